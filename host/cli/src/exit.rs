@@ -1,0 +1,85 @@
+//! Exit codes, as documented in the README and DESIGN.md §6:
+//! 0 success; 1 runtime error of the host; 2 usage or configuration error; 3 plugin rejected;
+//! 4 the plugin aborted the run; 99 a threshold failed; 130 stopped by the user.
+
+use std::process::ExitCode;
+
+/// A usage or configuration error.
+pub const USAGE: u8 = 2;
+/// The plugin was rejected before the run.
+pub const PLUGIN_REJECTED: u8 = 3;
+/// The plugin aborted the run.
+pub const ABORTED: u8 = 4;
+/// A runtime error of the host.
+pub const RUNTIME: u8 = 1;
+
+/// A failure with its exit code; printed as one line.
+#[derive(Debug)]
+pub struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+impl Failure {
+    /// A usage or configuration error (exit 2).
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: USAGE,
+            error: error.into(),
+        }
+    }
+
+    /// The plugin was rejected (exit 3).
+    pub fn plugin(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: PLUGIN_REJECTED,
+            error: error.into(),
+        }
+    }
+
+    /// The host failed (exit 1).
+    pub fn runtime(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: RUNTIME,
+            error: error.into(),
+        }
+    }
+
+    /// Print the error on one line and return its exit code.
+    pub fn report(self) -> ExitCode {
+        eprintln!("error: {:#}", self.error);
+        ExitCode::from(self.code)
+    }
+}
+
+/// A command-line parse error: help and version go to stdout with exit 0; anything else is one
+/// line on stderr with exit 2 (clap's own text adds a usage block we leave out).
+pub fn usage_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = err.print();
+        return if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(USAGE)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    // clap's first paragraph is the error (sometimes wrapped over lines); usage and tips follow.
+    let text = err.render().to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let line = if first.is_empty() {
+        "error: invalid arguments".to_owned()
+    } else {
+        first.join(" ")
+    };
+    eprintln!("{line}");
+    ExitCode::from(USAGE)
+}

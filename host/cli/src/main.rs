@@ -1,0 +1,56 @@
+//! `loadhost`: a load-testing engine whose workloads are sandboxed WebAssembly components.
+//!
+//! The binary is glue: flags and config ([`loadhost_config`]), the wasm runtime
+//! ([`loadhost_runtime`]), the scheduler ([`loadhost_engine`]) and the outputs
+//! ([`loadhost_output`]). Each subcommand has its own module; [`exit`] maps failures to the
+//! documented exit codes.
+
+mod exit;
+mod run;
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+/// Load tests whose workloads are sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "loadhost", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a load test: call the plugin's `doer` once per task, on the schedule the flags describe.
+    Run(run::RunArgs),
+}
+
+fn init_logging() {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("warn,loadhost=info,loadhost_runtime=info,loadhost_engine=info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .without_time()
+        .with_target(false)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return exit::usage_error(&err),
+    };
+    init_logging();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => failure.report(),
+    }
+}

@@ -1,0 +1,187 @@
+//! `loadhost run PLUGIN [options]`: the main job.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+use loadhost_config::{RunOptions, RunSettings};
+use loadhost_engine::{EngineError, Model, Overload};
+use loadhost_metrics::IntervalRow;
+use loadhost_output::csv::CsvWriter;
+use loadhost_output::progress::Progress;
+use loadhost_output::{RunInfo, json, summary};
+use loadhost_runtime::{CacheOutcome, PluginEnv, Runtime, RuntimeOptions, cache};
+
+use crate::exit::{ABORTED, Failure};
+
+/// Arguments of `loadhost run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plugin: a WebAssembly component exporting loadhost:plugin/doer.
+    plugin: PathBuf,
+
+    /// Read options from a TOML file whose keys are the long flag names; flags win.
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    #[command(flatten)]
+    options: RunOptions,
+}
+
+/// Outputs are opened once the plugin is accepted and before any load is sent, so a bad path
+/// fails fast, costs no load, and a rejected plugin leaves no empty files behind.
+struct Outputs {
+    csv: Option<(PathBuf, File)>,
+    summary_json: Option<(PathBuf, File)>,
+}
+
+fn open_output(flag: &str, path: &Path) -> Result<(PathBuf, File), Failure> {
+    File::create(path)
+        .map(|file| (path.to_owned(), file))
+        .with_context(|| format!("--{flag} {}: cannot write the file", path.display()))
+        .map_err(Failure::usage)
+}
+
+fn describe(settings: &RunSettings) -> String {
+    let plan = &settings.plan;
+    match plan.model() {
+        Model::Open { workers, overload, .. } => {
+            let overload = match overload {
+                Overload::Drop => "drop",
+                Overload::Queue => "queue",
+            };
+            format!(
+                "open model: {} tasks over {:.1}s ({:.1}/s on average), {workers} workers, overload {overload}",
+                plan.planned_tasks().unwrap_or(0),
+                plan.planned_generation().unwrap_or_default().as_secs_f64(),
+                plan.target_rate().unwrap_or(0.0),
+            )
+        }
+        Model::Closed {
+            workers,
+            duration,
+            max_tasks,
+        } => {
+            let mut bounds = Vec::new();
+            if let Some(d) = duration {
+                bounds.push(format!("for {:.1}s", d.as_secs_f64()));
+            }
+            if let Some(n) = max_tasks {
+                bounds.push(format!("up to {n} tasks"));
+            }
+            format!("closed model: {workers} workers looping {}", bounds.join(", "))
+        }
+    }
+}
+
+/// Run the load test and report it.
+pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+    let file_options = match &args.config {
+        Some(path) => loadhost_config::file::load(path).map_err(Failure::usage)?,
+        None => RunOptions::default(),
+    };
+    let settings = loadhost_config::resolve(args.options.or(file_options)).map_err(Failure::usage)?;
+    let runtime = Runtime::new(RuntimeOptions {
+        max_instances: settings.max_instances,
+        cache_dir: cache::default_dir(),
+    })
+    .map_err(Failure::runtime)?;
+    let plugin = runtime.load(&args.plugin).map_err(|err| {
+        if err.is_usage_error() {
+            Failure::usage(err)
+        } else {
+            Failure::plugin(err)
+        }
+    })?;
+    let info = RunInfo {
+        plugin_path: args.plugin.display().to_string(),
+        plugin_sha256: plugin.sha256().to_owned(),
+        config: serde_json::to_value(&settings.options).unwrap_or_default(),
+        model: describe(&settings),
+    };
+    let outputs = Outputs {
+        csv: settings.csv.as_deref().map(|p| open_output("csv", p)).transpose()?,
+        summary_json: settings
+            .summary_json
+            .as_deref()
+            .map(|p| open_output("summary-json", p))
+            .transpose()?,
+    };
+    let created: Vec<PathBuf> = outputs
+        .csv
+        .iter()
+        .chain(&outputs.summary_json)
+        .map(|(p, _)| p.clone())
+        .collect();
+    let how = match plugin.cache() {
+        CacheOutcome::Hit => "from the compile cache",
+        CacheOutcome::Miss => "compiled",
+        CacheOutcome::Disabled => "compiled (cache off)",
+    };
+    tracing::info!("plugin {} {how} in {:.1?}", args.plugin.display(), plugin.load_time());
+    let factory = plugin.factory(PluginEnv {
+        vars: settings.env.clone(),
+    });
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+        .map_err(Failure::runtime)?;
+
+    let mut csv = match outputs.csv {
+        Some((path, file)) => Some((
+            CsvWriter::new(BufWriter::new(file), &info.config)
+                .with_context(|| format!("--csv {}: cannot write the file", path.display()))
+                .map_err(Failure::usage)?,
+            path,
+        )),
+        None => None,
+    };
+    let mut csv_error = None;
+    let mut progress = Progress::new(settings.plan.planned_generation());
+    let mut observer = |row: &IntervalRow| {
+        progress.update(row);
+        if let Some((writer, _)) = csv.as_mut()
+            && let Err(err) = writer.row(row)
+        {
+            csv_error.get_or_insert(err);
+        }
+    };
+    let result = tokio.block_on(loadhost_engine::run(&settings.plan, factory, &mut observer));
+    progress.finish();
+    let report = result.map_err(|err| {
+        // Nothing was measured: leave no empty output files behind.
+        for path in &created {
+            let _ = std::fs::remove_file(path);
+        }
+        match err {
+            EngineError::WorkerStart { .. } => {
+                Failure::plugin(anyhow::Error::new(err).context(info.plugin_path.clone()))
+            }
+            other => Failure::runtime(other),
+        }
+    })?;
+
+    // Everything measured is written before anything else can fail.
+    if let Some((writer, path)) = csv {
+        let footer = writer.finish(&report);
+        if let Some(err) = csv_error.or(footer.err()) {
+            tracing::error!("--csv {}: writing failed: {err}", path.display());
+        }
+    }
+    let summary_json = json::summary(&info, &report);
+    if let Some((path, file)) = outputs.summary_json {
+        drop(file);
+        json::write(&path, &summary_json)
+            .with_context(|| format!("--summary-json {}: cannot write the file", path.display()))
+            .map_err(Failure::runtime)?;
+    }
+    print!("{}", summary::render(&info, &report));
+    if report.aborted.is_some() {
+        return Ok(ExitCode::from(ABORTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,118 @@
+//! The options of `loadhost run`. One struct is both the clap flags and the TOML schema, so the
+//! names cannot drift apart: a TOML key is the flag's long name (`max-workers = 50`).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Dur, EnvPair, Rate, Stage};
+
+/// What a due task does when no worker is free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverloadArg {
+    /// Count it as dropped.
+    Drop,
+    /// Let it wait for a worker.
+    Queue,
+}
+
+/// Flags of `loadhost run` that may also come from a TOML file (`-c`). Flags win over the file.
+#[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct RunOptions {
+    /// Open model: task starts per second (N, N/s, N/m or N/h).
+    #[arg(short = 'r', long, value_name = "RATE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+
+    /// Workers (plugin instances). Without --rate: a closed model of N looping workers.
+    #[arg(short = 'w', long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+
+    /// Open model: the most workers the crew may have.
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_workers: Option<u32>,
+
+    /// How long to generate load (500ms, 10s, 5m, 1h, 1m30s).
+    #[arg(short = 'd', long, value_name = "DURATION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Dur>,
+
+    /// Stop after N tasks are scheduled.
+    #[arg(short = 'n', long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+
+    /// A ramp: the rate moves linearly to RATE over DURATION (repeatable, in order).
+    #[arg(long = "stage", value_name = "DURATION:RATE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage: Vec<Stage>,
+
+    /// Open model: what a due task does when every worker is busy.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overload: Option<OverloadArg>,
+
+    /// An environment variable for the plugin (repeatable); the plugin sees nothing else.
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvPair>,
+
+    /// Write the end-of-run summary as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_json: Option<PathBuf>,
+
+    /// Write one CSV row per interval to FILE.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub csv: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// These options (the flags) with anything they leave unset taken from `file`.
+    pub fn or(self, file: RunOptions) -> RunOptions {
+        fn list<T>(flags: Vec<T>, file: Vec<T>) -> Vec<T> {
+            if flags.is_empty() { file } else { flags }
+        }
+        RunOptions {
+            rate: self.rate.or(file.rate),
+            workers: self.workers.or(file.workers),
+            max_workers: self.max_workers.or(file.max_workers),
+            duration: self.duration.or(file.duration),
+            iterations: self.iterations.or(file.iterations),
+            stage: list(self.stage, file.stage),
+            overload: self.overload.or(file.overload),
+            env: list(self.env, file.env),
+            summary_json: self.summary_json.or(file.summary_json),
+            csv: self.csv.or(file.csv),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_and_unset_flags_fall_back_to_the_file() {
+        let flags = RunOptions {
+            rate: Some(Rate(10.0)),
+            ..RunOptions::default()
+        };
+        let file = RunOptions {
+            rate: Some(Rate(99.0)),
+            duration: Some("5s".parse().unwrap()),
+            env: vec!["A=1".parse().unwrap()],
+            ..RunOptions::default()
+        };
+        let merged = flags.or(file);
+        assert_eq!(merged.rate, Some(Rate(10.0)));
+        assert_eq!(merged.duration, Some("5s".parse().unwrap()));
+        assert_eq!(merged.env.len(), 1);
+    }
+}

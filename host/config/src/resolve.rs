@@ -1,0 +1,253 @@
+//! From options to a runnable plan: the checks that need more than one option at a time.
+
+use std::path::PathBuf;
+
+use loadhost_engine::{Model, Overload, Plan, PlanError, Ramp, RateCurve};
+use thiserror::Error;
+
+use crate::options::{OverloadArg, RunOptions};
+
+/// Workers the open model starts when neither `--workers` nor `--max-workers` says.
+pub const DEFAULT_OPEN_WORKERS: u32 = 100;
+
+/// An option, or a combination of options, that cannot run. Messages name the flags.
+#[derive(Debug, Error, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A count that must be positive is zero.
+    #[error("--{flag} must be at least 1")]
+    Zero {
+        /// The flag's long name.
+        flag: &'static str,
+    },
+    /// A zero duration.
+    #[error("--duration must be longer than 0s")]
+    ZeroDuration,
+    /// A constant rate of zero would schedule nothing.
+    #[error("--rate must be more than 0 (to start from 0, ramp up with --stage)")]
+    ZeroRate,
+    /// Nothing says when to stop.
+    #[error("{model} needs --duration or --iterations (or --stage) to know when to stop")]
+    Unbounded {
+        /// What was asked for.
+        model: &'static str,
+    },
+    /// An open-model option without the open model.
+    #[error("--{flag} applies to the open model: add --rate or --stage")]
+    OpenOnly {
+        /// The flag's long name.
+        flag: &'static str,
+    },
+    /// `--workers` above `--max-workers`.
+    #[error("--workers ({workers}) is more than --max-workers ({max})")]
+    WorkersAboveMax {
+        /// `--workers`.
+        workers: u32,
+        /// `--max-workers`.
+        max: u32,
+    },
+    /// The engine refused the plan.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The stages do not form a valid curve.
+    #[error("--stage: {0}")]
+    Curve(#[from] loadhost_engine::CurveError),
+}
+
+/// Everything `loadhost run` needs, checked.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// What the engine will do.
+    pub plan: Plan,
+    /// The plugin's environment.
+    pub env: Vec<(String, String)>,
+    /// Where to write the summary JSON.
+    pub summary_json: Option<PathBuf>,
+    /// Where to write the per-interval CSV.
+    pub csv: Option<PathBuf>,
+    /// Instances the runtime must be able to hold at once.
+    pub max_instances: u32,
+    /// The options in effect, echoed in outputs.
+    pub options: RunOptions,
+}
+
+/// Check `options` and build the plan.
+pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
+    for (flag, value) in [("workers", options.workers), ("max-workers", options.max_workers)] {
+        if value == Some(0) {
+            return Err(ConfigError::Zero { flag });
+        }
+    }
+    if options.iterations == Some(0) {
+        return Err(ConfigError::Zero { flag: "iterations" });
+    }
+    if options.duration.is_some_and(|d| d.0.is_zero()) {
+        return Err(ConfigError::ZeroDuration);
+    }
+    let duration = options.duration.map(|d| d.0);
+    let open = options.rate.is_some() || !options.stage.is_empty();
+
+    let model = if open {
+        if options.rate.is_some_and(|r| r.0 == 0.0) && options.stage.is_empty() {
+            return Err(ConfigError::ZeroRate);
+        }
+        if duration.is_none() && options.iterations.is_none() && options.stage.is_empty() {
+            return Err(ConfigError::Unbounded { model: "--rate" });
+        }
+        if let (Some(workers), Some(max)) = (options.workers, options.max_workers)
+            && workers > max
+        {
+            return Err(ConfigError::WorkersAboveMax { workers, max });
+        }
+        let ramps: Vec<Ramp> = options
+            .stage
+            .iter()
+            .map(|s| Ramp {
+                duration: s.duration.0,
+                target: s.target.0,
+            })
+            .collect();
+        let curve = RateCurve::new(options.rate.map_or(0.0, |r| r.0), &ramps, duration)?;
+        // Until the crew grows on demand, the open model keeps its ceiling resident.
+        let workers = options.max_workers.or(options.workers).unwrap_or(DEFAULT_OPEN_WORKERS);
+        let overload = match options.overload {
+            Some(OverloadArg::Queue) => Overload::Queue,
+            Some(OverloadArg::Drop) | None => Overload::Drop,
+        };
+        Model::Open {
+            curve,
+            max_tasks: options.iterations,
+            workers,
+            overload,
+        }
+    } else {
+        if options.max_workers.is_some() {
+            return Err(ConfigError::OpenOnly { flag: "max-workers" });
+        }
+        if options.overload.is_some() {
+            return Err(ConfigError::OpenOnly { flag: "overload" });
+        }
+        // Like k6 with no options at all: one worker, one task, a smoke test.
+        let bare = options.workers.is_none() && duration.is_none() && options.iterations.is_none();
+        if !bare && duration.is_none() && options.iterations.is_none() {
+            return Err(ConfigError::Unbounded { model: "--workers" });
+        }
+        let max_tasks = if bare { Some(1) } else { options.iterations };
+        Model::Closed {
+            workers: options.workers.unwrap_or(1),
+            duration,
+            max_tasks,
+        }
+    };
+    let plan = Plan::new(model)?;
+    Ok(RunSettings {
+        max_instances: plan.workers(),
+        env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
+        summary_json: options.summary_json.clone(),
+        csv: options.csv.clone(),
+        plan,
+        options,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Rate;
+
+    fn opts(f: impl FnOnce(&mut RunOptions)) -> RunOptions {
+        let mut o = RunOptions::default();
+        f(&mut o);
+        o
+    }
+
+    #[test]
+    fn no_options_is_one_task_on_one_worker() {
+        let s = resolve(RunOptions::default()).unwrap();
+        assert_eq!(
+            s.plan.model(),
+            &Model::Closed {
+                workers: 1,
+                duration: None,
+                max_tasks: Some(1)
+            }
+        );
+    }
+
+    #[test]
+    fn rate_and_duration_make_the_open_model() {
+        let s = resolve(opts(|o| {
+            o.rate = Some(Rate(2000.0));
+            o.duration = Some("5s".parse().unwrap());
+        }))
+        .unwrap();
+        assert_eq!(s.plan.planned_tasks(), Some(10_000));
+        assert_eq!(s.plan.workers(), DEFAULT_OPEN_WORKERS);
+        assert_eq!(s.max_instances, DEFAULT_OPEN_WORKERS);
+    }
+
+    #[test]
+    fn stages_alone_ramp_from_zero() {
+        let s = resolve(opts(|o| o.stage = vec!["10s:1000".parse().unwrap()])).unwrap();
+        assert_eq!(s.plan.planned_tasks(), Some(5_000));
+    }
+
+    #[test]
+    fn max_workers_sizes_the_open_crew() {
+        let s = resolve(opts(|o| {
+            o.rate = Some(Rate(200.0));
+            o.duration = Some("5s".parse().unwrap());
+            o.max_workers = Some(5);
+        }))
+        .unwrap();
+        assert_eq!(s.plan.workers(), 5);
+    }
+
+    #[test]
+    fn combinations_that_cannot_run_name_their_flags() {
+        let cases: Vec<(RunOptions, &str)> = vec![
+            (opts(|o| o.rate = Some(Rate(10.0))), "--rate needs --duration"),
+            (opts(|o| o.workers = Some(4)), "--workers needs --duration"),
+            (opts(|o| o.workers = Some(0)), "--workers must be at least 1"),
+            (opts(|o| o.iterations = Some(0)), "--iterations must be at least 1"),
+            (
+                opts(|o| o.duration = Some("0s".parse().unwrap())),
+                "--duration must be longer than 0s",
+            ),
+            (
+                opts(|o| {
+                    o.rate = Some(Rate(0.0));
+                    o.duration = Some("1s".parse().unwrap());
+                }),
+                "--rate must be more than 0",
+            ),
+            (
+                opts(|o| {
+                    o.max_workers = Some(3);
+                    o.iterations = Some(5);
+                }),
+                "--max-workers applies to the open model",
+            ),
+            (
+                opts(|o| {
+                    o.overload = Some(OverloadArg::Queue);
+                    o.iterations = Some(5);
+                }),
+                "--overload applies to the open model",
+            ),
+            (
+                opts(|o| {
+                    o.rate = Some(Rate(1.0));
+                    o.iterations = Some(5);
+                    o.workers = Some(9);
+                    o.max_workers = Some(3);
+                }),
+                "--workers (9) is more than --max-workers (3)",
+            ),
+        ];
+        for (options, expected) in cases {
+            let err = resolve(options).expect_err(expected).to_string();
+            assert!(err.starts_with(expected), "expected '{expected}…', got '{err}'");
+        }
+    }
+}

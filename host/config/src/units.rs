@@ -1,0 +1,294 @@
+//! The units users type: durations, rates, stages and environment pairs. Each parser's error says
+//! what was expected, with an example, because it ends up in a one-line message next to the flag.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A length of time: one or more `<number><unit>` parts with units `ms`, `s`, `m`, `h`
+/// (`500ms`, `5s`, `1.5m`, `1m30s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dur(pub Duration);
+
+const DURATION_HINT: &str = "expected a duration such as 500ms, 5s, 1.5m, 2h or 1m30s";
+
+impl FromStr for Dur {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let s = text.trim();
+        if s.is_empty() {
+            return Err(format!("empty duration: {DURATION_HINT}"));
+        }
+        let mut total = 0f64;
+        let mut rest = s;
+        while !rest.is_empty() {
+            let digits = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(rest.len());
+            if digits == 0 {
+                return Err(format!("'{text}' is not a duration: {DURATION_HINT}"));
+            }
+            let number: f64 = rest[..digits]
+                .parse()
+                .map_err(|_| format!("'{text}' is not a duration: {DURATION_HINT}"))?;
+            rest = &rest[digits..];
+            let unit = rest
+                .find(|c: char| c.is_ascii_digit() || c == '.')
+                .unwrap_or(rest.len());
+            let seconds = match &rest[..unit] {
+                "ms" => number / 1000.0,
+                "s" => number,
+                "m" => number * 60.0,
+                "h" => number * 3600.0,
+                "" => return Err(format!("'{text}' has no unit: {DURATION_HINT}")),
+                other => return Err(format!("'{text}' has an unknown unit '{other}': {DURATION_HINT}")),
+            };
+            total += seconds;
+            rest = &rest[unit..];
+        }
+        // Duration::from_secs_f64 panics on overflow; nobody runs a test for 10^9 hours.
+        if !total.is_finite() || total > 1e12 {
+            return Err(format!("'{text}' is too long a duration"));
+        }
+        Ok(Dur(Duration::from_secs_f64(total)))
+    }
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.as_secs_f64() * 1000.0;
+        if ms >= 1000.0 && (ms / 1000.0).fract() == 0.0 {
+            write!(f, "{}s", ms / 1000.0)
+        } else {
+            write!(f, "{}ms", round3(ms))
+        }
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Tasks per second, written `N`, `N/s`, `N/m` or `N/h` (`2000`, `120/m`).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Rate(pub f64);
+
+const RATE_HINT: &str = "expected a number of tasks, optionally per s, m or h, such as 2000, 2000/s or 120/m";
+
+impl FromStr for Rate {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let s = text.trim();
+        let (number, per) = match s.split_once('/') {
+            Some((n, unit)) => (n.trim(), unit.trim()),
+            None => (s, "s"),
+        };
+        let divisor = match per {
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(format!("'{text}' has an unknown unit '/{per}': {RATE_HINT}")),
+        };
+        let n: f64 = number
+            .parse()
+            .map_err(|_| format!("'{text}' is not a rate: {RATE_HINT}"))?;
+        if !n.is_finite() || n < 0.0 {
+            return Err(format!("'{text}' is not a rate: {RATE_HINT}"));
+        }
+        Ok(Rate(n / divisor))
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/s", round3(self.0))
+    }
+}
+
+/// One ramp of `--stage DUR:RATE`: the rate moves linearly to RATE over DUR.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stage {
+    /// How long the ramp takes.
+    pub duration: Dur,
+    /// The rate reached at its end.
+    pub target: Rate,
+}
+
+impl FromStr for Stage {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (dur, rate) = text
+            .split_once(':')
+            .ok_or_else(|| format!("'{text}' is not a stage: expected DURATION:RATE, such as 30s:1000"))?;
+        let duration: Dur = dur.parse().map_err(|e| format!("stage '{text}': {e}"))?;
+        let target: Rate = rate.parse().map_err(|e| format!("stage '{text}': {e}"))?;
+        if duration.0.is_zero() {
+            return Err(format!("stage '{text}': the duration must be longer than 0s"));
+        }
+        Ok(Stage { duration, target })
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.duration, self.target)
+    }
+}
+
+/// `KEY=VALUE` for the plugin's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvPair {
+    /// The variable's name.
+    pub key: String,
+    /// Its value (may be empty).
+    pub value: String,
+}
+
+impl FromStr for EnvPair {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.split_once('=') {
+            Some((key, value)) if !key.is_empty() => Ok(EnvPair {
+                key: key.to_owned(),
+                value: value.to_owned(),
+            }),
+            _ => Err(format!("'{text}' is not KEY=VALUE")),
+        }
+    }
+}
+
+impl fmt::Display for EnvPair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+/// Serialize as the display string; deserialize from a string (and, for rates, also a number).
+macro_rules! string_serde {
+    ($ty:ty) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    };
+}
+string_serde!(Dur);
+string_serde!(Rate);
+string_serde!(Stage);
+string_serde!(EnvPair);
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Stage {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for EnvPair {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) if n.is_finite() && n >= 0.0 => Ok(Rate(n)),
+            Raw::Number(n) => Err(serde::de::Error::custom(format!("{n} is not a rate: {RATE_HINT}"))),
+            Raw::Text(text) => text.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Result<Duration, String> {
+        s.parse::<Dur>().map(|d| d.0)
+    }
+
+    #[test]
+    fn durations_take_ms_s_m_h_and_combinations() {
+        assert_eq!(d("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(d("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(d("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(d("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(d("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(d(" 10s "), Ok(Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn bad_durations_say_what_was_expected() {
+        for bad in ["5x", "5", "", "s", "abc", "1.2.3s", "5 s"] {
+            let err = d(bad).expect_err(bad);
+            assert!(err.contains("expected a duration"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn rates_take_an_optional_unit() {
+        assert_eq!("2000".parse::<Rate>(), Ok(Rate(2000.0)));
+        assert_eq!("2000/s".parse::<Rate>(), Ok(Rate(2000.0)));
+        assert_eq!("120/m".parse::<Rate>(), Ok(Rate(2.0)));
+        assert_eq!("3600/h".parse::<Rate>(), Ok(Rate(1.0)));
+        for bad in ["abc", "-5", "10/d", "", "NaN"] {
+            let err = bad.parse::<Rate>().expect_err(bad);
+            assert!(err.contains("expected a number of tasks"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn stages_are_duration_colon_rate() {
+        let s: Stage = "30s:1000".parse().unwrap();
+        assert_eq!((s.duration.0, s.target.0), (Duration::from_secs(30), 1000.0));
+        assert!("30s".parse::<Stage>().unwrap_err().contains("DURATION:RATE"));
+        assert!("0s:10".parse::<Stage>().unwrap_err().contains("longer than 0s"));
+        assert!("x:10".parse::<Stage>().unwrap_err().contains("expected a duration"));
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for text in ["500ms", "5s", "90s", "1.5s"] {
+            let dur: Dur = text.parse().unwrap();
+            assert_eq!(dur.to_string().parse::<Dur>().unwrap(), dur, "{text}");
+        }
+        let stage: Stage = "1m:120/m".parse().unwrap();
+        assert_eq!(stage.to_string(), "60s:2/s");
+    }
+
+    #[test]
+    fn env_pairs_need_a_key() {
+        assert_eq!(
+            "A=1".parse::<EnvPair>(),
+            Ok(EnvPair {
+                key: "A".into(),
+                value: "1".into()
+            })
+        );
+        assert_eq!("A=".parse::<EnvPair>().map(|p| p.value), Ok(String::new()));
+        assert!("=1".parse::<EnvPair>().is_err());
+        assert!("A".parse::<EnvPair>().is_err());
+    }
+}

@@ -1,0 +1,151 @@
+//! The hand-off from the pacer to the crew.
+//!
+//! Due tasks travel as [`Ticket`]s over one bounded multi-consumer channel. For the `drop` policy a
+//! semaphore counts idle workers: a worker adds a permit just before it waits for a ticket, and the
+//! pacer takes one per ticket it releases. So permits always equal idle workers minus tickets in
+//! flight, and "is a worker free at this task's scheduled time?" is a single `try_acquire`.
+
+use std::sync::Arc;
+
+use async_channel::{Receiver, Sender, TrySendError};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use crate::plan::Overload;
+
+/// A due task on its way to a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ticket {
+    pub(crate) iteration: u64,
+    pub(crate) attempt: u32,
+    /// When the schedule said it should start; latency and wait count from here.
+    pub(crate) scheduled: Instant,
+}
+
+/// What became of a ticket the pacer offered.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Offer {
+    Released,
+    /// No worker was free (drop policy).
+    Dropped,
+    /// The queue is full (queue policy): wait for room.
+    Full(Ticket),
+    /// Every worker is gone.
+    Closed,
+}
+
+/// The pacer's end.
+#[derive(Debug)]
+pub(crate) struct Dispatch {
+    tx: Sender<Ticket>,
+    idle: Option<Arc<Semaphore>>,
+}
+
+/// A worker's end; clone one per worker.
+#[derive(Debug, Clone)]
+pub(crate) struct Intake {
+    rx: Receiver<Ticket>,
+    idle: Option<Arc<Semaphore>>,
+}
+
+/// A dispatch channel for a crew of up to `workers`.
+pub(crate) fn channel(workers: u32, overload: Overload) -> (Dispatch, Intake) {
+    let workers = workers as usize;
+    let (capacity, idle) = match overload {
+        // Tickets in the channel never exceed idle workers, so this never fills.
+        Overload::Drop => (workers + 1, Some(Arc::new(Semaphore::new(0)))),
+        // Beyond this the pacer holds due tasks back (they keep their scheduled time), so a long
+        // overload costs no memory per waiting task.
+        Overload::Queue => (workers * 2 + 64, None),
+    };
+    let (tx, rx) = async_channel::bounded(capacity);
+    (Dispatch { tx, idle: idle.clone() }, Intake { rx, idle })
+}
+
+impl Dispatch {
+    /// Hand `ticket` to a worker without waiting.
+    pub(crate) fn offer(&self, ticket: Ticket) -> Offer {
+        if let Some(idle) = &self.idle {
+            let Ok(permit) = idle.try_acquire() else {
+                return Offer::Dropped;
+            };
+            permit.forget();
+            return match self.tx.try_send(ticket) {
+                Ok(()) => Offer::Released,
+                Err(TrySendError::Full(_)) => {
+                    idle.add_permits(1);
+                    Offer::Dropped
+                }
+                Err(TrySendError::Closed(_)) => Offer::Closed,
+            };
+        }
+        match self.tx.try_send(ticket) {
+            Ok(()) => Offer::Released,
+            Err(TrySendError::Full(ticket)) => Offer::Full(ticket),
+            Err(TrySendError::Closed(_)) => Offer::Closed,
+        }
+    }
+
+    /// Wait for room and hand `ticket` over; `false` when every worker is gone.
+    pub(crate) async fn send(&self, ticket: Ticket) -> bool {
+        self.tx.send(ticket).await.is_ok()
+    }
+}
+
+impl Intake {
+    /// Wait for the next ticket; `None` once the pacer is done and the channel is empty.
+    pub(crate) async fn next(&self) -> Option<Ticket> {
+        if let Some(idle) = &self.idle {
+            idle.add_permits(1);
+        }
+        self.rx.recv().await.ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ticket(iteration: u64) -> Ticket {
+        Ticket {
+            iteration,
+            attempt: 0,
+            scheduled: Instant::now(),
+        }
+    }
+
+    #[tokio::test]
+    async fn drop_policy_releases_only_to_idle_workers() {
+        let (dispatch, intake) = channel(2, Overload::Drop);
+        assert_eq!(dispatch.offer(ticket(0)), Offer::Dropped, "nobody is idle yet");
+        let waiting = tokio::spawn({
+            let intake = intake.clone();
+            async move { intake.next().await }
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(dispatch.offer(ticket(1)), Offer::Released);
+        assert_eq!(
+            dispatch.offer(ticket(2)),
+            Offer::Dropped,
+            "the one idle worker is taken"
+        );
+        assert_eq!(waiting.await.unwrap().map(|t| t.iteration), Some(1));
+    }
+
+    #[tokio::test]
+    async fn queue_policy_fills_then_reports_full() {
+        let (dispatch, _intake) = channel(1, Overload::Queue);
+        let capacity = 2 + 64;
+        for i in 0..capacity {
+            assert_eq!(dispatch.offer(ticket(i)), Offer::Released);
+        }
+        assert!(matches!(dispatch.offer(ticket(99)), Offer::Full(t) if t.iteration == 99));
+    }
+
+    #[tokio::test]
+    async fn closed_when_every_worker_is_gone() {
+        let (dispatch, intake) = channel(1, Overload::Queue);
+        drop(intake);
+        assert_eq!(dispatch.offer(ticket(0)), Offer::Closed);
+    }
+}

@@ -1,0 +1,64 @@
+//! loadhost's scheduler: it decides *when* and *how much*, and knows nothing of WebAssembly.
+//!
+//! A run is a [`Plan`] (an open model on a [`RateCurve`], or a closed model of looping workers),
+//! a batched [pacer](pacer) that releases due tasks on an absolute schedule, a crew of workers
+//! made by a [`WorkerFactory`], and a metrics [`Recorder`](loadhost_metrics::Recorder) that every
+//! task outcome goes into. [`run`] returns a [`RunReport`](loadhost_metrics::RunReport) whose
+//! counts satisfy the accounting identity (every scheduled task ends in exactly one state).
+//!
+//! # Layout
+//! - [`plan`] and [`schedule`]: the model and the rate curve, validated before the run.
+//! - [`pacer`]: releases every due task on each wake; records lag and underrun.
+//! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
+//! - `crew`: worker loops, trap replacement, outcome recording.
+//! - [`worker`]: the [`Worker`]/[`WorkerFactory`] seam the runtime implements.
+//! - `run`: start, interval rows, report.
+
+#![deny(missing_docs)]
+
+mod crew;
+mod dispatch;
+pub mod pacer;
+pub mod plan;
+mod run;
+pub mod schedule;
+mod stop;
+pub mod worker;
+
+use loadhost_metrics::IntervalRow;
+use thiserror::Error;
+
+pub use plan::{Model, Overload, Plan, PlanError};
+pub use run::run;
+pub use schedule::{CurveError, Ramp, RateCurve};
+pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
+
+/// Why a run could not go ahead.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// A worker could not be made before the load started (nothing was sent).
+    #[error("worker {id} could not start: {source}")]
+    WorkerStart {
+        /// The worker's id.
+        id: u32,
+        /// Why.
+        #[source]
+        source: WorkerError,
+    },
+    /// A bug: a task of the engine panicked.
+    #[error("internal error: {0}")]
+    Panicked(String),
+}
+
+/// Told about each interval as the run goes (CSV rows, the progress line).
+pub trait Observer: Send {
+    /// One interval has ended.
+    fn on_interval(&mut self, row: &IntervalRow);
+}
+
+impl<F: FnMut(&IntervalRow) + Send> Observer for F {
+    fn on_interval(&mut self, row: &IntervalRow) {
+        self(row)
+    }
+}

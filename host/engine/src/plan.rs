@@ -1,0 +1,218 @@
+//! What a run will do, decided before it starts: the load model and its bounds.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::schedule::{CurveError, RateCurve};
+
+/// What happens to a task whose time has come but that finds no free worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overload {
+    /// Count it as `dropped` and move on (k6's dropped iterations).
+    #[default]
+    Drop,
+    /// Let it wait for a worker; its wait shows in `wait_ms` and `latency_ms`.
+    Queue,
+}
+
+/// The load model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Model {
+    /// Tasks start on an absolute schedule, whatever the workers are doing (wrk2, k6 arrival rate).
+    Open {
+        /// Tasks per second over time.
+        curve: RateCurve,
+        /// Stop after this many tasks are scheduled.
+        max_tasks: Option<u64>,
+        /// Workers kept resident.
+        workers: u32,
+        /// What a due task does when every worker is busy.
+        overload: Overload,
+    },
+    /// Each worker runs tasks back to back (k6 constant VUs).
+    Closed {
+        /// Workers, each one loop.
+        workers: u32,
+        /// Stop starting tasks after this long.
+        duration: Option<Duration>,
+        /// Stop after this many tasks are started.
+        max_tasks: Option<u64>,
+    },
+}
+
+/// A plan that cannot run.
+#[derive(Debug, Error, PartialEq)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// The rate curve is invalid.
+    #[error(transparent)]
+    Curve(#[from] CurveError),
+    /// Nothing bounds the run.
+    #[error("the run has no end: give a duration, an iteration count or stages")]
+    Unbounded,
+    /// A crew of zero cannot run anything.
+    #[error("at least one worker is needed")]
+    NoWorkers,
+    /// The reporting interval must be positive.
+    #[error("the reporting interval must be longer than 0s")]
+    ZeroInterval,
+}
+
+/// A validated plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    model: Model,
+    scenario: String,
+    interval: Duration,
+}
+
+/// The default reporting interval: one CSV row and progress update per second.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+
+impl Plan {
+    /// Check `model` and make a plan for the `default` scenario with one-second intervals.
+    pub fn new(model: Model) -> Result<Self, PlanError> {
+        match &model {
+            Model::Open {
+                curve,
+                max_tasks,
+                workers,
+                ..
+            } => {
+                if *workers == 0 {
+                    return Err(PlanError::NoWorkers);
+                }
+                if curve.total_tasks().is_none() && max_tasks.is_none() {
+                    return Err(PlanError::Unbounded);
+                }
+            }
+            Model::Closed {
+                workers,
+                duration,
+                max_tasks,
+            } => {
+                if *workers == 0 {
+                    return Err(PlanError::NoWorkers);
+                }
+                if duration.is_none() && max_tasks.is_none() {
+                    return Err(PlanError::Unbounded);
+                }
+            }
+        }
+        Ok(Self {
+            model,
+            scenario: "default".into(),
+            interval: DEFAULT_INTERVAL,
+        })
+    }
+
+    /// Use another reporting interval.
+    pub fn with_interval(mut self, interval: Duration) -> Result<Self, PlanError> {
+        if interval.is_zero() {
+            return Err(PlanError::ZeroInterval);
+        }
+        self.interval = interval;
+        Ok(self)
+    }
+
+    /// Name the scenario (the plugin sees it in `task.scenario`).
+    pub fn with_scenario(mut self, scenario: impl Into<String>) -> Self {
+        self.scenario = scenario.into();
+        self
+    }
+
+    /// The load model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The scenario name.
+    pub fn scenario(&self) -> &str {
+        &self.scenario
+    }
+
+    /// The reporting interval.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Workers started before the load begins.
+    pub fn workers(&self) -> u32 {
+        match self.model {
+            Model::Open { workers, .. } | Model::Closed { workers, .. } => workers,
+        }
+    }
+
+    /// Tasks the open model will schedule: the curve's total capped by `max_tasks`.
+    pub fn planned_tasks(&self) -> Option<u64> {
+        match &self.model {
+            Model::Open { curve, max_tasks, .. } => match (curve.total_tasks(), max_tasks) {
+                (Some(total), Some(max)) => Some(total.min(*max)),
+                (Some(total), None) => Some(total),
+                (None, max) => *max,
+            },
+            Model::Closed { max_tasks, .. } => *max_tasks,
+        }
+    }
+
+    /// How long the open model generates load: until the curve ends, or until the first task past
+    /// `max_tasks` would have been due, whichever is first.
+    pub fn planned_generation(&self) -> Option<Duration> {
+        match &self.model {
+            Model::Open { curve, .. } => {
+                let planned = self.planned_tasks()?;
+                let mut hint = 0;
+                match curve.due(planned, &mut hint) {
+                    Some(t) => Some(Duration::from_secs_f64(t)),
+                    None => curve.end(),
+                }
+            }
+            Model::Closed { duration, .. } => *duration,
+        }
+    }
+
+    /// The planned average rate (tasks/s) of the open model.
+    pub fn target_rate(&self) -> Option<f64> {
+        match &self.model {
+            Model::Open { .. } => {
+                let secs = self.planned_generation()?.as_secs_f64();
+                let tasks = self.planned_tasks()? as f64;
+                Some(if secs > 0.0 { tasks / secs } else { 0.0 })
+            }
+            Model::Closed { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_model_needs_an_end_and_workers() {
+        let forever = RateCurve::constant(10.0, None).unwrap();
+        let open = |max_tasks, workers| Model::Open {
+            curve: forever.clone(),
+            max_tasks,
+            workers,
+            overload: Overload::Drop,
+        };
+        assert_eq!(Plan::new(open(None, 1)), Err(PlanError::Unbounded));
+        assert_eq!(Plan::new(open(Some(5), 0)), Err(PlanError::NoWorkers));
+        let plan = Plan::new(open(Some(50), 1)).unwrap();
+        assert_eq!(plan.planned_tasks(), Some(50));
+        assert_eq!(plan.planned_generation(), Some(Duration::from_secs(5)));
+        assert_eq!(plan.target_rate(), Some(10.0));
+    }
+
+    #[test]
+    fn closed_model_needs_an_end() {
+        let closed = Model::Closed {
+            workers: 2,
+            duration: None,
+            max_tasks: None,
+        };
+        assert_eq!(Plan::new(closed), Err(PlanError::Unbounded));
+    }
+}

@@ -1,0 +1,191 @@
+//! One run from start to report: start the crew, pace or loop, emit a row per interval, and fold
+//! everything into the report.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime};
+
+use loadhost_metrics::{Gauges, IntervalRow, Recorder, RunReport, Window, WorkerStats};
+use tokio::task::JoinSet;
+use tokio::time::{Instant, sleep_until};
+
+use crate::crew::{Claims, Crew};
+use crate::dispatch;
+use crate::pacer::Pacer;
+use crate::plan::{Model, Plan};
+use crate::stop::Stop;
+use crate::worker::WorkerFactory;
+use crate::{EngineError, Observer};
+
+/// Recorder shards: enough that two busy runtime threads rarely meet on one lock, few enough that
+/// draining them every interval stays cheap.
+const SHARDS: usize = 16;
+
+/// Run `plan` with workers from `factory`, telling `observer` about every interval.
+///
+/// Workers are made before the load starts; if one cannot be made, nothing is sent and
+/// [`EngineError::WorkerStart`] says why.
+pub async fn run<F: WorkerFactory>(
+    plan: &Plan,
+    factory: F,
+    observer: &mut dyn Observer,
+) -> Result<RunReport, EngineError> {
+    let recorder = Arc::new(Recorder::new(SHARDS));
+    let stop = Arc::new(Stop::default());
+    let crew = Arc::new(Crew::new(factory, recorder.clone(), stop.clone(), plan.scenario()));
+    let workers = crew.start(plan.workers()).await?;
+    let initial = workers.len() as u64;
+
+    let started_at = SystemTime::now();
+    let start = Instant::now();
+    let mut loops = JoinSet::new();
+    let mut closed_deadline = None;
+    let pacer = match plan.model() {
+        Model::Open { curve, overload, .. } => {
+            let (dispatch, intake) = dispatch::channel(plan.workers(), *overload);
+            for (id, worker) in workers {
+                loops.spawn(crew.clone().open_loop(id, worker, intake.clone()));
+            }
+            let pacer = Pacer {
+                curve: curve.clone(),
+                total: plan.planned_tasks().unwrap_or(0),
+                start,
+                dispatch,
+                recorder: recorder.clone(),
+                shard: 0,
+                stop: stop.clone(),
+            };
+            Some(tokio::spawn(pacer.run()))
+        }
+        Model::Closed {
+            duration, max_tasks, ..
+        } => {
+            let claims = Arc::new(Claims::new(*max_tasks));
+            for (id, worker) in workers {
+                loops.spawn(crew.clone().closed_loop(id, worker, claims.clone()));
+            }
+            closed_deadline = duration.map(|d| start + d);
+            None
+        }
+    };
+
+    let mut ticker = Ticker::new(start, plan.interval(), pacer.is_none(), initial);
+    let mut panics = Vec::new();
+    loop {
+        tokio::select! {
+            biased;
+            joined = loops.join_next() => match joined {
+                None => break,
+                Some(Err(err)) => panics.push(err.to_string()),
+                Some(Ok(())) => {}
+            },
+            () = sleep_until(ticker.next_tick) => ticker.emit(&crew, observer, ticker.next_tick),
+            () = sleep_until(closed_deadline.unwrap_or(start)), if closed_deadline.is_some() && crew.stop.generating() => {
+                crew.stop.end_generation();
+            }
+        }
+    }
+    let end = Instant::now();
+    let open_model = pacer.is_some();
+    if let Some(handle) = pacer {
+        handle.await.map_err(|err| EngineError::Panicked(err.to_string()))?;
+    }
+    ticker.emit(&crew, observer, end);
+    if let Some(panic) = panics.into_iter().next() {
+        return Err(EngineError::Panicked(panic));
+    }
+
+    let elapsed = end - start;
+    let aborted = stop.reason();
+    let generation = if open_model {
+        // Queued tasks may start after the schedule ends: generation lasts until the last start.
+        let last_start = crew.last_start().map_or(Duration::ZERO, |at| at - start);
+        let planned = if aborted.is_some() {
+            Duration::ZERO
+        } else {
+            plan.planned_generation().unwrap_or_default()
+        };
+        last_start.max(planned)
+    } else {
+        match plan.planned_generation() {
+            Some(limit) => elapsed.min(limit),
+            None => elapsed,
+        }
+    };
+    let workers = WorkerStats {
+        min: ticker.min_workers,
+        peak: ticker.peak_workers,
+        final_: crew.resident.load(Ordering::Relaxed),
+        grown: 0,
+        retired: 0,
+        replaced: crew.replaced.load(Ordering::Relaxed),
+    };
+    Ok(RunReport {
+        started_at,
+        elapsed,
+        generation,
+        started: crew.started.load(Ordering::Relaxed),
+        target_rate: plan.target_rate(),
+        totals: ticker.totals,
+        workers,
+        intervals: ticker.index,
+        aborted,
+    })
+}
+
+/// Cuts the run into intervals: drains the recorder, samples gauges, and keeps the totals.
+struct Ticker {
+    start: Instant,
+    interval: Duration,
+    next_tick: Instant,
+    last_end: Duration,
+    index: u64,
+    last_started: u64,
+    closed_model: bool,
+    totals: Window,
+    min_workers: u64,
+    peak_workers: u64,
+}
+
+impl Ticker {
+    fn new(start: Instant, interval: Duration, closed_model: bool, workers: u64) -> Self {
+        Self {
+            start,
+            interval,
+            next_tick: start + interval,
+            last_end: Duration::ZERO,
+            index: 0,
+            last_started: 0,
+            closed_model,
+            totals: Window::default(),
+            min_workers: workers,
+            peak_workers: workers,
+        }
+    }
+
+    fn emit<F: WorkerFactory>(&mut self, crew: &Crew<F>, observer: &mut dyn Observer, at: Instant) {
+        let mut window = crew.recorder.drain();
+        let started_total = crew.started.load(Ordering::Relaxed);
+        let started = started_total - self.last_started;
+        self.last_started = started_total;
+        if self.closed_model {
+            // The closed model has no pacer: a task is scheduled when a worker starts it.
+            window.counts.scheduled = started;
+        }
+        let end = at.saturating_duration_since(self.start);
+        let workers = crew.resident.load(Ordering::Relaxed);
+        self.min_workers = self.min_workers.min(workers);
+        self.peak_workers = self.peak_workers.max(workers);
+        let gauges = Gauges {
+            started,
+            workers,
+            in_flight: crew.in_flight.load(Ordering::Relaxed),
+        };
+        let row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
+        observer.on_interval(&row);
+        self.totals.merge(&window);
+        self.index += 1;
+        self.last_end = end;
+        self.next_tick += self.interval;
+    }
+}

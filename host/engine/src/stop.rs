@@ -1,0 +1,66 @@
+//! The run's stop state, read on every task (an atomic load) and awaited by the pacer.
+
+use std::pin::pin;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use tokio::sync::Notify;
+
+const RUNNING: u8 = 0;
+const GENERATION_ENDED: u8 = 1;
+const ABORTED: u8 = 2;
+
+/// Running → generation ended (no new tasks; the ones under way finish) or aborted (tasks not yet
+/// started end as `interrupted`).
+#[derive(Debug, Default)]
+pub(crate) struct Stop {
+    state: AtomicU8,
+    notify: Notify,
+    reason: Mutex<Option<String>>,
+}
+
+impl Stop {
+    /// No new tasks should start (the closed model's deadline).
+    pub(crate) fn end_generation(&self) {
+        let _ = self
+            .state
+            .compare_exchange(RUNNING, GENERATION_ENDED, Ordering::AcqRel, Ordering::Acquire);
+        self.notify.notify_waiters();
+    }
+
+    /// Stop the run now; the first reason given is kept.
+    pub(crate) fn abort(&self, reason: String) {
+        if self.state.swap(ABORTED, Ordering::AcqRel) != ABORTED {
+            *self.reason.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason);
+        }
+        self.notify.notify_waiters();
+    }
+
+    /// Whether new tasks may still start.
+    pub(crate) fn generating(&self) -> bool {
+        self.state.load(Ordering::Acquire) == RUNNING
+    }
+
+    /// Whether the run was aborted.
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.state.load(Ordering::Acquire) == ABORTED
+    }
+
+    /// The abort reason, if the run was aborted.
+    pub(crate) fn reason(&self) -> Option<String> {
+        self.reason.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Resolve once the run is aborted.
+    pub(crate) async fn aborted(&self) {
+        loop {
+            let mut notified = pin!(self.notify.notified());
+            // Register before checking, so an abort between the check and the await is not missed.
+            notified.as_mut().enable();
+            if self.is_aborted() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}

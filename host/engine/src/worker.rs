@@ -1,0 +1,130 @@
+//! The seam between the engine and whatever runs tasks: a [`WorkerFactory`] makes workers (heavy,
+//! once per worker) and a [`Worker`] runs one task at a time (hot, once per task). The engine never
+//! knows a worker is a wasm instance, so it is tested with fake workers.
+
+use std::error::Error as StdError;
+use std::future::Future;
+use std::sync::Arc;
+
+use loadhost_metrics::{Outcome, Recorder, SeriesKey};
+use thiserror::Error;
+
+/// One task as the engine hands it to a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Task<'a> {
+    /// Sequence number in the run, from 0; a retry keeps its number.
+    pub iteration: u64,
+    /// 0 for the first try, n for the n-th retry.
+    pub attempt: u32,
+    /// The task's row from the data feed; empty without one.
+    pub input: &'a [u8],
+}
+
+/// How one call of a task ended, as the worker saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskOutcome {
+    /// The task passed.
+    Passed,
+    /// A failure that must not be retried.
+    Failed(String),
+    /// A transient failure that may be retried.
+    Retryable(String),
+    /// The plugin asked to stop the whole run.
+    Abort(String),
+    /// The worker trapped and cannot run another task; the engine replaces it.
+    Trapped(String),
+    /// The task overran its deadline; the engine replaces the worker.
+    TimedOut,
+}
+
+impl TaskOutcome {
+    /// The terminal state this outcome counts as when no retry follows.
+    pub fn terminal(&self) -> Outcome {
+        match self {
+            TaskOutcome::Passed => Outcome::Passed,
+            TaskOutcome::Failed(_) | TaskOutcome::Retryable(_) => Outcome::Failed,
+            TaskOutcome::Abort(_) => Outcome::Aborted,
+            TaskOutcome::Trapped(_) => Outcome::Trapped,
+            TaskOutcome::TimedOut => Outcome::TimedOut,
+        }
+    }
+
+    /// Whether the worker is unusable afterwards and must be replaced.
+    pub fn poisons_worker(&self) -> bool {
+        matches!(self, TaskOutcome::Trapped(_) | TaskOutcome::TimedOut)
+    }
+}
+
+/// Runs tasks one at a time. Each worker lives on its own tokio task.
+pub trait Worker: Send + 'static {
+    /// Run one task to completion.
+    fn run(&mut self, task: Task<'_>) -> impl Future<Output = TaskOutcome> + Send;
+}
+
+/// Why a worker could not be made.
+#[derive(Debug, Error)]
+#[error(transparent)]
+pub struct WorkerError(#[from] Box<dyn StdError + Send + Sync + 'static>);
+
+impl WorkerError {
+    /// Wrap any error.
+    pub fn new(err: impl Into<Box<dyn StdError + Send + Sync + 'static>>) -> Self {
+        Self(err.into())
+    }
+}
+
+/// What a new worker is told about itself.
+#[derive(Debug, Clone)]
+pub struct WorkerContext {
+    /// Unique in the run and stable for the worker's life; a replacement gets a new id.
+    pub id: u32,
+    /// The scenario the worker runs tasks for.
+    pub scenario: Arc<str>,
+    /// Where the worker records metrics the plugin reports.
+    pub metrics: MetricsHandle,
+}
+
+/// Makes workers. Making one may be slow (instantiating a plugin); the engine never does it on
+/// the pacer's path.
+pub trait WorkerFactory: Send + Sync + 'static {
+    /// The worker type made.
+    type Worker: Worker;
+    /// Make a worker.
+    fn new_worker(&self, ctx: WorkerContext) -> impl Future<Output = Result<Self::Worker, WorkerError>> + Send;
+}
+
+/// A worker's handle on the run's metrics, for the metrics its plugin records.
+#[derive(Debug, Clone)]
+pub struct MetricsHandle {
+    recorder: Arc<Recorder>,
+    shard: usize,
+}
+
+impl MetricsHandle {
+    /// A handle recording into `recorder`'s shard for worker `id`.
+    pub fn new(recorder: Arc<Recorder>, id: u32) -> Self {
+        let shard = recorder.shard_for(id);
+        Self { recorder, shard }
+    }
+
+    /// Add to a counter.
+    pub fn counter(&self, name: String, delta: u64, tags: Vec<(String, String)>) {
+        self.recorder.counter(self.shard, SeriesKey::new(name, tags), delta);
+    }
+
+    /// Set a gauge.
+    pub fn gauge(&self, name: String, value: f64, tags: Vec<(String, String)>) {
+        self.recorder.gauge(self.shard, SeriesKey::new(name, tags), value);
+    }
+
+    /// Record a trend value.
+    pub fn trend(&self, name: String, value: f64, tags: Vec<(String, String)>) {
+        self.recorder.trend(self.shard, SeriesKey::new(name, tags), value);
+    }
+
+    /// Record a check; returns `ok`.
+    pub fn check(&self, name: String, ok: bool, tags: Vec<(String, String)>) -> bool {
+        self.recorder.check(self.shard, SeriesKey::new(name, tags), ok);
+        ok
+    }
+}

@@ -1,0 +1,91 @@
+//! A fake worker factory: each task sleeps (virtual time) and ends as a script says.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use loadhost_engine::{Plan, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
+use loadhost_metrics::{IntervalRow, RunReport};
+
+/// What one task does: how long it takes and how it ends.
+pub type Script = Arc<dyn Fn(&Task<'_>) -> (Duration, TaskOutcome) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct FakeFactory {
+    pub script: Script,
+    pub made: Arc<AtomicU32>,
+    /// Worker ids at or above this cannot be made.
+    pub fail_from: u32,
+}
+
+impl FakeFactory {
+    pub fn new(script: impl Fn(&Task<'_>) -> (Duration, TaskOutcome) + Send + Sync + 'static) -> Self {
+        Self {
+            script: Arc::new(script),
+            made: Arc::default(),
+            fail_from: u32::MAX,
+        }
+    }
+
+    /// Every task takes `d` and passes.
+    pub fn sleeping(d: Duration) -> Self {
+        Self::new(move |_| (d, TaskOutcome::Passed))
+    }
+}
+
+pub struct FakeWorker {
+    script: Script,
+}
+
+impl Worker for FakeWorker {
+    async fn run(&mut self, task: Task<'_>) -> TaskOutcome {
+        let (took, outcome) = (self.script)(&task);
+        if !took.is_zero() {
+            tokio::time::sleep(took).await;
+        }
+        outcome
+    }
+}
+
+impl WorkerFactory for FakeFactory {
+    type Worker = FakeWorker;
+
+    async fn new_worker(&self, ctx: WorkerContext) -> Result<FakeWorker, WorkerError> {
+        if ctx.id >= self.fail_from {
+            return Err(WorkerError::new(format!("no room for worker {}", ctx.id)));
+        }
+        self.made.fetch_add(1, Ordering::Relaxed);
+        Ok(FakeWorker {
+            script: self.script.clone(),
+        })
+    }
+}
+
+/// Run a plan, keeping the interval rows.
+pub async fn run(plan: &Plan, factory: FakeFactory) -> (RunReport, Vec<IntervalRow>) {
+    let mut rows = Vec::new();
+    let report = loadhost_engine::run(plan, factory, &mut |row: &IntervalRow| rows.push(row.clone()))
+        .await
+        .expect("the run should complete");
+    (report, rows)
+}
+
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+pub fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// The identity, plus: interval rows add up to the totals.
+pub fn assert_accounting(report: &RunReport, rows: &[IntervalRow]) {
+    let c = report.counts();
+    assert!(c.identity_holds(), "identity broken: {c:?}");
+    let scheduled: u64 = rows.iter().map(|r| r.counts.scheduled).sum();
+    let passed: u64 = rows.iter().map(|r| r.counts.passed).sum();
+    let started: u64 = rows.iter().map(|r| r.started).sum();
+    assert_eq!(scheduled, c.scheduled, "rows' scheduled must add up to the total");
+    assert_eq!(passed, c.passed, "rows' passed must add up to the total");
+    assert_eq!(started, report.started, "rows' started must add up to the total");
+}

@@ -1,0 +1,8 @@
+//! Engine tests: fake workers, paused tokio time, so every schedule is exact and fast.
+
+#![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
+
+mod closed_model;
+mod fake;
+mod open_model;
+mod outcomes;

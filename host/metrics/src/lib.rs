@@ -1,0 +1,26 @@
+//! Samples, HDR histograms, counters and per-interval rows: everything loadhost measures, and
+//! nothing about how it is shown (that is `loadhost-output`) or when tasks run (`loadhost-engine`).
+//!
+//! # Layout
+//! - [`outcome`]: the terminal states of a task and the counts that must add up.
+//! - [`histogram`]: microsecond HDR histograms (3 significant digits) and their percentile summary.
+//! - [`window`]: what one interval accumulates; windows merge into the run's totals.
+//! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
+//! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
+//! - [`report`]: the per-interval row and the end-of-run report that outputs render.
+
+#![deny(missing_docs)]
+
+pub mod histogram;
+pub mod outcome;
+pub mod plugin;
+pub mod recorder;
+pub mod report;
+pub mod window;
+
+pub use histogram::{LatencyHistogram, Percentiles};
+pub use outcome::{Counts, Outcome};
+pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
+pub use recorder::{PacerTally, Recorder, TaskTiming};
+pub use report::{Gauges, IntervalRow, RunReport, WorkerStats};
+pub use window::Window;

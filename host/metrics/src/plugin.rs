@@ -1,0 +1,426 @@
+//! Metrics recorded by plugins through the `loadhost:plugin/metrics` import: counters, gauges,
+//! trends and checks, each aggregated per name and tag set.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::histogram::{LatencyHistogram, Percentiles};
+
+/// One series: a metric name and its tags, sorted by key so order does not make a new series.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SeriesKey {
+    /// The metric name.
+    pub name: String,
+    /// Tags, sorted by key then value.
+    pub tags: Vec<(String, String)>,
+}
+
+impl SeriesKey {
+    /// A series key; sorts `tags` in place (no copy).
+    pub fn new(name: String, mut tags: Vec<(String, String)>) -> Self {
+        tags.sort_unstable();
+        Self { name, tags }
+    }
+}
+
+impl fmt::Display for SeriesKey {
+    /// `name` without tags, `name{k:v,k2:v2}` with them: the syntax of k6 sub-metrics.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        if !self.tags.is_empty() {
+            f.write_str("{")?;
+            for (i, (k, v)) in self.tags.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(",")?;
+                }
+                write!(f, "{k}:{v}")?;
+            }
+            f.write_str("}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Trend values are kept in an HDR histogram at this scale (1/1000 of the plugin's unit), so a
+/// trend in milliseconds keeps microsecond resolution.
+const TREND_SCALE: f64 = 1000.0;
+
+/// The aggregate of one trend series: exact count, sum, min and max, and HDR percentiles.
+#[derive(Debug, Clone, Default)]
+pub struct TrendStats {
+    hist: LatencyHistogram,
+    count: u64,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+impl TrendStats {
+    fn record(&mut self, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        if self.count == 0 {
+            self.min = value;
+            self.max = value;
+        } else {
+            self.min = self.min.min(value);
+            self.max = self.max.max(value);
+        }
+        self.count += 1;
+        self.sum += value;
+        // Percentiles cover values >= 0 (durations, sizes); negatives count as 0 there, while
+        // min, max and mean stay exact.
+        self.hist.record_micros((value.max(0.0) * TREND_SCALE).round() as u64);
+    }
+
+    fn merge(&mut self, other: &TrendStats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            self.min = other.min;
+            self.max = other.max;
+        } else {
+            self.min = self.min.min(other.min);
+            self.max = self.max.max(other.max);
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.hist.merge(&other.hist);
+    }
+
+    /// How many values were recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The summary in the plugin's own unit.
+    pub fn percentiles(&self) -> Percentiles {
+        if self.count == 0 {
+            return Percentiles::default();
+        }
+        let q = |quantile: f64| self.hist.quantile_micros(quantile) as f64 / TREND_SCALE;
+        Percentiles {
+            min: self.min,
+            mean: self.sum / self.count as f64,
+            p50: q(0.50),
+            p90: q(0.90),
+            p95: q(0.95),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: self.max,
+        }
+    }
+}
+
+/// The aggregated value of one series.
+#[derive(Debug, Clone)]
+pub enum SeriesValue {
+    /// A running total.
+    Counter(u64),
+    /// The latest value; `seq` orders updates recorded on different shards.
+    Gauge {
+        /// The latest value.
+        value: f64,
+        /// A run-wide sequence number of the update.
+        seq: u64,
+    },
+    /// A distribution of values.
+    Trend(TrendStats),
+    /// Passes and fails of a check.
+    Check {
+        /// How many times the check passed.
+        passes: u64,
+        /// How many times the check failed.
+        fails: u64,
+    },
+}
+
+impl SeriesValue {
+    /// The kind's name, as users see it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SeriesValue::Counter(_) => "counter",
+            SeriesValue::Gauge { .. } => "gauge",
+            SeriesValue::Trend(_) => "trend",
+            SeriesValue::Check { .. } => "check",
+        }
+    }
+
+    /// Fold `other` (of the same kind) into `self`; returns false on a kind mismatch.
+    fn merge(&mut self, other: &SeriesValue) -> bool {
+        match (self, other) {
+            (SeriesValue::Counter(a), SeriesValue::Counter(b)) => *a += b,
+            (SeriesValue::Gauge { value, seq }, SeriesValue::Gauge { value: v, seq: s }) => {
+                if *s >= *seq {
+                    *value = *v;
+                    *seq = *s;
+                }
+            }
+            (SeriesValue::Trend(a), SeriesValue::Trend(b)) => a.merge(b),
+            (SeriesValue::Check { passes, fails }, SeriesValue::Check { passes: p, fails: f }) => {
+                *passes += p;
+                *fails += f;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The JSON shape of DESIGN.md §7: counters `{count}`, gauges `{value}`, trends the
+    /// percentile object plus `count`, checks (rates) `{rate, passes, fails}`.
+    pub fn to_summary(&self) -> SeriesSummary {
+        match self {
+            SeriesValue::Counter(count) => SeriesSummary::Counter { count: *count },
+            SeriesValue::Gauge { value, .. } => SeriesSummary::Gauge { value: *value },
+            SeriesValue::Trend(t) => SeriesSummary::Trend {
+                count: t.count(),
+                stats: t.percentiles(),
+            },
+            SeriesValue::Check { passes, fails } => {
+                let total = passes + fails;
+                let rate = if total == 0 { 0.0 } else { *passes as f64 / total as f64 };
+                SeriesSummary::Rate {
+                    rate,
+                    passes: *passes,
+                    fails: *fails,
+                }
+            }
+        }
+    }
+}
+
+/// A series' value as the summary shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum SeriesSummary {
+    /// `{"count": n}`
+    Counter {
+        /// The total.
+        count: u64,
+    },
+    /// `{"value": v}`
+    Gauge {
+        /// The latest value.
+        value: f64,
+    },
+    /// The percentile object plus `count`.
+    Trend {
+        /// Values recorded.
+        count: u64,
+        /// min, mean, percentiles, max.
+        #[serde(flatten)]
+        stats: Percentiles,
+    },
+    /// `{"rate": r, "passes": n, "fails": n}`
+    Rate {
+        /// passes ÷ (passes + fails).
+        rate: f64,
+        /// Passes.
+        passes: u64,
+        /// Fails.
+        fails: u64,
+    },
+}
+
+/// One series with its key.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Name and tags.
+    pub key: SeriesKey,
+    /// The aggregate.
+    pub value: SeriesValue,
+}
+
+/// All plugin series recorded in one window (an interval, a shard, or the whole run).
+#[derive(Debug, Clone, Default)]
+pub struct PluginMetrics {
+    series: HashMap<SeriesKey, SeriesValue>,
+    kind_conflicts: u64,
+}
+
+impl PluginMetrics {
+    fn upsert(&mut self, key: SeriesKey, sample: SeriesValue) {
+        match self.series.get_mut(&key) {
+            Some(existing) => {
+                if !existing.merge(&sample) {
+                    self.kind_conflicts += 1;
+                }
+            }
+            None => {
+                self.series.insert(key, sample);
+            }
+        }
+    }
+
+    /// Add `delta` to a counter.
+    pub fn counter(&mut self, key: SeriesKey, delta: u64) {
+        self.upsert(key, SeriesValue::Counter(delta));
+    }
+
+    /// Set a gauge; `seq` orders updates across shards.
+    pub fn gauge(&mut self, key: SeriesKey, value: f64, seq: u64) {
+        self.upsert(key, SeriesValue::Gauge { value, seq });
+    }
+
+    /// Record one trend value.
+    pub fn trend(&mut self, key: SeriesKey, value: f64) {
+        match self.series.get_mut(&key) {
+            Some(SeriesValue::Trend(stats)) => stats.record(value),
+            Some(_) => self.kind_conflicts += 1,
+            None => {
+                let mut stats = TrendStats::default();
+                stats.record(value);
+                self.series.insert(key, SeriesValue::Trend(stats));
+            }
+        }
+    }
+
+    /// Record a check result.
+    pub fn check(&mut self, key: SeriesKey, ok: bool) {
+        let (passes, fails) = if ok { (1, 0) } else { (0, 1) };
+        self.upsert(key, SeriesValue::Check { passes, fails });
+    }
+
+    /// Fold another window's series into this one.
+    pub fn merge(&mut self, other: &PluginMetrics) {
+        for (key, value) in &other.series {
+            self.upsert(key.clone(), value.clone());
+        }
+        self.kind_conflicts += other.kind_conflicts;
+    }
+
+    /// Forget everything.
+    pub fn clear(&mut self) {
+        self.series.clear();
+        self.kind_conflicts = 0;
+    }
+
+    /// Samples ignored because their name was already used by a metric of another kind.
+    pub fn kind_conflicts(&self) -> u64 {
+        self.kind_conflicts
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.series.is_empty()
+    }
+
+    /// Every series, sorted by name then tags.
+    pub fn series(&self) -> Vec<Series> {
+        let mut all: Vec<Series> = self
+            .series
+            .iter()
+            .map(|(key, value)| Series {
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect();
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        all
+    }
+
+    /// Each metric name with all its tag sets folded together, sorted by name.
+    pub fn by_name(&self) -> Vec<Series> {
+        let mut names: HashMap<&str, SeriesValue> = HashMap::new();
+        for (key, value) in &self.series {
+            match names.get_mut(key.name.as_str()) {
+                Some(total) => {
+                    total.merge(value);
+                }
+                None => {
+                    names.insert(&key.name, value.clone());
+                }
+            }
+        }
+        let mut all: Vec<Series> = names
+            .into_iter()
+            .map(|(name, value)| Series {
+                key: SeriesKey::new(name.to_owned(), Vec::new()),
+                value,
+            })
+            .collect();
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str, tags: &[(&str, &str)]) -> SeriesKey {
+        SeriesKey::new(
+            name.into(),
+            tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        )
+    }
+
+    #[test]
+    fn tag_order_does_not_make_a_new_series() {
+        let mut m = PluginMetrics::default();
+        m.counter(key("reqs", &[("b", "2"), ("a", "1")]), 2);
+        m.counter(key("reqs", &[("a", "1"), ("b", "2")]), 3);
+        let series = m.series();
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].key.to_string(), "reqs{a:1,b:2}");
+        assert!(matches!(series[0].value, SeriesValue::Counter(5)));
+    }
+
+    #[test]
+    fn by_name_folds_tag_sets_and_checks_become_rates() {
+        let mut m = PluginMetrics::default();
+        m.check(key("ok", &[("s", "a")]), true);
+        m.check(key("ok", &[("s", "b")]), true);
+        m.check(key("ok", &[("s", "b")]), false);
+        m.check(key("ok", &[]), true);
+        let names = m.by_name();
+        assert_eq!(names.len(), 1);
+        assert_eq!(
+            names[0].value.to_summary(),
+            SeriesSummary::Rate {
+                rate: 0.75,
+                passes: 3,
+                fails: 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_name_keeps_its_first_kind() {
+        let mut m = PluginMetrics::default();
+        m.counter(key("x", &[]), 1);
+        m.trend(key("x", &[]), 3.0);
+        m.gauge(key("x", &[]), 3.0, 1);
+        assert_eq!(m.kind_conflicts(), 2);
+        assert!(matches!(m.series()[0].value, SeriesValue::Counter(1)));
+    }
+
+    #[test]
+    fn gauge_keeps_the_latest_update_across_merges() {
+        let (mut a, mut b) = (PluginMetrics::default(), PluginMetrics::default());
+        a.gauge(key("g", &[]), 1.0, 10);
+        b.gauge(key("g", &[]), 2.0, 5);
+        a.merge(&b);
+        assert_eq!(a.series()[0].value.to_summary(), SeriesSummary::Gauge { value: 1.0 });
+    }
+
+    #[test]
+    fn trend_is_exact_for_min_max_mean_and_close_for_percentiles() {
+        let mut m = PluginMetrics::default();
+        for v in 1..=100 {
+            m.trend(key("t", &[]), v as f64 / 10.0);
+        }
+        let SeriesSummary::Trend { count, stats } = m.series()[0].value.to_summary() else {
+            panic!("not a trend")
+        };
+        assert_eq!(count, 100);
+        assert_eq!((stats.min, stats.max), (0.1, 10.0));
+        assert!((stats.mean - 5.05).abs() < 1e-9);
+        assert!((stats.p50 - 5.0).abs() < 0.01, "p50 {}", stats.p50);
+        assert!((stats.p99 - 9.9).abs() < 0.01, "p99 {}", stats.p99);
+    }
+}

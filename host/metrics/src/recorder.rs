@@ -1,0 +1,173 @@
+//! The sink that workers and the pacer record into while a run is under way.
+//!
+//! Per-worker histograms would cost hundreds of kilobytes per worker (thousands of workers is a
+//! normal crew), and one global lock would serialise every task. So the recorder keeps a small
+//! fixed set of shards, each a mutex around a [`Window`]; a worker always records into the shard
+//! its id maps to, and the interval ticker drains all shards once per interval.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::outcome::Outcome;
+use crate::plugin::SeriesKey;
+use crate::window::Window;
+
+/// The two measured spans of a task that ran; latency is their sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskTiming {
+    /// Scheduled time → call into the plugin.
+    pub wait: Duration,
+    /// Call → return.
+    pub service: Duration,
+}
+
+/// What the pacer saw on one wake.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PacerTally {
+    /// Tasks that became due (released or dropped).
+    pub scheduled: u64,
+    /// Of those, dropped for want of a free worker.
+    pub dropped: u64,
+    /// Tasks released later than the tolerance because the pacer was late.
+    pub underrun: u64,
+    /// How late the pacer woke, when it woke on its timer.
+    pub lateness: Option<Duration>,
+    /// The part of `lateness` beyond the tolerance.
+    pub lag_beyond_tolerance: Duration,
+}
+
+/// A sharded, lock-light metrics sink shared by a run's workers and pacer.
+#[derive(Debug)]
+pub struct Recorder {
+    shards: Box<[Mutex<Window>]>,
+    gauge_seq: AtomicU64,
+}
+
+impl Recorder {
+    /// A recorder with `shards` shards (at least one).
+    pub fn new(shards: usize) -> Self {
+        let shards = (0..shards.max(1)).map(|_| Mutex::new(Window::default())).collect();
+        Self {
+            shards,
+            gauge_seq: AtomicU64::new(0),
+        }
+    }
+
+    /// The shard a worker (or the pacer) with this id records into.
+    pub fn shard_for(&self, id: u32) -> usize {
+        id as usize % self.shards.len()
+    }
+
+    fn with<R>(&self, shard: usize, f: impl FnOnce(&mut Window) -> R) -> R {
+        let slot = &self.shards[shard % self.shards.len()];
+        // A panic while holding the lock cannot leave a Window half-updated in a way that matters
+        // more than losing the run's numbers, so a poisoned shard is still used.
+        let mut window = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut window)
+    }
+
+    /// Count one ended task (and its timings when it ran).
+    pub fn record_task(&self, shard: usize, outcome: Outcome, timing: Option<TaskTiming>) {
+        self.with(shard, |w| w.record_task(outcome, timing));
+    }
+
+    /// Count ended tasks that never ran (dropped or interrupted before start) and were scheduled.
+    pub fn record_unstarted(&self, shard: usize, outcome: Outcome, n: u64) {
+        if n > 0 {
+            self.with(shard, |w| {
+                w.counts.scheduled += n;
+                w.counts.add(outcome, n);
+            });
+        }
+    }
+
+    /// Count tasks the closed model started (it has no pacer to schedule them).
+    pub fn record_scheduled(&self, shard: usize, n: u64) {
+        self.with(shard, |w| w.counts.scheduled += n);
+    }
+
+    /// Count extra attempts.
+    pub fn record_retries(&self, shard: usize, n: u64) {
+        self.with(shard, |w| w.counts.retries += n);
+    }
+
+    /// Record what the pacer did on one wake.
+    pub fn record_pacer(&self, shard: usize, tally: PacerTally) {
+        self.with(shard, |w| {
+            w.counts.scheduled += tally.scheduled;
+            w.counts.dropped += tally.dropped;
+            w.underrun += tally.underrun;
+            if let Some(late) = tally.lateness {
+                w.lag_max = w.lag_max.max(late);
+            }
+            w.lag_total += tally.lag_beyond_tolerance;
+        });
+    }
+
+    /// Add to a plugin counter.
+    pub fn counter(&self, shard: usize, key: SeriesKey, delta: u64) {
+        self.with(shard, |w| w.plugin.counter(key, delta));
+    }
+
+    /// Set a plugin gauge.
+    pub fn gauge(&self, shard: usize, key: SeriesKey, value: f64) {
+        let seq = self.gauge_seq.fetch_add(1, Ordering::Relaxed);
+        self.with(shard, |w| w.plugin.gauge(key, value, seq));
+    }
+
+    /// Record a plugin trend value.
+    pub fn trend(&self, shard: usize, key: SeriesKey, value: f64) {
+        self.with(shard, |w| w.plugin.trend(key, value));
+    }
+
+    /// Record a plugin check.
+    pub fn check(&self, shard: usize, key: SeriesKey, ok: bool) {
+        self.with(shard, |w| w.plugin.check(key, ok));
+    }
+
+    /// Take everything recorded since the last drain, merged into one window.
+    pub fn drain(&self) -> Window {
+        let mut out = Window::default();
+        for shard in 0..self.shards.len() {
+            self.with(shard, |w| {
+                out.merge(w);
+                w.reset();
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drain_merges_shards_and_empties_them() {
+        let rec = Recorder::new(4);
+        let timing = TaskTiming {
+            wait: Duration::from_micros(100),
+            service: Duration::from_micros(900),
+        };
+        for id in 0..10u32 {
+            rec.record_task(rec.shard_for(id), Outcome::Passed, Some(timing));
+        }
+        rec.record_pacer(
+            0,
+            PacerTally {
+                scheduled: 12,
+                dropped: 2,
+                ..PacerTally::default()
+            },
+        );
+        let w = rec.drain();
+        assert_eq!((w.counts.scheduled, w.counts.passed, w.counts.dropped), (12, 10, 2));
+        assert!(w.counts.identity_holds());
+        assert_eq!(w.latency.count(), 10);
+        assert_eq!(w.latency.quantile_micros(0.5), 1000);
+        let again = rec.drain();
+        assert_eq!(again.counts.scheduled, 0);
+        assert_eq!(again.latency.count(), 0);
+    }
+}

@@ -1,0 +1,122 @@
+//! What outputs render: one row per interval while the run goes, one report at the end.
+
+use std::time::{Duration, SystemTime};
+
+use crate::histogram::Percentiles;
+use crate::outcome::Counts;
+use crate::window::Window;
+
+/// One interval of the run (one second by default), as the CSV and the progress line show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalRow {
+    /// 0 for the first interval.
+    pub index: u64,
+    /// Offset of the interval's start from the run's start.
+    pub start: Duration,
+    /// Offset of the interval's end (the last interval may be short).
+    pub end: Duration,
+    /// Tasks scheduled in the interval and the tasks that ended in it, by outcome.
+    pub counts: Counts,
+    /// Tasks that started in the interval.
+    pub started: u64,
+    /// The latest the pacer woke in the interval.
+    pub lag_max: Duration,
+    /// Tasks released late because the pacer was late.
+    pub underrun: u64,
+    /// Workers resident at the interval's end.
+    pub workers: u64,
+    /// Tasks executing at the interval's end.
+    pub in_flight: u64,
+    /// Latency of tasks that ended in the interval.
+    pub latency: Percentiles,
+    /// Service time of tasks that ended in the interval.
+    pub service: Percentiles,
+    /// Wait of tasks that ended in the interval.
+    pub wait: Percentiles,
+}
+
+impl IntervalRow {
+    /// Build the row for `window`, recorded between `start` and `end`.
+    pub fn from_window(index: u64, start: Duration, end: Duration, window: &Window, gauges: Gauges) -> Self {
+        Self {
+            index,
+            start,
+            end,
+            counts: window.counts,
+            started: gauges.started,
+            lag_max: window.lag_max,
+            underrun: window.underrun,
+            workers: gauges.workers,
+            in_flight: gauges.in_flight,
+            latency: window.latency.percentiles(),
+            service: window.service.percentiles(),
+            wait: window.wait.percentiles(),
+        }
+    }
+}
+
+/// Point-in-time values sampled at an interval's end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Gauges {
+    /// Tasks started during the interval.
+    pub started: u64,
+    /// Workers resident.
+    pub workers: u64,
+    /// Tasks executing.
+    pub in_flight: u64,
+}
+
+/// How the crew changed over the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WorkerStats {
+    /// Fewest workers resident at once (after start-up).
+    pub min: u64,
+    /// Most workers resident at once.
+    pub peak: u64,
+    /// Workers resident at the end.
+    #[serde(rename = "final")]
+    pub final_: u64,
+    /// Workers added on demand.
+    pub grown: u64,
+    /// Workers retired as surplus.
+    pub retired: u64,
+    /// Instances discarded after a trap and replaced by a fresh one.
+    pub replaced: u64,
+}
+
+/// Everything a finished run measured.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// Wall-clock time the load started.
+    pub started_at: SystemTime,
+    /// From the start of load to the end of the last task.
+    pub elapsed: Duration,
+    /// Load-generation time: from the start until the last task was released (at least the planned
+    /// duration). `achieved_per_s` divides by this.
+    pub generation: Duration,
+    /// Tasks that started executing.
+    pub started: u64,
+    /// The planned average rate (tasks/s) in the open model; `None` in the closed model.
+    pub target_rate: Option<f64>,
+    /// Totals over the whole run.
+    pub totals: Window,
+    /// Crew statistics.
+    pub workers: WorkerStats,
+    /// Per-interval rows emitted.
+    pub intervals: u64,
+    /// Set when the plugin aborted the run: its message.
+    pub aborted: Option<String>,
+}
+
+impl RunReport {
+    /// The accounting counts over the whole run.
+    pub fn counts(&self) -> &Counts {
+        &self.totals.counts
+    }
+
+    /// Tasks started ÷ load-generation time.
+    pub fn achieved_rate(&self) -> f64 {
+        let secs = self.generation.as_secs_f64();
+        if secs > 0.0 { self.started as f64 / secs } else { 0.0 }
+    }
+}

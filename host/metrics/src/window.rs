@@ -1,0 +1,65 @@
+//! What one interval accumulates. Windows merge, so shards fold into an interval and intervals
+//! fold into the run's totals without any value being counted twice.
+
+use std::time::Duration;
+
+use crate::histogram::LatencyHistogram;
+use crate::outcome::{Counts, Outcome};
+use crate::plugin::PluginMetrics;
+
+/// Counts, latency views, pacer health and plugin metrics over some span of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    /// Scheduled tasks and how they ended.
+    pub counts: Counts,
+    /// Scheduled time → end: what a user of the target sees (free of coordinated omission).
+    pub latency: LatencyHistogram,
+    /// Call into the plugin → end.
+    pub service: LatencyHistogram,
+    /// Scheduled time → call: queueing in the host.
+    pub wait: LatencyHistogram,
+    /// The latest the pacer woke after a task was due.
+    pub lag_max: Duration,
+    /// Sum of pacer lateness beyond the timer's tolerance.
+    pub lag_total: Duration,
+    /// Tasks the pacer released later than the tolerance because it was itself late.
+    pub underrun: u64,
+    /// Metrics recorded by the plugin.
+    pub plugin: PluginMetrics,
+}
+
+impl Window {
+    /// Count one ended task and, when it ran, its three latency views.
+    pub fn record_task(&mut self, outcome: Outcome, timing: Option<crate::TaskTiming>) {
+        self.counts.add(outcome, 1);
+        if let Some(t) = timing {
+            self.wait.record(t.wait);
+            self.service.record(t.service);
+            self.latency.record(t.wait + t.service);
+        }
+    }
+
+    /// Fold `other` into this window.
+    pub fn merge(&mut self, other: &Window) {
+        self.counts.merge(&other.counts);
+        self.latency.merge(&other.latency);
+        self.service.merge(&other.service);
+        self.wait.merge(&other.wait);
+        self.lag_max = self.lag_max.max(other.lag_max);
+        self.lag_total += other.lag_total;
+        self.underrun += other.underrun;
+        self.plugin.merge(&other.plugin);
+    }
+
+    /// Empty the window, keeping its allocations.
+    pub fn reset(&mut self) {
+        self.counts = Counts::default();
+        self.latency.reset();
+        self.service.reset();
+        self.wait.reset();
+        self.lag_max = Duration::ZERO;
+        self.lag_total = Duration::ZERO;
+        self.underrun = 0;
+        self.plugin.clear();
+    }
+}

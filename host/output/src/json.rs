@@ -1,0 +1,84 @@
+//! The summary JSON (`--summary-json`): the keys of DESIGN.md §7, which tools rely on.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::Path;
+
+use loadhost_metrics::{Percentiles, RunReport, SeriesValue};
+use serde_json::{Value, json};
+
+use crate::{RunInfo, VERSION, round_ms};
+
+fn percentiles(p: &Percentiles) -> Value {
+    json!({
+        "min": round_ms(p.min), "mean": round_ms(p.mean), "p50": round_ms(p.p50), "p90": round_ms(p.p90),
+        "p95": round_ms(p.p95), "p99": round_ms(p.p99), "p999": round_ms(p.p999), "max": round_ms(p.max),
+    })
+}
+
+/// The summary as a JSON value.
+pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
+    let c = report.counts();
+    let t = &report.totals;
+    let mut metrics = serde_json::Map::new();
+    // Every name with its tag sets folded together, then each tagged series as `name{k:v}`.
+    for series in t
+        .plugin
+        .by_name()
+        .into_iter()
+        .chain(t.plugin.series().into_iter().filter(|s| !s.key.tags.is_empty()))
+    {
+        if matches!(series.value, SeriesValue::Check { .. }) && !series.key.tags.is_empty() {
+            continue;
+        }
+        metrics.insert(
+            series.key.to_string(),
+            serde_json::to_value(series.value.to_summary()).unwrap_or(Value::Null),
+        );
+    }
+    let mut checks = BTreeMap::new();
+    for series in t.plugin.by_name() {
+        if let SeriesValue::Check { passes, fails } = series.value {
+            checks.insert(series.key.name, json!({ "passes": passes, "fails": fails }));
+        }
+    }
+    json!({
+        "version": VERSION,
+        "plugin": { "path": info.plugin_path, "sha256": info.plugin_sha256 },
+        "config": info.config,
+        "started_at": humantime::format_rfc3339_millis(report.started_at).to_string(),
+        "duration_s": report.elapsed.as_secs_f64(),
+        "tasks": {
+            "scheduled": c.scheduled, "passed": c.passed, "failed": c.failed, "aborted": c.aborted,
+            "dropped": c.dropped, "timed_out": c.timed_out, "trapped": c.trapped,
+            "interrupted": c.interrupted, "retries": c.retries, "started": report.started,
+        },
+        "rate": {
+            "target_per_s": report.target_rate,
+            "achieved_per_s": report.achieved_rate(),
+            "generation_s": report.generation.as_secs_f64(),
+        },
+        "latency_ms": percentiles(&t.latency.percentiles()),
+        "service_ms": percentiles(&t.service.percentiles()),
+        "wait_ms": percentiles(&t.wait.percentiles()),
+        "lag": {
+            "max_ms": round_ms(t.lag_max.as_secs_f64() * 1000.0),
+            "total_ms": round_ms(t.lag_total.as_secs_f64() * 1000.0),
+        },
+        "underrun": t.underrun,
+        "workers": report.workers,
+        "metrics": metrics,
+        "checks": checks,
+        "thresholds": {},
+        "identity_holds": c.identity_holds(),
+        "aborted": report.aborted,
+    })
+}
+
+/// Write the summary to `path` (pretty-printed, newline-terminated).
+pub fn write(path: &Path, value: &Value) -> std::io::Result<()> {
+    let mut file = std::fs::File::create(path)?;
+    serde_json::to_writer_pretty(&mut file, value)?;
+    file.write_all(b"\n")?;
+    file.sync_all()
+}

@@ -1,0 +1,39 @@
+//! loadhost's outputs. They see measurements only ([`RunReport`], [`IntervalRow`]), never the
+//! engine, so an output cannot change what a run does.
+//!
+//! # Layout
+//! - [`summary`]: the end-of-run text on the terminal.
+//! - [`json`]: `--summary-json`, with the keys of DESIGN.md §7.
+//! - [`csv`]: `--csv`: a config comment, a header, a row per interval, a closing footer.
+//! - [`progress`]: the live progress line (only when stderr is a terminal).
+//!
+//! [`RunReport`]: loadhost_metrics::RunReport
+//! [`IntervalRow`]: loadhost_metrics::IntervalRow
+
+#![deny(missing_docs)]
+
+pub mod csv;
+pub mod json;
+pub mod progress;
+pub mod summary;
+
+/// What outputs say about the run besides its measurements.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// The plugin file as the user named it.
+    pub plugin_path: String,
+    /// Hex sha256 of the plugin file.
+    pub plugin_sha256: String,
+    /// The options in effect.
+    pub config: serde_json::Value,
+    /// One line describing the load model, for people.
+    pub model: String,
+}
+
+/// The loadhost version, in every output.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Milliseconds with microsecond precision, as outputs print them.
+pub(crate) fn round_ms(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,182 @@
+//! The end-of-run summary on the terminal: what ran, how every task ended, the rate, the three
+//! latency views, pacer health, the crew, and the plugin's checks and metrics.
+
+use std::fmt::Write as _;
+
+use loadhost_metrics::{Outcome, Percentiles, RunReport, SeriesSummary, SeriesValue};
+
+use crate::{RunInfo, VERSION};
+
+const LABEL_WIDTH: usize = 14;
+
+fn label(out: &mut String, name: &str) {
+    let dots = LABEL_WIDTH.saturating_sub(name.len());
+    let _ = write!(out, "  {name}{}: ", ".".repeat(dots));
+}
+
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+fn fmt_percentiles(p: &Percentiles) -> String {
+    format!(
+        "min={} mean={} p50={} p90={} p95={} p99={} p99.9={} max={}",
+        fmt_ms(p.min),
+        fmt_ms(p.mean),
+        fmt_ms(p.p50),
+        fmt_ms(p.p90),
+        fmt_ms(p.p95),
+        fmt_ms(p.p99),
+        fmt_ms(p.p999),
+        fmt_ms(p.max)
+    )
+}
+
+fn short_sha(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// The summary as text, ready to print.
+pub fn render(info: &RunInfo, report: &RunReport) -> String {
+    let c = report.counts();
+    let t = &report.totals;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n  loadhost {VERSION} · {} (sha256 {}…)",
+        info.plugin_path,
+        short_sha(&info.plugin_sha256)
+    );
+    let _ = writeln!(out, "  {}\n", info.model);
+
+    label(&mut out, "tasks");
+    let _ = writeln!(out, "{} scheduled, {} passed", c.scheduled, c.passed);
+    let others: Vec<String> = Outcome::ALL
+        .iter()
+        .filter(|&&o| o != Outcome::Passed)
+        .map(|&o| format!("{} {}", c.get(o), o.name().replace('_', " ")))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  {:w$}  {} · {} retries",
+        "",
+        others.join(" · "),
+        c.retries,
+        w = LABEL_WIDTH
+    );
+
+    label(&mut out, "rate");
+    match report.target_rate {
+        Some(target) => {
+            let _ = writeln!(
+                out,
+                "{:.1}/s achieved of {:.1}/s planned",
+                report.achieved_rate(),
+                target
+            );
+        }
+        None => {
+            let _ = writeln!(out, "{:.1}/s achieved (closed model)", report.achieved_rate());
+        }
+    }
+    for (name, hist) in [
+        ("latency_ms", &t.latency),
+        ("service_ms", &t.service),
+        ("wait_ms", &t.wait),
+    ] {
+        label(&mut out, name);
+        let _ = writeln!(out, "{}", fmt_percentiles(&hist.percentiles()));
+    }
+    label(&mut out, "pacer");
+    let _ = writeln!(
+        out,
+        "lag max {}ms, total {}ms · underrun {}",
+        fmt_ms(t.lag_max.as_secs_f64() * 1000.0),
+        fmt_ms(t.lag_total.as_secs_f64() * 1000.0),
+        t.underrun
+    );
+    label(&mut out, "workers");
+    let w = &report.workers;
+    let _ = writeln!(
+        out,
+        "{} at the end (min {}, peak {}) · {} replaced after a trap",
+        w.final_, w.min, w.peak, w.replaced
+    );
+    label(&mut out, "duration");
+    let _ = writeln!(
+        out,
+        "{:.2}s ({:.2}s generating load)",
+        report.elapsed.as_secs_f64(),
+        report.generation.as_secs_f64()
+    );
+
+    let by_name = t.plugin.by_name();
+    let checks: Vec<_> = by_name
+        .iter()
+        .filter(|s| matches!(s.value, SeriesValue::Check { .. }))
+        .collect();
+    if !checks.is_empty() {
+        let _ = writeln!(out, "\n  checks");
+        for series in checks {
+            if let SeriesSummary::Rate { rate, passes, fails } = series.value.to_summary() {
+                let mark = if fails == 0 { "✓" } else { "✗" };
+                let _ = writeln!(
+                    out,
+                    "    {mark} {}: {:.2}% ({passes} passed, {fails} failed)",
+                    series.key.name,
+                    rate * 100.0
+                );
+            }
+        }
+    }
+    let metrics: Vec<_> = by_name
+        .iter()
+        .filter(|s| !matches!(s.value, SeriesValue::Check { .. }))
+        .collect();
+    if !metrics.is_empty() {
+        let _ = writeln!(out, "\n  plugin metrics");
+        for series in metrics {
+            let value = match series.value.to_summary() {
+                SeriesSummary::Counter { count } => format!("count={count}"),
+                SeriesSummary::Gauge { value } => format!("value={value}"),
+                SeriesSummary::Trend { count, stats } => format!("count={count} {}", fmt_percentiles(&stats)),
+                SeriesSummary::Rate { rate, .. } => format!("rate={rate:.4}"),
+            };
+            let _ = writeln!(out, "    {} {}", series.key.name, value);
+        }
+    }
+    if t.plugin.kind_conflicts() > 0 {
+        let _ = writeln!(
+            out,
+            "    ({} samples ignored: their name was already used by a metric of another kind)",
+            t.plugin.kind_conflicts()
+        );
+    }
+
+    let _ = writeln!(out);
+    if let Some(reason) = &report.aborted {
+        let _ = writeln!(out, "  ✗ the plugin aborted the run: {reason}");
+    }
+    if c.identity_holds() {
+        let _ = writeln!(
+            out,
+            "  ✓ every scheduled task is accounted for ({} scheduled = {} ended)",
+            c.scheduled,
+            c.ended()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  ✗ accounting identity broken: {} scheduled but {} ended",
+            c.scheduled,
+            c.ended()
+        );
+    }
+    out
+}

@@ -1,0 +1,13 @@
+//! Host bindings generated from `wit/plugin.wit`: exports are called asynchronously (a task may
+//! wait on I/O while other workers run), imports are plain synchronous functions (recording a
+//! metric never waits).
+
+#![allow(missing_docs)]
+
+wasmtime::component::bindgen!({
+    path: "../../wit",
+    world: "workload",
+    exports: { default: async },
+});
+
+pub use loadhost::plugin::types::{Task, TaskError};

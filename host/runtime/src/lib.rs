@@ -1,0 +1,33 @@
+//! loadhost's wasmtime embedding: it turns a plugin file into workers the engine can drive, and
+//! knows nothing of rates or schedules.
+//!
+//! ```text
+//! Runtime::new(options)      one wasmtime Engine: pooling allocator, no component-model concurrency
+//!   .load(path)              read, check the header, compile (or take the cached artifact),
+//!                            check the `doer` export and that every import can be provided
+//!   -> Plugin::factory(env)  a WorkerFactory: one Store + instance per worker, from an InstancePre
+//! ```
+//!
+//! # Layout
+//! - [`bindings`]: the one host `bindgen!` over `wit/`.
+//! - `wasmtime_engine`: the Engine's configuration and why.
+//! - [`cache`]: compiled artifacts on disk, keyed by the plugin's sha256 and the wasmtime version.
+//! - [`plugin`]: loading and rejecting plugins ([`PluginError`] says exactly why).
+//! - `ctx`: the per-worker store data, sandboxed WASI (nothing granted) and wasi:http (denied).
+//! - `metrics_host`: the `loadhost:plugin/metrics` import.
+//! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
+
+#![deny(missing_docs)]
+
+pub mod bindings;
+pub mod cache;
+mod ctx;
+mod metrics_host;
+pub mod plugin;
+mod wasmtime_engine;
+pub mod worker;
+
+pub use cache::{CacheOutcome, CompileCache};
+pub use plugin::{Plugin, PluginError};
+pub use wasmtime_engine::{Runtime, RuntimeOptions};
+pub use worker::{PluginEnv, WasmWorker, WasmWorkerFactory};

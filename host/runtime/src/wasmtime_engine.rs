@@ -1,0 +1,76 @@
+//! The one wasmtime `Engine` of a process, configured for many small, short calls.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::cache::CompileCache;
+use crate::plugin::{Plugin, PluginError};
+
+/// How the runtime is set up.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    /// The most instances alive at once: the crew's ceiling plus room for replacements.
+    pub max_instances: u32,
+    /// Where compiled plugins are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// A wasmtime engine plus the compile cache: load plugins with [`Runtime::load`].
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    pub(crate) cache: Arc<CompileCache>,
+}
+
+/// Memories, tables and core instances a component may use, per component instance. A Rust
+/// component has one memory and a few core instances (the module plus adapter shims); interpreter
+/// guests (Python, JavaScript) use a few more, so the pool leaves room for them.
+const MEMORIES_PER_INSTANCE: u32 = 2;
+const TABLES_PER_INSTANCE: u32 = 4;
+const CORE_INSTANCES_PER_INSTANCE: u32 = 16;
+
+/// Extra pool slots beyond the crew: a trapped worker's replacement is made after its instance is
+/// dropped, but instantiation can overlap teardown, so keep a little slack.
+const POOL_SLACK: u32 = 8;
+
+impl Runtime {
+    /// Build the engine.
+    pub fn new(options: RuntimeOptions) -> anyhow::Result<Self> {
+        let slots = options.max_instances.saturating_add(POOL_SLACK);
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(slots)
+            .total_memories(slots.saturating_mul(MEMORIES_PER_INSTANCE))
+            .total_tables(slots.saturating_mul(TABLES_PER_INSTANCE))
+            .total_core_instances(slots.saturating_mul(CORE_INSTANCES_PER_INSTANCE))
+            .total_stacks(slots)
+            .max_memories_per_component(MEMORIES_PER_INSTANCE)
+            .max_tables_per_component(TABLES_PER_INSTANCE)
+            .max_core_instances_per_component(CORE_INSTANCES_PER_INSTANCE);
+
+        let mut config = Config::new();
+        // Component-model concurrency (WASIp3, async-lifted exports) makes every call 3-4x more
+        // expensive and no plugin needs it: plugins are synchronous functions the host awaits.
+        config.concurrency_support(false);
+        // Instantiation from a pool is about twice as fast as on-demand, and a trapped worker is
+        // replaced by a fresh instance mid-run.
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config)
+            .map_err(anyhow::Error::from)
+            .context("configuring the WebAssembly engine")?;
+        let cache = Arc::new(CompileCache::new(options.cache_dir));
+        Ok(Self { engine, cache })
+    }
+
+    /// Load, compile (or take from the cache) and check a plugin.
+    pub fn load(&self, path: &std::path::Path) -> Result<Plugin, PluginError> {
+        Plugin::load(self, path)
+    }
+
+    /// The underlying engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}

@@ -1,0 +1,71 @@
+//! The closed model, failures, traps and aborts with real plugins.
+
+use crate::common::{Loadhost, assert_identity, assert_ok, fixture, plugin, task_count};
+
+#[test]
+fn no_options_runs_one_task_on_one_worker() {
+    let run = Loadhost::run_plugin(&plugin("noop"), &[]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!((task_count(&s, "scheduled"), task_count(&s, "passed")), (1, 1));
+    assert!(
+        s["rate"]["target_per_s"].is_null(),
+        "the closed model has no target rate"
+    );
+}
+
+#[test]
+fn a_trap_every_10th_task_of_1000_traps_100_and_the_run_goes_on() {
+    let run = Loadhost::run_plugin(&plugin("trap"), &["-e", "TRAP_EVERY=10", "-n", "1000", "-w", "2"]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "trapped"), 100);
+    assert_eq!(task_count(&s, "passed"), 900);
+    assert_eq!(s["workers"]["replaced"].as_u64(), Some(100));
+    assert_eq!(s["workers"]["final"].as_u64(), Some(2));
+    assert!(
+        run.stderr.contains("trapped"),
+        "the first trap is logged: {}",
+        run.stderr
+    );
+    assert_identity(&s);
+}
+
+#[test]
+fn flaky_failures_are_counted_as_failed() {
+    let run = Loadhost::run_plugin(
+        &plugin("flaky"),
+        &["-e", "FAIL_PCT=30", "-e", "FATAL_PCT=10", "-n", "2000", "-w", "2"],
+    );
+    assert_ok(&run);
+    let s = run.summary();
+    let failed = task_count(&s, "failed");
+    // 40% of 2000 tasks fail (30% retryable, 10% fatal; no retries yet).
+    assert!((700..=900).contains(&failed), "failed {failed}");
+    assert_eq!(task_count(&s, "retries"), 0);
+    assert_identity(&s);
+}
+
+#[test]
+fn a_closed_run_for_a_duration_stops_on_time() {
+    let run = Loadhost::run_plugin(&plugin("sleep"), &["-e", "SLEEP_MS=20", "-w", "4", "-d", "1s"]);
+    assert_ok(&run);
+    let s = run.summary();
+    let scheduled = task_count(&s, "scheduled");
+    // 4 loops of 20 ms tasks for 1 s: about 200.
+    assert!((120..=210).contains(&scheduled), "scheduled {scheduled}");
+    assert!(s["duration_s"].as_f64().unwrap() < 1.5);
+    assert_identity(&s);
+}
+
+#[test]
+fn a_plugin_abort_stops_the_run_with_exit_4() {
+    let run = Loadhost::run_plugin(&fixture("abort"), &["-e", "ABORT_AT=10", "-w", "1", "-n", "1000"]);
+    assert_eq!(run.code, 4, "stderr: {}", run.stderr);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "aborted"), 1);
+    assert!(task_count(&s, "scheduled") < 1000);
+    assert_eq!(s["aborted"].as_str(), Some("stopping at iteration 10"));
+    assert!(run.stdout.contains("the plugin aborted the run"));
+    assert_identity(&s);
+}

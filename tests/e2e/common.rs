@@ -1,0 +1,148 @@
+//! Running the binary and reading what it wrote.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn built(dir: &str, name: &str) -> PathBuf {
+    let path = root().join("target").join(dir).join(format!("{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "{} is missing: build the plugins first with `cargo xtask plugins` (or run `cargo xtask test`)",
+        path.display()
+    );
+    path
+}
+
+/// An example plugin from `plugins/`.
+pub fn plugin(name: &str) -> PathBuf {
+    built("plugins", name)
+}
+
+/// A test fixture from `tests/plugins/`.
+pub fn fixture(name: &str) -> PathBuf {
+    built("test-plugins", name)
+}
+
+/// What one run of the binary did.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// The folder the run wrote into (its working directory).
+    pub dir: TempDir,
+}
+
+impl Run {
+    /// The summary JSON the run wrote to `summary.json`.
+    pub fn summary(&self) -> Value {
+        let path = self.dir.path().join("summary.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}\nstderr: {}", path.display(), self.stderr));
+        serde_json::from_str(&text).expect("summary.json is JSON")
+    }
+
+    pub fn file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+}
+
+/// A command line for the binary, run in a fresh temporary folder.
+pub struct Loadhost {
+    cmd: Command,
+    dir: TempDir,
+}
+
+impl Loadhost {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadhost"));
+        cmd.current_dir(dir.path())
+            .env("LOADHOST_CACHE_DIR", root().join("target").join("test-cache"));
+        Self { cmd, dir }
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.env(key, value);
+        self
+    }
+
+    /// `loadhost run PLUGIN ARGS… --summary-json summary.json`
+    pub fn run_plugin(plugin: &Path, args: &[&str]) -> Run {
+        Self::new().arg_run(plugin, args).run()
+    }
+
+    pub fn arg_run(self, plugin: &Path, args: &[&str]) -> Self {
+        self.args(["run".as_ref(), plugin.as_os_str()])
+            .args(args)
+            .args(["--summary-json", "summary.json"])
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn run(mut self) -> Run {
+        let out = self.cmd.output().expect("loadhost starts");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            dir: self.dir,
+        }
+    }
+}
+
+/// `summary.tasks.<key>` as a number.
+pub fn task_count(summary: &Value, key: &str) -> u64 {
+    summary["tasks"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("tasks.{key} missing in {summary}"))
+}
+
+/// Every scheduled task ended in exactly one terminal state.
+pub fn assert_identity(summary: &Value) {
+    let ended: u64 = [
+        "passed",
+        "failed",
+        "aborted",
+        "dropped",
+        "timed_out",
+        "trapped",
+        "interrupted",
+    ]
+    .iter()
+    .map(|k| task_count(summary, k))
+    .sum();
+    assert_eq!(
+        task_count(summary, "scheduled"),
+        ended,
+        "identity broken: {}",
+        summary["tasks"]
+    );
+    assert_eq!(summary["identity_holds"], Value::Bool(true));
+}
+
+pub fn assert_ok(run: &Run) {
+    assert_eq!(
+        run.code, 0,
+        "exit code {}\nstderr: {}\nstdout: {}",
+        run.code, run.stderr, run.stdout
+    );
+}

@@ -1,0 +1,13 @@
+//! End-to-end tests: the real `loadhost` binary running real plugins (wasm components built from
+//! `plugins/` and `tests/plugins/` by `cargo xtask plugins`), with real files read back.
+
+#![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
+
+mod bad_input;
+mod cache;
+mod closed_model;
+mod common;
+mod open_model;
+mod outputs;
+mod plugin_metrics;
+mod sandbox;

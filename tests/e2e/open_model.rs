@@ -1,0 +1,87 @@
+//! The open model with real plugins: exact schedules, drops, queueing.
+
+use crate::common::{Loadhost, assert_identity, assert_ok, plugin, task_count};
+
+#[test]
+fn noop_at_2000_per_second_schedules_exactly_and_drops_nothing() {
+    let run = Loadhost::run_plugin(&plugin("noop"), &["-r", "2000", "-d", "2s"]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "scheduled"), 4000);
+    assert_eq!(task_count(&s, "passed"), 4000);
+    assert_eq!(task_count(&s, "dropped"), 0);
+    let achieved = s["rate"]["achieved_per_s"].as_f64().unwrap();
+    assert!((achieved - 2000.0).abs() / 2000.0 < 0.02, "achieved {achieved}/s");
+    assert_eq!(s["rate"]["target_per_s"].as_f64(), Some(2000.0));
+    assert_identity(&s);
+}
+
+#[test]
+fn a_ramp_schedules_the_integral_of_the_rate() {
+    let run = Loadhost::run_plugin(&plugin("noop"), &["--stage", "2s:1000"]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "scheduled"), 1000, "0→1000/s over 2 s is 1000 tasks");
+    assert_identity(&s);
+}
+
+#[test]
+fn iterations_cap_an_open_schedule() {
+    let run = Loadhost::run_plugin(&plugin("noop"), &["-r", "1000", "-n", "500"]);
+    assert_ok(&run);
+    assert_eq!(task_count(&run.summary(), "scheduled"), 500);
+}
+
+#[test]
+fn drop_overload_counts_what_the_crew_could_not_take() {
+    // 5 workers × 50 ms = 100 tasks/s of capacity against 200/s.
+    let args = [
+        "-e",
+        "SLEEP_MS=50",
+        "-r",
+        "200",
+        "-d",
+        "2s",
+        "--max-workers",
+        "5",
+        "--overload",
+        "drop",
+    ];
+    let run = Loadhost::run_plugin(&plugin("sleep"), &args);
+    assert_ok(&run);
+    let s = run.summary();
+    let (dropped, passed) = (task_count(&s, "dropped"), task_count(&s, "passed"));
+    assert_eq!(task_count(&s, "scheduled"), 400);
+    assert!(dropped > 100 && passed > 100, "dropped {dropped}, passed {passed}");
+    assert!(s["wait_ms"]["p99"].as_f64().unwrap() < 50.0, "drop mode never queues");
+    assert_identity(&s);
+}
+
+#[test]
+fn queue_overload_drops_nothing_and_latency_includes_the_wait() {
+    let args = [
+        "-e",
+        "SLEEP_MS=50",
+        "-r",
+        "200",
+        "-d",
+        "2s",
+        "--max-workers",
+        "5",
+        "--overload",
+        "queue",
+    ];
+    let run = Loadhost::run_plugin(&plugin("sleep"), &args);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "dropped"), 0);
+    assert_eq!(task_count(&s, "passed"), 400);
+    let wait_max = s["wait_ms"]["max"].as_f64().unwrap();
+    let latency_max = s["latency_ms"]["max"].as_f64().unwrap();
+    assert!(wait_max > 1000.0, "the backlog must show as wait: {wait_max} ms");
+    assert!(
+        latency_max >= wait_max + 40.0,
+        "latency {latency_max} must include the wait {wait_max}"
+    );
+    assert_identity(&s);
+}

@@ -1,0 +1,204 @@
+//! Project automation, run as `cargo xtask <command>` (an alias in `.cargo/config.toml`).
+//!
+//! - `plugins`: build the example plugins (`plugins/*`) and the test fixtures (`tests/plugins/*`)
+//!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`.
+//! - `test`: formatting, clippy (host and guests), the plugins, then every test.
+//! - `demo`: a real 10-second load test of a bundled plugin, with its summary.
+//! - `bench`: the engine/runtime overhead benchmark.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context as _, Result, bail};
+
+const WASM_TARGET: &str = "wasm32-wasip2";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("plugins") => build_plugins().map(|_| ()),
+        Some("test") => test(&args[1..]),
+        Some("demo") => demo(),
+        Some("bench") => bench(&args[1..]),
+        Some("lint") => lint(),
+        _ => {
+            eprintln!("usage: cargo xtask <plugins|test|demo|bench|lint>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The repository root (this crate lives in `xtask/`).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
+/// Where cargo puts build output: `CARGO_TARGET_DIR` when set, else `target/`.
+fn cargo_target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd.status().with_context(|| format!("starting {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+fn ensure_wasm_target() -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .context("running rustup (needed to add the wasm32-wasip2 target)")?;
+    if String::from_utf8_lossy(&installed.stdout)
+        .lines()
+        .any(|l| l.trim() == WASM_TARGET)
+    {
+        return Ok(());
+    }
+    run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+/// Guest crates: every folder with a Cargo.toml under `plugins/` (examples) and `tests/plugins/`
+/// (fixtures), paired with where its `.wasm` goes.
+fn guest_crates() -> Result<Vec<(String, PathBuf)>> {
+    let mut crates = Vec::new();
+    for (dir, out) in [("plugins", "plugins"), ("tests/plugins", "test-plugins")] {
+        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.join("Cargo.toml").is_file() {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                crates.push((name, root().join("target").join(out)));
+            }
+        }
+    }
+    crates.sort();
+    Ok(crates)
+}
+
+/// Build every guest crate and copy each component to `target/{plugins,test-plugins}/NAME.wasm`.
+fn build_plugins() -> Result<Vec<PathBuf>> {
+    ensure_wasm_target()?;
+    // One target folder for host and guests, so CI's cache covers both.
+    run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args([
+        "build",
+        "--release",
+        "--target",
+        WASM_TARGET,
+        "--manifest-path",
+        "plugins/Cargo.toml",
+    ]))?;
+    let built = cargo_target_dir().join(WASM_TARGET).join("release");
+    let mut outputs = Vec::new();
+    for (name, out_dir) in guest_crates()? {
+        let artifact = built.join(format!("{}.wasm", name.replace('-', "_")));
+        std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+        let dest = out_dir.join(format!("{name}.wasm"));
+        std::fs::copy(&artifact, &dest)
+            .with_context(|| format!("copying {} to {}", artifact.display(), dest.display()))?;
+        outputs.push(dest);
+    }
+    eprintln!(
+        "xtask: built {} plugins into target/plugins and target/test-plugins",
+        outputs.len()
+    );
+    Ok(outputs)
+}
+
+fn lint() -> Result<()> {
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args(["fmt", "--all", "--check", "--manifest-path", "plugins/Cargo.toml"]))?;
+    run(cargo().args([
+        "clippy",
+        "--release",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    ensure_wasm_target()?;
+    run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args([
+        "clippy",
+        "--release",
+        "--target",
+        WASM_TARGET,
+        "--manifest-path",
+        "plugins/Cargo.toml",
+        "--workspace",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+}
+
+/// Everything CI checks: lint, plugins, then every test of the workspace.
+fn test(extra: &[String]) -> Result<()> {
+    lint()?;
+    build_plugins()?;
+    run(cargo().args(["test", "--release", "--workspace"]).args(extra))
+}
+
+fn demo() -> Result<()> {
+    build_plugins()?;
+    run(cargo().args(["build", "--release", "-p", "loadhost"]))?;
+    let loadhost = cargo_target_dir().join("release").join("loadhost");
+    let out = root().join("target").join("demo");
+    std::fs::create_dir_all(&out)?;
+    eprintln!("xtask: a 10-second open-model run of the `sleep` plugin: 500 tasks/s, each waiting 10 ms");
+    run(Command::new(loadhost)
+        .current_dir(root())
+        .args([
+            "run",
+            "target/plugins/sleep.wasm",
+            "--rate",
+            "500",
+            "--duration",
+            "10s",
+            "--workers",
+            "32",
+        ])
+        .args([
+            "--env",
+            "SLEEP_MS=10",
+            "--summary-json",
+            "target/demo/summary.json",
+            "--csv",
+            "target/demo/intervals.csv",
+        ]))?;
+    eprintln!("xtask: wrote target/demo/summary.json and target/demo/intervals.csv");
+    Ok(())
+}
+
+fn bench(extra: &[String]) -> Result<()> {
+    build_plugins()?;
+    run(cargo()
+        .args(["bench", "-p", "loadhost", "--bench", "overhead"])
+        .args(extra))
+}
