@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use loadhost_engine::{Model, Overload, Plan, PlanError, Ramp, RateCurve};
+use loadhost_engine::{Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve};
 use thiserror::Error;
 
 use crate::options::{OverloadArg, RunOptions};
@@ -139,7 +139,9 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             max_tasks,
         }
     };
-    let plan = Plan::new(model)?;
+    // A real run paces on its own thread: sub-millisecond release accuracy (tests of the engine
+    // use the runtime's timer instead, which follows paused time).
+    let plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
     Ok(RunSettings {
         max_instances: plan.workers(),
         env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),

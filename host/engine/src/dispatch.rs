@@ -90,6 +90,11 @@ impl Dispatch {
     pub(crate) async fn send(&self, ticket: Ticket) -> bool {
         self.tx.send(ticket).await.is_ok()
     }
+
+    /// [`Dispatch::send`] for a thread outside the async runtime.
+    pub(crate) fn send_blocking(&self, ticket: Ticket) -> bool {
+        self.tx.send_blocking(ticket).is_ok()
+    }
 }
 
 impl Intake {

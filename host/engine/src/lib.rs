@@ -28,6 +28,7 @@ pub mod worker;
 use loadhost_metrics::IntervalRow;
 use thiserror::Error;
 
+pub use pacer::PacerClock;
 pub use plan::{Model, Overload, Plan, PlanError};
 pub use run::run;
 pub use schedule::{CurveError, Ramp, RateCurve};

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::pacer::PacerClock;
 use crate::schedule::{CurveError, RateCurve};
 
 /// What happens to a task whose time has come but that finds no free worker.
@@ -65,6 +66,7 @@ pub struct Plan {
     model: Model,
     scenario: String,
     interval: Duration,
+    pacer_clock: PacerClock,
 }
 
 /// The default reporting interval: one CSV row and progress update per second.
@@ -104,6 +106,7 @@ impl Plan {
             model,
             scenario: "default".into(),
             interval: DEFAULT_INTERVAL,
+            pacer_clock: PacerClock::default(),
         })
     }
 
@@ -120,6 +123,18 @@ impl Plan {
     pub fn with_scenario(mut self, scenario: impl Into<String>) -> Self {
         self.scenario = scenario.into();
         self
+    }
+
+    /// Pace on a dedicated OS thread (precise) or on the runtime's timer (what paused-time tests
+    /// need; the default).
+    pub fn with_pacer_clock(mut self, clock: PacerClock) -> Self {
+        self.pacer_clock = clock;
+        self
+    }
+
+    /// What the pacer waits on.
+    pub fn pacer_clock(&self) -> PacerClock {
+        self.pacer_clock
     }
 
     /// The load model.

@@ -11,7 +11,7 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::crew::{Claims, Crew};
 use crate::dispatch;
-use crate::pacer::Pacer;
+use crate::pacer::{Pacer, PacerClock};
 use crate::plan::{Model, Plan};
 use crate::stop::Stop;
 use crate::worker::WorkerFactory;
@@ -54,8 +54,13 @@ pub async fn run<F: WorkerFactory>(
                 recorder: recorder.clone(),
                 shard: 0,
                 stop: stop.clone(),
+                next: 0,
+                hint: 0,
             };
-            Some(tokio::spawn(pacer.run()))
+            Some(match plan.pacer_clock() {
+                PacerClock::Runtime => tokio::spawn(pacer.run_on_runtime()),
+                PacerClock::Thread => tokio::task::spawn_blocking(move || pacer.run_on_thread()),
+            })
         }
         Model::Closed {
             duration, max_tasks, ..

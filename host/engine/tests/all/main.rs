@@ -6,3 +6,4 @@ mod closed_model;
 mod fake;
 mod open_model;
 mod outcomes;
+mod thread_clock;

@@ -1,0 +1,44 @@
+//! The pacer on its own OS thread (what real runs use), in real time. Only exact counts are
+//! asserted: timing figures belong to the benchmark, not to tests on a busy machine.
+
+use loadhost_engine::{Model, Overload, PacerClock, Plan, RateCurve, TaskOutcome};
+
+use crate::fake::{FakeFactory, assert_accounting, ms, run};
+
+fn plan(rate: f64, millis: u64, workers: u32, overload: Overload) -> Plan {
+    let curve = RateCurve::constant(rate, Some(ms(millis))).unwrap();
+    Plan::new(Model::Open {
+        curve,
+        max_tasks: None,
+        workers,
+        overload,
+    })
+    .unwrap()
+    .with_pacer_clock(PacerClock::Thread)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_thread_clock_schedules_exactly() {
+    let (report, rows) = run(&plan(1000.0, 300, 16, Overload::Queue), FakeFactory::sleeping(ms(1))).await;
+    let c = report.counts();
+    assert_eq!((c.scheduled, c.passed, c.dropped), (300, 300, 0));
+    assert_accounting(&report, &rows);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_thread_clock_stops_promptly_on_abort() {
+    let factory = FakeFactory::new(|task| {
+        let outcome = if task.iteration == 20 {
+            TaskOutcome::Abort("enough".into())
+        } else {
+            TaskOutcome::Passed
+        };
+        (ms(5), outcome)
+    });
+    // 10 s planned; the abort at task 20 must end it within moments.
+    let (report, rows) = run(&plan(100.0, 10_000, 2, Overload::Queue), factory).await;
+    assert_eq!(report.aborted.as_deref(), Some("enough"));
+    assert!(report.elapsed < ms(2000), "elapsed {:?}", report.elapsed);
+    assert!(report.counts().scheduled < 100);
+    assert_accounting(&report, &rows);
+}
