@@ -172,6 +172,11 @@ impl<F: WorkerFactory> Crew<F> {
             service: ended.saturating_duration_since(called),
         };
         self.recorder.record_task(shard, outcome.terminal(), Some(timing));
+        // A task that never waits (a no-op plugin) completes without returning Pending, so a worker
+        // loop would never yield: it would starve its runtime thread, and tokio's timer (the run's
+        // deadline, the interval ticker) only fires when a thread parks. Spending tokio's
+        // cooperative budget yields every 128 tasks at a cost of nanoseconds.
+        tokio::task::consume_budget().await;
         outcome
     }
 

@@ -42,3 +42,29 @@ async fn the_thread_clock_stops_promptly_on_abort() {
     assert!(report.counts().scheduled < 100);
     assert_accounting(&report, &rows);
 }
+
+#[test]
+fn workers_that_never_wait_still_stop_at_the_deadline() {
+    // Tasks that complete without ever returning Pending must not starve the runtime's timer. The
+    // guard is a plain thread and channel: a tokio timeout would starve along with the run.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let plan = Plan::new(Model::Closed {
+            workers: 2,
+            duration: Some(ms(200)),
+            max_tasks: None,
+        })
+        .unwrap();
+        let _ = done.send(runtime.block_on(run(&plan, FakeFactory::sleeping(ms(0)))));
+    });
+    let (report, rows) = finished
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the run must end near its 200 ms deadline, not spin forever");
+    assert!(report.counts().passed > 1000, "{:?}", report.counts());
+    assert_accounting(&report, &rows);
+}
