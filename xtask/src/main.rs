@@ -3,7 +3,8 @@
 //! - `plugins`: build the example plugins (`plugins/*`) and the test fixtures (`tests/plugins/*`)
 //!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`.
 //! - `test`: formatting, clippy (host and guests), the plugins, then every test.
-//! - `demo`: a real 10-second load test of a bundled plugin, with its summary.
+//! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the
+//!   bundled `http-get` plugin against it, with its summary.
 //! - `bench`: the engine/runtime overhead benchmark.
 
 use std::path::{Path, PathBuf};
@@ -162,6 +163,15 @@ fn lint() -> Result<()> {
 fn test(extra: &[String]) -> Result<()> {
     lint()?;
     build_plugins()?;
+    // The SDK's own unit tests run natively (its WASI bindings compile to stubs off wasm).
+    run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args([
+        "test",
+        "--release",
+        "--manifest-path",
+        "plugins/Cargo.toml",
+        "-p",
+        "loadhost-sdk",
+    ]))?;
     run(cargo().args(["test", "--release", "--workspace"]).args(extra))
 }
 
@@ -169,29 +179,42 @@ fn demo() -> Result<()> {
     build_plugins()?;
     run(cargo().args(["build", "--release", "-p", "loadhost"]))?;
     let loadhost = cargo_target_dir().join("release").join("loadhost");
-    let out = root().join("target").join("demo");
-    std::fs::create_dir_all(&out)?;
-    eprintln!("xtask: a 10-second open-model run of the `sleep` plugin: 500 tasks/s, each waiting 10 ms");
-    run(Command::new(loadhost)
+    std::fs::create_dir_all(root().join("target").join("demo"))?;
+
+    // The built-in target on a free loopback port; its first stdout line is its URL.
+    let mut target = Command::new(&loadhost)
+        .args(["target", "--addr", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("starting `loadhost target`")?;
+    let mut line = String::new();
+    if let Some(out) = target.stdout.take() {
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line)?;
+    }
+    let url = line.trim().strip_prefix("listening on ").unwrap_or_default().to_owned();
+    let authority = url.split_once("://").map(|(_, a)| a.to_owned()).unwrap_or_default();
+    eprintln!("xtask: the built-in target listens on {url}");
+    eprintln!("xtask: a 10-second open-model run of the `http-get` plugin against it at 1,000 requests/s");
+    let result = run(Command::new(&loadhost)
         .current_dir(root())
         .args([
             "run",
-            "target/plugins/sleep.wasm",
+            "target/plugins/http-get.wasm",
             "--rate",
-            "500",
+            "1000",
             "--duration",
             "10s",
-            "--workers",
-            "32",
         ])
+        .args(["--env", &format!("TARGET_URL={url}/"), "--allow-host", &authority])
         .args([
-            "--env",
-            "SLEEP_MS=10",
             "--summary-json",
             "target/demo/summary.json",
             "--csv",
             "target/demo/intervals.csv",
-        ]))?;
+        ]));
+    let _ = target.kill();
+    let _ = target.wait();
+    result?;
     eprintln!("xtask: wrote target/demo/summary.json and target/demo/intervals.csv");
     Ok(())
 }

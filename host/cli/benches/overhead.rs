@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use loadhost_engine::{Model, Overload, PacerClock, Plan, RateCurve, Task, Worker, WorkerContext, WorkerFactory};
 use loadhost_metrics::{IntervalRow, Recorder, RunReport};
-use loadhost_runtime::{PluginEnv, Runtime, RuntimeOptions, WasmWorkerFactory};
+use loadhost_runtime::{Grants, Runtime, RuntimeOptions, WasmWorkerFactory};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -47,7 +47,7 @@ fn factory(max_instances: u32) -> WasmWorkerFactory {
     runtime
         .load(&noop_path())
         .expect("noop loads")
-        .factory(PluginEnv::default())
+        .factory(Grants::none().expect("no grants"))
 }
 
 fn bare_call_ns(calls: u64) -> f64 {

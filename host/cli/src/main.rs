@@ -7,6 +7,7 @@
 
 mod exit;
 mod run;
+mod target;
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -26,6 +27,9 @@ struct Cli {
 enum Command {
     /// Run a load test: call the plugin's `doer` once per task, on the schedule the flags describe.
     Run(run::RunArgs),
+    /// Serve the built-in HTTP target on loopback: `/`, `/delay?ms=N`, `/status?code=N`,
+    /// `/bytes?n=N`, `/echo`, `/stats`.
+    Target(target::TargetArgs),
 }
 
 fn init_logging() {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
     init_logging();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Target(args) => target::run(args),
     };
     match result {
         Ok(code) => code,

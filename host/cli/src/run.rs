@@ -13,7 +13,9 @@ use loadhost_metrics::IntervalRow;
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::progress::Progress;
 use loadhost_output::{RunInfo, json, summary};
-use loadhost_runtime::{CacheOutcome, PluginEnv, Runtime, RuntimeOptions, cache};
+use loadhost_runtime::http::allow::AllowRule;
+use loadhost_runtime::http::tls::TlsOptions;
+use loadhost_runtime::{CacheOutcome, Grants, HttpClient, HttpOptions, Runtime, RuntimeOptions, cache};
 
 use crate::exit::{ABORTED, Failure};
 
@@ -77,6 +79,36 @@ fn describe(settings: &RunSettings) -> String {
     }
 }
 
+/// The environment and network the user grants the plugin.
+fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
+    let options = &settings.options;
+    let allow = options
+        .allow_host
+        .iter()
+        .map(|rule| {
+            rule.parse::<AllowRule>()
+                .map_err(|err| Failure::usage(anyhow::anyhow!("--allow-host {err}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if options.insecure {
+        tracing::warn!("--insecure: https certificates are not checked; use it only against your own test targets");
+    }
+    let http = HttpOptions {
+        allow,
+        tls: TlsOptions {
+            ca_certs: options.ca_cert.clone(),
+            insecure: options.insecure,
+        },
+        h2c: options.h2c,
+        max_connections_per_host: options.max_connections_per_host,
+    };
+    let http = HttpClient::new(&http).map_err(Failure::usage)?;
+    Ok(Grants {
+        env: settings.env.clone(),
+        http,
+    })
+}
+
 /// Run the load test and report it.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let file_options = match &args.config {
@@ -122,14 +154,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         CacheOutcome::Disabled => "compiled (cache off)",
     };
     tracing::info!("plugin {} {how} in {:.1?}", args.plugin.display(), plugin.load_time());
-    let factory = plugin.factory(PluginEnv {
-        vars: settings.env.clone(),
-    });
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")
         .map_err(Failure::runtime)?;
+    let grants = {
+        let _runtime = tokio.enter();
+        grants(&settings)?
+    };
+    let factory = plugin.factory(grants);
 
     let mut csv = match outputs.csv {
         Some((path, file)) => Some((

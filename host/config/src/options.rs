@@ -62,6 +62,32 @@ pub struct RunOptions {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvPair>,
 
+    /// Let the plugin reach HOST (any port) or HOST:PORT over HTTP and sockets (repeatable). Without
+    /// it a plugin reaches nothing.
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_host: Vec<String>,
+
+    /// Trust the certificates in this PEM file for https, besides the system's (repeatable).
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ca_cert: Vec<PathBuf>,
+
+    /// Accept any https certificate (self-signed test targets only).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+
+    /// Send every HTTP request over HTTP/2 (prior knowledge on cleartext: h2c).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub h2c: bool,
+
+    /// At most N requests in flight (so N connections over HTTP/1.1) to each host:port.
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_connections_per_host: Option<u32>,
+
     /// Write the end-of-run summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,6 +114,11 @@ impl RunOptions {
             stage: list(self.stage, file.stage),
             overload: self.overload.or(file.overload),
             env: list(self.env, file.env),
+            allow_host: list(self.allow_host, file.allow_host),
+            ca_cert: list(self.ca_cert, file.ca_cert),
+            insecure: self.insecure || file.insecure,
+            h2c: self.h2c || file.h2c,
+            max_connections_per_host: self.max_connections_per_host.or(file.max_connections_per_host),
             summary_json: self.summary_json.or(file.summary_json),
             csv: self.csv.or(file.csv),
         }

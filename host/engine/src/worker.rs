@@ -122,6 +122,21 @@ impl MetricsHandle {
         self.recorder.trend(self.shard, SeriesKey::new(name, tags), value);
     }
 
+    /// Count one finished HTTP request (built-in metrics).
+    pub fn http_request(&self, sample: loadhost_metrics::HttpSample) {
+        self.recorder.http_request(self.shard, sample);
+    }
+
+    /// Count a request refused by the allow-list.
+    pub fn http_denied(&self) {
+        self.recorder.http_denied(self.shard);
+    }
+
+    /// Add connections opened and wire bytes.
+    pub fn http_wire(&self, connections: u64, sent: u64, received: u64) {
+        self.recorder.http_wire(self.shard, connections, sent, received);
+    }
+
     /// Record a check; returns `ok`.
     pub fn check(&self, name: String, ok: bool, tags: Vec<(String, String)>) -> bool {
         self.recorder.check(self.shard, SeriesKey::new(name, tags), ok);

@@ -6,12 +6,14 @@
 //! - [`histogram`]: microsecond HDR histograms (3 significant digits) and their percentile summary.
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
 //! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
+//! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 
 #![deny(missing_docs)]
 
 pub mod histogram;
+pub mod http;
 pub mod outcome;
 pub mod plugin;
 pub mod recorder;
@@ -19,6 +21,7 @@ pub mod report;
 pub mod window;
 
 pub use histogram::{LatencyHistogram, Percentiles};
+pub use http::{HttpSample, HttpStats};
 pub use outcome::{Counts, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{PacerTally, Recorder, TaskTiming};

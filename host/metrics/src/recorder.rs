@@ -126,6 +126,27 @@ impl Recorder {
         self.with(shard, |w| w.plugin.check(key, ok));
     }
 
+    /// Count one finished HTTP request.
+    pub fn http_request(&self, shard: usize, sample: crate::HttpSample) {
+        self.with(shard, |w| w.http.record(sample));
+    }
+
+    /// Count a request refused by the allow-list.
+    pub fn http_denied(&self, shard: usize) {
+        self.with(shard, |w| w.http.denied += 1);
+    }
+
+    /// Add connection and wire-byte counts.
+    pub fn http_wire(&self, shard: usize, connections: u64, sent: u64, received: u64) {
+        if connections + sent + received > 0 {
+            self.with(shard, |w| {
+                w.http.connections_opened += connections;
+                w.http.bytes_sent += sent;
+                w.http.bytes_received += received;
+            });
+        }
+    }
+
     /// Take everything recorded since the last drain, merged into one window.
     pub fn drain(&self) -> Window {
         let mut out = Window::default();

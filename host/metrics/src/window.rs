@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::histogram::LatencyHistogram;
+use crate::http::HttpStats;
 use crate::outcome::{Counts, Outcome};
 use crate::plugin::PluginMetrics;
 
@@ -26,6 +27,8 @@ pub struct Window {
     pub underrun: u64,
     /// Metrics recorded by the plugin.
     pub plugin: PluginMetrics,
+    /// HTTP requests the plugin made, recorded by the host.
+    pub http: HttpStats,
 }
 
 impl Window {
@@ -49,6 +52,7 @@ impl Window {
         self.lag_total += other.lag_total;
         self.underrun += other.underrun;
         self.plugin.merge(&other.plugin);
+        self.http.merge(&other.http);
     }
 
     /// Empty the window, keeping its allocations.
@@ -61,5 +65,6 @@ impl Window {
         self.lag_total = Duration::ZERO;
         self.underrun = 0;
         self.plugin.clear();
+        self.http.reset();
     }
 }

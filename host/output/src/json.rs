@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 
-use loadhost_metrics::{Percentiles, RunReport, SeriesValue};
+use loadhost_metrics::http::names;
+use loadhost_metrics::{HttpStats, Percentiles, RunReport, SeriesValue};
 use serde_json::{Value, json};
 
 use crate::{RunInfo, VERSION, round_ms};
@@ -36,6 +37,7 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
             serde_json::to_value(series.value.to_summary()).unwrap_or(Value::Null),
         );
     }
+    http_metrics(&t.http, report.elapsed.as_secs_f64(), &mut metrics);
     let mut checks = BTreeMap::new();
     for series in t.plugin.by_name() {
         if let SeriesValue::Check { passes, fails } = series.value {
@@ -73,6 +75,54 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
         "identity_holds": c.identity_holds(),
         "aborted": report.aborted,
     })
+}
+
+/// The built-in HTTP metrics, with k6's names and shapes (only when the plugin used HTTP).
+fn http_metrics(http: &HttpStats, seconds: f64, metrics: &mut serde_json::Map<String, Value>) {
+    if http.is_empty() {
+        return;
+    }
+    let mut insert = |name: &str, value: Value| {
+        metrics.insert(name.to_owned(), value);
+    };
+    let rate = if seconds > 0.0 {
+        http.requests as f64 / seconds
+    } else {
+        0.0
+    };
+    insert(names::HTTP_REQS, json!({ "count": http.requests, "rate": rate }));
+    for (status, count) in &http.by_status {
+        insert(
+            &format!("{}{{status:{status}}}", names::HTTP_REQS),
+            json!({ "count": count }),
+        );
+    }
+    let mut duration = percentiles(&http.duration.percentiles());
+    duration["count"] = json!(http.duration.count());
+    insert(names::HTTP_REQ_DURATION, duration);
+    let failed_rate = if http.requests == 0 {
+        0.0
+    } else {
+        http.failed as f64 / http.requests as f64
+    };
+    insert(
+        names::HTTP_REQ_FAILED,
+        json!({ "rate": failed_rate, "passes": http.failed, "fails": http.requests - http.failed }),
+    );
+    insert(names::HTTP_DENIED, json!({ "count": http.denied }));
+    insert(
+        names::HTTP_CONNECTIONS_OPENED,
+        json!({ "count": http.connections_opened }),
+    );
+    insert(names::DATA_SENT, json!({ "count": http.bytes_sent }));
+    insert(names::DATA_RECEIVED, json!({ "count": http.bytes_received }));
+    insert(names::HTTP_RESPONSE_BYTES, json!({ "count": http.body_bytes }));
+    let by_status: serde_json::Map<String, Value> = http
+        .by_status
+        .iter()
+        .map(|(status, count)| (status.to_string(), json!(count)))
+        .collect();
+    insert(names::HTTP_STATUS, Value::Object(by_status));
 }
 
 /// Write the summary to `path` (pretty-printed, newline-terminated).

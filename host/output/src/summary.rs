@@ -116,6 +116,44 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
         report.generation.as_secs_f64()
     );
 
+    if !t.http.is_empty() {
+        let http = &t.http;
+        let secs = report.elapsed.as_secs_f64().max(1e-9);
+        label(&mut out, "http_reqs");
+        let failed_pct = if http.requests == 0 {
+            0.0
+        } else {
+            http.failed as f64 * 100.0 / http.requests as f64
+        };
+        let _ = writeln!(
+            out,
+            "{} ({:.1}/s) · {} failed ({failed_pct:.2}%) · {} denied",
+            http.requests,
+            http.requests as f64 / secs,
+            http.failed,
+            http.denied
+        );
+        label(&mut out, "http_req_ms");
+        let _ = writeln!(out, "{}", fmt_percentiles(&http.duration.percentiles()));
+        label(&mut out, "http_status");
+        let statuses: Vec<String> = http.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            if statuses.is_empty() {
+                "none".to_owned()
+            } else {
+                statuses.join(" · ")
+            }
+        );
+        label(&mut out, "http_network");
+        let _ = writeln!(
+            out,
+            "{} connections opened · {} bytes sent · {} received ({} of response bodies)",
+            http.connections_opened, http.bytes_sent, http.bytes_received, http.body_bytes
+        );
+    }
+
     let by_name = t.plugin.by_name();
     let checks: Vec<_> = by_name
         .iter()

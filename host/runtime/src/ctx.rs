@@ -1,32 +1,49 @@
-//! What each worker's `Store` holds: a sandboxed WASI context, wasi:http state, and its handle on
-//! the run's metrics.
+//! What each worker's `Store` holds: a sandboxed WASI context, wasi:http state with the host's
+//! hooks, and the worker's handle on the run's metrics.
+
+use std::sync::Arc;
 
 use loadhost_engine::MetricsHandle;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::worker::PluginEnv;
+use crate::http::HttpClient;
+use crate::worker::Grants;
 
 /// Per-worker store data.
 pub(crate) struct DoerCtx {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
-    hooks: DenyAllHttp,
+    hooks: HostHttpHooks,
     pub(crate) metrics: MetricsHandle,
 }
 
 impl DoerCtx {
-    /// A context that grants nothing but the environment the user passed with `-e`: no
-    /// directories, no network, stdin closed, stdout and stderr discarded.
-    pub(crate) fn new(env: &PluginEnv, metrics: MetricsHandle) -> Self {
-        let wasi = WasiCtx::builder().envs(&env.vars).build();
+    /// A context that grants only what the user passed: the `-e` environment and, for hosts on the
+    /// allow-list, HTTP and sockets. No directories, stdin closed, stdout and stderr discarded.
+    pub(crate) fn new(grants: &Grants, metrics: MetricsHandle) -> Self {
+        let mut wasi = WasiCtx::builder();
+        wasi.envs(&grants.env);
+        let allow = grants.http.allow_list();
+        if !allow.is_empty() {
+            let allow = allow.clone();
+            wasi.socket_addr_check(move |addr, _use| {
+                let allowed = allow.allows_addr(addr);
+                Box::pin(async move { allowed })
+            });
+            wasi.allow_ip_name_lookup(true);
+        }
+        let hooks = HostHttpHooks {
+            client: grants.http.clone(),
+            metrics: metrics.clone(),
+        };
         Self {
-            wasi,
+            wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            hooks: DenyAllHttp,
+            hooks,
             metrics,
         }
     }
@@ -51,29 +68,34 @@ impl WasiHttpView for DoerCtx {
     }
 }
 
-/// Outgoing HTTP is denied: a plugin reaches nothing unless the user allows it.
-struct DenyAllHttp;
+/// Sends plugin requests through the run's pooled client, after the allow-list.
+struct HostHttpHooks {
+    client: Arc<HttpClient>,
+    metrics: MetricsHandle,
+}
 
+type IoFuture = Box<dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>;
 type ResponseFuture = Box<
     dyn std::future::Future<
-            Output = Result<
-                (
-                    http::Response<wasmtime_wasi_http::WasiBody>,
-                    Box<dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-                ),
-                wasmtime_wasi_http::Error,
-            >,
+            Output = Result<(http::Response<wasmtime_wasi_http::WasiBody>, IoFuture), wasmtime_wasi_http::Error>,
         > + Send,
 >;
 
-impl wasmtime_wasi_http::WasiHttpHooks for DenyAllHttp {
+impl wasmtime_wasi_http::WasiHttpHooks for HostHttpHooks {
     fn send_request(
         &mut self,
         request: http::Request<wasmtime_wasi_http::WasiBody>,
-        _options: Option<wasmtime_wasi_http::RequestOptions>,
-        _fut: Box<dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+        options: Option<wasmtime_wasi_http::RequestOptions>,
+        _fut: IoFuture,
     ) -> ResponseFuture {
-        tracing::debug!("denied an HTTP request to {}", request.uri());
-        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+        let uri = request.uri();
+        let host = uri.host().unwrap_or_default();
+        let port = uri
+            .port_u16()
+            .unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+        if !self.client.permits(host, port, &self.metrics) {
+            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+        }
+        Box::new(self.client.clone().send(request, options, self.metrics.clone()))
     }
 }

@@ -13,7 +13,8 @@
 //! - `wasmtime_engine`: the Engine's configuration and why.
 //! - [`cache`]: compiled artifacts on disk, keyed by the plugin's sha256 and the wasmtime version.
 //! - [`plugin`]: loading and rejecting plugins ([`PluginError`] says exactly why).
-//! - `ctx`: the per-worker store data, sandboxed WASI (nothing granted) and wasi:http (denied).
+//! - `ctx`: the per-worker store data: sandboxed WASI and the host's wasi:http hooks.
+//! - [`http`]: the pooled HTTP client, the allow-list, TLS, and the built-in HTTP metrics.
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
 //! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
 
@@ -22,12 +23,14 @@
 pub mod bindings;
 pub mod cache;
 mod ctx;
+pub mod http;
 mod metrics_host;
 pub mod plugin;
 mod wasmtime_engine;
 pub mod worker;
 
 pub use cache::{CacheOutcome, CompileCache};
+pub use http::{HttpClient, HttpOptions};
 pub use plugin::{Plugin, PluginError};
 pub use wasmtime_engine::{Runtime, RuntimeOptions};
-pub use worker::{PluginEnv, WasmWorker, WasmWorkerFactory};
+pub use worker::{Grants, WasmWorker, WasmWorkerFactory};

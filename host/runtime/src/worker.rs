@@ -8,13 +8,27 @@ use wasmtime::Store;
 
 use crate::bindings::{self, Workload, WorkloadPre};
 use crate::ctx::DoerCtx;
+use crate::http::{HttpClient, HttpOptions};
 use crate::plugin::{Plugin, one_line};
 
-/// What a plugin's environment holds: only the variables the user passed with `-e`.
-#[derive(Debug, Clone, Default)]
-pub struct PluginEnv {
+/// What the user grants a plugin: its whole environment (`-e`), and the network through the
+/// run's HTTP client and its allow-list (`--allow-host`).
+#[derive(Clone)]
+pub struct Grants {
     /// `KEY=VALUE` pairs.
-    pub vars: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
+    /// The run's HTTP client; its allow-list also governs wasi:sockets.
+    pub http: Arc<HttpClient>,
+}
+
+impl Grants {
+    /// No environment and no network.
+    pub fn none() -> anyhow::Result<Self> {
+        Ok(Self {
+            env: Vec::new(),
+            http: HttpClient::new(&HttpOptions::default())?,
+        })
+    }
 }
 
 /// Makes [`WasmWorker`]s from a loaded plugin.
@@ -22,16 +36,16 @@ pub struct PluginEnv {
 pub struct WasmWorkerFactory {
     engine: wasmtime::Engine,
     pre: WorkloadPre<DoerCtx>,
-    env: Arc<PluginEnv>,
+    grants: Arc<Grants>,
 }
 
 impl Plugin {
-    /// A factory for workers of this plugin with environment `env`.
-    pub fn factory(&self, env: PluginEnv) -> WasmWorkerFactory {
+    /// A factory for workers of this plugin, granted `grants`.
+    pub fn factory(&self, grants: Grants) -> WasmWorkerFactory {
         WasmWorkerFactory {
             engine: self.runtime.engine.clone(),
             pre: self.pre.clone(),
-            env: Arc::new(env),
+            grants: Arc::new(grants),
         }
     }
 }
@@ -48,7 +62,7 @@ impl WorkerFactory for WasmWorkerFactory {
     type Worker = WasmWorker;
 
     async fn new_worker(&self, ctx: WorkerContext) -> Result<WasmWorker, WorkerError> {
-        let mut store = Store::new(&self.engine, DoerCtx::new(&self.env, ctx.metrics));
+        let mut store = Store::new(&self.engine, DoerCtx::new(&self.grants, ctx.metrics));
         let instance = self
             .pre
             .instantiate_async(&mut store)

@@ -1,0 +1,79 @@
+//! `loadhost target`: the built-in HTTP target, for demos, tests and benchmarks on loopback.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+use loadhost_config::units::Dur;
+use loadhost_target::Target;
+
+use crate::exit::Failure;
+
+/// Arguments of `loadhost target`.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Where to listen; port 0 picks a free port (the address is printed on stdout).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    addr: SocketAddr,
+
+    /// Serve https with a fresh self-signed certificate for localhost/127.0.0.1/::1, written (PEM)
+    /// to FILE so clients can trust it with --ca-cert FILE.
+    #[arg(long, value_name = "FILE")]
+    tls_self_signed: Option<PathBuf>,
+
+    /// Stop after this long (default: run until interrupted).
+    #[arg(short = 'd', long, value_name = "DURATION")]
+    duration: Option<Dur>,
+}
+
+/// Serve until interrupted (or for `--duration`).
+pub fn run(args: TargetArgs) -> Result<ExitCode, Failure> {
+    let tls = match &args.tls_self_signed {
+        Some(path) => {
+            let cert = loadhost_target::tls::self_signed().map_err(Failure::runtime)?;
+            std::fs::write(path, &cert.cert_pem)
+                .with_context(|| format!("--tls-self-signed {}: cannot write the file", path.display()))
+                .map_err(Failure::usage)?;
+            Some(cert.config)
+        }
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+        .map_err(Failure::runtime)?;
+    runtime.block_on(async {
+        let target = Target::bind(args.addr, tls).await.map_err(Failure::usage)?;
+        let url = target.url().map_err(Failure::runtime)?;
+        // The first line on stdout is the URL, so scripts can start a target on port 0 and read it.
+        println!("listening on {url}");
+        let _ = std::io::stdout().flush();
+        let duration = args.duration.map(|d| d.0);
+        let stop = async move {
+            match duration {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = target.serve(stop) => {}
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate() => {}
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// SIGTERM, so `kill` stops the target cleanly.
+async fn terminate() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut signal) => {
+            signal.recv().await;
+        }
+        Err(_) => std::future::pending().await,
+    }
+}

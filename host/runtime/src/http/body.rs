@@ -1,0 +1,98 @@
+//! The response body handed to the plugin: it measures the request when the body ends (or is
+//! dropped unread), so `http_req_duration` covers sending, waiting and receiving, as in k6.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+use loadhost_engine::MetricsHandle;
+use loadhost_metrics::HttpSample;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+
+use super::HttpClient;
+
+/// What is recorded once the body is done.
+pub(crate) struct Pending {
+    pub(crate) started: Instant,
+    pub(crate) status: u16,
+    pub(crate) metrics: MetricsHandle,
+    pub(crate) client: Arc<HttpClient>,
+    /// The per-host connection slot, held until the body is done.
+    pub(crate) _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// A response body that records its request when it ends.
+pub(crate) struct TimedBody {
+    inner: Incoming,
+    pending: Option<Pending>,
+    bytes: u64,
+}
+
+impl TimedBody {
+    pub(crate) fn new(inner: Incoming, pending: Pending) -> Self {
+        Self {
+            inner,
+            pending: Some(pending),
+            bytes: 0,
+        }
+    }
+
+    fn finish(&mut self, status: Option<u16>) {
+        if let Some(p) = self.pending.take() {
+            let sample = HttpSample {
+                status,
+                duration: p.started.elapsed(),
+                body_bytes: self.bytes,
+            };
+            p.client.record(&p.metrics, sample);
+        }
+    }
+}
+
+impl Body for TimedBody {
+    type Data = Bytes;
+    type Error = wasmtime_wasi_http::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.bytes += data.len() as u64;
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(err))) => {
+                // The response broke off: it counts as a request without a (complete) response.
+                this.finish(None);
+                Poll::Ready(Some(Err(wasmtime_wasi_http::Error::Hyper(err))))
+            }
+            Poll::Ready(None) => {
+                let status = this.pending.as_ref().map(|p| p.status);
+                this.finish(status);
+                Poll::Ready(None)
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for TimedBody {
+    fn drop(&mut self) {
+        // A plugin may drop a body without reading it: the request still happened.
+        let status = self.pending.as_ref().map(|p| p.status);
+        self.finish(status);
+    }
+}

@@ -1,0 +1,237 @@
+//! Outgoing HTTP for plugins: `wasi:http/outgoing-handler` requests go through the host's own
+//! pooled client instead of wasmtime's default of one new connection per request.
+//!
+//! - [`allow`]: the allow-list; a denied request never opens a connection.
+//! - [`connector`]: TCP connections, counted with the bytes they move.
+//! - [`tls`]: system roots, `--ca-cert`, `--insecure`.
+//! - `body`: times each request until its response body is done.
+//!
+//! One [`HttpClient`] serves every worker of a run, so keep-alive connections are reused across
+//! tasks and workers. HTTP/1.1 by default; HTTP/2 by ALPN on https, or for every request with
+//! `h2c` (prior knowledge on cleartext).
+
+pub mod allow;
+mod body;
+pub mod connector;
+pub mod tls;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use loadhost_engine::MetricsHandle;
+use loadhost_metrics::HttpSample;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
+
+use self::allow::{AllowList, AllowRule};
+use self::body::{Pending, TimedBody};
+use self::connector::{CountingConnector, WireCounters};
+use self::tls::TlsOptions;
+
+/// How plugins may use the network.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Hosts a plugin may reach (HTTP and sockets); empty: nothing.
+    pub allow: Vec<AllowRule>,
+    /// Trust for https.
+    pub tls: TlsOptions,
+    /// Use HTTP/2 for every request (prior knowledge on cleartext).
+    pub h2c: bool,
+    /// At most this many requests in flight (so connections, over HTTP/1.1) per host:port.
+    pub max_connections_per_host: Option<u32>,
+}
+
+type Pooled = Client<hyper_rustls::HttpsConnector<CountingConnector>, WasiBody>;
+
+/// The run's HTTP client, shared by every worker.
+pub struct HttpClient {
+    client: Pooled,
+    allow: AllowList,
+    wire: Arc<WireCounters>,
+    per_host: Option<u32>,
+    slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    denial_logged: AtomicBool,
+}
+
+type SendResult = Result<
+    (
+        http::Response<WasiBody>,
+        Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send>,
+    ),
+    HttpError,
+>;
+
+/// Idle keep-alive connections are closed after this long, as browsers and k6 do.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+impl HttpClient {
+    /// Build the client (TLS configuration errors name the flag).
+    pub fn new(options: &HttpOptions) -> anyhow::Result<Arc<Self>> {
+        let wire = Arc::new(WireCounters::default());
+        let tls = tls::client_config(&options.tls)?;
+        let builder = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http();
+        let connector = if options.h2c {
+            builder.enable_http2()
+        } else {
+            builder.enable_all_versions()
+        }
+        .wrap_connector(CountingConnector::new(wire.clone()));
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .pool_timer(TokioTimer::new())
+            .http2_only(options.h2c)
+            .build(connector);
+        Ok(Arc::new(Self {
+            client,
+            allow: AllowList::new(options.allow.clone()),
+            wire,
+            per_host: options.max_connections_per_host,
+            slots: Mutex::default(),
+            denial_logged: AtomicBool::new(false),
+        }))
+    }
+
+    /// The allow-list (also used for wasi:sockets).
+    pub fn allow_list(&self) -> &AllowList {
+        &self.allow
+    }
+
+    /// Whether a request to `host:port` may go out; logs the first denial with the flag to use.
+    pub(crate) fn permits(&self, host: &str, port: u16, metrics: &MetricsHandle) -> bool {
+        if self.allow.allows(host, port) {
+            return true;
+        }
+        metrics.http_denied();
+        if !self.denial_logged.swap(true, Ordering::Relaxed) {
+            let rule = AllowRule {
+                host: host.trim_start_matches('[').trim_end_matches(']').to_owned(),
+                port: Some(port),
+            };
+            tracing::warn!(
+                "the plugin tried to reach {rule}, which is not allowed: pass --allow-host {rule} to allow it \
+                 (later denials are only counted, as http_denied)"
+            );
+        }
+        false
+    }
+
+    async fn slot(&self, authority: &str) -> Option<OwnedSemaphorePermit> {
+        let cap = self.per_host?;
+        let semaphore = {
+            let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            slots
+                .entry(authority.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(cap as usize)))
+                .clone()
+        };
+        semaphore.acquire_owned().await.ok()
+    }
+
+    /// Record a finished request, with the connections and bytes counted since the last one.
+    pub(crate) fn record(&self, metrics: &MetricsHandle, sample: HttpSample) {
+        metrics.http_request(sample);
+        let w = &self.wire;
+        metrics.http_wire(
+            w.connections.swap(0, Ordering::Relaxed),
+            w.sent.swap(0, Ordering::Relaxed),
+            w.received.swap(0, Ordering::Relaxed),
+        );
+    }
+
+    /// Send an allowed request through the pool.
+    pub(crate) async fn send(
+        self: Arc<Self>,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        metrics: MetricsHandle,
+    ) -> SendResult {
+        let authority = request
+            .uri()
+            .authority()
+            .map(|a| a.as_str().to_owned())
+            .unwrap_or_default();
+        let permit = self.slot(&authority).await;
+        let started = Instant::now();
+        let sent = self.client.request(request);
+        let response = match options.and_then(|o| o.first_byte_timeout.or(o.connect_timeout)) {
+            Some(limit) => match tokio::time::timeout(limit, sent).await {
+                Ok(result) => result,
+                Err(_) => {
+                    self.record(
+                        &metrics,
+                        HttpSample {
+                            status: None,
+                            duration: started.elapsed(),
+                            body_bytes: 0,
+                        },
+                    );
+                    return Err(HttpError::ConnectionReadTimeout);
+                }
+            },
+            None => sent.await,
+        };
+        match response {
+            Ok(response) => {
+                let (parts, body) = response.into_parts();
+                let pending = Pending {
+                    started,
+                    status: parts.status.as_u16(),
+                    metrics,
+                    client: self.clone(),
+                    _permit: permit,
+                };
+                let body = TimedBody::new(body, pending).boxed_unsync();
+                let io: Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send> =
+                    Box::new(async { Ok(()) });
+                Ok((http::Response::from_parts(parts, body), io))
+            }
+            Err(err) => {
+                self.record(
+                    &metrics,
+                    HttpSample {
+                        status: None,
+                        duration: started.elapsed(),
+                        body_bytes: 0,
+                    },
+                );
+                Err(client_error(&err))
+            }
+        }
+    }
+}
+
+/// Map a pooled-client error to the wasi:http error code the plugin sees.
+fn client_error(err: &hyper_util::client::legacy::Error) -> HttpError {
+    use std::error::Error as _;
+    let mut source = err.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => HttpError::ConnectionRefused,
+                std::io::ErrorKind::TimedOut => HttpError::ConnectionTimeout,
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => HttpError::ConnectionTerminated,
+                _ => HttpError::InternalError(Some(io.to_string())),
+            };
+        }
+        if let Some(hyper) = cause.downcast_ref::<hyper::Error>() {
+            if hyper.is_incomplete_message() || hyper.is_closed() {
+                return HttpError::HttpResponseIncomplete;
+            }
+            return HttpError::HttpProtocolError;
+        }
+        source = cause.source();
+    }
+    if err.is_connect() {
+        HttpError::DestinationUnavailable
+    } else {
+        HttpError::InternalError(Some(err.to_string()))
+    }
+}

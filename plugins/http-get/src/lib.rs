@@ -1,0 +1,29 @@
+//! One `GET TARGET_URL` per task (default `http://127.0.0.1:8080/`), with a check that the status
+//! is 200. A 5xx is a retryable failure, any other non-200 a failure; a denied or broken request
+//! is retryable. The host records `http_reqs`, `http_req_duration` and the rest by itself.
+
+use std::sync::OnceLock;
+
+use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, http, metrics::check, retryable};
+
+struct HttpGet;
+
+fn url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| env_or("TARGET_URL", "http://127.0.0.1:8080/".to_owned()))
+}
+
+impl Doer for HttpGet {
+    fn do_task(_task: Task) -> TaskResult {
+        let response = http::get(url()).send().map_err(|err| retryable(err.to_string()))?;
+        if check("status is 200", response.status == 200, &[]) {
+            Ok(())
+        } else if response.status >= 500 {
+            Err(retryable(format!("GET {} answered {}", url(), response.status)))
+        } else {
+            Err(failed(format!("GET {} answered {}", url(), response.status)))
+        }
+    }
+}
+
+loadhost_sdk::export!(HttpGet);

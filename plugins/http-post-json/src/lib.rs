@@ -1,0 +1,39 @@
+//! One `POST TARGET_URL` per task (default `http://127.0.0.1:8080/echo`) with a small JSON
+//! document naming the task, and a check that the same document comes back (the built-in
+//! target's `/echo` returns the body it got).
+
+use std::sync::OnceLock;
+
+use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, http, metrics::check, retryable};
+
+struct HttpPostJson;
+
+fn url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| env_or("TARGET_URL", "http://127.0.0.1:8080/echo".to_owned()))
+}
+
+impl Doer for HttpPostJson {
+    fn do_task(task: Task) -> TaskResult {
+        let document = format!(
+            r#"{{"scenario":"{}","worker":{},"iteration":{},"attempt":{}}}"#,
+            task.scenario, task.worker_id, task.iteration, task.attempt
+        );
+        let response = http::post(url())
+            .json(document.as_str())
+            .send()
+            .map_err(|err| retryable(err.to_string()))?;
+        if response.status >= 500 {
+            return Err(retryable(format!("POST {} answered {}", url(), response.status)));
+        }
+        if !check("status is 200", response.status == 200, &[]) {
+            return Err(failed(format!("POST {} answered {}", url(), response.status)));
+        }
+        if !check("echoed the document", response.body == document.as_bytes(), &[]) {
+            return Err(failed(format!("POST {} echoed {:?}", url(), response.text())));
+        }
+        Ok(())
+    }
+}
+
+loadhost_sdk::export!(HttpPostJson);

@@ -1,0 +1,300 @@
+//! An HTTP client for plugins, on `wasi:http/outgoing-handler`. The host does the network work
+//! (pooled keep-alive connections, TLS) and records the built-in HTTP metrics (`http_reqs`,
+//! `http_req_duration`, …) for every request without plugin code.
+//!
+//! ```ignore
+//! use loadhost_sdk::http;
+//!
+//! let response = http::get("http://127.0.0.1:8080/").send()?;
+//! assert_eq!(response.status, 200);
+//! let echoed = http::post("http://127.0.0.1:8080/echo").json(r#"{"id": 7}"#).send()?;
+//! ```
+//!
+//! A host the user did not allow (`loadhost run --allow-host HOST[:PORT]`) answers
+//! [`HttpError::Denied`] without any connection being made.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use wasip2::http::outgoing_handler;
+use wasip2::http::types::{
+    ErrorCode, Fields, IncomingBody, Method, OutgoingBody, OutgoingRequest, RequestOptions, Scheme,
+};
+
+/// Why a request got no response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpError {
+    /// The URL is not `http://…` or `https://…` with a host.
+    InvalidUrl(String),
+    /// The host is not on the user's allow-list (`--allow-host`); no connection was made.
+    Denied(String),
+    /// A header name or value was refused.
+    InvalidHeader(String),
+    /// The request could not be sent or no complete response came back.
+    Network(String),
+}
+
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HttpError::InvalidUrl(url) => {
+                write!(f, "invalid URL {url:?}: expected http://HOST[:PORT]/PATH or https://…")
+            }
+            HttpError::Denied(url) => write!(
+                f,
+                "request to {url} denied: the host is not allowed (loadhost run --allow-host)"
+            ),
+            HttpError::InvalidHeader(name) => write!(f, "invalid header {name:?}"),
+            HttpError::Network(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+/// A request being built; [`Request::send`] sends it and waits for the whole response.
+#[derive(Debug, Clone)]
+pub struct Request {
+    method: Method,
+    url: String,
+    headers: Vec<(String, Vec<u8>)>,
+    body: Vec<u8>,
+    timeout: Option<Duration>,
+}
+
+/// A `GET` request.
+pub fn get(url: &str) -> Request {
+    request(Method::Get, url)
+}
+
+/// A `POST` request.
+pub fn post(url: &str) -> Request {
+    request(Method::Post, url)
+}
+
+/// A `PUT` request.
+pub fn put(url: &str) -> Request {
+    request(Method::Put, url)
+}
+
+/// A `DELETE` request.
+pub fn delete(url: &str) -> Request {
+    request(Method::Delete, url)
+}
+
+/// A request with any method.
+pub fn request(method: Method, url: &str) -> Request {
+    Request {
+        method,
+        url: url.to_owned(),
+        headers: Vec::new(),
+        body: Vec::new(),
+        timeout: None,
+    }
+}
+
+/// A complete response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// Header names (lower-case) and values.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The whole body.
+    pub body: Vec<u8>,
+    /// From sending the request to the end of the body, as the plugin saw it.
+    pub elapsed: Duration,
+}
+
+impl Response {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The body as text (invalid UTF-8 replaced).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Whether the status is 2xx.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+impl Request {
+    /// Add a header.
+    pub fn header(mut self, name: &str, value: impl AsRef<[u8]>) -> Self {
+        self.headers.push((name.to_owned(), value.as_ref().to_vec()));
+        self
+    }
+
+    /// Set the body.
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// Set a JSON body (and `content-type: application/json`).
+    pub fn json(self, json: impl Into<Vec<u8>>) -> Self {
+        self.header("content-type", "application/json").body(json)
+    }
+
+    /// Give up when no response has started after `limit`.
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// Send the request and read the whole response.
+    pub fn send(self) -> Result<Response, HttpError> {
+        let started = Instant::now();
+        let (scheme, authority, path) = split_url(&self.url).ok_or_else(|| HttpError::InvalidUrl(self.url.clone()))?;
+        let fields = Fields::from_list(&self.headers).map_err(|_| {
+            HttpError::InvalidHeader(
+                self.headers
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+        })?;
+        let request = OutgoingRequest::new(fields);
+        let invalid = || HttpError::InvalidUrl(self.url.clone());
+        request.set_method(&self.method).map_err(|()| invalid())?;
+        request.set_scheme(Some(&scheme)).map_err(|()| invalid())?;
+        request.set_authority(Some(authority)).map_err(|()| invalid())?;
+        request.set_path_with_query(Some(path)).map_err(|()| invalid())?;
+        let options = self.timeout.map(|limit| {
+            let options = RequestOptions::new();
+            let nanos = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX);
+            let _ = options.set_connect_timeout(Some(nanos));
+            let _ = options.set_first_byte_timeout(Some(nanos));
+            options
+        });
+        let outgoing_body = request
+            .body()
+            .map_err(|()| HttpError::Network("the request body was taken".into()))?;
+        let pending = outgoing_handler::handle(request, options).map_err(|code| self.error(&code))?;
+        write_body(outgoing_body, &self.body)?;
+        pending.subscribe().block();
+        let response = match pending.get() {
+            Some(Ok(Ok(response))) => response,
+            Some(Ok(Err(code))) => return Err(self.error(&code)),
+            Some(Err(())) | None => return Err(HttpError::Network("the response was already taken".into())),
+        };
+        let status = response.status();
+        let headers = response
+            .headers()
+            .entries()
+            .into_iter()
+            .collect::<Vec<(String, Vec<u8>)>>();
+        let body = response
+            .consume()
+            .map_err(|()| HttpError::Network("the response body was taken".into()))?;
+        let bytes = read_body(body)?;
+        Ok(Response {
+            status,
+            headers,
+            body: bytes,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    fn error(&self, code: &ErrorCode) -> HttpError {
+        match code {
+            ErrorCode::HttpRequestDenied => HttpError::Denied(self.url.clone()),
+            other => HttpError::Network(format!("{} {}: {other:?}", method_name(&self.method), self.url)),
+        }
+    }
+}
+
+fn method_name(method: &Method) -> &str {
+    match method {
+        Method::Get => "GET",
+        Method::Head => "HEAD",
+        Method::Post => "POST",
+        Method::Put => "PUT",
+        Method::Delete => "DELETE",
+        Method::Connect => "CONNECT",
+        Method::Options => "OPTIONS",
+        Method::Trace => "TRACE",
+        Method::Patch => "PATCH",
+        Method::Other(name) => name,
+    }
+}
+
+/// The host accepts at most this much per write.
+const WRITE_CHUNK: usize = 4096;
+
+fn write_body(body: OutgoingBody, data: &[u8]) -> Result<(), HttpError> {
+    {
+        let stream = body
+            .write()
+            .map_err(|()| HttpError::Network("the request body stream was taken".into()))?;
+        for chunk in data.chunks(WRITE_CHUNK) {
+            stream
+                .blocking_write_and_flush(chunk)
+                .map_err(|err| HttpError::Network(format!("sending the request body: {err:?}")))?;
+        }
+        // The stream is a child of the body: it must be dropped before the body is finished.
+    }
+    OutgoingBody::finish(body, None).map_err(|code| HttpError::Network(format!("finishing the request body: {code:?}")))
+}
+
+fn read_body(body: IncomingBody) -> Result<Vec<u8>, HttpError> {
+    let mut bytes = Vec::new();
+    {
+        let stream = body
+            .stream()
+            .map_err(|()| HttpError::Network("the response body stream was taken".into()))?;
+        loop {
+            match stream.blocking_read(64 * 1024) {
+                Ok(chunk) => bytes.extend_from_slice(&chunk),
+                Err(wasip2::io::streams::StreamError::Closed) => break,
+                Err(err) => return Err(HttpError::Network(format!("reading the response body: {err:?}"))),
+            }
+        }
+    }
+    drop(IncomingBody::finish(body));
+    Ok(bytes)
+}
+
+/// `http://host:port/path?query` → (scheme, authority, path-with-query).
+fn split_url(url: &str) -> Option<(Scheme, &str, &str)> {
+    let (scheme, rest) = if let Some(rest) = url.strip_prefix("http://") {
+        (Scheme::Http, rest)
+    } else if let Some(rest) = url.strip_prefix("https://") {
+        (Scheme::Https, rest)
+    } else {
+        return None;
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    if authority.is_empty() {
+        return None;
+    }
+    Some((scheme, authority, if path.is_empty() { "/" } else { path }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_scheme_authority_and_path() {
+        let (s, a, p) = split_url("http://127.0.0.1:8080/bytes?n=3").unwrap();
+        assert!(matches!(s, Scheme::Http));
+        assert_eq!((a, p), ("127.0.0.1:8080", "/bytes?n=3"));
+        assert_eq!(
+            split_url("https://example.com").map(|(_, a, p)| (a, p)),
+            Some(("example.com", "/"))
+        );
+        assert!(split_url("ftp://x/").is_none());
+        assert!(split_url("http:///path").is_none());
+    }
+}

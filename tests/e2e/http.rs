@@ -1,0 +1,298 @@
+//! HTTP workloads against the real built-in target (`loadhost target`, a child process on
+//! 127.0.0.1:0): keep-alive, the allow-list, exact status and byte counts, https, h2c.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::common::{Loadhost, Run, assert_identity, assert_ok, plugin, task_count};
+
+/// A `loadhost target` child process, killed on drop.
+pub struct TargetProcess {
+    child: Child,
+    /// `http://127.0.0.1:PORT` (or https).
+    pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub authority: String,
+}
+
+impl TargetProcess {
+    pub fn start(extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+            .args(["target", "--addr", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the target starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the target prints its URL");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("'listening on URL'")
+            .to_owned();
+        let authority = url.split_once("://").map(|(_, a)| a.to_owned()).expect("a URL");
+        Self { child, url, authority }
+    }
+
+    /// The target's own counts of requests and connections.
+    pub fn stats(&self) -> Value {
+        let mut stream = TcpStream::connect(&self.authority).expect("connect to the target");
+        write!(
+            stream,
+            "GET /stats HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.authority
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let body = response.split_once("\r\n\r\n").map(|(_, b)| b).expect("a body");
+        serde_json::from_str(body).expect("JSON stats")
+    }
+}
+
+impl Drop for TargetProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn metric(run: &Run, name: &str, field: &str) -> u64 {
+    run.summary()["metrics"][name][field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("metrics.{name}.{field} in {}", run.summary()["metrics"]))
+}
+
+#[test]
+fn keep_alive_reuses_a_few_connections_for_many_requests() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let run = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &[
+            "-e",
+            &url,
+            "--allow-host",
+            &target.authority,
+            "-r",
+            "500",
+            "-d",
+            "2s",
+            "--max-workers",
+            "16",
+        ],
+    );
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 1000, "{}", run.stderr);
+    assert_eq!(metric(&run, "http_reqs", "count"), 1000);
+    assert_eq!(metric(&run, "http_reqs{status:200}", "count"), 1000);
+    assert_eq!(s["metrics"]["http_status"]["200"], 1000);
+    let opened = metric(&run, "http_connections_opened", "count");
+    assert!(
+        (1..=16).contains(&opened),
+        "{opened} connections for 1000 requests: keep-alive must reuse them"
+    );
+    let stats = target.stats();
+    assert_eq!(
+        stats["connections"].as_u64(),
+        Some(opened + 1),
+        "the target saw our connections (+1 for /stats)"
+    );
+    assert_eq!(stats["requests"].as_u64(), Some(1001));
+    assert_eq!(s["checks"]["status is 200"]["passes"], 1000);
+    assert!(
+        metric(&run, "data_received", "count") > 1000 * 3,
+        "wire bytes include the 3-byte bodies and headers"
+    );
+    assert_identity(&s);
+}
+
+#[test]
+fn a_host_not_allowed_is_denied_without_a_connection() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "-n", "20", "-w", "2"]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "failed"), 20, "the plugin saw the denial as an error");
+    assert_eq!(metric(&run, "http_denied", "count"), 20);
+    assert_eq!(metric(&run, "http_connections_opened", "count"), 0);
+    let stats = target.stats();
+    assert_eq!(
+        (stats["requests"].as_u64(), stats["connections"].as_u64()),
+        (Some(1), Some(1)),
+        "only our /stats"
+    );
+    let hint = format!("--allow-host {}", target.authority);
+    assert_eq!(
+        run.stderr.matches(&hint).count(),
+        1,
+        "one log line naming the flag: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("denied"), "{}", run.stderr);
+}
+
+#[test]
+fn another_port_of_an_allowed_host_is_still_denied() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let run = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &["-e", &url, "--allow-host", "127.0.0.1:1", "-n", "5"],
+    );
+    assert_ok(&run);
+    assert_eq!(metric(&run, "http_denied", "count"), 5);
+}
+
+#[test]
+fn status_codes_and_body_bytes_are_counted_exactly() {
+    let target = TargetProcess::start(&[]);
+    let allow = ["--allow-host", &target.authority];
+    let run = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &[
+            &[
+                "-e",
+                &format!("TARGET_URL={}/status?code=503", target.url),
+                "-n",
+                "40",
+                "-w",
+                "4",
+            ][..],
+            &allow,
+        ]
+        .concat(),
+    );
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(metric(&run, "http_reqs{status:503}", "count"), 40);
+    assert_eq!(s["metrics"]["http_req_failed"]["rate"], 1.0);
+    assert_eq!(
+        task_count(&s, "failed"),
+        40,
+        "503 is a retryable failure; without retries it fails"
+    );
+
+    let run = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &[
+            &[
+                "-e",
+                &format!("TARGET_URL={}/bytes?n=1000", target.url),
+                "-n",
+                "50",
+                "-w",
+                "4",
+            ][..],
+            &allow,
+        ]
+        .concat(),
+    );
+    assert_ok(&run);
+    assert_eq!(metric(&run, "http_response_bytes", "count"), 50_000);
+    assert_eq!(run.summary()["metrics"]["http_req_failed"]["rate"], 0.0);
+}
+
+#[test]
+fn https_is_verified_against_the_ca_cert_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.pem");
+    let target = TargetProcess::start(&["--tls-self-signed", cert.to_str().unwrap()]);
+    assert!(target.url.starts_with("https://"));
+    let url = format!("TARGET_URL={}/", target.url);
+    let base = ["-e", &url, "--allow-host", &target.authority, "-n", "30", "-w", "3"];
+
+    let trusted = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &[&base[..], &["--ca-cert", cert.to_str().unwrap()]].concat(),
+    );
+    assert_ok(&trusted);
+    assert_eq!(task_count(&trusted.summary(), "passed"), 30, "{}", trusted.stderr);
+    assert!(metric(&trusted, "http_connections_opened", "count") <= 3);
+
+    let untrusted = Loadhost::run_plugin(&plugin("http-get"), &base);
+    assert_ok(&untrusted);
+    assert_eq!(
+        task_count(&untrusted.summary(), "failed"),
+        30,
+        "a self-signed certificate must not be trusted by default"
+    );
+
+    let insecure = Loadhost::run_plugin(&plugin("http-get"), &[&base[..], &["--insecure"]].concat());
+    assert_ok(&insecure);
+    assert_eq!(task_count(&insecure.summary(), "passed"), 30);
+}
+
+#[test]
+fn h2c_multiplexes_requests_over_http2() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let run = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &[
+            "-e",
+            &url,
+            "--allow-host",
+            &target.authority,
+            "--h2c",
+            "-n",
+            "200",
+            "-w",
+            "8",
+        ],
+    );
+    assert_ok(&run);
+    assert_eq!(task_count(&run.summary(), "passed"), 200, "{}", run.stderr);
+    // HTTP/2 carries concurrent requests on one connection.
+    assert_eq!(metric(&run, "http_connections_opened", "count"), 1);
+}
+
+#[test]
+fn a_per_host_cap_bounds_connections() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/delay?ms=5", target.url);
+    let run = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &[
+            "-e",
+            &url,
+            "--allow-host",
+            &target.authority,
+            "--max-connections-per-host",
+            "2",
+            "-n",
+            "100",
+            "-w",
+            "8",
+        ],
+    );
+    assert_ok(&run);
+    assert_eq!(task_count(&run.summary(), "passed"), 100);
+    assert!(metric(&run, "http_connections_opened", "count") <= 2);
+}
+
+#[test]
+fn post_json_round_trips_through_echo() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/echo", target.url);
+    let run = Loadhost::run_plugin(
+        &plugin("http-post-json"),
+        &["-e", &url, "--allow-host", &target.authority, "-n", "50", "-w", "2"],
+    );
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 50, "{}", run.stderr);
+    assert_eq!(s["checks"]["echoed the document"]["passes"], 50);
+    assert!(
+        metric(&run, "data_sent", "count") > 50 * 60,
+        "the JSON bodies were sent"
+    );
+}
