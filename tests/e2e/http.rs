@@ -296,3 +296,34 @@ fn post_json_round_trips_through_echo() {
         "the JSON bodies were sent"
     );
 }
+
+#[test]
+fn the_one_call_path_and_wasi_http_count_the_same() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/bytes?n=100", target.url);
+    for path in ["LOADHOST_HTTP=one-call", "LOADHOST_HTTP=wasi"] {
+        let run = Loadhost::run_plugin(
+            &plugin("http-get"),
+            &[
+                "-e",
+                &url,
+                "-e",
+                path,
+                "--allow-host",
+                &target.authority,
+                "-n",
+                "200",
+                "-w",
+                "4",
+            ],
+        );
+        assert_ok(&run);
+        let s = run.summary();
+        assert_eq!(task_count(&s, "passed"), 200, "{path}: {}", run.stderr);
+        assert_eq!(metric(&run, "http_reqs{status:200}", "count"), 200, "{path}");
+        assert_eq!(metric(&run, "http_response_bytes", "count"), 20_000, "{path}");
+        assert!(metric(&run, "http_connections_opened", "count") <= 8, "{path}");
+    }
+    // 2 × 200 requests plus the /stats one.
+    assert_eq!(target.stats()["requests"].as_u64(), Some(401));
+}

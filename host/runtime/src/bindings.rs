@@ -1,12 +1,13 @@
 //! Host bindings generated from `wit/plugin.wit`: exports are called asynchronously (a task may
-//! wait on I/O while other workers run), imports are plain synchronous functions (recording a
-//! metric never waits).
+//! wait on I/O while other workers run); imports are plain synchronous functions (recording a
+//! metric never waits), except `http.send`, which awaits the network.
 
 #![allow(missing_docs)]
 
 wasmtime::component::bindgen!({
     path: "../../wit",
     world: "workload",
+    imports: { "loadhost:plugin/http.send": async },
     exports: { default: async },
 });
 

@@ -18,6 +18,8 @@ pub(crate) struct DoerCtx {
     table: ResourceTable,
     hooks: HostHttpHooks,
     pub(crate) metrics: MetricsHandle,
+    /// The run's HTTP client, for the one-call `loadhost:plugin/http` interface.
+    pub(crate) http_client: Arc<HttpClient>,
 }
 
 impl DoerCtx {
@@ -45,6 +47,7 @@ impl DoerCtx {
             table: ResourceTable::new(),
             hooks,
             metrics,
+            http_client: grants.http.clone(),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! - `ctx`: the per-worker store data: sandboxed WASI and the host's wasi:http hooks.
 //! - [`http`]: the pooled HTTP client, the allow-list, TLS, and the built-in HTTP metrics.
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
+//! - `http_host`: the one-call `loadhost:plugin/http` import.
 //! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
 
 #![deny(missing_docs)]
@@ -24,6 +25,7 @@ pub mod bindings;
 pub mod cache;
 mod ctx;
 pub mod http;
+mod http_host;
 mod metrics_host;
 pub mod plugin;
 mod wasmtime_engine;

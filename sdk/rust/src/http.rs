@@ -12,14 +12,19 @@
 //!
 //! A host the user did not allow (`loadhost run --allow-host HOST[:PORT]`) answers
 //! [`HttpError::Denied`] without any connection being made.
+//!
+//! Requests go through the host's one-call `loadhost:plugin/http` interface: the whole request in,
+//! the whole response out, which costs far less than wasi:http's dozen or more host calls per
+//! request. Set `LOADHOST_HTTP=wasi` in the plugin's environment (`-e LOADHOST_HTTP=wasi`) to send
+//! through `wasi:http/outgoing-handler` instead; both paths share the host's pool, allow-list and
+//! metrics, and return the same [`Response`].
 
 use std::fmt;
 use std::time::{Duration, Instant};
 
 use wasip2::http::outgoing_handler;
-use wasip2::http::types::{
-    ErrorCode, Fields, IncomingBody, Method, OutgoingBody, OutgoingRequest, RequestOptions, Scheme,
-};
+pub use wasip2::http::types::Method;
+use wasip2::http::types::{ErrorCode, Fields, IncomingBody, OutgoingBody, OutgoingRequest, RequestOptions, Scheme};
 
 /// Why a request got no response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,6 +157,41 @@ impl Request {
 
     /// Send the request and read the whole response.
     pub fn send(self) -> Result<Response, HttpError> {
+        if use_wasi_http() {
+            self.send_wasi_http()
+        } else {
+            self.send_one_call()
+        }
+    }
+
+    /// Through `loadhost:plugin/http`: one host call.
+    fn send_one_call(self) -> Result<Response, HttpError> {
+        use crate::bindings::loadhost::plugin::http as host;
+        let started = Instant::now();
+        let request = host::Request {
+            method: method_name(&self.method).to_owned(),
+            url: self.url,
+            headers: self.headers,
+            body: self.body,
+            timeout_ms: self
+                .timeout
+                .map(|limit| u32::try_from(limit.as_millis()).unwrap_or(u32::MAX)),
+        };
+        match host::send(&request) {
+            Ok(response) => Ok(Response {
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+                elapsed: started.elapsed(),
+            }),
+            Err(host::Error::Denied(url)) => Err(HttpError::Denied(url)),
+            Err(host::Error::InvalidRequest(why)) => Err(HttpError::InvalidUrl(why)),
+            Err(host::Error::Network(why)) => Err(HttpError::Network(why)),
+        }
+    }
+
+    /// Through `wasi:http/outgoing-handler`.
+    fn send_wasi_http(self) -> Result<Response, HttpError> {
         let started = Instant::now();
         let (scheme, authority, path) = split_url(&self.url).ok_or_else(|| HttpError::InvalidUrl(self.url.clone()))?;
         let fields = Fields::from_list(&self.headers).map_err(|_| {
@@ -211,6 +251,12 @@ impl Request {
             other => HttpError::Network(format!("{} {}: {other:?}", method_name(&self.method), self.url)),
         }
     }
+}
+
+/// `LOADHOST_HTTP=wasi` selects the wasi:http path (read once per instance).
+fn use_wasi_http() -> bool {
+    static WASI: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WASI.get_or_init(|| std::env::var("LOADHOST_HTTP").is_ok_and(|v| v.eq_ignore_ascii_case("wasi")))
 }
 
 fn method_name(method: &Method) -> &str {
