@@ -140,6 +140,7 @@ EOF
 }
 
 : > "$OUT/results.jsonl"
+: > "$OUT/fixed.jsonl"
 echo "loadhost HTTP benchmark: $ROUNDS rounds × ${CONNECTIONS} connections × $DURATION, interleaved"
 echo "  tools: wrk=${WRK:-absent} k6=${K6:-absent} targets: ${targets[*]}"
 for entry in "${targets[@]}"; do
@@ -205,4 +206,3 @@ for line in open(f"{out}/fixed.jsonl"):
     print(f"    {r['target']:8} {r['tool']:9} achieved {r['achieved_per_s']:9.1f}/s ({(r['achieved_per_s'] - rate) / rate * 100:+.2f}%)"
           f"  latency p99 {r['latency_p99_ms']:.3f} ms{extra}  dropped {r['dropped']}")
 EOF
-rm -f "$OUT/fixed.jsonl.tmp"
