@@ -8,10 +8,7 @@ fn no_options_runs_one_task_on_one_worker() {
     assert_ok(&run);
     let s = run.summary();
     assert_eq!((task_count(&s, "scheduled"), task_count(&s, "passed")), (1, 1));
-    assert!(
-        s["rate"]["target_per_s"].is_null(),
-        "the closed model has no target rate"
-    );
+    assert!(s["rate"]["target_per_s"].is_null(), "the closed model has no target rate");
 }
 
 #[test]
@@ -23,20 +20,14 @@ fn a_trap_every_10th_task_of_1000_traps_100_and_the_run_goes_on() {
     assert_eq!(task_count(&s, "passed"), 900);
     assert_eq!(s["workers"]["replaced"].as_u64(), Some(100));
     assert_eq!(s["workers"]["final"].as_u64(), Some(2));
-    assert!(
-        run.stderr.contains("trapped"),
-        "the first trap is logged: {}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("trapped"), "the first trap is logged: {}", run.stderr);
     assert_identity(&s);
 }
 
 #[test]
 fn flaky_failures_are_counted_as_failed() {
-    let run = Loadhost::run_plugin(
-        &plugin("flaky"),
-        &["-e", "FAIL_PCT=30", "-e", "FATAL_PCT=10", "-n", "2000", "-w", "2"],
-    );
+    let run =
+        Loadhost::run_plugin(&plugin("flaky"), &["-e", "FAIL_PCT=30", "-e", "FATAL_PCT=10", "-n", "2000", "-w", "2"]);
     assert_ok(&run);
     let s = run.summary();
     let failed = task_count(&s, "failed");

@@ -64,8 +64,7 @@ impl Loadhost {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("a temp dir");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadhost"));
-        cmd.current_dir(dir.path())
-            .env("LOADHOST_CACHE_DIR", root().join("target").join("test-cache"));
+        cmd.current_dir(dir.path()).env("LOADHOST_CACHE_DIR", root().join("target").join("test-cache"));
         Self { cmd, dir }
     }
 
@@ -89,9 +88,7 @@ impl Loadhost {
     }
 
     pub fn arg_run(self, plugin: &Path, args: &[&str]) -> Self {
-        self.args(["run".as_ref(), plugin.as_os_str()])
-            .args(args)
-            .args(["--summary-json", "summary.json"])
+        self.args(["run".as_ref(), plugin.as_os_str()]).args(args).args(["--summary-json", "summary.json"])
     }
 
     pub fn path(&self) -> &Path {
@@ -111,38 +108,19 @@ impl Loadhost {
 
 /// `summary.tasks.<key>` as a number.
 pub fn task_count(summary: &Value, key: &str) -> u64 {
-    summary["tasks"][key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("tasks.{key} missing in {summary}"))
+    summary["tasks"][key].as_u64().unwrap_or_else(|| panic!("tasks.{key} missing in {summary}"))
 }
 
 /// Every scheduled task ended in exactly one terminal state.
 pub fn assert_identity(summary: &Value) {
-    let ended: u64 = [
-        "passed",
-        "failed",
-        "aborted",
-        "dropped",
-        "timed_out",
-        "trapped",
-        "interrupted",
-    ]
-    .iter()
-    .map(|k| task_count(summary, k))
-    .sum();
-    assert_eq!(
-        task_count(summary, "scheduled"),
-        ended,
-        "identity broken: {}",
-        summary["tasks"]
-    );
+    let ended: u64 = ["passed", "failed", "aborted", "dropped", "timed_out", "trapped", "interrupted"]
+        .iter()
+        .map(|k| task_count(summary, k))
+        .sum();
+    assert_eq!(task_count(summary, "scheduled"), ended, "identity broken: {}", summary["tasks"]);
     assert_eq!(summary["identity_holds"], Value::Bool(true));
 }
 
 pub fn assert_ok(run: &Run) {
-    assert_eq!(
-        run.code, 0,
-        "exit code {}\nstderr: {}\nstdout: {}",
-        run.code, run.stderr, run.stdout
-    );
+    assert_eq!(run.code, 0, "exit code {}\nstderr: {}\nstdout: {}", run.code, run.stderr, run.stdout);
 }

@@ -35,18 +35,7 @@ fn iterations_cap_an_open_schedule() {
 #[test]
 fn drop_overload_counts_what_the_crew_could_not_take() {
     // 5 workers × 50 ms = 100 tasks/s of capacity against 200/s.
-    let args = [
-        "-e",
-        "SLEEP_MS=50",
-        "-r",
-        "200",
-        "-d",
-        "2s",
-        "--max-workers",
-        "5",
-        "--overload",
-        "drop",
-    ];
+    let args = ["-e", "SLEEP_MS=50", "-r", "200", "-d", "2s", "--max-workers", "5", "--overload", "drop"];
     let run = Loadhost::run_plugin(&plugin("sleep"), &args);
     assert_ok(&run);
     let s = run.summary();
@@ -59,18 +48,7 @@ fn drop_overload_counts_what_the_crew_could_not_take() {
 
 #[test]
 fn queue_overload_drops_nothing_and_latency_includes_the_wait() {
-    let args = [
-        "-e",
-        "SLEEP_MS=50",
-        "-r",
-        "200",
-        "-d",
-        "2s",
-        "--max-workers",
-        "5",
-        "--overload",
-        "queue",
-    ];
+    let args = ["-e", "SLEEP_MS=50", "-r", "200", "-d", "2s", "--max-workers", "5", "--overload", "queue"];
     let run = Loadhost::run_plugin(&plugin("sleep"), &args);
     assert_ok(&run);
     let s = run.summary();
@@ -79,9 +57,6 @@ fn queue_overload_drops_nothing_and_latency_includes_the_wait() {
     let wait_max = s["wait_ms"]["max"].as_f64().unwrap();
     let latency_max = s["latency_ms"]["max"].as_f64().unwrap();
     assert!(wait_max > 1000.0, "the backlog must show as wait: {wait_max} ms");
-    assert!(
-        latency_max >= wait_max + 40.0,
-        "latency {latency_max} must include the wait {wait_max}"
-    );
+    assert!(latency_max >= wait_max + 40.0, "latency {latency_max} must include the wait {wait_max}");
     assert_identity(&s);
 }

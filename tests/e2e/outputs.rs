@@ -29,17 +29,8 @@ fn the_summary_json_has_every_contract_key() {
     ] {
         assert!(s.get(key).is_some(), "missing top-level key {key}");
     }
-    for key in [
-        "scheduled",
-        "passed",
-        "failed",
-        "aborted",
-        "dropped",
-        "timed_out",
-        "trapped",
-        "interrupted",
-        "retries",
-    ] {
+    for key in ["scheduled", "passed", "failed", "aborted", "dropped", "timed_out", "trapped", "interrupted", "retries"]
+    {
         assert!(s["tasks"][key].is_u64(), "missing tasks.{key}");
     }
     for view in ["latency_ms", "service_ms", "wait_ms"] {
@@ -73,15 +64,8 @@ fn the_csv_has_a_config_comment_a_header_a_row_per_second_and_a_footer() {
     assert_eq!(footer["complete"], Value::Bool(true));
     assert_eq!(footer["identity_holds"], Value::Bool(true));
 
-    let rows: Vec<Vec<&str>> = lines[2..lines.len() - 1]
-        .iter()
-        .map(|l| l.split(',').collect())
-        .collect();
-    assert!(
-        (3..=4).contains(&rows.len()),
-        "one row per second of a 3 s run (+ a short tail): {}",
-        rows.len()
-    );
+    let rows: Vec<Vec<&str>> = lines[2..lines.len() - 1].iter().map(|l| l.split(',').collect()).collect();
+    assert!((3..=4).contains(&rows.len()), "one row per second of a 3 s run (+ a short tail): {}", rows.len());
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let mut scheduled = 0;
     for (i, row) in rows.iter().enumerate() {
@@ -101,18 +85,10 @@ fn the_csv_has_a_config_comment_a_header_a_row_per_second_and_a_footer() {
 #[test]
 fn a_config_file_uses_the_flag_names_and_flags_win() {
     let cmd = Loadhost::new();
-    std::fs::write(
-        cmd.path().join("run.toml"),
-        "rate = 50\nduration = \"1s\"\nenv = [\"SLEEP_MS=1\"]\n",
-    )
-    .unwrap();
+    std::fs::write(cmd.path().join("run.toml"), "rate = 50\nduration = \"1s\"\nenv = [\"SLEEP_MS=1\"]\n").unwrap();
     let run = cmd.arg_run(&plugin("sleep"), &["-c", "run.toml", "-r", "100"]).run();
     assert_ok(&run);
     let s = run.summary();
-    assert_eq!(
-        task_count(&s, "scheduled"),
-        100,
-        "the flag's 100/s wins over the file's 50/s for the file's 1 s"
-    );
+    assert_eq!(task_count(&s, "scheduled"), 100, "the flag's 100/s wins over the file's 50/s for the file's 1 s");
     assert_eq!(s["config"]["env"][0], Value::String("SLEEP_MS=1".into()));
 }

@@ -13,20 +13,12 @@ fn counters_gauges_trends_and_checks_are_aggregated_per_name_and_tags() {
     assert_eq!(m["tasks"], json!({ "count": 100 }));
     assert_eq!(m["tasks{parity:even}"], json!({ "count": 50 }));
     assert_eq!(m["tasks{parity:odd}"], json!({ "count": 50 }));
-    assert_eq!(
-        m["last_iteration"],
-        json!({ "value": 99.0 }),
-        "one worker: the latest value is the last task's"
-    );
+    assert_eq!(m["last_iteration"], json!({ "value": 99.0 }), "one worker: the latest value is the last task's");
     assert_eq!(m["size"]["count"], json!(100));
     assert_eq!(m["size"]["min"], json!(0.0));
     assert_eq!(m["size"]["max"], json!(99.0));
     assert!((m["size"]["mean"].as_f64().unwrap() - 49.5).abs() < 1e-9);
     assert_eq!(m["even"], json!({ "rate": 0.5, "passes": 50, "fails": 50 }));
     assert_eq!(s["checks"]["even"], json!({ "passes": 50, "fails": 50 }));
-    assert!(
-        run.stdout.contains("✗ even: 50.00% (50 passed, 50 failed)"),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.contains("✗ even: 50.00% (50 passed, 50 failed)"), "{}", run.stdout);
 }

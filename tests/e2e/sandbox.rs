@@ -6,10 +6,7 @@ use crate::common::{Loadhost, assert_ok, fixture, task_count};
 fn a_plugin_sees_only_what_the_user_passed() {
     let run = Loadhost::new()
         .env("SECRET_TOKEN", "do-not-leak")
-        .arg_run(
-            &fixture("env-probe"),
-            &["-e", "PROBE_EXPECTED=yes", "-n", "20", "-w", "2"],
-        )
+        .arg_run(&fixture("env-probe"), &["-e", "PROBE_EXPECTED=yes", "-n", "20", "-w", "2"])
         .run();
     assert_ok(&run);
     let s = run.summary();
@@ -23,10 +20,5 @@ fn the_probe_fails_when_what_it_expects_is_missing() {
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "failed"), 5);
-    assert!(
-        run.stderr
-            .contains("PROBE_EXPECTED=yes was passed with -e but is not visible"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("PROBE_EXPECTED=yes was passed with -e but is not visible"), "{}", run.stderr);
 }

@@ -38,17 +38,12 @@ fn main() -> ExitCode {
 
 /// The repository root (this crate lives in `xtask/`).
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap_or(Path::new("."))
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new(".")).to_path_buf()
 }
 
 /// Where cargo puts build output: `CARGO_TARGET_DIR` when set, else `target/`.
 fn cargo_target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
 fn cargo() -> Command {
@@ -71,10 +66,7 @@ fn ensure_wasm_target() -> Result<()> {
         .args(["target", "list", "--installed"])
         .output()
         .context("running rustup (needed to add the wasm32-wasip2 target)")?;
-    if String::from_utf8_lossy(&installed.stdout)
-        .lines()
-        .any(|l| l.trim() == WASM_TARGET)
-    {
+    if String::from_utf8_lossy(&installed.stdout).lines().any(|l| l.trim() == WASM_TARGET) {
         return Ok(());
     }
     run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
@@ -91,10 +83,7 @@ fn guest_crates() -> Result<Vec<(String, PathBuf)>> {
         for entry in entries {
             let path = entry?.path();
             if path.join("Cargo.toml").is_file() {
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 crates.push((name, root().join("target").join(out)));
             }
         }
@@ -125,25 +114,14 @@ fn build_plugins() -> Result<Vec<PathBuf>> {
             .with_context(|| format!("copying {} to {}", artifact.display(), dest.display()))?;
         outputs.push(dest);
     }
-    eprintln!(
-        "xtask: built {} plugins into target/plugins and target/test-plugins",
-        outputs.len()
-    );
+    eprintln!("xtask: built {} plugins into target/plugins and target/test-plugins", outputs.len());
     Ok(outputs)
 }
 
 fn lint() -> Result<()> {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["fmt", "--all", "--check", "--manifest-path", "plugins/Cargo.toml"]))?;
-    run(cargo().args([
-        "clippy",
-        "--release",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    run(cargo().args(["clippy", "--release", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     ensure_wasm_target()?;
     run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args([
         "clippy",
@@ -197,21 +175,9 @@ fn demo() -> Result<()> {
     eprintln!("xtask: a 10-second open-model run of the `http-get` plugin against it at 1,000 requests/s");
     let result = run(Command::new(&loadhost)
         .current_dir(root())
-        .args([
-            "run",
-            "target/plugins/http-get.wasm",
-            "--rate",
-            "1000",
-            "--duration",
-            "10s",
-        ])
+        .args(["run", "target/plugins/http-get.wasm", "--rate", "1000", "--duration", "10s"])
         .args(["--env", &format!("TARGET_URL={url}/"), "--allow-host", &authority])
-        .args([
-            "--summary-json",
-            "target/demo/summary.json",
-            "--csv",
-            "target/demo/intervals.csv",
-        ]));
+        .args(["--summary-json", "target/demo/summary.json", "--csv", "target/demo/intervals.csv"]));
     let _ = target.kill();
     let _ = target.wait();
     result?;
@@ -221,7 +187,5 @@ fn demo() -> Result<()> {
 
 fn bench(extra: &[String]) -> Result<()> {
     build_plugins()?;
-    run(cargo()
-        .args(["bench", "-p", "loadhost", "--bench", "overhead"])
-        .args(extra))
+    run(cargo().args(["bench", "-p", "loadhost", "--bench", "overhead"]).args(extra))
 }

@@ -20,11 +20,7 @@ fn root() -> PathBuf {
 
 fn noop_path() -> PathBuf {
     let path = root().join("target/plugins/noop.wasm");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask plugins` first",
-        path.display()
-    );
+    assert!(path.is_file(), "{} is missing: run `cargo xtask plugins` first", path.display());
     path
 }
 
@@ -39,22 +35,12 @@ fn process_cpu() -> Duration {
 }
 
 fn factory(max_instances: u32) -> WasmWorkerFactory {
-    let runtime = Runtime::new(RuntimeOptions {
-        max_instances,
-        cache_dir: None,
-    })
-    .expect("engine");
-    runtime
-        .load(&noop_path())
-        .expect("noop loads")
-        .factory(Grants::none().expect("no grants"))
+    let runtime = Runtime::new(RuntimeOptions { max_instances, cache_dir: None }).expect("engine");
+    runtime.load(&noop_path()).expect("noop loads").factory(Grants::none().expect("no grants"))
 }
 
 fn bare_call_ns(calls: u64) -> f64 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         let factory = factory(4);
         let recorder = std::sync::Arc::new(Recorder::new(1));
@@ -65,50 +51,29 @@ fn bare_call_ns(calls: u64) -> f64 {
         };
         let mut worker = factory.new_worker(ctx).await.expect("worker");
         for i in 0..10_000 {
-            worker
-                .run(Task {
-                    iteration: i,
-                    attempt: 0,
-                    input: &[],
-                })
-                .await;
+            worker.run(Task { iteration: i, attempt: 0, input: &[] }).await;
         }
         let began = Instant::now();
         for i in 0..calls {
-            worker
-                .run(Task {
-                    iteration: i,
-                    attempt: 0,
-                    input: &[],
-                })
-                .await;
+            worker.run(Task { iteration: i, attempt: 0, input: &[] }).await;
         }
         began.elapsed().as_nanos() as f64 / calls as f64
     })
 }
 
 fn run_plan(plan: &Plan, workers: u32) -> (RunReport, Duration, Duration) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let factory = factory(workers);
     let cpu = process_cpu();
     let began = Instant::now();
-    let report = rt
-        .block_on(loadhost_engine::run(plan, factory, &mut |_: &IntervalRow| {}))
-        .expect("run");
+    let report = rt.block_on(loadhost_engine::run(plan, factory, &mut |_: &IntervalRow| {})).expect("run");
     (report, began.elapsed(), process_cpu().saturating_sub(cpu))
 }
 
 fn closed_tasks_per_s(workers: u32, duration: Duration) -> f64 {
-    let plan = Plan::new(Model::Closed {
-        workers,
-        duration: Some(duration),
-        max_tasks: None,
-    })
-    .expect("plan")
-    .with_pacer_clock(PacerClock::Thread);
+    let plan = Plan::new(Model::Closed { workers, duration: Some(duration), max_tasks: None })
+        .expect("plan")
+        .with_pacer_clock(PacerClock::Thread);
     let (report, _, _) = run_plan(&plan, workers);
     report.achieved_rate()
 }
@@ -119,9 +84,7 @@ fn rss_kib(workers: u32) -> Option<u64> {
     let bin = if bin.is_file() {
         bin
     } else {
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)?
-            .join("release/loadhost")
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from)?.join("release/loadhost")
     };
     let mut child = Command::new(bin)
         .args(["run", &noop_path().display().to_string(), "-r", "1", "-d", "3s"])
@@ -149,22 +112,13 @@ fn main() {
     );
 
     let bare = bare_call_ns(1_000_000);
-    println!(
-        "  bare wasmtime call (call_async, one instance) ... {bare:>9.0} ns/call   {:>10.0} calls/s",
-        1e9 / bare
-    );
+    println!("  bare wasmtime call (call_async, one instance) ... {bare:>9.0} ns/call   {:>10.0} calls/s", 1e9 / bare);
     let one = closed_tasks_per_s(1, Duration::from_secs(seconds));
     let two = closed_tasks_per_s(2, Duration::from_secs(seconds));
     let per_task = 1e9 / one;
     println!("  engine, closed model, 1 worker ................ {per_task:>9.0} ns/task   {one:>10.0} tasks/s");
-    println!(
-        "  engine, closed model, 2 workers ............... {:>9.0} ns/task   {two:>10.0} tasks/s",
-        1e9 / two
-    );
-    println!(
-        "  engine ÷ bare call (1 worker) ................. {:>9.2}x",
-        per_task / bare
-    );
+    println!("  engine, closed model, 2 workers ............... {:>9.0} ns/task   {two:>10.0} tasks/s", 1e9 / two);
+    println!("  engine ÷ bare call (1 worker) ................. {:>9.2}x", per_task / bare);
 
     println!("\n  open model, noop, {seconds} s each, 100 workers, overload drop:");
     println!(
@@ -173,14 +127,9 @@ fn main() {
     );
     for rate in [2_000.0, 20_000.0, 50_000.0] {
         let curve = RateCurve::constant(rate, Some(Duration::from_secs(seconds))).expect("curve");
-        let plan = Plan::new(Model::Open {
-            curve,
-            max_tasks: None,
-            workers: 100,
-            overload: Overload::Drop,
-        })
-        .expect("plan")
-        .with_pacer_clock(PacerClock::Thread);
+        let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 100, overload: Overload::Drop })
+            .expect("plan")
+            .with_pacer_clock(PacerClock::Thread);
         let (report, _, cpu) = run_plan(&plan, 100);
         let achieved = report.achieved_rate();
         let t = &report.totals;

@@ -23,26 +23,17 @@ pub struct Failure {
 impl Failure {
     /// A usage or configuration error (exit 2).
     pub fn usage(error: impl Into<anyhow::Error>) -> Self {
-        Self {
-            code: USAGE,
-            error: error.into(),
-        }
+        Self { code: USAGE, error: error.into() }
     }
 
     /// The plugin was rejected (exit 3).
     pub fn plugin(error: impl Into<anyhow::Error>) -> Self {
-        Self {
-            code: PLUGIN_REJECTED,
-            error: error.into(),
-        }
+        Self { code: PLUGIN_REJECTED, error: error.into() }
     }
 
     /// The host failed (exit 1).
     pub fn runtime(error: impl Into<anyhow::Error>) -> Self {
-        Self {
-            code: RUNTIME,
-            error: error.into(),
-        }
+        Self { code: RUNTIME, error: error.into() }
     }
 
     /// Print the error on one line and return its exit code.
@@ -69,17 +60,9 @@ pub fn usage_error(err: &clap::Error) -> ExitCode {
     }
     // clap's first paragraph is the error (sometimes wrapped over lines); usage and tips follow.
     let text = err.render().to_string();
-    let first: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .skip_while(|l| l.is_empty())
-        .take_while(|l| !l.is_empty())
-        .collect();
-    let line = if first.is_empty() {
-        "error: invalid arguments".to_owned()
-    } else {
-        first.join(" ")
-    };
+    let first: Vec<&str> =
+        text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
+    let line = if first.is_empty() { "error: invalid arguments".to_owned() } else { first.join(" ") };
     eprintln!("{line}");
     ExitCode::from(USAGE)
 }

@@ -62,11 +62,7 @@ fn describe(settings: &RunSettings) -> String {
                 plan.target_rate().unwrap_or(0.0),
             )
         }
-        Model::Closed {
-            workers,
-            duration,
-            max_tasks,
-        } => {
+        Model::Closed { workers, duration, max_tasks } => {
             let mut bounds = Vec::new();
             if let Some(d) = duration {
                 bounds.push(format!("for {:.1}s", d.as_secs_f64()));
@@ -85,28 +81,19 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     let allow = options
         .allow_host
         .iter()
-        .map(|rule| {
-            rule.parse::<AllowRule>()
-                .map_err(|err| Failure::usage(anyhow::anyhow!("--allow-host {err}")))
-        })
+        .map(|rule| rule.parse::<AllowRule>().map_err(|err| Failure::usage(anyhow::anyhow!("--allow-host {err}"))))
         .collect::<Result<Vec<_>, _>>()?;
     if options.insecure {
         tracing::warn!("--insecure: https certificates are not checked; use it only against your own test targets");
     }
     let http = HttpOptions {
         allow,
-        tls: TlsOptions {
-            ca_certs: options.ca_cert.clone(),
-            insecure: options.insecure,
-        },
+        tls: TlsOptions { ca_certs: options.ca_cert.clone(), insecure: options.insecure },
         h2c: options.h2c,
         max_connections_per_host: options.max_connections_per_host,
     };
     let http = HttpClient::new(&http).map_err(Failure::usage)?;
-    Ok(Grants {
-        env: settings.env.clone(),
-        http,
-    })
+    Ok(Grants { env: settings.env.clone(), http })
 }
 
 /// Run the load test and report it.
@@ -116,18 +103,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         None => RunOptions::default(),
     };
     let settings = loadhost_config::resolve(args.options.or(file_options)).map_err(Failure::usage)?;
-    let runtime = Runtime::new(RuntimeOptions {
-        max_instances: settings.max_instances,
-        cache_dir: cache::default_dir(),
-    })
-    .map_err(Failure::runtime)?;
-    let plugin = runtime.load(&args.plugin).map_err(|err| {
-        if err.is_usage_error() {
-            Failure::usage(err)
-        } else {
-            Failure::plugin(err)
-        }
-    })?;
+    let runtime =
+        Runtime::new(RuntimeOptions { max_instances: settings.max_instances, cache_dir: cache::default_dir() })
+            .map_err(Failure::runtime)?;
+    let plugin = runtime
+        .load(&args.plugin)
+        .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
     let info = RunInfo {
         plugin_path: args.plugin.display().to_string(),
         plugin_sha256: plugin.sha256().to_owned(),
@@ -136,18 +117,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     let outputs = Outputs {
         csv: settings.csv.as_deref().map(|p| open_output("csv", p)).transpose()?,
-        summary_json: settings
-            .summary_json
-            .as_deref()
-            .map(|p| open_output("summary-json", p))
-            .transpose()?,
+        summary_json: settings.summary_json.as_deref().map(|p| open_output("summary-json", p)).transpose()?,
     };
-    let created: Vec<PathBuf> = outputs
-        .csv
-        .iter()
-        .chain(&outputs.summary_json)
-        .map(|(p, _)| p.clone())
-        .collect();
+    let created: Vec<PathBuf> = outputs.csv.iter().chain(&outputs.summary_json).map(|(p, _)| p.clone()).collect();
     let how = match plugin.cache() {
         CacheOutcome::Hit => "from the compile cache",
         CacheOutcome::Miss => "compiled",

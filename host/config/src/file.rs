@@ -34,10 +34,7 @@ pub enum FileError {
 
 /// Read and parse a config file.
 pub fn load(path: &Path) -> Result<RunOptions, FileError> {
-    let text = std::fs::read_to_string(path).map_err(|error| FileError::Read {
-        path: path.to_owned(),
-        error,
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|error| FileError::Read { path: path.to_owned(), error })?;
     parse(path, &text)
 }
 
@@ -47,12 +44,7 @@ pub fn parse(path: &Path, text: &str) -> Result<RunOptions, FileError> {
         let (line, column) = err.span().map_or((1, 1), |span| line_column(text, span.start));
         // toml's own message can span lines (it quotes the source); keep the first.
         let message = err.message().lines().next().unwrap_or("invalid TOML").trim().to_owned();
-        FileError::Invalid {
-            path: path.to_owned(),
-            line,
-            column,
-            message,
-        }
+        FileError::Invalid { path: path.to_owned(), line, column, message }
     })
 }
 

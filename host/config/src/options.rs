@@ -131,10 +131,7 @@ mod tests {
 
     #[test]
     fn flags_win_and_unset_flags_fall_back_to_the_file() {
-        let flags = RunOptions {
-            rate: Some(Rate(10.0)),
-            ..RunOptions::default()
-        };
+        let flags = RunOptions { rate: Some(Rate(10.0)), ..RunOptions::default() };
         let file = RunOptions {
             rate: Some(Rate(99.0)),
             duration: Some("5s".parse().unwrap()),

@@ -99,14 +99,8 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
         {
             return Err(ConfigError::WorkersAboveMax { workers, max });
         }
-        let ramps: Vec<Ramp> = options
-            .stage
-            .iter()
-            .map(|s| Ramp {
-                duration: s.duration.0,
-                target: s.target.0,
-            })
-            .collect();
+        let ramps: Vec<Ramp> =
+            options.stage.iter().map(|s| Ramp { duration: s.duration.0, target: s.target.0 }).collect();
         let curve = RateCurve::new(options.rate.map_or(0.0, |r| r.0), &ramps, duration)?;
         // Until the crew grows on demand, the open model keeps its ceiling resident.
         let workers = options.max_workers.or(options.workers).unwrap_or(DEFAULT_OPEN_WORKERS);
@@ -114,12 +108,7 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             Some(OverloadArg::Queue) => Overload::Queue,
             Some(OverloadArg::Drop) | None => Overload::Drop,
         };
-        Model::Open {
-            curve,
-            max_tasks: options.iterations,
-            workers,
-            overload,
-        }
+        Model::Open { curve, max_tasks: options.iterations, workers, overload }
     } else {
         if options.max_workers.is_some() {
             return Err(ConfigError::OpenOnly { flag: "max-workers" });
@@ -133,11 +122,7 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             return Err(ConfigError::Unbounded { model: "--workers" });
         }
         let max_tasks = if bare { Some(1) } else { options.iterations };
-        Model::Closed {
-            workers: options.workers.unwrap_or(1),
-            duration,
-            max_tasks,
-        }
+        Model::Closed { workers: options.workers.unwrap_or(1), duration, max_tasks }
     };
     // A real run paces on its own thread: sub-millisecond release accuracy (tests of the engine
     // use the runtime's timer instead, which follows paused time).
@@ -166,14 +151,7 @@ mod tests {
     #[test]
     fn no_options_is_one_task_on_one_worker() {
         let s = resolve(RunOptions::default()).unwrap();
-        assert_eq!(
-            s.plan.model(),
-            &Model::Closed {
-                workers: 1,
-                duration: None,
-                max_tasks: Some(1)
-            }
-        );
+        assert_eq!(s.plan.model(), &Model::Closed { workers: 1, duration: None, max_tasks: Some(1) });
     }
 
     #[test]
@@ -212,10 +190,7 @@ mod tests {
             (opts(|o| o.workers = Some(4)), "--workers needs --duration"),
             (opts(|o| o.workers = Some(0)), "--workers must be at least 1"),
             (opts(|o| o.iterations = Some(0)), "--iterations must be at least 1"),
-            (
-                opts(|o| o.duration = Some("0s".parse().unwrap())),
-                "--duration must be longer than 0s",
-            ),
+            (opts(|o| o.duration = Some("0s".parse().unwrap())), "--duration must be longer than 0s"),
             (
                 opts(|o| {
                     o.rate = Some(Rate(0.0));

@@ -25,19 +25,14 @@ impl FromStr for Dur {
         let mut total = 0f64;
         let mut rest = s;
         while !rest.is_empty() {
-            let digits = rest
-                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-                .unwrap_or(rest.len());
+            let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
             if digits == 0 {
                 return Err(format!("'{text}' is not a duration: {DURATION_HINT}"));
             }
-            let number: f64 = rest[..digits]
-                .parse()
-                .map_err(|_| format!("'{text}' is not a duration: {DURATION_HINT}"))?;
+            let number: f64 =
+                rest[..digits].parse().map_err(|_| format!("'{text}' is not a duration: {DURATION_HINT}"))?;
             rest = &rest[digits..];
-            let unit = rest
-                .find(|c: char| c.is_ascii_digit() || c == '.')
-                .unwrap_or(rest.len());
+            let unit = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
             let seconds = match &rest[..unit] {
                 "ms" => number / 1000.0,
                 "s" => number,
@@ -93,9 +88,7 @@ impl FromStr for Rate {
             "h" => 3600.0,
             _ => return Err(format!("'{text}' has an unknown unit '/{per}': {RATE_HINT}")),
         };
-        let n: f64 = number
-            .parse()
-            .map_err(|_| format!("'{text}' is not a rate: {RATE_HINT}"))?;
+        let n: f64 = number.parse().map_err(|_| format!("'{text}' is not a rate: {RATE_HINT}"))?;
         if !n.is_finite() || n < 0.0 {
             return Err(format!("'{text}' is not a rate: {RATE_HINT}"));
         }
@@ -154,10 +147,7 @@ impl FromStr for EnvPair {
 
     fn from_str(text: &str) -> Result<Self, String> {
         match text.split_once('=') {
-            Some((key, value)) if !key.is_empty() => Ok(EnvPair {
-                key: key.to_owned(),
-                value: value.to_owned(),
-            }),
+            Some((key, value)) if !key.is_empty() => Ok(EnvPair { key: key.to_owned(), value: value.to_owned() }),
             _ => Err(format!("'{text}' is not KEY=VALUE")),
         }
     }
@@ -280,13 +270,7 @@ mod tests {
 
     #[test]
     fn env_pairs_need_a_key() {
-        assert_eq!(
-            "A=1".parse::<EnvPair>(),
-            Ok(EnvPair {
-                key: "A".into(),
-                value: "1".into()
-            })
-        );
+        assert_eq!("A=1".parse::<EnvPair>(), Ok(EnvPair { key: "A".into(), value: "1".into() }));
         assert_eq!("A=".parse::<EnvPair>().map(|p| p.value), Ok(String::new()));
         assert!("=1".parse::<EnvPair>().is_err());
         assert!("A".parse::<EnvPair>().is_err());

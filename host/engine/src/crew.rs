@@ -39,10 +39,7 @@ pub(crate) struct Claims {
 
 impl Claims {
     pub(crate) fn new(max: Option<u64>) -> Self {
-        Self {
-            next: AtomicU64::new(0),
-            max: max.unwrap_or(u64::MAX),
-        }
+        Self { next: AtomicU64::new(0), max: max.unwrap_or(u64::MAX) }
     }
 
     fn claim(&self) -> Option<u64> {
@@ -142,11 +139,7 @@ impl<F: WorkerFactory> Crew<F> {
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
             // The closed model has no schedule: a task is due when its worker gets to it.
-            let ticket = Ticket {
-                iteration,
-                attempt: 0,
-                scheduled: Instant::now(),
-            };
+            let ticket = Ticket { iteration, attempt: 0, scheduled: Instant::now() };
             let outcome = self.execute(worker, shard, &ticket).await;
             if !self.settle(&mut slot, outcome).await {
                 break;
@@ -156,11 +149,7 @@ impl<F: WorkerFactory> Crew<F> {
 
     /// Run one task and record how it ended.
     async fn execute(&self, worker: &mut F::Worker, shard: usize, ticket: &Ticket) -> TaskOutcome {
-        let task = Task {
-            iteration: ticket.iteration,
-            attempt: ticket.attempt,
-            input: &[],
-        };
+        let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input: &[] };
         self.started.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let called = Instant::now();

@@ -112,11 +112,7 @@ mod tests {
     use super::*;
 
     fn ticket(iteration: u64) -> Ticket {
-        Ticket {
-            iteration,
-            attempt: 0,
-            scheduled: Instant::now(),
-        }
+        Ticket { iteration, attempt: 0, scheduled: Instant::now() }
     }
 
     #[tokio::test]
@@ -129,11 +125,7 @@ mod tests {
         });
         tokio::task::yield_now().await;
         assert_eq!(dispatch.offer(ticket(1)), Offer::Released);
-        assert_eq!(
-            dispatch.offer(ticket(2)),
-            Offer::Dropped,
-            "the one idle worker is taken"
-        );
+        assert_eq!(dispatch.offer(ticket(2)), Offer::Dropped, "the one idle worker is taken");
         assert_eq!(waiting.await.unwrap().map(|t| t.iteration), Some(1));
     }
 

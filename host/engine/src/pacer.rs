@@ -96,11 +96,7 @@ impl Pacer {
             if timer_wake && now.saturating_duration_since(due) > TOLERANCE {
                 tally.underrun += 1;
             }
-            let ticket = Ticket {
-                iteration: self.next,
-                attempt: 0,
-                scheduled: due,
-            };
+            let ticket = Ticket { iteration: self.next, attempt: 0, scheduled: due };
             self.next += 1;
             match self.dispatch.offer(ticket) {
                 Offer::Released => {}
@@ -141,8 +137,7 @@ impl Pacer {
             }
             self.next += 1;
         }
-        self.recorder
-            .record_unstarted(self.shard, Outcome::Interrupted, unreleased);
+        self.recorder.record_unstarted(self.shard, Outcome::Interrupted, unreleased);
         // Dropping the dispatch closes the channel, which lets the workers finish.
     }
 

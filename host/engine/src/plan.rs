@@ -76,12 +76,7 @@ impl Plan {
     /// Check `model` and make a plan for the `default` scenario with one-second intervals.
     pub fn new(model: Model) -> Result<Self, PlanError> {
         match &model {
-            Model::Open {
-                curve,
-                max_tasks,
-                workers,
-                ..
-            } => {
+            Model::Open { curve, max_tasks, workers, .. } => {
                 if *workers == 0 {
                     return Err(PlanError::NoWorkers);
                 }
@@ -89,11 +84,7 @@ impl Plan {
                     return Err(PlanError::Unbounded);
                 }
             }
-            Model::Closed {
-                workers,
-                duration,
-                max_tasks,
-            } => {
+            Model::Closed { workers, duration, max_tasks } => {
                 if *workers == 0 {
                     return Err(PlanError::NoWorkers);
                 }
@@ -102,12 +93,7 @@ impl Plan {
                 }
             }
         }
-        Ok(Self {
-            model,
-            scenario: "default".into(),
-            interval: DEFAULT_INTERVAL,
-            pacer_clock: PacerClock::default(),
-        })
+        Ok(Self { model, scenario: "default".into(), interval: DEFAULT_INTERVAL, pacer_clock: PacerClock::default() })
     }
 
     /// Use another reporting interval.
@@ -207,12 +193,8 @@ mod tests {
     #[test]
     fn open_model_needs_an_end_and_workers() {
         let forever = RateCurve::constant(10.0, None).unwrap();
-        let open = |max_tasks, workers| Model::Open {
-            curve: forever.clone(),
-            max_tasks,
-            workers,
-            overload: Overload::Drop,
-        };
+        let open =
+            |max_tasks, workers| Model::Open { curve: forever.clone(), max_tasks, workers, overload: Overload::Drop };
         assert_eq!(Plan::new(open(None, 1)), Err(PlanError::Unbounded));
         assert_eq!(Plan::new(open(Some(5), 0)), Err(PlanError::NoWorkers));
         let plan = Plan::new(open(Some(50), 1)).unwrap();
@@ -223,11 +205,7 @@ mod tests {
 
     #[test]
     fn closed_model_needs_an_end() {
-        let closed = Model::Closed {
-            workers: 2,
-            duration: None,
-            max_tasks: None,
-        };
+        let closed = Model::Closed { workers: 2, duration: None, max_tasks: None };
         assert_eq!(Plan::new(closed), Err(PlanError::Unbounded));
     }
 }

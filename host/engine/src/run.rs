@@ -62,9 +62,7 @@ pub async fn run<F: WorkerFactory>(
                 PacerClock::Thread => tokio::task::spawn_blocking(move || pacer.run_on_thread()),
             })
         }
-        Model::Closed {
-            duration, max_tasks, ..
-        } => {
+        Model::Closed { duration, max_tasks, .. } => {
             let claims = Arc::new(Claims::new(*max_tasks));
             for (id, worker) in workers {
                 loops.spawn(crew.clone().closed_loop(id, worker, claims.clone()));
@@ -105,11 +103,7 @@ pub async fn run<F: WorkerFactory>(
     let generation = if open_model {
         // Queued tasks may start after the schedule ends: generation lasts until the last start.
         let last_start = crew.last_start().map_or(Duration::ZERO, |at| at - start);
-        let planned = if aborted.is_some() {
-            Duration::ZERO
-        } else {
-            plan.planned_generation().unwrap_or_default()
-        };
+        let planned = if aborted.is_some() { Duration::ZERO } else { plan.planned_generation().unwrap_or_default() };
         last_start.max(planned)
     } else {
         match plan.planned_generation() {
@@ -181,11 +175,7 @@ impl Ticker {
         let workers = crew.resident.load(Ordering::Relaxed);
         self.min_workers = self.min_workers.min(workers);
         self.peak_workers = self.peak_workers.max(workers);
-        let gauges = Gauges {
-            started,
-            workers,
-            in_flight: crew.in_flight.load(Ordering::Relaxed),
-        };
+        let gauges = Gauges { started, workers, in_flight: crew.in_flight.load(Ordering::Relaxed) };
         let row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         observer.on_interval(&row);
         self.totals.merge(&window);

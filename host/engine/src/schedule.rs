@@ -67,11 +67,7 @@ impl Segment {
             return 0.0;
         }
         let b = self.from;
-        let a = if self.len.is_infinite() {
-            0.0
-        } else {
-            (self.to - self.from) / (2.0 * self.len)
-        };
+        let a = if self.len.is_infinite() { 0.0 } else { (self.to - self.from) / (2.0 * self.len) };
         // a·τ² + b·τ − c = 0, in the form that stays accurate when a is (close to) zero.
         let disc = (b * b + 4.0 * a * c).max(0.0);
         let tau = 2.0 * c / (b + disc.sqrt());
@@ -88,11 +84,7 @@ pub struct RateCurve {
 }
 
 fn check_rate(rate: f64) -> Result<f64, CurveError> {
-    if rate.is_finite() && rate >= 0.0 {
-        Ok(rate)
-    } else {
-        Err(CurveError::BadRate(rate))
-    }
+    if rate.is_finite() && rate >= 0.0 { Ok(rate) } else { Err(CurveError::BadRate(rate)) }
 }
 
 impl RateCurve {
@@ -114,13 +106,7 @@ impl RateCurve {
             if len <= 0.0 {
                 return Err(CurveError::EmptyStage);
             }
-            let seg = Segment {
-                start: at,
-                len,
-                from: rate,
-                to: target,
-                before,
-            };
+            let seg = Segment { start: at, len, from: rate, to: target, before };
             before += seg.tasks();
             segments.push(seg);
             at += len;
@@ -133,13 +119,7 @@ impl RateCurve {
         };
         if end > at {
             let len = if end.is_finite() { end - at } else { f64::INFINITY };
-            segments.push(Segment {
-                start: at,
-                len,
-                from: rate,
-                to: rate,
-                before,
-            });
+            segments.push(Segment { start: at, len, from: rate, to: rate, before });
         } else if end < at {
             // Cut the curve at `end`: trim the segment it falls in and drop the rest.
             segments.retain(|s| s.start < end);
@@ -185,11 +165,7 @@ impl RateCurve {
     /// How many tasks the whole curve schedules, or `None` when it never ends.
     pub fn total_tasks(&self) -> Option<u64> {
         if !self.end.is_finite() {
-            return if self.segments.iter().any(|s| s.tasks() > 0.0) {
-                None
-            } else {
-                Some(0)
-            };
+            return if self.segments.iter().any(|s| s.tasks() > 0.0) { None } else { Some(0) };
         }
         // Guard against 9999.999999999 meaning 10,000.
         let n = self.tasks_by(self.end);
@@ -238,15 +214,7 @@ mod tests {
 
     #[test]
     fn ramp_from_zero_to_1000_over_10s_schedules_5000() {
-        let c = RateCurve::new(
-            0.0,
-            &[Ramp {
-                duration: secs(10.0),
-                target: 1000.0,
-            }],
-            None,
-        )
-        .unwrap();
+        let c = RateCurve::new(0.0, &[Ramp { duration: secs(10.0), target: 1000.0 }], None).unwrap();
         assert_eq!(c.total_tasks(), Some(5_000));
         let mut hint = 0;
         // N(t) = 50 t², so task k is due at sqrt(k / 50).
@@ -259,18 +227,9 @@ mod tests {
     #[test]
     fn due_times_increase_and_match_the_integral() {
         let ramps = [
-            Ramp {
-                duration: secs(2.0),
-                target: 300.0,
-            },
-            Ramp {
-                duration: secs(1.0),
-                target: 300.0,
-            },
-            Ramp {
-                duration: secs(3.0),
-                target: 50.0,
-            },
+            Ramp { duration: secs(2.0), target: 300.0 },
+            Ramp { duration: secs(1.0), target: 300.0 },
+            Ramp { duration: secs(3.0), target: 50.0 },
         ];
         let c = RateCurve::new(100.0, &ramps, Some(secs(8.0))).unwrap();
         let total = c.total_tasks().unwrap();
@@ -280,11 +239,7 @@ mod tests {
         for k in 0..total {
             let t = c.due(k, &mut hint).unwrap();
             assert!(t > last || k == 0, "not increasing at {k}");
-            assert!(
-                (c.tasks_by(t) - k as f64).abs() < 1e-6,
-                "N(due({k})) = {}",
-                c.tasks_by(t)
-            );
+            assert!((c.tasks_by(t) - k as f64).abs() < 1e-6, "N(due({k})) = {}", c.tasks_by(t));
             last = t;
         }
         assert!(last < 8.0);
@@ -292,15 +247,7 @@ mod tests {
 
     #[test]
     fn total_cuts_a_ramp_midway() {
-        let c = RateCurve::new(
-            0.0,
-            &[Ramp {
-                duration: secs(10.0),
-                target: 1000.0,
-            }],
-            Some(secs(5.0)),
-        )
-        .unwrap();
+        let c = RateCurve::new(0.0, &[Ramp { duration: secs(10.0), target: 1000.0 }], Some(secs(5.0))).unwrap();
         // N(5) = 50 · 25
         assert_eq!(c.total_tasks(), Some(1250));
         assert!((c.rate_at(4.0) - 400.0).abs() < 1e-9);
@@ -314,41 +261,19 @@ mod tests {
 
     #[test]
     fn a_pause_at_rate_zero_schedules_nothing_inside_it() {
-        let ramps = [
-            Ramp {
-                duration: secs(1.0),
-                target: 0.0,
-            },
-            Ramp {
-                duration: secs(0.000_001),
-                target: 100.0,
-            },
-        ];
+        let ramps = [Ramp { duration: secs(1.0), target: 0.0 }, Ramp { duration: secs(0.000_001), target: 100.0 }];
         let c = RateCurve::new(0.0, &ramps, Some(secs(3.0))).unwrap();
         let mut hint = 0;
         let first = c.due(0, &mut hint).unwrap();
-        assert!(
-            first >= 1.0,
-            "the first task must wait for the pause to end, got {first}"
-        );
+        assert!(first >= 1.0, "the first task must wait for the pause to end, got {first}");
     }
 
     #[test]
     fn bad_rates_and_empty_stages_are_rejected() {
-        assert!(matches!(
-            RateCurve::constant(f64::NAN, None),
-            Err(CurveError::BadRate(_))
-        ));
+        assert!(matches!(RateCurve::constant(f64::NAN, None), Err(CurveError::BadRate(_))));
         assert!(matches!(RateCurve::constant(-1.0, None), Err(CurveError::BadRate(_))));
         assert_eq!(
-            RateCurve::new(
-                1.0,
-                &[Ramp {
-                    duration: Duration::ZERO,
-                    target: 2.0
-                }],
-                None
-            ),
+            RateCurve::new(1.0, &[Ramp { duration: Duration::ZERO, target: 2.0 }], None),
             Err(CurveError::EmptyStage)
         );
     }

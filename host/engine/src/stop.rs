@@ -22,9 +22,7 @@ pub(crate) struct Stop {
 impl Stop {
     /// No new tasks should start (the closed model's deadline).
     pub(crate) fn end_generation(&self) {
-        let _ = self
-            .state
-            .compare_exchange(RUNNING, GENERATION_ENDED, Ordering::AcqRel, Ordering::Acquire);
+        let _ = self.state.compare_exchange(RUNNING, GENERATION_ENDED, Ordering::AcqRel, Ordering::Acquire);
         self.notify.notify_waiters();
     }
 

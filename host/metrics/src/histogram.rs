@@ -62,11 +62,7 @@ impl LatencyHistogram {
 
     /// The value at `quantile` (0.0..=1.0), in microseconds; 0 when empty.
     pub fn quantile_micros(&self, quantile: f64) -> u64 {
-        if self.inner.is_empty() {
-            0
-        } else {
-            self.inner.value_at_quantile(quantile)
-        }
+        if self.inner.is_empty() { 0 } else { self.inner.value_at_quantile(quantile) }
     }
 
     /// The min/mean/percentiles/max summary, in milliseconds.
@@ -134,11 +130,7 @@ mod tests {
 
     #[test]
     fn merge_equals_recording_everything_in_one() {
-        let (mut a, mut b, mut all) = (
-            LatencyHistogram::new(),
-            LatencyHistogram::new(),
-            LatencyHistogram::new(),
-        );
+        let (mut a, mut b, mut all) = (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
         for v in 0..5_000u64 {
             let micros = v * v % 97_003;
             if v % 3 == 0 {

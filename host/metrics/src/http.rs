@@ -106,10 +106,7 @@ impl HttpStats {
     pub fn reset(&mut self) {
         let mut duration = std::mem::take(&mut self.duration);
         duration.reset();
-        *self = HttpStats {
-            duration,
-            ..HttpStats::default()
-        };
+        *self = HttpStats { duration, ..HttpStats::default() };
     }
 }
 
@@ -121,11 +118,7 @@ mod tests {
     fn failures_follow_k6s_rule_and_statuses_are_counted() {
         let mut stats = HttpStats::default();
         for status in [Some(200), Some(204), Some(399), Some(400), Some(503), None] {
-            stats.record(HttpSample {
-                status,
-                duration: Duration::from_millis(2),
-                body_bytes: 10,
-            });
+            stats.record(HttpSample { status, duration: Duration::from_millis(2), body_bytes: 10 });
         }
         assert_eq!((stats.requests, stats.failed, stats.body_bytes), (6, 3, 60));
         assert_eq!(stats.by_status.get(&0), Some(&1));

@@ -127,10 +127,7 @@ mod tests {
 
     #[test]
     fn identity_counts_every_terminal_state_once() {
-        let mut counts = Counts {
-            scheduled: 7,
-            ..Counts::default()
-        };
+        let mut counts = Counts { scheduled: 7, ..Counts::default() };
         for outcome in Outcome::ALL {
             counts.add(outcome, 1);
         }
@@ -141,25 +138,10 @@ mod tests {
 
     #[test]
     fn merge_adds_field_by_field() {
-        let mut a = Counts {
-            scheduled: 3,
-            passed: 2,
-            dropped: 1,
-            retries: 4,
-            ..Counts::default()
-        };
-        let b = Counts {
-            scheduled: 2,
-            failed: 1,
-            trapped: 1,
-            retries: 1,
-            ..Counts::default()
-        };
+        let mut a = Counts { scheduled: 3, passed: 2, dropped: 1, retries: 4, ..Counts::default() };
+        let b = Counts { scheduled: 2, failed: 1, trapped: 1, retries: 1, ..Counts::default() };
         a.merge(&b);
-        assert_eq!(
-            (a.scheduled, a.passed, a.failed, a.dropped, a.trapped, a.retries),
-            (5, 2, 1, 1, 1, 5)
-        );
+        assert_eq!((a.scheduled, a.passed, a.failed, a.dropped, a.trapped, a.retries), (5, 2, 1, 1, 1, 5));
         assert!(a.identity_holds());
     }
 }

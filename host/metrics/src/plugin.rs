@@ -176,18 +176,11 @@ impl SeriesValue {
         match self {
             SeriesValue::Counter(count) => SeriesSummary::Counter { count: *count },
             SeriesValue::Gauge { value, .. } => SeriesSummary::Gauge { value: *value },
-            SeriesValue::Trend(t) => SeriesSummary::Trend {
-                count: t.count(),
-                stats: t.percentiles(),
-            },
+            SeriesValue::Trend(t) => SeriesSummary::Trend { count: t.count(), stats: t.percentiles() },
             SeriesValue::Check { passes, fails } => {
                 let total = passes + fails;
                 let rate = if total == 0 { 0.0 } else { *passes as f64 / total as f64 };
-                SeriesSummary::Rate {
-                    rate,
-                    passes: *passes,
-                    fails: *fails,
-                }
+                SeriesSummary::Rate { rate, passes: *passes, fails: *fails }
             }
         }
     }
@@ -311,14 +304,8 @@ impl PluginMetrics {
 
     /// Every series, sorted by name then tags.
     pub fn series(&self) -> Vec<Series> {
-        let mut all: Vec<Series> = self
-            .series
-            .iter()
-            .map(|(key, value)| Series {
-                key: key.clone(),
-                value: value.clone(),
-            })
-            .collect();
+        let mut all: Vec<Series> =
+            self.series.iter().map(|(key, value)| Series { key: key.clone(), value: value.clone() }).collect();
         all.sort_by(|a, b| a.key.cmp(&b.key));
         all
     }
@@ -338,10 +325,7 @@ impl PluginMetrics {
         }
         let mut all: Vec<Series> = names
             .into_iter()
-            .map(|(name, value)| Series {
-                key: SeriesKey::new(name.to_owned(), Vec::new()),
-                value,
-            })
+            .map(|(name, value)| Series { key: SeriesKey::new(name.to_owned(), Vec::new()), value })
             .collect();
         all.sort_by(|a, b| a.key.cmp(&b.key));
         all
@@ -353,10 +337,7 @@ mod tests {
     use super::*;
 
     fn key(name: &str, tags: &[(&str, &str)]) -> SeriesKey {
-        SeriesKey::new(
-            name.into(),
-            tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        )
+        SeriesKey::new(name.into(), tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
     }
 
     #[test]
@@ -379,14 +360,7 @@ mod tests {
         m.check(key("ok", &[]), true);
         let names = m.by_name();
         assert_eq!(names.len(), 1);
-        assert_eq!(
-            names[0].value.to_summary(),
-            SeriesSummary::Rate {
-                rate: 0.75,
-                passes: 3,
-                fails: 1
-            }
-        );
+        assert_eq!(names[0].value.to_summary(), SeriesSummary::Rate { rate: 0.75, passes: 3, fails: 1 });
     }
 
     #[test]
@@ -414,9 +388,7 @@ mod tests {
         for v in 1..=100 {
             m.trend(key("t", &[]), v as f64 / 10.0);
         }
-        let SeriesSummary::Trend { count, stats } = m.series()[0].value.to_summary() else {
-            panic!("not a trend")
-        };
+        let SeriesSummary::Trend { count, stats } = m.series()[0].value.to_summary() else { panic!("not a trend") };
         assert_eq!(count, 100);
         assert_eq!((stats.min, stats.max), (0.1, 10.0));
         assert!((stats.mean - 5.05).abs() < 1e-9);

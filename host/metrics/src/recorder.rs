@@ -48,10 +48,7 @@ impl Recorder {
     /// A recorder with `shards` shards (at least one).
     pub fn new(shards: usize) -> Self {
         let shards = (0..shards.max(1)).map(|_| Mutex::new(Window::default())).collect();
-        Self {
-            shards,
-            gauge_seq: AtomicU64::new(0),
-        }
+        Self { shards, gauge_seq: AtomicU64::new(0) }
     }
 
     /// The shard a worker (or the pacer) with this id records into.
@@ -167,21 +164,11 @@ mod tests {
     #[test]
     fn drain_merges_shards_and_empties_them() {
         let rec = Recorder::new(4);
-        let timing = TaskTiming {
-            wait: Duration::from_micros(100),
-            service: Duration::from_micros(900),
-        };
+        let timing = TaskTiming { wait: Duration::from_micros(100), service: Duration::from_micros(900) };
         for id in 0..10u32 {
             rec.record_task(rec.shard_for(id), Outcome::Passed, Some(timing));
         }
-        rec.record_pacer(
-            0,
-            PacerTally {
-                scheduled: 12,
-                dropped: 2,
-                ..PacerTally::default()
-            },
-        );
+        rec.record_pacer(0, PacerTally { scheduled: 12, dropped: 2, ..PacerTally::default() });
         let w = rec.drain();
         assert_eq!((w.counts.scheduled, w.counts.passed, w.counts.dropped), (12, 10, 2));
         assert!(w.counts.identity_holds());

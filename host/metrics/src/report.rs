@@ -33,6 +33,14 @@ pub struct IntervalRow {
     pub service: Percentiles,
     /// Wait of tasks that ended in the interval.
     pub wait: Percentiles,
+    /// HTTP requests that finished in the interval.
+    pub http_reqs: u64,
+    /// Of those, failed ones (no response, or status ≥ 400).
+    pub http_failed: u64,
+    /// HTTP requests refused by the allow-list.
+    pub http_denied: u64,
+    /// Duration of the HTTP requests that finished in the interval.
+    pub http_duration: Percentiles,
 }
 
 impl IntervalRow {
@@ -51,6 +59,10 @@ impl IntervalRow {
             latency: window.latency.percentiles(),
             service: window.service.percentiles(),
             wait: window.wait.percentiles(),
+            http_reqs: window.http.requests,
+            http_failed: window.http.failed,
+            http_denied: window.http.denied,
+            http_duration: window.http.duration.percentiles(),
         }
     }
 }

@@ -37,6 +37,11 @@ pub const HEADER: &[&str] = &[
     "wait_p50_ms",
     "wait_p99_ms",
     "wait_max_ms",
+    "http_reqs",
+    "http_failed",
+    "http_denied",
+    "http_req_p50_ms",
+    "http_req_p99_ms",
 ];
 
 /// Writes rows as intervals end.
@@ -84,6 +89,8 @@ impl<W: Write> CsvWriter<W> {
         ] {
             fields.push(round_ms(ms).to_string());
         }
+        fields.extend([row.http_reqs.to_string(), row.http_failed.to_string(), row.http_denied.to_string()]);
+        fields.extend([round_ms(row.http_duration.p50).to_string(), round_ms(row.http_duration.p99).to_string()]);
         writeln!(self.out, "{}", fields.join(","))?;
         self.out.flush()
     }
@@ -106,5 +113,27 @@ impl<W: Write> CsvWriter<W> {
         writeln!(self.out, "# end {footer}")?;
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use loadhost_metrics::{Gauges, Window};
+
+    use super::*;
+
+    #[test]
+    fn every_row_has_a_field_per_header_column() {
+        let mut writer = CsvWriter::new(Vec::new(), &json!({"rate": "10/s"})).unwrap();
+        let row =
+            IntervalRow::from_window(0, Duration::ZERO, Duration::from_secs(1), &Window::default(), Gauges::default());
+        writer.row(&row).unwrap();
+        let text = String::from_utf8(writer.out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], r#"# config {"rate":"10/s"}"#);
+        assert_eq!(lines[1].split(',').count(), HEADER.len());
+        assert_eq!(lines[2].split(',').count(), HEADER.len());
     }
 }

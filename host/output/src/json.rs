@@ -23,19 +23,12 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
     let t = &report.totals;
     let mut metrics = serde_json::Map::new();
     // Every name with its tag sets folded together, then each tagged series as `name{k:v}`.
-    for series in t
-        .plugin
-        .by_name()
-        .into_iter()
-        .chain(t.plugin.series().into_iter().filter(|s| !s.key.tags.is_empty()))
+    for series in t.plugin.by_name().into_iter().chain(t.plugin.series().into_iter().filter(|s| !s.key.tags.is_empty()))
     {
         if matches!(series.value, SeriesValue::Check { .. }) && !series.key.tags.is_empty() {
             continue;
         }
-        metrics.insert(
-            series.key.to_string(),
-            serde_json::to_value(series.value.to_summary()).unwrap_or(Value::Null),
-        );
+        metrics.insert(series.key.to_string(), serde_json::to_value(series.value.to_summary()).unwrap_or(Value::Null));
     }
     http_metrics(&t.http, report.elapsed.as_secs_f64(), &mut metrics);
     let mut checks = BTreeMap::new();
@@ -85,43 +78,26 @@ fn http_metrics(http: &HttpStats, seconds: f64, metrics: &mut serde_json::Map<St
     let mut insert = |name: &str, value: Value| {
         metrics.insert(name.to_owned(), value);
     };
-    let rate = if seconds > 0.0 {
-        http.requests as f64 / seconds
-    } else {
-        0.0
-    };
+    let rate = if seconds > 0.0 { http.requests as f64 / seconds } else { 0.0 };
     insert(names::HTTP_REQS, json!({ "count": http.requests, "rate": rate }));
     for (status, count) in &http.by_status {
-        insert(
-            &format!("{}{{status:{status}}}", names::HTTP_REQS),
-            json!({ "count": count }),
-        );
+        insert(&format!("{}{{status:{status}}}", names::HTTP_REQS), json!({ "count": count }));
     }
     let mut duration = percentiles(&http.duration.percentiles());
     duration["count"] = json!(http.duration.count());
     insert(names::HTTP_REQ_DURATION, duration);
-    let failed_rate = if http.requests == 0 {
-        0.0
-    } else {
-        http.failed as f64 / http.requests as f64
-    };
+    let failed_rate = if http.requests == 0 { 0.0 } else { http.failed as f64 / http.requests as f64 };
     insert(
         names::HTTP_REQ_FAILED,
         json!({ "rate": failed_rate, "passes": http.failed, "fails": http.requests - http.failed }),
     );
     insert(names::HTTP_DENIED, json!({ "count": http.denied }));
-    insert(
-        names::HTTP_CONNECTIONS_OPENED,
-        json!({ "count": http.connections_opened }),
-    );
+    insert(names::HTTP_CONNECTIONS_OPENED, json!({ "count": http.connections_opened }));
     insert(names::DATA_SENT, json!({ "count": http.bytes_sent }));
     insert(names::DATA_RECEIVED, json!({ "count": http.bytes_received }));
     insert(names::HTTP_RESPONSE_BYTES, json!({ "count": http.body_bytes }));
-    let by_status: serde_json::Map<String, Value> = http
-        .by_status
-        .iter()
-        .map(|(status, count)| (status.to_string(), json!(count)))
-        .collect();
+    let by_status: serde_json::Map<String, Value> =
+        http.by_status.iter().map(|(status, count)| (status.to_string(), json!(count))).collect();
     insert(names::HTTP_STATUS, Value::Object(by_status));
 }
 

@@ -29,12 +29,7 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
-        Self {
-            bar,
-            started: 0,
-            failed: 0,
-            dropped: 0,
-        }
+        Self { bar, started: 0, failed: 0, dropped: 0 }
     }
 
     /// Show an interval's figures.

@@ -47,12 +47,7 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
     let c = report.counts();
     let t = &report.totals;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\n  loadhost {VERSION} · {} (sha256 {}…)",
-        info.plugin_path,
-        short_sha(&info.plugin_sha256)
-    );
+    let _ = writeln!(out, "\n  loadhost {VERSION} · {} (sha256 {}…)", info.plugin_path, short_sha(&info.plugin_sha256));
     let _ = writeln!(out, "  {}\n", info.model);
 
     label(&mut out, "tasks");
@@ -62,34 +57,18 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
         .filter(|&&o| o != Outcome::Passed)
         .map(|&o| format!("{} {}", c.get(o), o.name().replace('_', " ")))
         .collect();
-    let _ = writeln!(
-        out,
-        "  {:w$}  {} · {} retries",
-        "",
-        others.join(" · "),
-        c.retries,
-        w = LABEL_WIDTH
-    );
+    let _ = writeln!(out, "  {:w$}  {} · {} retries", "", others.join(" · "), c.retries, w = LABEL_WIDTH);
 
     label(&mut out, "rate");
     match report.target_rate {
         Some(target) => {
-            let _ = writeln!(
-                out,
-                "{:.1}/s achieved of {:.1}/s planned",
-                report.achieved_rate(),
-                target
-            );
+            let _ = writeln!(out, "{:.1}/s achieved of {:.1}/s planned", report.achieved_rate(), target);
         }
         None => {
             let _ = writeln!(out, "{:.1}/s achieved (closed model)", report.achieved_rate());
         }
     }
-    for (name, hist) in [
-        ("latency_ms", &t.latency),
-        ("service_ms", &t.service),
-        ("wait_ms", &t.wait),
-    ] {
+    for (name, hist) in [("latency_ms", &t.latency), ("service_ms", &t.service), ("wait_ms", &t.wait)] {
         label(&mut out, name);
         let _ = writeln!(out, "{}", fmt_percentiles(&hist.percentiles()));
     }
@@ -109,22 +88,14 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
         w.final_, w.min, w.peak, w.replaced
     );
     label(&mut out, "duration");
-    let _ = writeln!(
-        out,
-        "{:.2}s ({:.2}s generating load)",
-        report.elapsed.as_secs_f64(),
-        report.generation.as_secs_f64()
-    );
+    let _ =
+        writeln!(out, "{:.2}s ({:.2}s generating load)", report.elapsed.as_secs_f64(), report.generation.as_secs_f64());
 
     if !t.http.is_empty() {
         let http = &t.http;
         let secs = report.elapsed.as_secs_f64().max(1e-9);
         label(&mut out, "http_reqs");
-        let failed_pct = if http.requests == 0 {
-            0.0
-        } else {
-            http.failed as f64 * 100.0 / http.requests as f64
-        };
+        let failed_pct = if http.requests == 0 { 0.0 } else { http.failed as f64 * 100.0 / http.requests as f64 };
         let _ = writeln!(
             out,
             "{} ({:.1}/s) · {} failed ({failed_pct:.2}%) · {} denied",
@@ -137,15 +108,7 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
         let _ = writeln!(out, "{}", fmt_percentiles(&http.duration.percentiles()));
         label(&mut out, "http_status");
         let statuses: Vec<String> = http.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
-        let _ = writeln!(
-            out,
-            "{}",
-            if statuses.is_empty() {
-                "none".to_owned()
-            } else {
-                statuses.join(" · ")
-            }
-        );
+        let _ = writeln!(out, "{}", if statuses.is_empty() { "none".to_owned() } else { statuses.join(" · ") });
         label(&mut out, "http_network");
         let _ = writeln!(
             out,
@@ -155,10 +118,7 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
     }
 
     let by_name = t.plugin.by_name();
-    let checks: Vec<_> = by_name
-        .iter()
-        .filter(|s| matches!(s.value, SeriesValue::Check { .. }))
-        .collect();
+    let checks: Vec<_> = by_name.iter().filter(|s| matches!(s.value, SeriesValue::Check { .. })).collect();
     if !checks.is_empty() {
         let _ = writeln!(out, "\n  checks");
         for series in checks {
@@ -173,10 +133,7 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
             }
         }
     }
-    let metrics: Vec<_> = by_name
-        .iter()
-        .filter(|s| !matches!(s.value, SeriesValue::Check { .. }))
-        .collect();
+    let metrics: Vec<_> = by_name.iter().filter(|s| !matches!(s.value, SeriesValue::Check { .. })).collect();
     if !metrics.is_empty() {
         let _ = writeln!(out, "\n  plugin metrics");
         for series in metrics {
@@ -209,12 +166,7 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
             c.ended()
         );
     } else {
-        let _ = writeln!(
-            out,
-            "  ✗ accounting identity broken: {} scheduled but {} ended",
-            c.scheduled,
-            c.ended()
-        );
+        let _ = writeln!(out, "  ✗ accounting identity broken: {} scheduled but {} ended", c.scheduled, c.ended());
     }
     out
 }

@@ -44,9 +44,7 @@ pub fn default_dir() -> Option<PathBuf> {
 impl CompileCache {
     /// A cache in `dir` (its `compiled/` subfolder); `None` disables caching.
     pub fn new(dir: Option<PathBuf>) -> Self {
-        Self {
-            dir: dir.map(|d| d.join("compiled")),
-        }
+        Self { dir: dir.map(|d| d.join("compiled")) }
     }
 
     /// The cache folder, when enabled.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use loadhost_engine::MetricsHandle;
 use wasmtime::component::ResourceTable;
+use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -31,16 +32,23 @@ impl DoerCtx {
         let allow = grants.http.allow_list();
         if !allow.is_empty() {
             let allow = allow.clone();
-            wasi.socket_addr_check(move |addr, _use| {
-                let allowed = allow.allows_addr(addr);
+            wasi.socket_addr_check(move |addr, usage| {
+                let allowed = match usage {
+                    // The implicit bind before an outgoing connection: any local address, any port.
+                    SocketAddrUse::TcpBind | SocketAddrUse::UdpBind => addr.ip().is_unspecified() && addr.port() == 0,
+                    SocketAddrUse::TcpConnect | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => {
+                        allow.allows_addr(addr)
+                    }
+                    // Listening and accepting are never granted: a plugin reaches out, it never serves.
+                    _ => false,
+                };
                 Box::pin(async move { allowed })
             });
-            wasi.allow_ip_name_lookup(true);
+            // Sockets are off unless something is allowed; then every address still goes through
+            // the check above.
+            wasi.allow_tcp(true).allow_udp(true).allow_ip_name_lookup(true);
         }
-        let hooks = HostHttpHooks {
-            client: grants.http.clone(),
-            metrics: metrics.clone(),
-        };
+        let hooks = HostHttpHooks { client: grants.http.clone(), metrics: metrics.clone() };
         Self {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
@@ -54,20 +62,13 @@ impl DoerCtx {
 
 impl WasiView for DoerCtx {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
 impl WasiHttpView for DoerCtx {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.hooks,
-        }
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.hooks }
     }
 }
 
@@ -93,9 +94,7 @@ impl wasmtime_wasi_http::WasiHttpHooks for HostHttpHooks {
     ) -> ResponseFuture {
         let uri = request.uri();
         let host = uri.host().unwrap_or_default();
-        let port = uri
-            .port_u16()
-            .unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+        let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
         if !self.client.permits(host, port, &self.metrics) {
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }

@@ -8,13 +8,7 @@ use crate::http::FetchError;
 
 impl http::Host for DoerCtx {
     async fn send(&mut self, request: http::Request) -> Result<http::Response, http::Error> {
-        let http::Request {
-            method,
-            url,
-            headers,
-            body,
-            timeout_ms,
-        } = request;
+        let http::Request { method, url, headers, body, timeout_ms } = request;
         let timeout = timeout_ms.map(|ms| Duration::from_millis(u64::from(ms)));
         let client = self.http_client.clone();
         match client.fetch(&method, &url, headers, body, timeout, &self.metrics).await {

@@ -89,19 +89,12 @@ pub struct Plugin {
 /// wasmtime errors chain context; a user needs the whole chain on one line.
 pub(crate) fn one_line(err: &wasmtime::Error) -> String {
     let text = format!("{err:#}");
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 impl Plugin {
     pub(crate) fn load(runtime: &Runtime, path: &Path) -> Result<Self, PluginError> {
-        let bytes = std::fs::read(path).map_err(|error| PluginError::Read {
-            path: path.to_owned(),
-            error,
-        })?;
+        let bytes = std::fs::read(path).map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
         let path = path.to_owned();
         match bytes.get(..8) {
             Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => return Err(PluginError::CoreModule { path }),
@@ -109,20 +102,14 @@ impl Plugin {
             _ => return Err(PluginError::NotWasm { path }),
         }
         let sha256 = format!("{:x}", Sha256::digest(&bytes));
-        let (component, cache, load_time) =
-            runtime
-                .cache
-                .load(&runtime.engine, &sha256, &bytes)
-                .map_err(|err| PluginError::Invalid {
-                    path: path.clone(),
-                    message: one_line(&err),
-                })?;
+        let (component, cache, load_time) = runtime
+            .cache
+            .load(&runtime.engine, &sha256, &bytes)
+            .map_err(|err| PluginError::Invalid { path: path.clone(), message: one_line(&err) })?;
         check_doer_export(&runtime.engine, &component, &path)?;
         let linker = linker(runtime)?;
-        let incompatible = |err: wasmtime::Error| PluginError::Incompatible {
-            path: path.clone(),
-            message: one_line(&err),
-        };
+        let incompatible =
+            |err: wasmtime::Error| PluginError::Incompatible { path: path.clone(), message: one_line(&err) };
         let instance_pre = linker.instantiate_pre(&component).map_err(incompatible)?;
         let pre = WorkloadPre::new(instance_pre).map_err(incompatible)?;
         tracing::debug!(
@@ -130,15 +117,7 @@ impl Plugin {
             path.display(),
             bytes.len()
         );
-        Ok(Self {
-            runtime: runtime.clone(),
-            pre,
-            path,
-            sha256,
-            size: bytes.len() as u64,
-            cache,
-            load_time,
-        })
+        Ok(Self { runtime: runtime.clone(), pre, path, sha256, size: bytes.len() as u64, cache, load_time })
     }
 
     /// The file it came from.
@@ -171,29 +150,16 @@ fn check_doer_export(engine: &wasmtime::Engine, component: &Component, path: &Pa
     if component.get_export_index(None, DOER_EXPORT).is_some() {
         return Ok(());
     }
-    let exports: Vec<String> = component
-        .component_type()
-        .exports(engine)
-        .map(|(name, _)| name.to_owned())
-        .collect();
-    let exports = if exports.is_empty() {
-        "none".to_owned()
-    } else {
-        exports.join(", ")
-    };
-    Err(PluginError::MissingDoer {
-        path: path.to_owned(),
-        exports,
-    })
+    let exports: Vec<String> = component.component_type().exports(engine).map(|(name, _)| name.to_owned()).collect();
+    let exports = if exports.is_empty() { "none".to_owned() } else { exports.join(", ") };
+    Err(PluginError::MissingDoer { path: path.to_owned(), exports })
 }
 
 /// Everything a plugin may import: all of WASI 0.2 (granting nothing by default), wasi:http
 /// (denied unless allowed) and loadhost's metrics.
 fn linker(runtime: &Runtime) -> Result<Linker<DoerCtx>, PluginError> {
-    let internal = |err: wasmtime::Error| PluginError::Invalid {
-        path: PathBuf::from("<host>"),
-        message: one_line(&err),
-    };
+    let internal =
+        |err: wasmtime::Error| PluginError::Invalid { path: PathBuf::from("<host>"), message: one_line(&err) };
     let mut linker = Linker::new(&runtime.engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(internal)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(internal)?;

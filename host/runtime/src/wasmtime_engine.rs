@@ -57,9 +57,7 @@ impl Runtime {
         // Instantiation from a pool is about twice as fast as on-demand, and a trapped worker is
         // replaced by a fresh instance mid-run.
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config)
-            .map_err(anyhow::Error::from)
-            .context("configuring the WebAssembly engine")?;
+        let engine = Engine::new(&config).map_err(anyhow::Error::from).context("configuring the WebAssembly engine")?;
         let cache = Arc::new(CompileCache::new(options.cache_dir));
         Ok(Self { engine, cache })
     }

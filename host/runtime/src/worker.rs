@@ -24,10 +24,7 @@ pub struct Grants {
 impl Grants {
     /// No environment and no network.
     pub fn none() -> anyhow::Result<Self> {
-        Ok(Self {
-            env: Vec::new(),
-            http: HttpClient::new(&HttpOptions::default())?,
-        })
+        Ok(Self { env: Vec::new(), http: HttpClient::new(&HttpOptions::default())? })
     }
 }
 
@@ -42,11 +39,7 @@ pub struct WasmWorkerFactory {
 impl Plugin {
     /// A factory for workers of this plugin, granted `grants`.
     pub fn factory(&self, grants: Grants) -> WasmWorkerFactory {
-        WasmWorkerFactory {
-            engine: self.runtime.engine.clone(),
-            pre: self.pre.clone(),
-            grants: Arc::new(grants),
-        }
+        WasmWorkerFactory { engine: self.runtime.engine.clone(), pre: self.pre.clone(), grants: Arc::new(grants) }
     }
 }
 

@@ -62,14 +62,8 @@ pub struct Target {
 impl Target {
     /// Bind `addr` (port 0 picks a free port); serve TLS when `tls` is given.
     pub async fn bind(addr: SocketAddr, tls: Option<Arc<rustls::ServerConfig>>) -> anyhow::Result<Self> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("--addr {addr}: cannot listen"))?;
-        Ok(Self {
-            listener,
-            tls: tls.map(TlsAcceptor::from),
-            stats: Arc::default(),
-        })
+        let listener = TcpListener::bind(addr).await.with_context(|| format!("--addr {addr}: cannot listen"))?;
+        Ok(Self { listener, tls: tls.map(TlsAcceptor::from), stats: Arc::default() })
     }
 
     /// The address actually bound.

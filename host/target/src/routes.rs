@@ -30,9 +30,7 @@ fn query_number(req: &Request<Incoming>, key: &str) -> Option<u64> {
 fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(body.into()));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain"));
+    response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain"));
     response
 }
 
@@ -72,10 +70,7 @@ pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Respons
         }
         "/stats" => {
             let mut response = text(StatusCode::OK, stats.to_json().to_string());
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                header::HeaderValue::from_static("application/json"),
-            );
+            response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
             response
         }
         _ => text(StatusCode::NOT_FOUND, "not found\n"),

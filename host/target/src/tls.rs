@@ -28,8 +28,5 @@ pub fn self_signed() -> anyhow::Result<SelfSigned> {
         .with_single_cert(vec![cert], key)
         .context("loading the self-signed certificate")?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(SelfSigned {
-        cert_pem,
-        config: Arc::new(config),
-    })
+    Ok(SelfSigned { cert_pem, config: Arc::new(config) })
 }

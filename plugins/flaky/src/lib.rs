@@ -16,10 +16,7 @@ struct Odds {
 
 fn odds() -> &'static Odds {
     static ODDS: OnceLock<Odds> = OnceLock::new();
-    ODDS.get_or_init(|| Odds {
-        fail_pct: env_or("FAIL_PCT", 0),
-        fatal_pct: env_or("FATAL_PCT", 0),
-    })
+    ODDS.get_or_init(|| Odds { fail_pct: env_or("FAIL_PCT", 0), fatal_pct: env_or("FATAL_PCT", 0) })
 }
 
 /// SplitMix64's finaliser: consecutive inputs give uniformly spread outputs.
@@ -37,10 +34,7 @@ impl Doer for Flaky {
         if roll < odds.fatal_pct {
             Err(failed(format!("iteration {} failed for good", task.iteration)))
         } else if roll < odds.fatal_pct + odds.fail_pct {
-            Err(retryable(format!(
-                "iteration {} attempt {} failed",
-                task.iteration, task.attempt
-            )))
+            Err(retryable(format!("iteration {} attempt {} failed", task.iteration, task.attempt)))
         } else {
             Ok(())
         }

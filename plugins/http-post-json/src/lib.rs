@@ -19,10 +19,7 @@ impl Doer for HttpPostJson {
             r#"{{"scenario":"{}","worker":{},"iteration":{},"attempt":{}}}"#,
             task.scenario, task.worker_id, task.iteration, task.attempt
         );
-        let response = http::post(url())
-            .json(document.as_str())
-            .send()
-            .map_err(|err| retryable(err.to_string()))?;
+        let response = http::post(url()).json(document.as_str()).send().map_err(|err| retryable(err.to_string()))?;
         if response.status >= 500 {
             return Err(retryable(format!("POST {} answered {}", url(), response.status)));
         }

@@ -45,10 +45,9 @@ impl fmt::Display for HttpError {
             HttpError::InvalidUrl(url) => {
                 write!(f, "invalid URL {url:?}: expected http://HOST[:PORT]/PATH or https://…")
             }
-            HttpError::Denied(url) => write!(
-                f,
-                "request to {url} denied: the host is not allowed (loadhost run --allow-host)"
-            ),
+            HttpError::Denied(url) => {
+                write!(f, "request to {url} denied: the host is not allowed (loadhost run --allow-host)")
+            }
             HttpError::InvalidHeader(name) => write!(f, "invalid header {name:?}"),
             HttpError::Network(why) => write!(f, "{why}"),
         }
@@ -89,13 +88,7 @@ pub fn delete(url: &str) -> Request {
 
 /// A request with any method.
 pub fn request(method: Method, url: &str) -> Request {
-    Request {
-        method,
-        url: url.to_owned(),
-        headers: Vec::new(),
-        body: Vec::new(),
-        timeout: None,
-    }
+    Request { method, url: url.to_owned(), headers: Vec::new(), body: Vec::new(), timeout: None }
 }
 
 /// A complete response.
@@ -114,10 +107,7 @@ pub struct Response {
 impl Response {
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_slice())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_slice())
     }
 
     /// The body as text (invalid UTF-8 replaced).
@@ -157,11 +147,7 @@ impl Request {
 
     /// Send the request and read the whole response.
     pub fn send(self) -> Result<Response, HttpError> {
-        if use_wasi_http() {
-            self.send_wasi_http()
-        } else {
-            self.send_one_call()
-        }
+        if use_wasi_http() { self.send_wasi_http() } else { self.send_one_call() }
     }
 
     /// Through `loadhost:plugin/http`: one host call.
@@ -173,9 +159,7 @@ impl Request {
             url: self.url,
             headers: self.headers,
             body: self.body,
-            timeout_ms: self
-                .timeout
-                .map(|limit| u32::try_from(limit.as_millis()).unwrap_or(u32::MAX)),
+            timeout_ms: self.timeout.map(|limit| u32::try_from(limit.as_millis()).unwrap_or(u32::MAX)),
         };
         match host::send(&request) {
             Ok(response) => Ok(Response {
@@ -195,13 +179,7 @@ impl Request {
         let started = Instant::now();
         let (scheme, authority, path) = split_url(&self.url).ok_or_else(|| HttpError::InvalidUrl(self.url.clone()))?;
         let fields = Fields::from_list(&self.headers).map_err(|_| {
-            HttpError::InvalidHeader(
-                self.headers
-                    .iter()
-                    .map(|(k, _)| k.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            )
+            HttpError::InvalidHeader(self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", "))
         })?;
         let request = OutgoingRequest::new(fields);
         let invalid = || HttpError::InvalidUrl(self.url.clone());
@@ -216,9 +194,7 @@ impl Request {
             let _ = options.set_first_byte_timeout(Some(nanos));
             options
         });
-        let outgoing_body = request
-            .body()
-            .map_err(|()| HttpError::Network("the request body was taken".into()))?;
+        let outgoing_body = request.body().map_err(|()| HttpError::Network("the request body was taken".into()))?;
         let pending = outgoing_handler::handle(request, options).map_err(|code| self.error(&code))?;
         write_body(outgoing_body, &self.body)?;
         pending.subscribe().block();
@@ -228,21 +204,10 @@ impl Request {
             Some(Err(())) | None => return Err(HttpError::Network("the response was already taken".into())),
         };
         let status = response.status();
-        let headers = response
-            .headers()
-            .entries()
-            .into_iter()
-            .collect::<Vec<(String, Vec<u8>)>>();
-        let body = response
-            .consume()
-            .map_err(|()| HttpError::Network("the response body was taken".into()))?;
+        let headers = response.headers().entries().into_iter().collect::<Vec<(String, Vec<u8>)>>();
+        let body = response.consume().map_err(|()| HttpError::Network("the response body was taken".into()))?;
         let bytes = read_body(body)?;
-        Ok(Response {
-            status,
-            headers,
-            body: bytes,
-            elapsed: started.elapsed(),
-        })
+        Ok(Response { status, headers, body: bytes, elapsed: started.elapsed() })
     }
 
     fn error(&self, code: &ErrorCode) -> HttpError {
@@ -279,9 +244,7 @@ const WRITE_CHUNK: usize = 4096;
 
 fn write_body(body: OutgoingBody, data: &[u8]) -> Result<(), HttpError> {
     {
-        let stream = body
-            .write()
-            .map_err(|()| HttpError::Network("the request body stream was taken".into()))?;
+        let stream = body.write().map_err(|()| HttpError::Network("the request body stream was taken".into()))?;
         for chunk in data.chunks(WRITE_CHUNK) {
             stream
                 .blocking_write_and_flush(chunk)
@@ -295,9 +258,7 @@ fn write_body(body: OutgoingBody, data: &[u8]) -> Result<(), HttpError> {
 fn read_body(body: IncomingBody) -> Result<Vec<u8>, HttpError> {
     let mut bytes = Vec::new();
     {
-        let stream = body
-            .stream()
-            .map_err(|()| HttpError::Network("the response body stream was taken".into()))?;
+        let stream = body.stream().map_err(|()| HttpError::Network("the response body stream was taken".into()))?;
         loop {
             match stream.blocking_read(64 * 1024) {
                 Ok(chunk) => bytes.extend_from_slice(&chunk),
@@ -336,10 +297,7 @@ mod tests {
         let (s, a, p) = split_url("http://127.0.0.1:8080/bytes?n=3").unwrap();
         assert!(matches!(s, Scheme::Http));
         assert_eq!((a, p), ("127.0.0.1:8080", "/bytes?n=3"));
-        assert_eq!(
-            split_url("https://example.com").map(|(_, a, p)| (a, p)),
-            Some(("example.com", "/"))
-        );
+        assert_eq!(split_url("https://example.com").map(|(_, a, p)| (a, p)), Some(("example.com", "/")));
         assert!(split_url("ftp://x/").is_none());
         assert!(split_url("http:///path").is_none());
     }

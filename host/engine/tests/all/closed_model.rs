@@ -6,43 +6,25 @@ use crate::fake::{FakeFactory, assert_accounting, ms, run, secs};
 
 #[tokio::test(start_paused = true)]
 async fn runs_exactly_the_iterations_asked_for() {
-    let plan = Plan::new(Model::Closed {
-        workers: 4,
-        duration: None,
-        max_tasks: Some(1000),
-    })
-    .unwrap();
+    let plan = Plan::new(Model::Closed { workers: 4, duration: None, max_tasks: Some(1000) }).unwrap();
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(1))).await;
     let c = report.counts();
     assert_eq!((c.scheduled, c.passed), (1000, 1000));
     assert_eq!(report.started, 1000);
     assert_eq!(report.target_rate, None);
     // 4 loops of 1 ms tasks: 4,000/s.
-    assert!(
-        (report.achieved_rate() - 4000.0).abs() < 50.0,
-        "achieved {}",
-        report.achieved_rate()
-    );
+    assert!((report.achieved_rate() - 4000.0).abs() < 50.0, "achieved {}", report.achieved_rate());
     assert_accounting(&report, &rows);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_duration_stops_new_tasks_and_lets_running_ones_finish() {
-    let plan = Plan::new(Model::Closed {
-        workers: 2,
-        duration: Some(secs(1)),
-        max_tasks: None,
-    })
-    .unwrap();
+    let plan = Plan::new(Model::Closed { workers: 2, duration: Some(secs(1)), max_tasks: None }).unwrap();
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(10))).await;
     let c = report.counts();
     assert!((198..=202).contains(&c.scheduled), "scheduled {}", c.scheduled);
     assert_eq!(c.passed, c.scheduled);
-    assert!(
-        (report.achieved_rate() - 200.0).abs() < 3.0,
-        "achieved {}",
-        report.achieved_rate()
-    );
+    assert!((report.achieved_rate() - 200.0).abs() < 3.0, "achieved {}", report.achieved_rate());
     assert_eq!(report.totals.wait.percentiles().max, 0.0, "a closed loop never waits");
     assert_accounting(&report, &rows);
 }

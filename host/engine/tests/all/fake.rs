@@ -20,11 +20,7 @@ pub struct FakeFactory {
 
 impl FakeFactory {
     pub fn new(script: impl Fn(&Task<'_>) -> (Duration, TaskOutcome) + Send + Sync + 'static) -> Self {
-        Self {
-            script: Arc::new(script),
-            made: Arc::default(),
-            fail_from: u32::MAX,
-        }
+        Self { script: Arc::new(script), made: Arc::default(), fail_from: u32::MAX }
     }
 
     /// Every task takes `d` and passes.
@@ -55,9 +51,7 @@ impl WorkerFactory for FakeFactory {
             return Err(WorkerError::new(format!("no room for worker {}", ctx.id)));
         }
         self.made.fetch_add(1, Ordering::Relaxed);
-        Ok(FakeWorker {
-            script: self.script.clone(),
-        })
+        Ok(FakeWorker { script: self.script.clone() })
     }
 }
 

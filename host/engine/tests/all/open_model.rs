@@ -6,13 +6,7 @@ use crate::fake::{FakeFactory, assert_accounting, ms, run, secs};
 
 fn open(rate: f64, duration: u64, workers: u32, overload: Overload) -> Plan {
     let curve = RateCurve::constant(rate, Some(secs(duration))).unwrap();
-    Plan::new(Model::Open {
-        curve,
-        max_tasks: None,
-        workers,
-        overload,
-    })
-    .unwrap()
+    Plan::new(Model::Open { curve, max_tasks: None, workers, overload }).unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -20,11 +14,7 @@ async fn constant_rate_schedules_and_achieves_exactly() {
     let (report, rows) = run(&open(1000.0, 3, 8, Overload::Drop), FakeFactory::sleeping(ms(2))).await;
     let c = report.counts();
     assert_eq!((c.scheduled, c.passed, c.dropped), (3000, 3000, 0));
-    assert!(
-        (report.achieved_rate() - 1000.0).abs() < 1e-6,
-        "achieved {}",
-        report.achieved_rate()
-    );
+    assert!((report.achieved_rate() - 1000.0).abs() < 1e-6, "achieved {}", report.achieved_rate());
     assert_eq!(report.target_rate, Some(1000.0));
     assert_eq!(report.totals.underrun, 0, "a paused clock never wakes late");
     // Three full seconds, then the tail where the last tasks finish.
@@ -44,33 +34,15 @@ async fn latency_counts_from_the_scheduled_time() {
 
 #[tokio::test(start_paused = true)]
 async fn a_ramp_from_0_to_1000_over_10s_schedules_5000() {
-    let curve = RateCurve::new(
-        0.0,
-        &[Ramp {
-            duration: secs(10),
-            target: 1000.0,
-        }],
-        None,
-    )
-    .unwrap();
-    let plan = Plan::new(Model::Open {
-        curve,
-        max_tasks: None,
-        workers: 16,
-        overload: Overload::Drop,
-    })
-    .unwrap();
+    let curve = RateCurve::new(0.0, &[Ramp { duration: secs(10), target: 1000.0 }], None).unwrap();
+    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 16, overload: Overload::Drop }).unwrap();
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(1))).await;
     assert_eq!(report.counts().scheduled, 5000);
     assert_eq!(report.counts().passed, 5000);
     // Second i of a linear ramp schedules 100·(i + 0.5) tasks, give or take one at the edges.
     for (i, row) in rows.iter().take(10).enumerate() {
         let expected = 100.0 * (i as f64 + 0.5);
-        assert!(
-            (row.counts.scheduled as f64 - expected).abs() <= 1.0,
-            "second {i}: {}",
-            row.counts.scheduled
-        );
+        assert!((row.counts.scheduled as f64 - expected).abs() <= 1.0, "second {i}: {}", row.counts.scheduled);
     }
     assert_accounting(&report, &rows);
 }
@@ -78,20 +50,10 @@ async fn a_ramp_from_0_to_1000_over_10s_schedules_5000() {
 #[tokio::test(start_paused = true)]
 async fn max_tasks_cuts_the_schedule_and_sets_the_generation_time() {
     let curve = RateCurve::constant(500.0, None).unwrap();
-    let plan = Plan::new(Model::Open {
-        curve,
-        max_tasks: Some(1000),
-        workers: 4,
-        overload: Overload::Drop,
-    })
-    .unwrap();
+    let plan = Plan::new(Model::Open { curve, max_tasks: Some(1000), workers: 4, overload: Overload::Drop }).unwrap();
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(1))).await;
     assert_eq!(report.counts().scheduled, 1000);
-    assert!(
-        (report.achieved_rate() - 500.0).abs() < 1e-6,
-        "achieved {}",
-        report.achieved_rate()
-    );
+    assert!((report.achieved_rate() - 500.0).abs() < 1e-6, "achieved {}", report.achieved_rate());
     assert_accounting(&report, &rows);
 }
 
@@ -117,27 +79,12 @@ async fn queue_policy_drops_nothing_and_the_wait_shows_in_latency() {
     let latency = report.totals.latency.percentiles();
     // The last task is due at ~2 s but the crew only gets to it at ~4 s.
     assert!(wait.max > 1900.0 && wait.max < 2100.0, "max wait {}", wait.max);
-    assert!(
-        latency.max >= wait.max + 49.0,
-        "latency {} must include the wait",
-        latency.max
-    );
+    assert!(latency.max >= wait.max + 49.0, "latency {} must include the wait", latency.max);
     // Wait grows over the run.
     assert!(rows[1].wait.p50 > rows[0].wait.p50);
-    assert!(
-        report.elapsed >= secs(4),
-        "the queue drains after generation: {:?}",
-        report.elapsed
-    );
-    assert!(
-        (report.achieved_rate() - 100.0).abs() < 2.0,
-        "achieved {}",
-        report.achieved_rate()
-    );
-    assert_eq!(
-        report.totals.underrun, 0,
-        "held-back tasks are the crew's limit, not underrun"
-    );
+    assert!(report.elapsed >= secs(4), "the queue drains after generation: {:?}", report.elapsed);
+    assert!((report.achieved_rate() - 100.0).abs() < 2.0, "achieved {}", report.achieved_rate());
+    assert_eq!(report.totals.underrun, 0, "held-back tasks are the crew's limit, not underrun");
     assert_accounting(&report, &rows);
 }
 
@@ -153,21 +100,9 @@ async fn a_stalled_runtime_shows_as_lag_and_underrun() {
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(0))).await;
     stall.await.unwrap();
     assert!(report.totals.lag_max >= ms(45), "lag {:?}", report.totals.lag_max);
-    assert!(
-        report.totals.lag_total >= ms(40),
-        "lag total {:?}",
-        report.totals.lag_total
-    );
-    assert!(
-        (40..=55).contains(&report.totals.underrun),
-        "underrun {}",
-        report.totals.underrun
-    );
-    assert_eq!(
-        report.counts().scheduled,
-        1000,
-        "late tasks are released late, never lost"
-    );
+    assert!(report.totals.lag_total >= ms(40), "lag total {:?}", report.totals.lag_total);
+    assert!((40..=55).contains(&report.totals.underrun), "underrun {}", report.totals.underrun);
+    assert_eq!(report.counts().scheduled, 1000, "late tasks are released late, never lost");
     assert_eq!(report.counts().passed, 1000);
     assert_accounting(&report, &rows);
 }

@@ -9,29 +9,17 @@ use crate::fake::{FakeFactory, assert_accounting, ms, run, secs};
 #[tokio::test(start_paused = true)]
 async fn traps_replace_the_worker_and_the_run_goes_on() {
     let factory = FakeFactory::new(|task| {
-        let outcome = if task.iteration % 10 == 9 {
-            TaskOutcome::Trapped("unreachable".into())
-        } else {
-            TaskOutcome::Passed
-        };
+        let outcome =
+            if task.iteration % 10 == 9 { TaskOutcome::Trapped("unreachable".into()) } else { TaskOutcome::Passed };
         (ms(1), outcome)
     });
     let made = factory.made.clone();
-    let plan = Plan::new(Model::Closed {
-        workers: 2,
-        duration: None,
-        max_tasks: Some(1000),
-    })
-    .unwrap();
+    let plan = Plan::new(Model::Closed { workers: 2, duration: None, max_tasks: Some(1000) }).unwrap();
     let (report, rows) = run(&plan, factory).await;
     let c = report.counts();
     assert_eq!((c.trapped, c.passed), (100, 900));
     assert_eq!(report.workers.replaced, 100);
-    assert_eq!(
-        made.load(Ordering::Relaxed),
-        102,
-        "2 workers, then one fresh instance per trap"
-    );
+    assert_eq!(made.load(Ordering::Relaxed), 102, "2 workers, then one fresh instance per trap");
     assert_eq!(report.workers.final_, 2);
     assert_accounting(&report, &rows);
 }
@@ -48,13 +36,7 @@ async fn failures_drops_and_traps_together_keep_the_identity() {
         (ms(30), outcome)
     });
     let curve = RateCurve::constant(300.0, Some(secs(2))).unwrap();
-    let plan = Plan::new(Model::Open {
-        curve,
-        max_tasks: None,
-        workers: 6,
-        overload: Overload::Drop,
-    })
-    .unwrap();
+    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 6, overload: Overload::Drop }).unwrap();
     let (report, rows) = run(&plan, factory).await;
     let c = report.counts();
     assert_eq!(c.scheduled, 600);
@@ -66,22 +48,13 @@ async fn failures_drops_and_traps_together_keep_the_identity() {
 #[tokio::test(start_paused = true)]
 async fn abort_stops_the_run_and_interrupts_what_had_not_started() {
     let factory = FakeFactory::new(|task| {
-        let outcome = if task.iteration == 50 {
-            TaskOutcome::Abort("target is down".into())
-        } else {
-            TaskOutcome::Passed
-        };
+        let outcome =
+            if task.iteration == 50 { TaskOutcome::Abort("target is down".into()) } else { TaskOutcome::Passed };
         (ms(100), outcome)
     });
     let curve = RateCurve::constant(100.0, Some(secs(10))).unwrap();
     // Two workers at 100 ms per task fall behind a 100/s schedule, so the queue holds tasks.
-    let plan = Plan::new(Model::Open {
-        curve,
-        max_tasks: None,
-        workers: 2,
-        overload: Overload::Queue,
-    })
-    .unwrap();
+    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 2, overload: Overload::Queue }).unwrap();
     let (report, rows) = run(&plan, factory).await;
     let c = report.counts();
     assert_eq!(c.aborted, 1);
@@ -96,12 +69,7 @@ async fn abort_stops_the_run_and_interrupts_what_had_not_started() {
 async fn a_worker_that_cannot_start_stops_the_run_before_any_load() {
     let mut factory = FakeFactory::sleeping(ms(1));
     factory.fail_from = 3;
-    let plan = Plan::new(Model::Closed {
-        workers: 5,
-        duration: Some(secs(1)),
-        max_tasks: None,
-    })
-    .unwrap();
+    let plan = Plan::new(Model::Closed { workers: 5, duration: Some(secs(1)), max_tasks: None }).unwrap();
     let result = loadhost_engine::run(&plan, factory, &mut |_: &loadhost_metrics::IntervalRow| {}).await;
     match result {
         Err(EngineError::WorkerStart { id, .. }) => assert!(id >= 3),

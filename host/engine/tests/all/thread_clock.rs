@@ -7,14 +7,7 @@ use crate::fake::{FakeFactory, assert_accounting, ms, run};
 
 fn plan(rate: f64, millis: u64, workers: u32, overload: Overload) -> Plan {
     let curve = RateCurve::constant(rate, Some(ms(millis))).unwrap();
-    Plan::new(Model::Open {
-        curve,
-        max_tasks: None,
-        workers,
-        overload,
-    })
-    .unwrap()
-    .with_pacer_clock(PacerClock::Thread)
+    Plan::new(Model::Open { curve, max_tasks: None, workers, overload }).unwrap().with_pacer_clock(PacerClock::Thread)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -28,11 +21,7 @@ async fn the_thread_clock_schedules_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_thread_clock_stops_promptly_on_abort() {
     let factory = FakeFactory::new(|task| {
-        let outcome = if task.iteration == 20 {
-            TaskOutcome::Abort("enough".into())
-        } else {
-            TaskOutcome::Passed
-        };
+        let outcome = if task.iteration == 20 { TaskOutcome::Abort("enough".into()) } else { TaskOutcome::Passed };
         (ms(5), outcome)
     });
     // 10 s planned; the abort at task 20 must end it within moments.
@@ -49,17 +38,8 @@ fn workers_that_never_wait_still_stop_at_the_deadline() {
     // guard is a plain thread and channel: a tokio timeout would starve along with the run.
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let plan = Plan::new(Model::Closed {
-            workers: 2,
-            duration: Some(ms(200)),
-            max_tasks: None,
-        })
-        .unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let plan = Plan::new(Model::Closed { workers: 2, duration: Some(ms(200)), max_tasks: None }).unwrap();
         let _ = done.send(runtime.block_on(run(&plan, FakeFactory::sleeping(ms(0)))));
     });
     let (report, rows) = finished

@@ -22,19 +22,10 @@ impl FromStr for AllowRule {
     fn from_str(text: &str) -> Result<Self, String> {
         let s = text.trim();
         let (host, port) = if let Some(rest) = s.strip_prefix('[') {
-            let (host, after) = rest
-                .split_once(']')
-                .ok_or_else(|| format!("'{text}': unclosed '[': {RULE_HINT}"))?;
+            let (host, after) = rest.split_once(']').ok_or_else(|| format!("'{text}': unclosed '[': {RULE_HINT}"))?;
             match after {
                 "" => (host, None),
-                _ => (
-                    host,
-                    Some(
-                        after
-                            .strip_prefix(':')
-                            .ok_or_else(|| format!("'{text}': {RULE_HINT}"))?,
-                    ),
-                ),
+                _ => (host, Some(after.strip_prefix(':').ok_or_else(|| format!("'{text}': {RULE_HINT}"))?)),
             }
         } else if s.matches(':').count() > 1 {
             // A bare IPv6 address: no port.
@@ -57,20 +48,13 @@ impl FromStr for AllowRule {
             ),
             None => None,
         };
-        Ok(AllowRule {
-            host: host.to_ascii_lowercase(),
-            port,
-        })
+        Ok(AllowRule { host: host.to_ascii_lowercase(), port })
     }
 }
 
 impl fmt::Display for AllowRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
         match self.port {
             Some(port) => write!(f, "{host}:{port}"),
             None => f.write_str(&host),
@@ -111,21 +95,13 @@ impl AllowList {
     /// Whether an HTTP request to `host:port` may go out.
     pub fn allows(&self, host: &str, port: u16) -> bool {
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        let by_name = self
-            .rules
-            .iter()
-            .any(|r| r.port.is_none_or(|p| p == port) && r.host.eq_ignore_ascii_case(host));
-        by_name
-            || host
-                .parse::<IpAddr>()
-                .is_ok_and(|ip| self.allows_addr(SocketAddr::new(ip, port)))
+        let by_name = self.rules.iter().any(|r| r.port.is_none_or(|p| p == port) && r.host.eq_ignore_ascii_case(host));
+        by_name || host.parse::<IpAddr>().is_ok_and(|ip| self.allows_addr(SocketAddr::new(ip, port)))
     }
 
     /// Whether a socket may connect to (or bind) `addr`.
     pub fn allows_addr(&self, addr: SocketAddr) -> bool {
-        self.addrs
-            .iter()
-            .any(|(ip, port)| *ip == addr.ip() && port.is_none_or(|p| p == addr.port()))
+        self.addrs.iter().any(|(ip, port)| *ip == addr.ip() && port.is_none_or(|p| p == addr.port()))
     }
 }
 
@@ -139,34 +115,10 @@ mod tests {
 
     #[test]
     fn rules_parse_hosts_ports_and_ipv6() {
-        assert_eq!(
-            rule("127.0.0.1:8080"),
-            AllowRule {
-                host: "127.0.0.1".into(),
-                port: Some(8080)
-            }
-        );
-        assert_eq!(
-            rule("Example.COM"),
-            AllowRule {
-                host: "example.com".into(),
-                port: None
-            }
-        );
-        assert_eq!(
-            rule("[::1]:443"),
-            AllowRule {
-                host: "::1".into(),
-                port: Some(443)
-            }
-        );
-        assert_eq!(
-            rule("::1"),
-            AllowRule {
-                host: "::1".into(),
-                port: None
-            }
-        );
+        assert_eq!(rule("127.0.0.1:8080"), AllowRule { host: "127.0.0.1".into(), port: Some(8080) });
+        assert_eq!(rule("Example.COM"), AllowRule { host: "example.com".into(), port: None });
+        assert_eq!(rule("[::1]:443"), AllowRule { host: "::1".into(), port: Some(443) });
+        assert_eq!(rule("::1"), AllowRule { host: "::1".into(), port: None });
         for bad in ["", ":80", "host:0", "host:99999", "host:x", "[::1", "a b", "http://x"] {
             assert!(bad.parse::<AllowRule>().is_err(), "{bad} should be rejected");
         }

@@ -34,20 +34,12 @@ pub(crate) struct TimedBody {
 
 impl TimedBody {
     pub(crate) fn new(inner: Incoming, pending: Pending) -> Self {
-        Self {
-            inner,
-            pending: Some(pending),
-            bytes: 0,
-        }
+        Self { inner, pending: Some(pending), bytes: 0 }
     }
 
     fn finish(&mut self, status: Option<u16>) {
         if let Some(p) = self.pending.take() {
-            let sample = HttpSample {
-                status,
-                duration: p.started.elapsed(),
-                body_bytes: self.bytes,
-            };
+            let sample = HttpSample { status, duration: p.started.elapsed(), body_bytes: self.bytes };
             p.client.record(&p.metrics, sample);
         }
     }

@@ -51,13 +51,9 @@ impl tower_service::Service<Uri> for CountingConnector {
     fn call(&mut self, uri: Uri) -> Self::Future {
         let counters = self.counters.clone();
         Box::pin(async move {
-            let host = uri
-                .host()
-                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no host in the URI"))?;
+            let host = uri.host().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no host in the URI"))?;
             let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
-            let port = uri
-                .port_u16()
-                .unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+            let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
             let stream = TcpStream::connect((host.as_str(), port)).await?;
             // Requests are small and latency-bound: never wait to coalesce writes.
             stream.set_nodelay(true)?;

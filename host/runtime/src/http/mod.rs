@@ -59,13 +59,8 @@ pub struct HttpClient {
     denial_logged: AtomicBool,
 }
 
-type SendResult = Result<
-    (
-        http::Response<WasiBody>,
-        Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send>,
-    ),
-    HttpError,
->;
+type SendResult =
+    Result<(http::Response<WasiBody>, Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send>), HttpError>;
 
 /// Idle keep-alive connections are closed after this long, as browsers and k6 do.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -75,15 +70,9 @@ impl HttpClient {
     pub fn new(options: &HttpOptions) -> anyhow::Result<Arc<Self>> {
         let wire = Arc::new(WireCounters::default());
         let tls = tls::client_config(&options.tls)?;
-        let builder = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http();
-        let connector = if options.h2c {
-            builder.enable_http2()
-        } else {
-            builder.enable_all_versions()
-        }
-        .wrap_connector(CountingConnector::new(wire.clone()));
+        let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
+        let connector = if options.h2c { builder.enable_http2() } else { builder.enable_all_versions() }
+            .wrap_connector(CountingConnector::new(wire.clone()));
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(IDLE_TIMEOUT)
             .pool_timer(TokioTimer::new())
@@ -111,10 +100,8 @@ impl HttpClient {
         }
         metrics.http_denied();
         if !self.denial_logged.swap(true, Ordering::Relaxed) {
-            let rule = AllowRule {
-                host: host.trim_start_matches('[').trim_end_matches(']').to_owned(),
-                port: Some(port),
-            };
+            let rule =
+                AllowRule { host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), port: Some(port) };
             tracing::warn!(
                 "the plugin tried to reach {rule}, which is not allowed: pass --allow-host {rule} to allow it \
                  (later denials are only counted, as http_denied)"
@@ -127,10 +114,7 @@ impl HttpClient {
         let cap = self.per_host?;
         let semaphore = {
             let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-            slots
-                .entry(authority.to_owned())
-                .or_insert_with(|| Arc::new(Semaphore::new(cap as usize)))
-                .clone()
+            slots.entry(authority.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(cap as usize))).clone()
         };
         semaphore.acquire_owned().await.ok()
     }
@@ -153,11 +137,7 @@ impl HttpClient {
         options: Option<RequestOptions>,
         metrics: MetricsHandle,
     ) -> SendResult {
-        let authority = request
-            .uri()
-            .authority()
-            .map(|a| a.as_str().to_owned())
-            .unwrap_or_default();
+        let authority = request.uri().authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
         let permit = self.slot(&authority).await;
         let started = Instant::now();
         let sent = self.client.request(request);
@@ -165,14 +145,7 @@ impl HttpClient {
             Some(limit) => match tokio::time::timeout(limit, sent).await {
                 Ok(result) => result,
                 Err(_) => {
-                    self.record(
-                        &metrics,
-                        HttpSample {
-                            status: None,
-                            duration: started.elapsed(),
-                            body_bytes: 0,
-                        },
-                    );
+                    self.record(&metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
                     return Err(HttpError::ConnectionReadTimeout);
                 }
             },
@@ -181,27 +154,15 @@ impl HttpClient {
         match response {
             Ok(response) => {
                 let (parts, body) = response.into_parts();
-                let pending = Pending {
-                    started,
-                    status: parts.status.as_u16(),
-                    metrics,
-                    client: self.clone(),
-                    _permit: permit,
-                };
+                let pending =
+                    Pending { started, status: parts.status.as_u16(), metrics, client: self.clone(), _permit: permit };
                 let body = TimedBody::new(body, pending).boxed_unsync();
                 let io: Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send> =
                     Box::new(async { Ok(()) });
                 Ok((http::Response::from_parts(parts, body), io))
             }
             Err(err) => {
-                self.record(
-                    &metrics,
-                    HttpSample {
-                        status: None,
-                        duration: started.elapsed(),
-                        body_bytes: 0,
-                    },
-                );
+                self.record(&metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
                 Err(client_error(&err))
             }
         }
@@ -252,57 +213,32 @@ impl HttpClient {
         for (name, value) in headers {
             builder = builder.header(name, value);
         }
-        let body: WasiBody = http_body_util::Full::new(bytes::Bytes::from(body))
-            .map_err(|never| match never {})
-            .boxed_unsync();
+        let body: WasiBody =
+            http_body_util::Full::new(bytes::Bytes::from(body)).map_err(|never| match never {}).boxed_unsync();
         let request = builder.body(body).map_err(|err| invalid(format!("{err}")))?;
 
         let _permit = self.slot(&authority).await;
         let started = Instant::now();
         let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|err| format!("{:?}", client_error(&err)))?;
+            let response = self.client.request(request).await.map_err(|err| format!("{:?}", client_error(&err)))?;
             let (parts, body) = response.into_parts();
-            let body = body
-                .collect()
-                .await
-                .map_err(|err| format!("reading the response body: {err}"))?
-                .to_bytes();
+            let body = body.collect().await.map_err(|err| format!("reading the response body: {err}"))?.to_bytes();
             Ok::<_, String>((parts, body))
         };
         let result = match timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange)
-                .await
-                .unwrap_or_else(|_| Err("timed out".into())),
+            Some(limit) => tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| Err("timed out".into())),
             None => exchange.await,
         };
         match result {
             Ok((parts, body)) => {
                 let status = parts.status.as_u16();
-                let sample = HttpSample {
-                    status: Some(status),
-                    duration: started.elapsed(),
-                    body_bytes: body.len() as u64,
-                };
+                let sample =
+                    HttpSample { status: Some(status), duration: started.elapsed(), body_bytes: body.len() as u64 };
                 self.record(metrics, sample);
-                Ok(WholeResponse {
-                    status,
-                    headers: parts.headers,
-                    body,
-                })
+                Ok(WholeResponse { status, headers: parts.headers, body })
             }
             Err(why) => {
-                self.record(
-                    metrics,
-                    HttpSample {
-                        status: None,
-                        duration: started.elapsed(),
-                        body_bytes: 0,
-                    },
-                );
+                self.record(metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
                 Err(FetchError::Network(format!("{url}: {why}")))
             }
         }
@@ -330,9 +266,5 @@ fn client_error(err: &hyper_util::client::legacy::Error) -> HttpError {
         }
         source = cause.source();
     }
-    if err.is_connect() {
-        HttpError::DestinationUnavailable
-    } else {
-        HttpError::InternalError(Some(err.to_string()))
-    }
+    if err.is_connect() { HttpError::DestinationUnavailable } else { HttpError::InternalError(Some(err.to_string())) }
 }

@@ -49,9 +49,7 @@ pub fn client_config(options: &TlsOptions) -> anyhow::Result<rustls::ClientConfi
             anyhow::bail!("--ca-cert {}: no certificate in the file", path.display());
         }
         for cert in certs {
-            roots
-                .add(cert)
-                .with_context(|| format!("--ca-cert {}: unusable certificate", path.display()))?;
+            roots.add(cert).with_context(|| format!("--ca-cert {}: unusable certificate", path.display()))?;
         }
     }
     Ok(builder.with_root_certificates(roots).with_no_client_auth())
