@@ -12,6 +12,15 @@ fn case(args: &[&str], code: i32, says: &'static str) -> Case {
     Case { args: args.iter().map(|s| s.to_string()).collect(), code, says }
 }
 
+/// A crew ceiling that cannot fit under this machine's `vm.max_map_count`.
+fn too_many_workers() -> String {
+    let limit: u64 = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(65_530);
+    (limit / 6 + 1000).min(u64::from(u32::MAX)).to_string()
+}
+
 #[test]
 fn bad_input_fails_with_one_specific_line_and_no_load() {
     let noop = plugin("noop").display().to_string();
@@ -40,6 +49,7 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
             "--csv no/such/dir/x.csv: cannot write the file",
         ),
         case(&["run"], 2, "required arguments were not provided: <PLUGIN>"),
+        case(&["run", &noop, "-r", "10", "-n", "5", "--max-workers", &too_many_workers()], 2, "memory mappings"),
     ];
     for case in cases {
         let cmd = Loadhost::new();

@@ -60,3 +60,26 @@ fn queue_overload_drops_nothing_and_latency_includes_the_wait() {
     assert!(latency_max >= wait_max + 40.0, "latency {latency_max} must include the wait {wait_max}");
     assert_identity(&s);
 }
+
+#[test]
+fn the_crew_grows_to_the_load_and_retires_after_it_drops() {
+    // 1,000/s of 50 ms tasks needs about 50 workers; then 10/s needs one.
+    let args = ["-e", "SLEEP_MS=50", "-w", "2", "--max-workers", "200", "--overload", "queue"];
+    let stages = ["--stage", "100ms:1000", "--stage", "2s:1000", "--stage", "100ms:10", "--stage", "5s:10"];
+    let run = Loadhost::run_plugin(&plugin("sleep"), &[&args[..], &stages[..]].concat());
+    assert_ok(&run);
+    let s = run.summary();
+    let w = &s["workers"];
+    let (peak, last, grown, retired) = (
+        w["peak"].as_u64().unwrap(),
+        w["final"].as_u64().unwrap(),
+        w["grown"].as_u64().unwrap(),
+        w["retired"].as_u64().unwrap(),
+    );
+    assert!((40..=90).contains(&peak), "peak {peak}: about 50 needed");
+    assert!(grown >= 38, "grown {grown}");
+    assert!(last <= 12 && retired >= 30, "after the drop the surplus retires: final {last}, retired {retired}");
+    assert!(w["min"].as_u64().unwrap() >= 2, "never below -w");
+    assert_eq!(task_count(&s, "dropped"), 0);
+    assert_identity(&s);
+}

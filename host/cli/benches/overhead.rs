@@ -127,9 +127,10 @@ fn main() {
     );
     for rate in [2_000.0, 20_000.0, 50_000.0] {
         let curve = RateCurve::constant(rate, Some(Duration::from_secs(seconds))).expect("curve");
-        let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 100, overload: Overload::Drop })
-            .expect("plan")
-            .with_pacer_clock(PacerClock::Thread);
+        let plan =
+            Plan::new(Model::Open { curve, max_tasks: None, workers: 100, max_workers: 100, overload: Overload::Drop })
+                .expect("plan")
+                .with_pacer_clock(PacerClock::Thread);
         let (report, _, cpu) = run_plan(&plan, 100);
         let achieved = report.achieved_rate();
         let t = &report.totals;

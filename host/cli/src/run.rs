@@ -15,7 +15,7 @@ use loadhost_output::progress::Progress;
 use loadhost_output::{RunInfo, json, summary};
 use loadhost_runtime::http::allow::AllowRule;
 use loadhost_runtime::http::tls::TlsOptions;
-use loadhost_runtime::{CacheOutcome, Grants, HttpClient, HttpOptions, Runtime, RuntimeOptions, cache};
+use loadhost_runtime::{CacheOutcome, Grants, HttpClient, HttpOptions, Runtime, RuntimeOptions, cache, check_capacity};
 
 use crate::exit::{ABORTED, Failure};
 
@@ -50,13 +50,13 @@ fn open_output(flag: &str, path: &Path) -> Result<(PathBuf, File), Failure> {
 fn describe(settings: &RunSettings) -> String {
     let plan = &settings.plan;
     match plan.model() {
-        Model::Open { workers, overload, .. } => {
+        Model::Open { workers, max_workers, overload, .. } => {
             let overload = match overload {
                 Overload::Drop => "drop",
                 Overload::Queue => "queue",
             };
             format!(
-                "open model: {} tasks over {:.1}s ({:.1}/s on average), {workers} workers, overload {overload}",
+                "open model: {} tasks over {:.1}s ({:.1}/s on average), {workers} to {max_workers} workers, overload {overload}",
                 plan.planned_tasks().unwrap_or(0),
                 plan.planned_generation().unwrap_or_default().as_secs_f64(),
                 plan.target_rate().unwrap_or(0.0),
@@ -103,6 +103,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         None => RunOptions::default(),
     };
     let settings = loadhost_config::resolve(args.options.or(file_options)).map_err(Failure::usage)?;
+    check_capacity(settings.max_instances).map_err(|err| {
+        let flag = if settings.plan.is_open() { "--max-workers" } else { "--workers" };
+        Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_instances))
+    })?;
     let runtime =
         Runtime::new(RuntimeOptions { max_instances: settings.max_instances, cache_dir: cache::default_dir() })
             .map_err(Failure::runtime)?;

@@ -7,8 +7,11 @@ use thiserror::Error;
 
 use crate::options::{OverloadArg, RunOptions};
 
-/// Workers the open model starts when neither `--workers` nor `--max-workers` says.
-pub const DEFAULT_OPEN_WORKERS: u32 = 100;
+/// Workers the open model starts with (and never retires below) when `--workers` does not say.
+pub const DEFAULT_OPEN_WORKERS: u32 = 10;
+
+/// The open model's crew ceiling when `--max-workers` does not say.
+pub const DEFAULT_MAX_WORKERS: u32 = 1000;
 
 /// An option, or a combination of options, that cannot run. Messages name the flags.
 #[derive(Debug, Error, PartialEq)]
@@ -102,13 +105,13 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
         let ramps: Vec<Ramp> =
             options.stage.iter().map(|s| Ramp { duration: s.duration.0, target: s.target.0 }).collect();
         let curve = RateCurve::new(options.rate.map_or(0.0, |r| r.0), &ramps, duration)?;
-        // Until the crew grows on demand, the open model keeps its ceiling resident.
-        let workers = options.max_workers.or(options.workers).unwrap_or(DEFAULT_OPEN_WORKERS);
+        let max_workers = options.max_workers.unwrap_or(DEFAULT_MAX_WORKERS.max(options.workers.unwrap_or(0)));
+        let workers = options.workers.unwrap_or(DEFAULT_OPEN_WORKERS.min(max_workers));
         let overload = match options.overload {
             Some(OverloadArg::Queue) => Overload::Queue,
             Some(OverloadArg::Drop) | None => Overload::Drop,
         };
-        Model::Open { curve, max_tasks: options.iterations, workers, overload }
+        Model::Open { curve, max_tasks: options.iterations, workers, max_workers, overload }
     } else {
         if options.max_workers.is_some() {
             return Err(ConfigError::OpenOnly { flag: "max-workers" });
@@ -128,7 +131,7 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     // use the runtime's timer instead, which follows paused time).
     let plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
     Ok(RunSettings {
-        max_instances: plan.workers(),
+        max_instances: plan.max_workers(),
         env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
         summary_json: options.summary_json.clone(),
         csv: options.csv.clone(),
@@ -163,7 +166,8 @@ mod tests {
         .unwrap();
         assert_eq!(s.plan.planned_tasks(), Some(10_000));
         assert_eq!(s.plan.workers(), DEFAULT_OPEN_WORKERS);
-        assert_eq!(s.max_instances, DEFAULT_OPEN_WORKERS);
+        assert_eq!(s.plan.max_workers(), DEFAULT_MAX_WORKERS);
+        assert_eq!(s.max_instances, DEFAULT_MAX_WORKERS);
     }
 
     #[test]
@@ -173,14 +177,22 @@ mod tests {
     }
 
     #[test]
-    fn max_workers_sizes_the_open_crew() {
+    fn max_workers_caps_the_open_crew_and_workers_sets_its_floor() {
         let s = resolve(opts(|o| {
             o.rate = Some(Rate(200.0));
             o.duration = Some("5s".parse().unwrap());
             o.max_workers = Some(5);
         }))
         .unwrap();
-        assert_eq!(s.plan.workers(), 5);
+        assert_eq!((s.plan.workers(), s.plan.max_workers()), (5, 5));
+        let s = resolve(opts(|o| {
+            o.rate = Some(Rate(200.0));
+            o.duration = Some("5s".parse().unwrap());
+            o.workers = Some(2);
+            o.max_workers = Some(60);
+        }))
+        .unwrap();
+        assert_eq!((s.plan.workers(), s.plan.max_workers(), s.max_instances), (2, 60, 60));
     }
 
     #[test]

@@ -1,15 +1,25 @@
 //! The crew: the workers, each on its own tokio task, running tasks from the pacer (open model)
 //! or back to back (closed model), and replacing themselves after a trap.
+//!
+//! In the open model the crew **grows on demand** and **retires** when surplus (seed 004). The
+//! whole growth rule is one question asked in one place: a worker that has just taken a task asks
+//! for a peer when nobody is left idle. So the crew keeps a standing reserve of one, and a single
+//! edge is enough to grow. The peer is made by the run loop on its own task, never on the pacer's
+//! path. A worker retires on its own, with no coordinator: when it was busy for less than
+//! [`RETIRE_BELOW`] of the last [`RETIRE_WINDOW`], it leaves on a coin flip, never below the
+//! minimum.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use loadhost_metrics::{Outcome, Recorder, TaskTiming};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::EngineError;
-use crate::dispatch::{Intake, Ticket};
+use crate::dispatch::{Intake, NoTicket, Ticket};
 use crate::stop::Stop;
 use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerFactory};
 
@@ -22,13 +32,25 @@ pub(crate) struct Crew<F: WorkerFactory> {
     next_id: AtomicU32,
     /// Workers alive (not counting ones that finished because the run is over).
     pub(crate) resident: AtomicU64,
+    /// Workers waiting for a task (open model).
+    pub(crate) idle: AtomicU64,
+    /// The crew never retires below this.
+    min_workers: u64,
+    /// The crew never grows beyond this; may change while the run goes.
+    pub(crate) max_workers: AtomicU64,
+    /// Peers asked for and not yet made.
+    pending: AtomicU64,
+    pub(crate) grown: AtomicU64,
+    pub(crate) retired: AtomicU64,
     pub(crate) replaced: AtomicU64,
+    /// Growth requests to the run loop, which makes the peer off the pacer's path.
+    grow: mpsc::UnboundedSender<Intake>,
     pub(crate) started: AtomicU64,
     pub(crate) in_flight: AtomicU64,
     /// When the last task of the run started (each worker reports once, as it finishes).
     last_start: Mutex<Option<Instant>>,
     /// The first failure of each kind is logged in full; the rest only at debug level.
-    logged: [AtomicBool; 5],
+    logged: [AtomicBool; 6],
 }
 
 /// The closed model's shared iteration counter.
@@ -48,8 +70,28 @@ impl Claims {
     }
 }
 
+/// How far back a worker looks when it asks whether it is surplus.
+pub const RETIRE_WINDOW: Duration = Duration::from_secs(1);
+
+/// A worker busy for less than this share of [`RETIRE_WINDOW`] may retire.
+pub const RETIRE_BELOW: f64 = 0.1;
+
+/// The crew's bounds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    pub(crate) min: u32,
+    pub(crate) max: u32,
+}
+
 impl<F: WorkerFactory> Crew<F> {
-    pub(crate) fn new(factory: F, recorder: Arc<Recorder>, stop: Arc<Stop>, scenario: &str) -> Self {
+    pub(crate) fn new(
+        factory: F,
+        recorder: Arc<Recorder>,
+        stop: Arc<Stop>,
+        scenario: &str,
+        bounds: Bounds,
+        grow: mpsc::UnboundedSender<Intake>,
+    ) -> Self {
         Self {
             factory,
             recorder,
@@ -57,6 +99,13 @@ impl<F: WorkerFactory> Crew<F> {
             scenario: scenario.into(),
             next_id: AtomicU32::new(0),
             resident: AtomicU64::new(0),
+            idle: AtomicU64::new(0),
+            min_workers: u64::from(bounds.min),
+            max_workers: AtomicU64::new(u64::from(bounds.max.max(bounds.min))),
+            pending: AtomicU64::new(0),
+            grown: AtomicU64::new(0),
+            retired: AtomicU64::new(0),
+            grow,
             replaced: AtomicU64::new(0),
             started: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
@@ -98,24 +147,102 @@ impl<F: WorkerFactory> Crew<F> {
         Ok(workers)
     }
 
-    /// A worker of the open model: run tickets until the pacer is done.
+    /// A worker of the open model: run tickets until the pacer is done, or until it retires.
     pub(crate) async fn open_loop(self: Arc<Self>, id: u32, worker: F::Worker, intake: Intake) {
         let mut slot = Some((id, worker));
         let mut last_start = None;
-        while let Some(ticket) = intake.next().await {
+        let mut duty = Duty::new(id);
+        loop {
+            let Some(ticket) = self.wait_for_ticket(&intake, &mut duty).await else { break };
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
             if self.stop.is_aborted() {
                 self.recorder.record_task(shard, Outcome::Interrupted, None);
                 continue;
             }
-            last_start = Some(Instant::now());
+            if self.idle.load(Ordering::Relaxed) == 0 {
+                self.ask_for_peer(&intake);
+            }
+            let began = Instant::now();
+            last_start = Some(began);
             let outcome = self.execute(worker, shard, &ticket).await;
+            duty.busy += began.elapsed();
             if !self.settle(&mut slot, outcome).await {
+                break;
+            }
+            if duty.surplus() && self.leave() {
                 break;
             }
         }
         self.note_last_start(last_start);
+    }
+
+    /// Wait, as an idle worker, for a ticket; `None` when the run is over or the worker retired.
+    async fn wait_for_ticket(&self, intake: &Intake, duty: &mut Duty) -> Option<Ticket> {
+        intake.ready();
+        self.idle.fetch_add(1, Ordering::Relaxed);
+        let ticket = loop {
+            match intake.try_take() {
+                Ok(ticket) => break Some(ticket),
+                Err(NoTicket::Closed) => break None,
+                Err(NoTicket::Empty) => {}
+            }
+            match tokio::time::timeout(RETIRE_WINDOW, intake.take()).await {
+                Ok(ticket) => break ticket,
+                // Idle for a whole window: surplus, unless a ticket is already on its way.
+                Err(_) => {
+                    if duty.surplus() && intake.withdraw() {
+                        if self.leave() {
+                            break None;
+                        }
+                        intake.ready();
+                    }
+                }
+            }
+        };
+        self.idle.fetch_sub(1, Ordering::Relaxed);
+        ticket
+    }
+
+    /// Ask the run loop for one more worker, unless the crew is at its ceiling (counting peers
+    /// already asked for).
+    fn ask_for_peer(&self, intake: &Intake) {
+        let max = self.max_workers.load(Ordering::Relaxed);
+        let reserved = self.pending.fetch_add(1, Ordering::AcqRel);
+        if self.resident.load(Ordering::Acquire) + reserved >= max || self.grow.send(intake.clone()).is_err() {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Make a peer asked for by a worker and run it; called by the run loop on a task of its own.
+    pub(crate) async fn grow(self: Arc<Self>, intake: Intake) {
+        let made = self.make_worker().await;
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+        match made {
+            Ok((id, worker)) => {
+                self.resident.fetch_add(1, Ordering::AcqRel);
+                self.grown.fetch_add(1, Ordering::Relaxed);
+                self.open_loop(id, worker, intake).await;
+            }
+            Err(err) => self.log_once(5, 0, "could not grow the crew", &err.to_string()),
+        }
+    }
+
+    /// Retire this worker if the crew stays at or above its minimum.
+    fn leave(&self) -> bool {
+        let mut resident = self.resident.load(Ordering::Acquire);
+        loop {
+            if resident <= self.min_workers {
+                return false;
+            }
+            match self.resident.compare_exchange(resident, resident - 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    self.retired.fetch_add(1, Ordering::Relaxed);
+                    return true;
+                }
+                Err(now) => resident = now,
+            }
+        }
     }
 
     fn note_last_start(&self, at: Option<Instant>) {
@@ -209,5 +336,44 @@ impl<F: WorkerFactory> Crew<F> {
         } else {
             tracing::debug!("a task {what} on worker {id}: {msg}");
         }
+    }
+}
+
+/// A worker's own account of how busy it was, for retirement.
+struct Duty {
+    window_start: Instant,
+    busy: Duration,
+    /// SplitMix64 state: the coin flip needs no more than a cheap, per-worker sequence.
+    coin: u64,
+}
+
+impl Duty {
+    fn new(id: u32) -> Self {
+        Self {
+            window_start: Instant::now(),
+            busy: Duration::ZERO,
+            coin: u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        }
+    }
+
+    /// Once per window: was the worker busy for less than [`RETIRE_BELOW`] of it? Then a coin
+    /// flip, so a surplus crew shrinks gradually instead of all at once.
+    fn surplus(&mut self) -> bool {
+        let elapsed = self.window_start.elapsed();
+        if elapsed < RETIRE_WINDOW {
+            return false;
+        }
+        let share = self.busy.as_secs_f64() / elapsed.as_secs_f64();
+        self.window_start = Instant::now();
+        self.busy = Duration::ZERO;
+        share < RETIRE_BELOW && self.flip()
+    }
+
+    fn flip(&mut self) -> bool {
+        self.coin = self.coin.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.coin;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) & 1 == 1
     }
 }

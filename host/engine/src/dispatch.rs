@@ -97,12 +97,39 @@ impl Dispatch {
     }
 }
 
+/// Why a worker got no ticket.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum NoTicket {
+    /// Nothing is waiting now.
+    Empty,
+    /// The pacer is done and the channel is drained.
+    Closed,
+}
+
 impl Intake {
-    /// Wait for the next ticket; `None` once the pacer is done and the channel is empty.
-    pub(crate) async fn next(&self) -> Option<Ticket> {
+    /// Announce one more idle worker (drop policy: one more permit for the pacer).
+    pub(crate) fn ready(&self) {
         if let Some(idle) = &self.idle {
             idle.add_permits(1);
         }
+    }
+
+    /// Stop being idle without a ticket. `false` means a ticket is already on its way to the idle
+    /// workers (the pacer took the permit), so this worker must stay and take it.
+    pub(crate) fn withdraw(&self) -> bool {
+        match &self.idle {
+            Some(idle) => idle.try_acquire().map(|permit| permit.forget()).is_ok(),
+            None => true,
+        }
+    }
+
+    /// A ticket that is already waiting, without blocking.
+    pub(crate) fn try_take(&self) -> Result<Ticket, NoTicket> {
+        self.rx.try_recv().map_err(|err| if err.is_closed() { NoTicket::Closed } else { NoTicket::Empty })
+    }
+
+    /// Wait for the next ticket; `None` once the pacer is done and the channel is empty.
+    pub(crate) async fn take(&self) -> Option<Ticket> {
         self.rx.recv().await.ok()
     }
 }
@@ -121,7 +148,10 @@ mod tests {
         assert_eq!(dispatch.offer(ticket(0)), Offer::Dropped, "nobody is idle yet");
         let waiting = tokio::spawn({
             let intake = intake.clone();
-            async move { intake.next().await }
+            async move {
+                intake.ready();
+                intake.take().await
+            }
         });
         tokio::task::yield_now().await;
         assert_eq!(dispatch.offer(ticket(1)), Offer::Released);
@@ -137,6 +167,21 @@ mod tests {
             assert_eq!(dispatch.offer(ticket(i)), Offer::Released);
         }
         assert!(matches!(dispatch.offer(ticket(99)), Offer::Full(t) if t.iteration == 99));
+    }
+
+    #[tokio::test]
+    async fn a_withdrawn_worker_takes_its_permit_back_unless_a_ticket_is_coming() {
+        let (dispatch, intake) = channel(2, Overload::Drop);
+        intake.ready();
+        assert!(intake.withdraw(), "nobody took the permit: leaving is safe");
+        assert_eq!(dispatch.offer(ticket(0)), Offer::Dropped, "the worker is gone");
+        intake.ready();
+        assert_eq!(dispatch.offer(ticket(1)), Offer::Released);
+        assert!(!intake.withdraw(), "a ticket is on its way: the worker must stay");
+        assert_eq!(intake.try_take().map(|t| t.iteration), Ok(1));
+        assert_eq!(intake.try_take(), Err(NoTicket::Empty));
+        drop(dispatch);
+        assert_eq!(intake.try_take(), Err(NoTicket::Closed));
     }
 
     #[tokio::test]

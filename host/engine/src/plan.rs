@@ -26,8 +26,10 @@ pub enum Model {
         curve: RateCurve,
         /// Stop after this many tasks are scheduled.
         max_tasks: Option<u64>,
-        /// Workers kept resident.
+        /// Workers started before the load, and the fewest the crew retires down to.
         workers: u32,
+        /// The most workers the crew may grow to.
+        max_workers: u32,
         /// What a due task does when every worker is busy.
         overload: Overload,
     },
@@ -55,6 +57,14 @@ pub enum PlanError {
     /// A crew of zero cannot run anything.
     #[error("at least one worker is needed")]
     NoWorkers,
+    /// The crew's ceiling is below its floor.
+    #[error("the most workers ({max}) is fewer than the workers to start with ({workers})")]
+    MaxBelowWorkers {
+        /// Workers to start with.
+        workers: u32,
+        /// The ceiling.
+        max: u32,
+    },
     /// The reporting interval must be positive.
     #[error("the reporting interval must be longer than 0s")]
     ZeroInterval,
@@ -76,9 +86,12 @@ impl Plan {
     /// Check `model` and make a plan for the `default` scenario with one-second intervals.
     pub fn new(model: Model) -> Result<Self, PlanError> {
         match &model {
-            Model::Open { curve, max_tasks, workers, .. } => {
+            Model::Open { curve, max_tasks, workers, max_workers, .. } => {
                 if *workers == 0 {
                     return Err(PlanError::NoWorkers);
+                }
+                if max_workers < workers {
+                    return Err(PlanError::MaxBelowWorkers { workers: *workers, max: *max_workers });
                 }
                 if curve.total_tasks().is_none() && max_tasks.is_none() {
                     return Err(PlanError::Unbounded);
@@ -123,6 +136,11 @@ impl Plan {
         self.pacer_clock
     }
 
+    /// Whether this is the open model.
+    pub fn is_open(&self) -> bool {
+        matches!(self.model, Model::Open { .. })
+    }
+
     /// The load model.
     pub fn model(&self) -> &Model {
         &self.model
@@ -142,6 +160,14 @@ impl Plan {
     pub fn workers(&self) -> u32 {
         match self.model {
             Model::Open { workers, .. } | Model::Closed { workers, .. } => workers,
+        }
+    }
+
+    /// The most workers the crew may have (the open model grows to it; the closed model is fixed).
+    pub fn max_workers(&self) -> u32 {
+        match self.model {
+            Model::Open { max_workers, .. } => max_workers,
+            Model::Closed { workers, .. } => workers,
         }
     }
 
@@ -193,8 +219,13 @@ mod tests {
     #[test]
     fn open_model_needs_an_end_and_workers() {
         let forever = RateCurve::constant(10.0, None).unwrap();
-        let open =
-            |max_tasks, workers| Model::Open { curve: forever.clone(), max_tasks, workers, overload: Overload::Drop };
+        let open = |max_tasks, workers| Model::Open {
+            curve: forever.clone(),
+            max_tasks,
+            workers,
+            max_workers: workers,
+            overload: Overload::Drop,
+        };
         assert_eq!(Plan::new(open(None, 1)), Err(PlanError::Unbounded));
         assert_eq!(Plan::new(open(Some(5), 0)), Err(PlanError::NoWorkers));
         let plan = Plan::new(open(Some(50), 1)).unwrap();

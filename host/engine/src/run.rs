@@ -9,7 +9,7 @@ use loadhost_metrics::{Gauges, IntervalRow, Recorder, RunReport, Window, WorkerS
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
-use crate::crew::{Claims, Crew};
+use crate::crew::{Bounds, Claims, Crew};
 use crate::dispatch;
 use crate::pacer::{Pacer, PacerClock};
 use crate::plan::{Model, Plan};
@@ -32,7 +32,9 @@ pub async fn run<F: WorkerFactory>(
 ) -> Result<RunReport, EngineError> {
     let recorder = Arc::new(Recorder::new(SHARDS));
     let stop = Arc::new(Stop::default());
-    let crew = Arc::new(Crew::new(factory, recorder.clone(), stop.clone(), plan.scenario()));
+    let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
+    let bounds = Bounds { min: plan.workers(), max: plan.max_workers() };
+    let crew = Arc::new(Crew::new(factory, recorder.clone(), stop.clone(), plan.scenario(), bounds, grow_tx));
     let workers = crew.start(plan.workers()).await?;
     let initial = workers.len() as u64;
 
@@ -42,7 +44,7 @@ pub async fn run<F: WorkerFactory>(
     let mut closed_deadline = None;
     let pacer = match plan.model() {
         Model::Open { curve, overload, .. } => {
-            let (dispatch, intake) = dispatch::channel(plan.workers(), *overload);
+            let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload);
             for (id, worker) in workers {
                 loops.spawn(crew.clone().open_loop(id, worker, intake.clone()));
             }
@@ -82,6 +84,9 @@ pub async fn run<F: WorkerFactory>(
                 Some(Err(err)) => panics.push(err.to_string()),
                 Some(Ok(())) => {}
             },
+            Some(intake) = grow_rx.recv() => {
+                loops.spawn(crew.clone().grow(intake));
+            }
             () = sleep_until(ticker.next_tick) => ticker.emit(&crew, observer, ticker.next_tick),
             () = sleep_until(closed_deadline.unwrap_or(start)), if closed_deadline.is_some() && crew.stop.generating() => {
                 crew.stop.end_generation();
@@ -115,8 +120,8 @@ pub async fn run<F: WorkerFactory>(
         min: ticker.min_workers,
         peak: ticker.peak_workers,
         final_: crew.resident.load(Ordering::Relaxed),
-        grown: 0,
-        retired: 0,
+        grown: crew.grown.load(Ordering::Relaxed),
+        retired: crew.retired.load(Ordering::Relaxed),
         replaced: crew.replaced.load(Ordering::Relaxed),
     };
     Ok(RunReport {
@@ -175,7 +180,12 @@ impl Ticker {
         let workers = crew.resident.load(Ordering::Relaxed);
         self.min_workers = self.min_workers.min(workers);
         self.peak_workers = self.peak_workers.max(workers);
-        let gauges = Gauges { started, workers, in_flight: crew.in_flight.load(Ordering::Relaxed) };
+        let gauges = Gauges {
+            started,
+            workers,
+            idle: crew.idle.load(Ordering::Relaxed),
+            in_flight: crew.in_flight.load(Ordering::Relaxed),
+        };
         let row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         observer.on_interval(&row);
         self.totals.merge(&window);

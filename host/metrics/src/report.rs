@@ -25,6 +25,8 @@ pub struct IntervalRow {
     pub underrun: u64,
     /// Workers resident at the interval's end.
     pub workers: u64,
+    /// Of those, idle (waiting for a task).
+    pub idle: u64,
     /// Tasks executing at the interval's end.
     pub in_flight: u64,
     /// Latency of tasks that ended in the interval.
@@ -55,6 +57,7 @@ impl IntervalRow {
             lag_max: window.lag_max,
             underrun: window.underrun,
             workers: gauges.workers,
+            idle: gauges.idle,
             in_flight: gauges.in_flight,
             latency: window.latency.percentiles(),
             service: window.service.percentiles(),
@@ -74,6 +77,8 @@ pub struct Gauges {
     pub started: u64,
     /// Workers resident.
     pub workers: u64,
+    /// Workers idle.
+    pub idle: u64,
     /// Tasks executing.
     pub in_flight: u64,
 }

@@ -27,6 +27,7 @@ pub const HEADER: &[&str] = &[
     "lag_max_ms",
     "underrun",
     "workers",
+    "idle",
     "in_flight",
     "latency_p50_ms",
     "latency_p90_ms",
@@ -74,6 +75,7 @@ impl<W: Write> CsvWriter<W> {
             round_ms(row.lag_max.as_secs_f64() * 1000.0).to_string(),
             row.underrun.to_string(),
             row.workers.to_string(),
+            row.idle.to_string(),
             row.in_flight.to_string(),
         ]);
         for ms in [

@@ -34,5 +34,5 @@ pub mod worker;
 pub use cache::{CacheOutcome, CompileCache};
 pub use http::{HttpClient, HttpOptions};
 pub use plugin::{Plugin, PluginError};
-pub use wasmtime_engine::{Runtime, RuntimeOptions};
+pub use wasmtime_engine::{CapacityError, Runtime, RuntimeOptions, check_capacity};
 pub use worker::{Grants, WasmWorker, WasmWorkerFactory};

@@ -32,6 +32,40 @@ const MEMORIES_PER_INSTANCE: u32 = 2;
 const TABLES_PER_INSTANCE: u32 = 4;
 const CORE_INSTANCES_PER_INSTANCE: u32 = 16;
 
+/// Memory mappings a live pooled instance holds (measured: 1,000 live instances add 5,982), and
+/// what the process needs besides. Linux refuses new mappings past `vm.max_map_count`.
+pub const MAPS_PER_INSTANCE: u64 = 6;
+const BASE_MAPS: u64 = 500;
+
+/// A crew ceiling the machine cannot hold.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{instances} workers need about {needed} memory mappings ({MAPS_PER_INSTANCE} per instance) but vm.max_map_count is \
+     {limit}: use at most {fits} workers, or raise the limit (sysctl -w vm.max_map_count=N)"
+)]
+pub struct CapacityError {
+    /// Instances asked for.
+    pub instances: u32,
+    /// Mappings they need.
+    pub needed: u64,
+    /// The system's limit.
+    pub limit: u64,
+    /// The most instances that fit.
+    pub fits: u64,
+}
+
+/// Check that `instances` live instances fit under `vm.max_map_count` (when the system has one).
+pub fn check_capacity(instances: u32) -> Result<(), CapacityError> {
+    let limit = std::fs::read_to_string("/proc/sys/vm/max_map_count").ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let Some(limit) = limit else { return Ok(()) };
+    let needed = u64::from(instances.saturating_add(POOL_SLACK)) * MAPS_PER_INSTANCE + BASE_MAPS;
+    if needed <= limit {
+        return Ok(());
+    }
+    let fits = (limit.saturating_sub(BASE_MAPS) / MAPS_PER_INSTANCE).saturating_sub(u64::from(POOL_SLACK));
+    Err(CapacityError { instances, needed, limit, fits })
+}
+
 /// Extra pool slots beyond the crew: a trapped worker's replacement is made after its instance is
 /// dropped, but instantiation can overlap teardown, so keep a little slack.
 const POOL_SLACK: u32 = 8;

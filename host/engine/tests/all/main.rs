@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
 
 mod closed_model;
+mod crew;
 mod fake;
 mod open_model;
 mod outcomes;

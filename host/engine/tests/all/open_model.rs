@@ -6,7 +6,7 @@ use crate::fake::{FakeFactory, assert_accounting, ms, run, secs};
 
 fn open(rate: f64, duration: u64, workers: u32, overload: Overload) -> Plan {
     let curve = RateCurve::constant(rate, Some(secs(duration))).unwrap();
-    Plan::new(Model::Open { curve, max_tasks: None, workers, overload }).unwrap()
+    Plan::new(Model::Open { curve, max_tasks: None, workers, max_workers: workers, overload }).unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -35,7 +35,9 @@ async fn latency_counts_from_the_scheduled_time() {
 #[tokio::test(start_paused = true)]
 async fn a_ramp_from_0_to_1000_over_10s_schedules_5000() {
     let curve = RateCurve::new(0.0, &[Ramp { duration: secs(10), target: 1000.0 }], None).unwrap();
-    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 16, overload: Overload::Drop }).unwrap();
+    let plan =
+        Plan::new(Model::Open { curve, max_tasks: None, workers: 16, max_workers: 16, overload: Overload::Drop })
+            .unwrap();
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(1))).await;
     assert_eq!(report.counts().scheduled, 5000);
     assert_eq!(report.counts().passed, 5000);
@@ -50,7 +52,9 @@ async fn a_ramp_from_0_to_1000_over_10s_schedules_5000() {
 #[tokio::test(start_paused = true)]
 async fn max_tasks_cuts_the_schedule_and_sets_the_generation_time() {
     let curve = RateCurve::constant(500.0, None).unwrap();
-    let plan = Plan::new(Model::Open { curve, max_tasks: Some(1000), workers: 4, overload: Overload::Drop }).unwrap();
+    let plan =
+        Plan::new(Model::Open { curve, max_tasks: Some(1000), workers: 4, max_workers: 4, overload: Overload::Drop })
+            .unwrap();
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(1))).await;
     assert_eq!(report.counts().scheduled, 1000);
     assert!((report.achieved_rate() - 500.0).abs() < 1e-6, "achieved {}", report.achieved_rate());

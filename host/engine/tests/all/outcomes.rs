@@ -36,7 +36,8 @@ async fn failures_drops_and_traps_together_keep_the_identity() {
         (ms(30), outcome)
     });
     let curve = RateCurve::constant(300.0, Some(secs(2))).unwrap();
-    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 6, overload: Overload::Drop }).unwrap();
+    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 6, max_workers: 6, overload: Overload::Drop })
+        .unwrap();
     let (report, rows) = run(&plan, factory).await;
     let c = report.counts();
     assert_eq!(c.scheduled, 600);
@@ -54,7 +55,8 @@ async fn abort_stops_the_run_and_interrupts_what_had_not_started() {
     });
     let curve = RateCurve::constant(100.0, Some(secs(10))).unwrap();
     // Two workers at 100 ms per task fall behind a 100/s schedule, so the queue holds tasks.
-    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 2, overload: Overload::Queue }).unwrap();
+    let plan = Plan::new(Model::Open { curve, max_tasks: None, workers: 2, max_workers: 2, overload: Overload::Queue })
+        .unwrap();
     let (report, rows) = run(&plan, factory).await;
     let c = report.counts();
     assert_eq!(c.aborted, 1);
