@@ -60,3 +60,17 @@ fn a_plugin_abort_stops_the_run_with_exit_4() {
     assert!(run.stdout.contains("the plugin aborted the run"));
     assert_identity(&s);
 }
+
+#[test]
+fn the_gate_holds_eight_workers_to_two_tasks_at_a_time() {
+    // 200 tasks of 20 ms: 8 workers finish in ~0.5 s; through a gate of 2 they need ~2 s.
+    let run =
+        Loadhost::run_plugin(&plugin("sleep"), &["-e", "SLEEP_MS=20", "-w", "8", "-n", "200", "--max-in-flight", "2"]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 200);
+    let seconds = s["duration_s"].as_f64().unwrap();
+    assert!(seconds > 1.9, "the gate must serialise to 2 at a time: {seconds} s");
+    assert!(s["gate_wait_ms"]["p50"].as_f64().unwrap() > 10.0, "waiting at the gate shows: {}", s["gate_wait_ms"]);
+    assert!(run.stdout.contains("gate_wait_ms"), "{}", run.stdout);
+}

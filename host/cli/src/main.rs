@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a load test: call the plugin's `doer` once per task, on the schedule the flags describe.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Serve the built-in HTTP target on loopback: `/`, `/delay?ms=N`, `/status?code=N`,
     /// `/bytes?n=N`, `/echo`, `/stats`.
     Target(target::TargetArgs),
@@ -51,7 +51,7 @@ fn main() -> ExitCode {
     };
     init_logging();
     let result = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Target(args) => target::run(args),
     };
     match result {

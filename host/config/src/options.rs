@@ -52,6 +52,11 @@ pub struct RunOptions {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stage: Vec<Stage>,
 
+    /// The gate: at most N tasks execute at once, whatever the number of workers.
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u32>,
+
     /// Open model: what a due task does when every worker is busy.
     #[arg(long, value_enum, value_name = "POLICY")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,6 +117,7 @@ impl RunOptions {
             duration: self.duration.or(file.duration),
             iterations: self.iterations.or(file.iterations),
             stage: list(self.stage, file.stage),
+            max_in_flight: self.max_in_flight.or(file.max_in_flight),
             overload: self.overload.or(file.overload),
             env: list(self.env, file.env),
             allow_host: list(self.allow_host, file.allow_host),

@@ -8,7 +8,9 @@ use thiserror::Error;
 use crate::options::{OverloadArg, RunOptions};
 
 /// Workers the open model starts with (and never retires below) when `--workers` does not say.
-pub const DEFAULT_OPEN_WORKERS: u32 = 10;
+/// Idle instances cost about 2 KiB each, and a floor this size absorbs bursts of due tasks without
+/// drops while the crew grows.
+pub const DEFAULT_OPEN_WORKERS: u32 = 100;
 
 /// The open model's crew ceiling when `--max-workers` does not say.
 pub const DEFAULT_MAX_WORKERS: u32 = 1000;
@@ -81,8 +83,10 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             return Err(ConfigError::Zero { flag });
         }
     }
-    if options.iterations == Some(0) {
-        return Err(ConfigError::Zero { flag: "iterations" });
+    for (flag, value) in [("iterations", options.iterations), ("max-in-flight", options.max_in_flight.map(u64::from))] {
+        if value == Some(0) {
+            return Err(ConfigError::Zero { flag });
+        }
     }
     if options.duration.is_some_and(|d| d.0.is_zero()) {
         return Err(ConfigError::ZeroDuration);
@@ -129,7 +133,10 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     };
     // A real run paces on its own thread: sub-millisecond release accuracy (tests of the engine
     // use the runtime's timer instead, which follows paused time).
-    let plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
+    let mut plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
+    if let Some(n) = options.max_in_flight {
+        plan = plan.with_max_in_flight(n)?;
+    }
     Ok(RunSettings {
         max_instances: plan.max_workers(),
         env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loadhost_metrics::{Outcome, Recorder, TaskTiming};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -45,6 +45,8 @@ pub(crate) struct Crew<F: WorkerFactory> {
     pub(crate) replaced: AtomicU64,
     /// Growth requests to the run loop, which makes the peer off the pacer's path.
     grow: mpsc::UnboundedSender<Intake>,
+    /// The gate (`--max-in-flight`): at most this many tasks execute at once.
+    gate: Option<Arc<Semaphore>>,
     pub(crate) started: AtomicU64,
     pub(crate) in_flight: AtomicU64,
     /// When the last task of the run started (each worker reports once, as it finishes).
@@ -91,6 +93,7 @@ impl<F: WorkerFactory> Crew<F> {
         scenario: &str,
         bounds: Bounds,
         grow: mpsc::UnboundedSender<Intake>,
+        gate: Option<Arc<Semaphore>>,
     ) -> Self {
         Self {
             factory,
@@ -106,6 +109,7 @@ impl<F: WorkerFactory> Crew<F> {
             grown: AtomicU64::new(0),
             retired: AtomicU64::new(0),
             grow,
+            gate,
             replaced: AtomicU64::new(0),
             started: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
@@ -153,7 +157,7 @@ impl<F: WorkerFactory> Crew<F> {
         let mut last_start = None;
         let mut duty = Duty::new(id);
         loop {
-            let Some(ticket) = self.wait_for_ticket(&intake, &mut duty).await else { break };
+            let Some(mut ticket) = self.wait_for_ticket(&intake, &mut duty).await else { break };
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
             if self.stop.is_aborted() {
@@ -163,9 +167,13 @@ impl<F: WorkerFactory> Crew<F> {
             if self.idle.load(Ordering::Relaxed) == 0 {
                 self.ask_for_peer(&intake);
             }
+            let Some(pass) = self.pass_gate(ticket.permit.take()).await else {
+                self.recorder.record_task(shard, Outcome::Interrupted, None);
+                continue;
+            };
             let began = Instant::now();
             last_start = Some(began);
-            let outcome = self.execute(worker, shard, &ticket).await;
+            let outcome = self.execute(worker, shard, &ticket, pass).await;
             duty.busy += began.elapsed();
             if !self.settle(&mut slot, outcome).await {
                 break;
@@ -202,6 +210,13 @@ impl<F: WorkerFactory> Crew<F> {
         };
         self.idle.fetch_sub(1, Ordering::Relaxed);
         ticket
+    }
+
+    /// Wait until `n` workers are idle (the crew has started), or the run was aborted.
+    pub(crate) async fn wait_until_idle(&self, n: u64) {
+        while self.idle.load(Ordering::Acquire) < n && !self.stop.is_aborted() {
+            tokio::task::yield_now().await;
+        }
     }
 
     /// Ask the run loop for one more worker, unless the crew is at its ceiling (counting peers
@@ -266,16 +281,37 @@ impl<F: WorkerFactory> Crew<F> {
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
             // The closed model has no schedule: a task is due when its worker gets to it.
-            let ticket = Ticket { iteration, attempt: 0, scheduled: Instant::now() };
-            let outcome = self.execute(worker, shard, &ticket).await;
+            let ticket = Ticket::new(iteration, Instant::now());
+            let Some(pass) = self.pass_gate(None).await else {
+                self.recorder.record_task(shard, Outcome::Interrupted, None);
+                break;
+            };
+            let outcome = self.execute(worker, shard, &ticket, pass).await;
             if !self.settle(&mut slot, outcome).await {
                 break;
             }
         }
     }
 
+    /// Get through the gate: with the permit the pacer already took, or by waiting for one.
+    /// `None` when the run was aborted while waiting.
+    async fn pass_gate(&self, carried: Option<OwnedSemaphorePermit>) -> Option<GatePass> {
+        let Some(gate) = &self.gate else { return Some(GatePass { _permit: None, waited: None }) };
+        if let Some(permit) = carried {
+            return Some(GatePass { _permit: Some(permit), waited: Some(Duration::ZERO) });
+        }
+        let began = Instant::now();
+        tokio::select! {
+            permit = gate.clone().acquire_owned() => permit.ok().map(|permit| GatePass {
+                _permit: Some(permit),
+                waited: Some(began.elapsed()),
+            }),
+            () = self.stop.aborted() => None,
+        }
+    }
+
     /// Run one task and record how it ended.
-    async fn execute(&self, worker: &mut F::Worker, shard: usize, ticket: &Ticket) -> TaskOutcome {
+    async fn execute(&self, worker: &mut F::Worker, shard: usize, ticket: &Ticket, pass: GatePass) -> TaskOutcome {
         let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input: &[] };
         self.started.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -286,7 +322,9 @@ impl<F: WorkerFactory> Crew<F> {
         let timing = TaskTiming {
             wait: called.saturating_duration_since(ticket.scheduled),
             service: ended.saturating_duration_since(called),
+            gate: pass.waited,
         };
+        drop(pass);
         self.recorder.record_task(shard, outcome.terminal(), Some(timing));
         // A task that never waits (a no-op plugin) completes without returning Pending, so a worker
         // loop would never yield: it would starve its runtime thread, and tokio's timer (the run's
@@ -376,4 +414,10 @@ impl Duty {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         (z ^ (z >> 31)) & 1 == 1
     }
+}
+
+/// A task's way through the gate: the permit is held until the task ends.
+struct GatePass {
+    _permit: Option<OwnedSemaphorePermit>,
+    waited: Option<Duration>,
 }

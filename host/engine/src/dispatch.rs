@@ -4,26 +4,39 @@
 //! semaphore counts idle workers: a worker adds a permit just before it waits for a ticket, and the
 //! pacer takes one per ticket it releases. So permits always equal idle workers minus tickets in
 //! flight, and "is a worker free at this task's scheduled time?" is a single `try_acquire`.
+//!
+//! With a gate (`--max-in-flight`), the drop policy also takes a gate permit at the scheduled time
+//! and sends it along inside the ticket, so "no free permit" means dropped, exactly; under the
+//! queue policy the worker waits for the permit itself.
 
 use std::sync::Arc;
 
 use async_channel::{Receiver, Sender, TrySendError};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::plan::Overload;
 
 /// A due task on its way to a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct Ticket {
     pub(crate) iteration: u64,
     pub(crate) attempt: u32,
     /// When the schedule said it should start; latency and wait count from here.
     pub(crate) scheduled: Instant,
+    /// The gate permit taken at the scheduled time (drop policy with a gate).
+    pub(crate) permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Ticket {
+    /// A ticket for task `iteration`, first attempt, due at `scheduled`.
+    pub(crate) fn new(iteration: u64, scheduled: Instant) -> Self {
+        Self { iteration, attempt: 0, scheduled, permit: None }
+    }
 }
 
 /// What became of a ticket the pacer offered.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Offer {
     Released,
     /// No worker was free (drop policy).
@@ -39,6 +52,8 @@ pub(crate) enum Offer {
 pub(crate) struct Dispatch {
     tx: Sender<Ticket>,
     idle: Option<Arc<Semaphore>>,
+    /// The gate, when the drop policy must check it at the scheduled time.
+    gate: Option<Arc<Semaphore>>,
 }
 
 /// A worker's end; clone one per worker.
@@ -48,8 +63,8 @@ pub(crate) struct Intake {
     idle: Option<Arc<Semaphore>>,
 }
 
-/// A dispatch channel for a crew of up to `workers`.
-pub(crate) fn channel(workers: u32, overload: Overload) -> (Dispatch, Intake) {
+/// A dispatch channel for a crew of up to `workers`, behind `gate` when there is one.
+pub(crate) fn channel(workers: u32, overload: Overload, gate: Option<Arc<Semaphore>>) -> (Dispatch, Intake) {
     let workers = workers as usize;
     let (capacity, idle) = match overload {
         // Tickets in the channel never exceed idle workers, so this never fills.
@@ -59,13 +74,20 @@ pub(crate) fn channel(workers: u32, overload: Overload) -> (Dispatch, Intake) {
         Overload::Queue => (workers * 2 + 64, None),
     };
     let (tx, rx) = async_channel::bounded(capacity);
-    (Dispatch { tx, idle: idle.clone() }, Intake { rx, idle })
+    let gate = if overload == Overload::Drop { gate } else { None };
+    (Dispatch { tx, idle: idle.clone(), gate }, Intake { rx, idle })
 }
 
 impl Dispatch {
     /// Hand `ticket` to a worker without waiting.
-    pub(crate) fn offer(&self, ticket: Ticket) -> Offer {
+    pub(crate) fn offer(&self, mut ticket: Ticket) -> Offer {
         if let Some(idle) = &self.idle {
+            if let Some(gate) = &self.gate {
+                match gate.clone().try_acquire_owned() {
+                    Ok(permit) => ticket.permit = Some(permit),
+                    Err(_) => return Offer::Dropped,
+                }
+            }
             let Ok(permit) = idle.try_acquire() else {
                 return Offer::Dropped;
             };
@@ -139,13 +161,13 @@ mod tests {
     use super::*;
 
     fn ticket(iteration: u64) -> Ticket {
-        Ticket { iteration, attempt: 0, scheduled: Instant::now() }
+        Ticket::new(iteration, Instant::now())
     }
 
     #[tokio::test]
     async fn drop_policy_releases_only_to_idle_workers() {
-        let (dispatch, intake) = channel(2, Overload::Drop);
-        assert_eq!(dispatch.offer(ticket(0)), Offer::Dropped, "nobody is idle yet");
+        let (dispatch, intake) = channel(2, Overload::Drop, None);
+        assert!(matches!(dispatch.offer(ticket(0)), Offer::Dropped), "nobody is idle yet");
         let waiting = tokio::spawn({
             let intake = intake.clone();
             async move {
@@ -154,40 +176,54 @@ mod tests {
             }
         });
         tokio::task::yield_now().await;
-        assert_eq!(dispatch.offer(ticket(1)), Offer::Released);
-        assert_eq!(dispatch.offer(ticket(2)), Offer::Dropped, "the one idle worker is taken");
+        assert!(matches!(dispatch.offer(ticket(1)), Offer::Released));
+        assert!(matches!(dispatch.offer(ticket(2)), Offer::Dropped), "the one idle worker is taken");
         assert_eq!(waiting.await.unwrap().map(|t| t.iteration), Some(1));
     }
 
     #[tokio::test]
     async fn queue_policy_fills_then_reports_full() {
-        let (dispatch, _intake) = channel(1, Overload::Queue);
+        let (dispatch, _intake) = channel(1, Overload::Queue, None);
         let capacity = 2 + 64;
         for i in 0..capacity {
-            assert_eq!(dispatch.offer(ticket(i)), Offer::Released);
+            assert!(matches!(dispatch.offer(ticket(i)), Offer::Released));
         }
         assert!(matches!(dispatch.offer(ticket(99)), Offer::Full(t) if t.iteration == 99));
     }
 
     #[tokio::test]
+    async fn drop_policy_drops_when_the_gate_is_full_even_with_idle_workers() {
+        let gate = Arc::new(Semaphore::new(1));
+        let (dispatch, intake) = channel(4, Overload::Drop, Some(gate.clone()));
+        intake.ready();
+        intake.ready();
+        assert!(matches!(dispatch.offer(ticket(0)), Offer::Released));
+        assert!(matches!(dispatch.offer(ticket(1)), Offer::Dropped), "one permit, already taken");
+        let first = intake.try_take().unwrap();
+        assert!(first.permit.is_some(), "the permit travels with the ticket");
+        drop(first);
+        assert!(matches!(dispatch.offer(ticket(2)), Offer::Released), "the permit came back");
+    }
+
+    #[tokio::test]
     async fn a_withdrawn_worker_takes_its_permit_back_unless_a_ticket_is_coming() {
-        let (dispatch, intake) = channel(2, Overload::Drop);
+        let (dispatch, intake) = channel(2, Overload::Drop, None);
         intake.ready();
         assert!(intake.withdraw(), "nobody took the permit: leaving is safe");
-        assert_eq!(dispatch.offer(ticket(0)), Offer::Dropped, "the worker is gone");
+        assert!(matches!(dispatch.offer(ticket(0)), Offer::Dropped), "the worker is gone");
         intake.ready();
-        assert_eq!(dispatch.offer(ticket(1)), Offer::Released);
+        assert!(matches!(dispatch.offer(ticket(1)), Offer::Released));
         assert!(!intake.withdraw(), "a ticket is on its way: the worker must stay");
         assert_eq!(intake.try_take().map(|t| t.iteration), Ok(1));
-        assert_eq!(intake.try_take(), Err(NoTicket::Empty));
+        assert!(matches!(intake.try_take(), Err(NoTicket::Empty)));
         drop(dispatch);
-        assert_eq!(intake.try_take(), Err(NoTicket::Closed));
+        assert!(matches!(intake.try_take(), Err(NoTicket::Closed)));
     }
 
     #[tokio::test]
     async fn closed_when_every_worker_is_gone() {
-        let (dispatch, intake) = channel(1, Overload::Queue);
+        let (dispatch, intake) = channel(1, Overload::Queue, None);
         drop(intake);
-        assert_eq!(dispatch.offer(ticket(0)), Offer::Closed);
+        assert!(matches!(dispatch.offer(ticket(0)), Offer::Closed));
     }
 }

@@ -96,7 +96,7 @@ impl Pacer {
             if timer_wake && now.saturating_duration_since(due) > TOLERANCE {
                 tally.underrun += 1;
             }
-            let ticket = Ticket { iteration: self.next, attempt: 0, scheduled: due };
+            let ticket = Ticket::new(self.next, due);
             self.next += 1;
             match self.dispatch.offer(ticket) {
                 Offer::Released => {}

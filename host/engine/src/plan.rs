@@ -65,6 +65,9 @@ pub enum PlanError {
         /// The ceiling.
         max: u32,
     },
+    /// A gate that lets nothing through.
+    #[error("the most tasks in flight must be at least 1")]
+    ZeroGate,
     /// The reporting interval must be positive.
     #[error("the reporting interval must be longer than 0s")]
     ZeroInterval,
@@ -77,6 +80,7 @@ pub struct Plan {
     scenario: String,
     interval: Duration,
     pacer_clock: PacerClock,
+    max_in_flight: Option<u32>,
 }
 
 /// The default reporting interval: one CSV row and progress update per second.
@@ -106,7 +110,13 @@ impl Plan {
                 }
             }
         }
-        Ok(Self { model, scenario: "default".into(), interval: DEFAULT_INTERVAL, pacer_clock: PacerClock::default() })
+        Ok(Self {
+            model,
+            scenario: "default".into(),
+            interval: DEFAULT_INTERVAL,
+            pacer_clock: PacerClock::default(),
+            max_in_flight: None,
+        })
     }
 
     /// Use another reporting interval.
@@ -134,6 +144,21 @@ impl Plan {
     /// What the pacer waits on.
     pub fn pacer_clock(&self) -> PacerClock {
         self.pacer_clock
+    }
+
+    /// Put a gate in front of the crew: at most `n` tasks execute at once, whatever the number of
+    /// workers (seed 004's gate).
+    pub fn with_max_in_flight(mut self, n: u32) -> Result<Self, PlanError> {
+        if n == 0 {
+            return Err(PlanError::ZeroGate);
+        }
+        self.max_in_flight = Some(n);
+        Ok(self)
+    }
+
+    /// The gate's size, if there is one.
+    pub fn max_in_flight(&self) -> Option<u32> {
+        self.max_in_flight
     }
 
     /// Whether this is the open model.

@@ -34,20 +34,27 @@ pub async fn run<F: WorkerFactory>(
     let stop = Arc::new(Stop::default());
     let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
     let bounds = Bounds { min: plan.workers(), max: plan.max_workers() };
-    let crew = Arc::new(Crew::new(factory, recorder.clone(), stop.clone(), plan.scenario(), bounds, grow_tx));
+    let gate = plan.max_in_flight().map(|n| Arc::new(tokio::sync::Semaphore::new(n as usize)));
+    let crew =
+        Arc::new(Crew::new(factory, recorder.clone(), stop.clone(), plan.scenario(), bounds, grow_tx, gate.clone()));
     let workers = crew.start(plan.workers()).await?;
     let initial = workers.len() as u64;
 
-    let started_at = SystemTime::now();
-    let start = Instant::now();
+    let mut started_at = SystemTime::now();
+    let mut start = Instant::now();
     let mut loops = JoinSet::new();
     let mut closed_deadline = None;
     let pacer = match plan.model() {
         Model::Open { curve, overload, .. } => {
-            let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload);
+            let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload, gate.clone());
             for (id, worker) in workers {
                 loops.spawn(crew.clone().open_loop(id, worker, intake.clone()));
             }
+            // The clock starts once every worker has announced itself idle: otherwise on a busy
+            // machine the first due tasks could find no idle worker and drop.
+            crew.wait_until_idle(initial).await;
+            started_at = SystemTime::now();
+            start = Instant::now();
             let pacer = Pacer {
                 curve: curve.clone(),
                 total: plan.planned_tasks().unwrap_or(0),

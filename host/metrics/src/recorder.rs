@@ -20,6 +20,8 @@ pub struct TaskTiming {
     pub wait: Duration,
     /// Call → return.
     pub service: Duration,
+    /// Of `wait`, the time spent waiting for a gate permit (`None` without a gate).
+    pub gate: Option<Duration>,
 }
 
 /// What the pacer saw on one wake.
@@ -164,7 +166,7 @@ mod tests {
     #[test]
     fn drain_merges_shards_and_empties_them() {
         let rec = Recorder::new(4);
-        let timing = TaskTiming { wait: Duration::from_micros(100), service: Duration::from_micros(900) };
+        let timing = TaskTiming { wait: Duration::from_micros(100), service: Duration::from_micros(900), gate: None };
         for id in 0..10u32 {
             rec.record_task(rec.shard_for(id), Outcome::Passed, Some(timing));
         }

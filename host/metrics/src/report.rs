@@ -35,6 +35,8 @@ pub struct IntervalRow {
     pub service: Percentiles,
     /// Wait of tasks that ended in the interval.
     pub wait: Percentiles,
+    /// Gate wait of tasks that ended in the interval.
+    pub gate_wait: Percentiles,
     /// HTTP requests that finished in the interval.
     pub http_reqs: u64,
     /// Of those, failed ones (no response, or status ≥ 400).
@@ -62,6 +64,7 @@ impl IntervalRow {
             latency: window.latency.percentiles(),
             service: window.service.percentiles(),
             wait: window.wait.percentiles(),
+            gate_wait: window.gate_wait.percentiles(),
             http_reqs: window.http.requests,
             http_failed: window.http.failed,
             http_denied: window.http.denied,

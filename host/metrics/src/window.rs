@@ -19,6 +19,9 @@ pub struct Window {
     pub service: LatencyHistogram,
     /// Scheduled time → call: queueing in the host.
     pub wait: LatencyHistogram,
+    /// Time each task waited for a gate permit (`--max-in-flight`): a saturated gate shows here
+    /// even when it is never sampled empty.
+    pub gate_wait: LatencyHistogram,
     /// The latest the pacer woke after a task was due.
     pub lag_max: Duration,
     /// Sum of pacer lateness beyond the timer's tolerance.
@@ -39,6 +42,9 @@ impl Window {
             self.wait.record(t.wait);
             self.service.record(t.service);
             self.latency.record(t.wait + t.service);
+            if let Some(gate) = t.gate {
+                self.gate_wait.record(gate);
+            }
         }
     }
 
@@ -48,6 +54,7 @@ impl Window {
         self.latency.merge(&other.latency);
         self.service.merge(&other.service);
         self.wait.merge(&other.wait);
+        self.gate_wait.merge(&other.gate_wait);
         self.lag_max = self.lag_max.max(other.lag_max);
         self.lag_total += other.lag_total;
         self.underrun += other.underrun;
@@ -61,6 +68,7 @@ impl Window {
         self.latency.reset();
         self.service.reset();
         self.wait.reset();
+        self.gate_wait.reset();
         self.lag_max = Duration::ZERO;
         self.lag_total = Duration::ZERO;
         self.underrun = 0;

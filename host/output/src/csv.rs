@@ -38,6 +38,7 @@ pub const HEADER: &[&str] = &[
     "wait_p50_ms",
     "wait_p99_ms",
     "wait_max_ms",
+    "gate_wait_p99_ms",
     "http_reqs",
     "http_failed",
     "http_denied",
@@ -88,6 +89,7 @@ impl<W: Write> CsvWriter<W> {
             row.wait.p50,
             row.wait.p99,
             row.wait.max,
+            row.gate_wait.p99,
         ] {
             fields.push(round_ms(ms).to_string());
         }

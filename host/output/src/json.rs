@@ -56,6 +56,7 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
         "latency_ms": percentiles(&t.latency.percentiles()),
         "service_ms": percentiles(&t.service.percentiles()),
         "wait_ms": percentiles(&t.wait.percentiles()),
+        "gate_wait_ms": percentiles(&t.gate_wait.percentiles()),
         "lag": {
             "max_ms": round_ms(t.lag_max.as_secs_f64() * 1000.0),
             "total_ms": round_ms(t.lag_total.as_secs_f64() * 1000.0),

@@ -72,6 +72,10 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
         label(&mut out, name);
         let _ = writeln!(out, "{}", fmt_percentiles(&hist.percentiles()));
     }
+    if t.gate_wait.count() > 0 {
+        label(&mut out, "gate_wait_ms");
+        let _ = writeln!(out, "{}", fmt_percentiles(&t.gate_wait.percentiles()));
+    }
     label(&mut out, "pacer");
     let _ = writeln!(
         out,

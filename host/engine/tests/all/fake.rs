@@ -1,7 +1,7 @@
 //! A fake worker factory: each task sleeps (virtual time) and ends as a script says.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use loadhost_engine::{Plan, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
@@ -14,13 +14,22 @@ pub type Script = Arc<dyn Fn(&Task<'_>) -> (Duration, TaskOutcome) + Send + Sync
 pub struct FakeFactory {
     pub script: Script,
     pub made: Arc<AtomicU32>,
+    /// Tasks executing now, and the most at once.
+    pub active: Arc<AtomicU64>,
+    pub peak_active: Arc<AtomicU64>,
     /// Worker ids at or above this cannot be made.
     pub fail_from: u32,
 }
 
 impl FakeFactory {
     pub fn new(script: impl Fn(&Task<'_>) -> (Duration, TaskOutcome) + Send + Sync + 'static) -> Self {
-        Self { script: Arc::new(script), made: Arc::default(), fail_from: u32::MAX }
+        Self {
+            script: Arc::new(script),
+            made: Arc::default(),
+            active: Arc::default(),
+            peak_active: Arc::default(),
+            fail_from: u32::MAX,
+        }
     }
 
     /// Every task takes `d` and passes.
@@ -31,14 +40,19 @@ impl FakeFactory {
 
 pub struct FakeWorker {
     script: Script,
+    active: Arc<AtomicU64>,
+    peak_active: Arc<AtomicU64>,
 }
 
 impl Worker for FakeWorker {
     async fn run(&mut self, task: Task<'_>) -> TaskOutcome {
+        let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak_active.fetch_max(now, Ordering::SeqCst);
         let (took, outcome) = (self.script)(&task);
         if !took.is_zero() {
             tokio::time::sleep(took).await;
         }
+        self.active.fetch_sub(1, Ordering::SeqCst);
         outcome
     }
 }
@@ -51,7 +65,11 @@ impl WorkerFactory for FakeFactory {
             return Err(WorkerError::new(format!("no room for worker {}", ctx.id)));
         }
         self.made.fetch_add(1, Ordering::Relaxed);
-        Ok(FakeWorker { script: self.script.clone() })
+        Ok(FakeWorker {
+            script: self.script.clone(),
+            active: self.active.clone(),
+            peak_active: self.peak_active.clone(),
+        })
     }
 }
 

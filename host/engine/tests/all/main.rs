@@ -5,6 +5,7 @@
 mod closed_model;
 mod crew;
 mod fake;
+mod gate;
 mod open_model;
 mod outcomes;
 mod thread_clock;
