@@ -74,3 +74,21 @@ fn the_gate_holds_eight_workers_to_two_tasks_at_a_time() {
     assert!(s["gate_wait_ms"]["p50"].as_f64().unwrap() > 10.0, "waiting at the gate shows: {}", s["gate_wait_ms"]);
     assert!(run.stdout.contains("gate_wait_ms"), "{}", run.stdout);
 }
+
+#[test]
+fn flaky_with_three_retries_fails_about_a_third_to_the_fourth() {
+    let args = ["-e", "FAIL_PCT=30", "--retries", "3", "--retry-backoff", "1ms", "-w", "4", "-n", "20000"];
+    let run = Loadhost::run_plugin(&plugin("flaky"), &args);
+    assert_ok(&run);
+    let s = run.summary();
+    let (scheduled, failed, retries) =
+        (task_count(&s, "scheduled"), task_count(&s, "failed"), task_count(&s, "retries"));
+    assert_eq!(scheduled, 20000);
+    let ratio = failed as f64 / scheduled as f64;
+    // 0.3⁴ = 0.81%; the binomial spread over 20,000 tasks is about ±0.13 points (2σ).
+    assert!((0.0055..0.0110).contains(&ratio), "failed {failed} of {scheduled}");
+    // Expected extra attempts per task: 0.3 + 0.09 + 0.027 = 0.417.
+    assert!((0.39..0.44).contains(&(retries as f64 / scheduled as f64)), "retries {retries}");
+    assert_eq!(s["attempts"]["total"].as_u64(), Some(scheduled + retries));
+    assert_identity(&s);
+}

@@ -83,3 +83,35 @@ fn the_crew_grows_to_the_load_and_retires_after_it_drops() {
     assert_eq!(task_count(&s, "dropped"), 0);
     assert_identity(&s);
 }
+
+#[test]
+fn retries_take_rate_slots_so_the_target_sees_only_the_rate() {
+    let args = [
+        "-e",
+        "FAIL_PCT=30",
+        "--retries",
+        "3",
+        "--retry-backoff",
+        "1ms",
+        "--retry-budget",
+        "100",
+        "-r",
+        "1000",
+        "-d",
+        "2s",
+    ];
+    let run = Loadhost::run_plugin(&plugin("flaky"), &[&args[..], &["--overload", "queue"]].concat());
+    assert_ok(&run);
+    let s = run.summary();
+    let (scheduled, retries) = (task_count(&s, "scheduled"), task_count(&s, "retries"));
+    let attempts = s["attempts"]["total"].as_u64().unwrap();
+    // 2,000 slots shared by fresh tasks and retries; the flush after the schedule adds a few.
+    assert!((2000..=2030).contains(&attempts), "attempts {attempts}");
+    assert!(
+        scheduled < 1500 && retries > 500,
+        "retries took slots from fresh tasks: {scheduled} fresh, {retries} retries"
+    );
+    let failed_ratio = task_count(&s, "failed") as f64 / scheduled as f64;
+    assert!(failed_ratio < 0.02, "failed {failed_ratio}");
+    assert_identity(&s);
+}

@@ -55,8 +55,9 @@ fn describe(settings: &RunSettings) -> String {
                 Overload::Drop => "drop",
                 Overload::Queue => "queue",
             };
+            let what = if plan.retries().is_some() { "slots (tasks and retries)" } else { "tasks" };
             format!(
-                "open model: {} tasks over {:.1}s ({:.1}/s on average), {workers} to {max_workers} workers, overload {overload}",
+                "open model: {} {what} over {:.1}s ({:.1}/s on average), {workers} to {max_workers} workers, overload {overload}",
                 plan.planned_tasks().unwrap_or(0),
                 plan.planned_generation().unwrap_or_default().as_secs_f64(),
                 plan.target_rate().unwrap_or(0.0),

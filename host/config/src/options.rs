@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use crate::units::{Dur, EnvPair, Rate, Stage};
+use crate::units::{Dur, EnvPair, Percent, Rate, Stage};
 
 /// What a due task does when no worker is free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -56,6 +56,31 @@ pub struct RunOptions {
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<u32>,
+
+    /// Retry a task that fails with a retryable error up to N more times.
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+
+    /// The base of the exponential retry backoff: retry n waits a random time below base · 2ⁿ⁻¹.
+    #[arg(long, value_name = "DURATION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_backoff: Option<Dur>,
+
+    /// Open model: retries may take at most PCT% of the rate's slots.
+    #[arg(long, value_name = "PCT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_budget: Option<Percent>,
+
+    /// The most retries waiting at once; beyond it a retryable failure ends as failed.
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_queue: Option<u32>,
+
+    /// After the schedule ends, keep running pending retries for at most this long.
+    #[arg(long, value_name = "DURATION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_retries_timeout: Option<Dur>,
 
     /// Open model: what a due task does when every worker is busy.
     #[arg(long, value_enum, value_name = "POLICY")]
@@ -118,6 +143,11 @@ impl RunOptions {
             iterations: self.iterations.or(file.iterations),
             stage: list(self.stage, file.stage),
             max_in_flight: self.max_in_flight.or(file.max_in_flight),
+            retries: self.retries.or(file.retries),
+            retry_backoff: self.retry_backoff.or(file.retry_backoff),
+            retry_budget: self.retry_budget.or(file.retry_budget),
+            retry_queue: self.retry_queue.or(file.retry_queue),
+            flush_retries_timeout: self.flush_retries_timeout.or(file.flush_retries_timeout),
             overload: self.overload.or(file.overload),
             env: list(self.env, file.env),
             allow_host: list(self.allow_host, file.allow_host),

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use loadhost_engine::{Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve};
+use loadhost_engine::{Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy};
 use thiserror::Error;
 
 use crate::options::{OverloadArg, RunOptions};
@@ -14,6 +14,15 @@ pub const DEFAULT_OPEN_WORKERS: u32 = 100;
 
 /// The open model's crew ceiling when `--max-workers` does not say.
 pub const DEFAULT_MAX_WORKERS: u32 = 1000;
+
+/// The base retry backoff when `--retry-backoff` does not say.
+pub const DEFAULT_RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
+/// The share of slots retries may take when `--retry-budget` does not say (as Envoy's default).
+pub const DEFAULT_RETRY_BUDGET: f64 = 0.2;
+/// How long pending retries are flushed when `--flush-retries-timeout` does not say.
+pub const DEFAULT_FLUSH_RETRIES_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// The retry queue's bound when `--retry-queue` does not say (about 3 MB of tickets).
+pub const DEFAULT_RETRY_QUEUE: u32 = 100_000;
 
 /// An option, or a combination of options, that cannot run. Messages name the flags.
 #[derive(Debug, Error, PartialEq)]
@@ -40,6 +49,12 @@ pub enum ConfigError {
     /// An open-model option without the open model.
     #[error("--{flag} applies to the open model: add --rate or --stage")]
     OpenOnly {
+        /// The flag's long name.
+        flag: &'static str,
+    },
+    /// A retry option without `--retries`.
+    #[error("--{flag} needs --retries N")]
+    RetriesOnly {
         /// The flag's long name.
         flag: &'static str,
     },
@@ -83,7 +98,12 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             return Err(ConfigError::Zero { flag });
         }
     }
-    for (flag, value) in [("iterations", options.iterations), ("max-in-flight", options.max_in_flight.map(u64::from))] {
+    for (flag, value) in [
+        ("iterations", options.iterations),
+        ("max-in-flight", options.max_in_flight.map(u64::from)),
+        ("retries", options.retries.map(u64::from)),
+        ("retry-queue", options.retry_queue.map(u64::from)),
+    ] {
         if value == Some(0) {
             return Err(ConfigError::Zero { flag });
         }
@@ -136,6 +156,29 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     let mut plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
     if let Some(n) = options.max_in_flight {
         plan = plan.with_max_in_flight(n)?;
+    }
+    if let Some(max_retries) = options.retries {
+        if options.retry_budget.is_some() && !plan.is_open() {
+            return Err(ConfigError::OpenOnly { flag: "retry-budget" });
+        }
+        plan = plan.with_retries(RetryPolicy {
+            max_retries,
+            backoff: options.retry_backoff.map_or(DEFAULT_RETRY_BACKOFF, |d| d.0),
+            budget: options.retry_budget.map_or(DEFAULT_RETRY_BUDGET, |p| p.0),
+            flush_timeout: options.flush_retries_timeout.map_or(DEFAULT_FLUSH_RETRIES_TIMEOUT, |d| d.0),
+            queue_limit: options.retry_queue.unwrap_or(DEFAULT_RETRY_QUEUE) as usize,
+        })?;
+    } else {
+        for (flag, set) in [
+            ("retry-backoff", options.retry_backoff.is_some()),
+            ("retry-budget", options.retry_budget.is_some()),
+            ("retry-queue", options.retry_queue.is_some()),
+            ("flush-retries-timeout", options.flush_retries_timeout.is_some()),
+        ] {
+            if set {
+                return Err(ConfigError::RetriesOnly { flag });
+            }
+        }
     }
     Ok(RunSettings {
         max_instances: plan.max_workers(),
@@ -209,6 +252,21 @@ mod tests {
             (opts(|o| o.workers = Some(4)), "--workers needs --duration"),
             (opts(|o| o.workers = Some(0)), "--workers must be at least 1"),
             (opts(|o| o.iterations = Some(0)), "--iterations must be at least 1"),
+            (
+                opts(|o| {
+                    o.iterations = Some(5);
+                    o.retry_backoff = Some("1s".parse().unwrap());
+                }),
+                "--retry-backoff needs --retries N",
+            ),
+            (
+                opts(|o| {
+                    o.iterations = Some(5);
+                    o.retries = Some(2);
+                    o.retry_budget = Some("10".parse().unwrap());
+                }),
+                "--retry-budget applies to the open model",
+            ),
             (opts(|o| o.duration = Some("0s".parse().unwrap())), "--duration must be longer than 0s"),
             (
                 opts(|o| {

@@ -133,6 +133,46 @@ impl fmt::Display for Stage {
     }
 }
 
+/// A percentage, written `20` or `20%`, kept as a fraction (0.2).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Percent(pub f64);
+
+impl FromStr for Percent {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let number = text.trim().trim_end_matches('%').trim();
+        match number.parse::<f64>() {
+            Ok(n) if n.is_finite() && n > 0.0 && n <= 100.0 => Ok(Percent(n / 100.0)),
+            _ => Err(format!(
+                "'{text}' is not a percentage: expected a number above 0 and at most 100, such as 20 or 20%"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", round3(self.0 * 100.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Percent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Number(n) => n.to_string(),
+            Raw::Text(t) => t,
+        };
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// `KEY=VALUE` for the plugin's environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvPair {
@@ -173,6 +213,7 @@ string_serde!(Dur);
 string_serde!(Rate);
 string_serde!(Stage);
 string_serde!(EnvPair);
+string_serde!(Percent);
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -266,6 +307,15 @@ mod tests {
         }
         let stage: Stage = "1m:120/m".parse().unwrap();
         assert_eq!(stage.to_string(), "60s:2/s");
+    }
+
+    #[test]
+    fn percentages_take_an_optional_sign() {
+        assert_eq!("20".parse::<Percent>(), Ok(Percent(0.2)));
+        assert_eq!("100%".parse::<Percent>(), Ok(Percent(1.0)));
+        for bad in ["0", "101", "-5", "x", ""] {
+            assert!(bad.parse::<Percent>().is_err(), "{bad}");
+        }
     }
 
     #[test]

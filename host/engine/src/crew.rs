@@ -13,13 +13,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadhost_metrics::{Outcome, Recorder, TaskTiming};
+use loadhost_metrics::{AttemptRecord, Outcome, Recorder, TaskTiming};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::EngineError;
 use crate::dispatch::{Intake, NoTicket, Ticket};
+use crate::retry::{RetryPolicy, RetryQueue, RetryTicket};
 use crate::stop::Stop;
 use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerFactory};
 
@@ -47,7 +48,11 @@ pub(crate) struct Crew<F: WorkerFactory> {
     grow: mpsc::UnboundedSender<Intake>,
     /// The gate (`--max-in-flight`): at most this many tasks execute at once.
     gate: Option<Arc<Semaphore>>,
+    /// Retries: the policy, and the queue to the pacer (open model only).
+    retry: Option<RetrySetup>,
     pub(crate) started: AtomicU64,
+    /// First attempts started: the closed model's scheduled tasks (a retry is not a new task).
+    pub(crate) fresh_started: AtomicU64,
     pub(crate) in_flight: AtomicU64,
     /// When the last task of the run started (each worker reports once, as it finishes).
     last_start: Mutex<Option<Instant>>,
@@ -78,6 +83,14 @@ pub const RETIRE_WINDOW: Duration = Duration::from_secs(1);
 /// A worker busy for less than this share of [`RETIRE_WINDOW`] may retire.
 pub const RETIRE_BELOW: f64 = 0.1;
 
+/// How the crew retries: the policy, the queue to the pacer (`None` in the closed model, which
+/// retries in place), and the count of released attempts not yet settled.
+pub(crate) struct RetrySetup {
+    pub(crate) policy: RetryPolicy,
+    pub(crate) queue: Option<RetryQueue>,
+    pub(crate) outstanding: Arc<AtomicU64>,
+}
+
 /// The crew's bounds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
@@ -86,6 +99,7 @@ pub(crate) struct Bounds {
 }
 
 impl<F: WorkerFactory> Crew<F> {
+    #[allow(clippy::too_many_arguments, reason = "built once by the run loop, which owns every part")]
     pub(crate) fn new(
         factory: F,
         recorder: Arc<Recorder>,
@@ -94,6 +108,7 @@ impl<F: WorkerFactory> Crew<F> {
         bounds: Bounds,
         grow: mpsc::UnboundedSender<Intake>,
         gate: Option<Arc<Semaphore>>,
+        retry: Option<RetrySetup>,
     ) -> Self {
         Self {
             factory,
@@ -110,8 +125,10 @@ impl<F: WorkerFactory> Crew<F> {
             retired: AtomicU64::new(0),
             grow,
             gate,
+            retry,
             replaced: AtomicU64::new(0),
             started: AtomicU64::new(0),
+            fresh_started: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_start: Mutex::new(None),
             logged: Default::default(),
@@ -162,6 +179,7 @@ impl<F: WorkerFactory> Crew<F> {
             let shard = self.recorder.shard_for(*id);
             if self.stop.is_aborted() {
                 self.recorder.record_task(shard, Outcome::Interrupted, None);
+                self.settled();
                 continue;
             }
             if self.idle.load(Ordering::Relaxed) == 0 {
@@ -169,12 +187,15 @@ impl<F: WorkerFactory> Crew<F> {
             }
             let Some(pass) = self.pass_gate(ticket.permit.take()).await else {
                 self.recorder.record_task(shard, Outcome::Interrupted, None);
+                self.settled();
                 continue;
             };
             let began = Instant::now();
             last_start = Some(began);
-            let outcome = self.execute(worker, shard, &ticket, pass).await;
+            let (outcome, timing) = self.execute(worker, &ticket, pass).await;
             duty.busy += began.elapsed();
+            self.conclude(shard, &ticket, &outcome, timing, &mut duty);
+            self.settled();
             if !self.settle(&mut slot, outcome).await {
                 break;
             }
@@ -270,24 +291,47 @@ impl<F: WorkerFactory> Crew<F> {
         *self.last_start.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A worker of the closed model: claim iterations back to back until the run ends.
+    /// A worker of the closed model: claim iterations back to back until the run ends. A retryable
+    /// failure is retried in place, after its backoff.
     pub(crate) async fn closed_loop(self: Arc<Self>, id: u32, worker: F::Worker, claims: Arc<Claims>) {
         let mut slot = Some((id, worker));
-        while self.stop.generating() {
-            let Some(iteration) = claims.claim() else {
-                self.stop.end_generation();
-                break;
+        let mut duty = Duty::new(id);
+        let mut retry: Option<(u64, u32)> = None;
+        while self.stop.generating() || retry.is_some() {
+            let (iteration, attempt) = match retry.take() {
+                Some(again) => again,
+                None => match claims.claim() {
+                    Some(iteration) => (iteration, 0),
+                    None => {
+                        self.stop.end_generation();
+                        break;
+                    }
+                },
             };
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
             // The closed model has no schedule: a task is due when its worker gets to it.
-            let ticket = Ticket::new(iteration, Instant::now());
+            let ticket = Ticket { iteration, attempt, scheduled: Instant::now(), permit: None };
             let Some(pass) = self.pass_gate(None).await else {
                 self.recorder.record_task(shard, Outcome::Interrupted, None);
                 break;
             };
-            let outcome = self.execute(worker, shard, &ticket, pass).await;
+            let (outcome, timing) = self.execute(worker, &ticket, pass).await;
+            if let Some(wait) = self.conclude(shard, &ticket, &outcome, timing, &mut duty) {
+                retry = Some((iteration, attempt + 1));
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = self.stop.aborted() => {
+                        self.recorder.record_task(shard, Outcome::Interrupted, None);
+                        break;
+                    }
+                }
+            }
             if !self.settle(&mut slot, outcome).await {
+                if retry.take().is_some() {
+                    // The replacement failed: the retry cannot run.
+                    self.recorder.record_task(shard, Outcome::Failed, None);
+                }
                 break;
             }
         }
@@ -310,10 +354,13 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
-    /// Run one task and record how it ended.
-    async fn execute(&self, worker: &mut F::Worker, shard: usize, ticket: &Ticket, pass: GatePass) -> TaskOutcome {
+    /// Run one attempt; how it ended and its timings.
+    async fn execute(&self, worker: &mut F::Worker, ticket: &Ticket, pass: GatePass) -> (TaskOutcome, TaskTiming) {
         let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input: &[] };
         self.started.fetch_add(1, Ordering::Relaxed);
+        if ticket.attempt == 0 {
+            self.fresh_started.fetch_add(1, Ordering::Relaxed);
+        }
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let called = Instant::now();
         let outcome = worker.run(task).await;
@@ -325,13 +372,55 @@ impl<F: WorkerFactory> Crew<F> {
             gate: pass.waited,
         };
         drop(pass);
-        self.recorder.record_task(shard, outcome.terminal(), Some(timing));
         // A task that never waits (a no-op plugin) completes without returning Pending, so a worker
         // loop would never yield: it would starve its runtime thread, and tokio's timer (the run's
         // deadline, the interval ticker) only fires when a thread parks. Spending tokio's
         // cooperative budget yields every 128 tasks at a cost of nanoseconds.
         tokio::task::consume_budget().await;
-        outcome
+        (outcome, timing)
+    }
+
+    /// Record an attempt, and decide whether the task is retried: returns the backoff to wait when
+    /// it is retried in place (closed model); queues it with the pacer in the open model.
+    fn conclude(
+        &self,
+        shard: usize,
+        ticket: &Ticket,
+        outcome: &TaskOutcome,
+        timing: TaskTiming,
+        duty: &mut Duty,
+    ) -> Option<std::time::Duration> {
+        let mut retry_in_place = None;
+        let terminal = match (outcome, &self.retry) {
+            (TaskOutcome::Retryable(_), Some(setup)) if ticket.attempt < setup.policy.max_retries => {
+                let wait = setup.policy.backoff_for(ticket.attempt, duty.unit());
+                match &setup.queue {
+                    Some(queue) => {
+                        let retry = RetryTicket {
+                            due: Instant::now() + wait,
+                            iteration: ticket.iteration,
+                            attempt: ticket.attempt + 1,
+                        };
+                        if queue.push(retry) { None } else { Some(Outcome::Failed) }
+                    }
+                    None => {
+                        retry_in_place = Some(wait);
+                        None
+                    }
+                }
+            }
+            _ => Some(outcome.terminal()),
+        };
+        let record = AttemptRecord { end: outcome.attempt_end(), retry: ticket.attempt > 0, timing, terminal };
+        self.recorder.record_attempt(shard, record);
+        retry_in_place
+    }
+
+    /// A released attempt has been dealt with (the pacer's flush waits for these).
+    fn settled(&self) {
+        if let Some(setup) = &self.retry {
+            setup.outstanding.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
     /// Act on an outcome: log failures, stop on abort, replace a poisoned worker. Returns whether
@@ -407,12 +496,21 @@ impl Duty {
         share < RETIRE_BELOW && self.flip()
     }
 
-    fn flip(&mut self) -> bool {
+    fn next(&mut self) -> u64 {
         self.coin = self.coin.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.coin;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) & 1 == 1
+        z ^ (z >> 31)
+    }
+
+    fn flip(&mut self) -> bool {
+        self.next() & 1 == 1
+    }
+
+    /// A uniform draw in [0, 1), for backoff jitter.
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

@@ -9,6 +9,7 @@
 //! # Layout
 //! - [`plan`] and [`schedule`]: the model and the rate curve, validated before the run.
 //! - [`pacer`]: releases every due task on each wake; records lag and underrun.
+//! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
 //! - [`worker`]: the [`Worker`]/[`WorkerFactory`] seam the runtime implements.
@@ -20,6 +21,7 @@ mod crew;
 mod dispatch;
 pub mod pacer;
 pub mod plan;
+pub mod retry;
 mod run;
 pub mod schedule;
 mod stop;
@@ -30,6 +32,7 @@ use thiserror::Error;
 
 pub use pacer::PacerClock;
 pub use plan::{Model, Overload, Plan, PlanError};
+pub use retry::{RetryError, RetryPolicy};
 pub use run::run;
 pub use schedule::{CurveError, Ramp, RateCurve};
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};

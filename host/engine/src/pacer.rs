@@ -20,10 +20,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use loadhost_metrics::{Outcome, PacerTally, Recorder};
 use tokio::time::{Instant, sleep_until};
 
 use crate::dispatch::{Dispatch, Offer, Ticket};
+use crate::retry::RetryIntake;
 use crate::schedule::RateCurve;
 use crate::stop::Stop;
 
@@ -47,63 +50,150 @@ const THREAD_SLEEP_SLICE: Duration = Duration::from_millis(5);
 
 /// What the pacer should do after releasing what was due.
 enum Step {
-    /// Sleep until the next task is due.
+    /// Sleep until the next slot is due.
     Sleep(Instant),
     /// The queue is full: hand this ticket over when there is room.
     Full(Ticket),
-    /// Every task has been scheduled.
+    /// The schedule is done.
     Done,
+}
+
+/// Retries, in the pacer's hands.
+pub(crate) struct Retries {
+    pub(crate) intake: RetryIntake,
+    /// The largest share of slots retries may take.
+    pub(crate) budget: f64,
+    pub(crate) flush_timeout: Duration,
+    /// Released attempts not yet settled by a worker (a settled one may have queued a retry).
+    pub(crate) outstanding: Arc<AtomicU64>,
+    /// The flush keeps to the run's planned average rate: one retry per this much time.
+    pub(crate) flush_spacing: Duration,
+    /// When the flush may release its next retry.
+    pub(crate) next_flush: Option<Instant>,
 }
 
 /// Everything the pacer needs.
 pub(crate) struct Pacer {
     pub(crate) curve: RateCurve,
-    /// Tasks to schedule in all.
-    pub(crate) total: u64,
+    /// Slots the curve has in all (`None`: it never ends).
+    pub(crate) slots: Option<u64>,
+    /// Fresh tasks to schedule at most (`-n`).
+    pub(crate) fresh_limit: u64,
     pub(crate) start: Instant,
     pub(crate) dispatch: Dispatch,
     pub(crate) recorder: Arc<Recorder>,
     pub(crate) shard: usize,
     pub(crate) stop: Arc<Stop>,
-    /// The next task to release.
-    pub(crate) next: u64,
+    pub(crate) retries: Option<Retries>,
+    /// The next slot of the schedule.
+    pub(crate) next_slot: u64,
+    /// The next fresh task's iteration number.
+    pub(crate) fresh: u64,
+    /// Slots given to retries so far.
+    pub(crate) retry_slots: u64,
     pub(crate) hint: usize,
 }
 
 impl Pacer {
-    /// Release every task due at `now`. `slept_until` is the due time the pacer slept for, when it
+    /// A pacer for `curve`, scheduling at most `fresh_limit` fresh tasks.
+    #[allow(clippy::too_many_arguments, reason = "a constructor for the run loop, which owns every part")]
+    pub(crate) fn new(
+        curve: RateCurve,
+        fresh_limit: Option<u64>,
+        start: Instant,
+        dispatch: Dispatch,
+        recorder: Arc<Recorder>,
+        stop: Arc<Stop>,
+        retries: Option<Retries>,
+    ) -> Self {
+        Self {
+            slots: curve.total_tasks(),
+            curve,
+            fresh_limit: fresh_limit.unwrap_or(u64::MAX),
+            start,
+            dispatch,
+            recorder,
+            shard: 0,
+            stop,
+            retries,
+            next_slot: 0,
+            fresh: 0,
+            retry_slots: 0,
+            hint: 0,
+        }
+    }
+
+    /// Whether the schedule still has work: fresh tasks, or (with retries) anything pending.
+    fn has_work(&mut self) -> bool {
+        if self.fresh < self.fresh_limit {
+            return true;
+        }
+        match &mut self.retries {
+            Some(r) => !r.intake.is_empty() || r.outstanding.load(Ordering::Acquire) > 0,
+            None => false,
+        }
+    }
+
+    /// A due retry for this slot, if the budget allows one.
+    fn due_retry(&mut self, now: Instant) -> Option<Ticket> {
+        let r = self.retries.as_mut()?;
+        // Retries may take `budget` of the slots used so far (the first one is always allowed).
+        if (self.retry_slots as f64) >= r.budget * (self.next_slot as f64 + 1.0) {
+            return None;
+        }
+        let retry = r.intake.pop_due(now)?;
+        self.retry_slots += 1;
+        Some(Ticket { iteration: retry.iteration, attempt: retry.attempt, scheduled: now, permit: None })
+    }
+
+    /// Release every slot due at `now`. `slept_until` is the due time the pacer slept for, when it
     /// woke on its timer: lateness is measured against it, and only then is a late task underrun.
     fn release_due(&mut self, now: Instant, slept_until: Option<Instant>) -> Step {
         let mut tally = PacerTally::default();
-        let timer_wake = slept_until.is_some() || self.next == 0;
+        let timer_wake = slept_until.is_some() || self.next_slot == 0;
         if let Some(target) = slept_until {
             let late = now.saturating_duration_since(target);
             tally.lateness = Some(late);
             tally.lag_beyond_tolerance = late.saturating_sub(TOLERANCE);
         }
         let step = loop {
-            if self.next >= self.total {
+            if self.slots.is_some_and(|total| self.next_slot >= total) || !self.has_work() {
                 break Step::Done;
             }
-            let Some(t) = self.curve.due(self.next, &mut self.hint) else {
-                break Step::Done;
-            };
+            let Some(t) = self.curve.due(self.next_slot, &mut self.hint) else { break Step::Done };
             let due = self.start + Duration::from_secs_f64(t);
             if due > now {
                 break Step::Sleep(due);
             }
-            tally.scheduled += 1;
+            self.next_slot += 1;
             if timer_wake && now.saturating_duration_since(due) > TOLERANCE {
                 tally.underrun += 1;
             }
-            let ticket = Ticket::new(self.next, due);
-            self.next += 1;
+            let ticket = match self.due_retry(now) {
+                Some(mut retry) => {
+                    retry.scheduled = due;
+                    retry
+                }
+                None if self.fresh < self.fresh_limit => {
+                    tally.scheduled += 1;
+                    self.fresh += 1;
+                    Ticket::new(self.fresh - 1, due)
+                }
+                // Fresh tasks are done and no retry is due: the slot goes by empty.
+                None => continue,
+            };
+            let retry = ticket.attempt > 0;
             match self.dispatch.offer(ticket) {
-                Offer::Released => {}
+                Offer::Released => self.released(),
+                Offer::Dropped if retry => self.recorder.record_task(self.shard, Outcome::Dropped, None),
                 Offer::Dropped => tally.dropped += 1,
                 Offer::Full(ticket) => break Step::Full(ticket),
                 Offer::Closed => {
-                    tally.dropped += 1;
+                    if retry {
+                        self.recorder.record_task(self.shard, Outcome::Dropped, None);
+                    } else {
+                        tally.dropped += 1;
+                    }
                     self.crew_gone();
                     break Step::Done;
                 }
@@ -113,55 +203,118 @@ impl Pacer {
         step
     }
 
-    /// The ticket waiting for room could not be handed over (counted as scheduled already).
-    fn unsent(&self, ticket_outcome: Outcome) {
-        self.recorder.record_task(self.shard, ticket_outcome, None);
+    fn released(&self) {
+        if let Some(r) = &self.retries {
+            r.outstanding.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// After the schedule: release retries as they come due, at the run's planned average rate (no
+    /// budget: no fresh task competes), until none is pending or outstanding, or until `deadline`.
+    fn flush_step(&mut self, now: Instant, deadline: Instant) -> Step {
+        let Some(r) = self.retries.as_mut() else { return Step::Done };
+        let mut slot = *r.next_flush.get_or_insert(now);
+        while slot <= now
+            && let Some(retry) = r.intake.pop_due(now)
+        {
+            slot += r.flush_spacing;
+            r.next_flush = Some(slot);
+            let ticket = Ticket { iteration: retry.iteration, attempt: retry.attempt, scheduled: now, permit: None };
+            match self.dispatch.offer(ticket) {
+                Offer::Released => r.outstanding.fetch_add(1, Ordering::AcqRel),
+                Offer::Dropped | Offer::Closed => {
+                    self.recorder.record_task(self.shard, Outcome::Dropped, None);
+                    0
+                }
+                Offer::Full(ticket) => return Step::Full(ticket),
+            };
+        }
+        if r.intake.is_empty() && r.outstanding.load(Ordering::Acquire) == 0 {
+            return Step::Done;
+        }
+        if now >= deadline {
+            let left = r.intake.drain() as u64;
+            if left > 0 {
+                tracing::warn!(
+                    "{left} retries were still pending when --flush-retries-timeout ran out: they end as failed"
+                );
+            }
+            self.recorder.record_unfinished(self.shard, Outcome::Failed, left);
+            return Step::Done;
+        }
+        let next = r.intake.next_due().unwrap_or(now + FLUSH_POLL).max(slot).min(now + FLUSH_POLL).min(deadline);
+        Step::Sleep(next)
     }
 
     fn crew_gone(&self) {
         self.stop.abort("every worker failed and none could be replaced".into());
     }
 
-    /// After an abort: tasks that fell due but were never released (held back by a full queue, or
-    /// due while the pacer was stopping) were scheduled too, and end as interrupted.
+    /// After an abort: fresh tasks that fell due but were never released, and retries still
+    /// waiting, were scheduled too: they end as interrupted.
     fn finish(mut self) {
+        if let Some(r) = self.retries.as_mut() {
+            let left = r.intake.drain() as u64;
+            self.recorder.record_unfinished(self.shard, Outcome::Interrupted, left);
+        }
         if !self.stop.is_aborted() {
             return;
         }
         let now = Instant::now();
         let mut unreleased = 0;
-        while self.next < self.total {
-            match self.curve.due(self.next, &mut self.hint) {
+        while self.fresh < self.fresh_limit && self.slots.is_none_or(|total| self.next_slot < total) {
+            match self.curve.due(self.next_slot, &mut self.hint) {
                 Some(t) if self.start + Duration::from_secs_f64(t) <= now => unreleased += 1,
                 _ => break,
             }
-            self.next += 1;
+            self.next_slot += 1;
+            self.fresh += 1;
         }
         self.recorder.record_unstarted(self.shard, Outcome::Interrupted, unreleased);
         // Dropping the dispatch closes the channel, which lets the workers finish.
     }
 
+    /// The deadline of the flush phase, from now.
+    fn flush_deadline(&self) -> Option<Instant> {
+        self.retries.as_ref().map(|r| Instant::now() + r.flush_timeout)
+    }
+
     /// Drive the pacer with tokio's timer, on the run's runtime.
     pub(crate) async fn run_on_runtime(mut self) {
         let mut slept_until = None;
+        let mut flushing: Option<Instant> = None;
         while !self.stop.is_aborted() {
-            match self.release_due(Instant::now(), slept_until.take()) {
+            let now = Instant::now();
+            let step = match flushing {
+                Some(deadline) => self.flush_step(now, deadline),
+                None => self.release_due(now, slept_until.take()),
+            };
+            match step {
+                Step::Done if flushing.is_none() => match self.flush_deadline() {
+                    Some(deadline) => flushing = Some(deadline),
+                    None => break,
+                },
                 Step::Done => break,
                 Step::Sleep(next) => tokio::select! {
-                    () = sleep_until(next) => slept_until = Some(next),
+                    () = sleep_until(next) => if flushing.is_none() { slept_until = Some(next) },
                     () = self.stop.aborted() => break,
                 },
-                Step::Full(ticket) => tokio::select! {
-                    sent = self.dispatch.send(ticket) => if !sent {
-                        self.unsent(Outcome::Dropped);
-                        self.crew_gone();
-                        break;
-                    },
-                    () = self.stop.aborted() => {
-                        self.unsent(Outcome::Interrupted);
-                        break;
+                Step::Full(ticket) => {
+                    tokio::select! {
+                        sent = self.dispatch.send(ticket) => if sent {
+                            self.released();
+                        } else {
+                            self.recorder.record_task(self.shard, Outcome::Dropped, None);
+                            self.crew_gone();
+                            break;
+                        },
+                        () = self.stop.aborted() => {
+                            // The ticket was scheduled (fresh) or queued (retry) already.
+                            self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+                            break;
+                        }
                     }
-                },
+                }
             }
         }
         self.finish();
@@ -170,8 +323,18 @@ impl Pacer {
     /// Drive the pacer from the current (dedicated) OS thread with precise sleeps.
     pub(crate) fn run_on_thread(mut self) {
         let mut slept_until = None;
+        let mut flushing: Option<Instant> = None;
         while !self.stop.is_aborted() {
-            match self.release_due(Instant::now(), slept_until.take()) {
+            let now = Instant::now();
+            let step = match flushing {
+                Some(deadline) => self.flush_step(now, deadline),
+                None => self.release_due(now, slept_until.take()),
+            };
+            match step {
+                Step::Done if flushing.is_none() => match self.flush_deadline() {
+                    Some(deadline) => flushing = Some(deadline),
+                    None => break,
+                },
                 Step::Done => break,
                 Step::Sleep(next) => {
                     // Sleep in slices so an abort is seen within a few milliseconds.
@@ -182,13 +345,17 @@ impl Pacer {
                         }
                         std::thread::sleep((next - now).min(THREAD_SLEEP_SLICE));
                     }
-                    slept_until = Some(next);
+                    if flushing.is_none() {
+                        slept_until = Some(next);
+                    }
                 }
                 Step::Full(ticket) => {
                     // Blocking is safe: workers keep taking tickets even after an abort (they
                     // count them interrupted), and the channel closes if every worker is gone.
-                    if !self.dispatch.send_blocking(ticket) {
-                        self.unsent(Outcome::Dropped);
+                    if self.dispatch.send_blocking(ticket) {
+                        self.released();
+                    } else {
+                        self.recorder.record_task(self.shard, Outcome::Dropped, None);
                         self.crew_gone();
                         break;
                     }
@@ -198,3 +365,6 @@ impl Pacer {
         self.finish();
     }
 }
+
+/// How often the flush phase looks for retries that arrived from tasks still running.
+const FLUSH_POLL: Duration = Duration::from_millis(5);

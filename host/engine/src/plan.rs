@@ -5,6 +5,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::pacer::PacerClock;
+use crate::retry::{RetryError, RetryPolicy};
 use crate::schedule::{CurveError, RateCurve};
 
 /// What happens to a task whose time has come but that finds no free worker.
@@ -65,6 +66,9 @@ pub enum PlanError {
         /// The ceiling.
         max: u32,
     },
+    /// The retry policy cannot work.
+    #[error(transparent)]
+    Retry(#[from] RetryError),
     /// A gate that lets nothing through.
     #[error("the most tasks in flight must be at least 1")]
     ZeroGate,
@@ -81,6 +85,7 @@ pub struct Plan {
     interval: Duration,
     pacer_clock: PacerClock,
     max_in_flight: Option<u32>,
+    retries: Option<RetryPolicy>,
 }
 
 /// The default reporting interval: one CSV row and progress update per second.
@@ -116,6 +121,7 @@ impl Plan {
             interval: DEFAULT_INTERVAL,
             pacer_clock: PacerClock::default(),
             max_in_flight: None,
+            retries: None,
         })
     }
 
@@ -159,6 +165,18 @@ impl Plan {
     /// The gate's size, if there is one.
     pub fn max_in_flight(&self) -> Option<u32> {
         self.max_in_flight
+    }
+
+    /// Retry `retryable` failures with `policy`.
+    pub fn with_retries(mut self, policy: RetryPolicy) -> Result<Self, PlanError> {
+        policy.validate()?;
+        self.retries = Some(policy);
+        Ok(self)
+    }
+
+    /// The retry policy, if any.
+    pub fn retries(&self) -> Option<&RetryPolicy> {
+        self.retries.as_ref()
     }
 
     /// Whether this is the open model.

@@ -2,17 +2,18 @@
 //! everything into the report.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use loadhost_metrics::{Gauges, IntervalRow, Recorder, RunReport, Window, WorkerStats};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
-use crate::crew::{Bounds, Claims, Crew};
+use crate::crew::{Bounds, Claims, Crew, RetrySetup};
 use crate::dispatch;
-use crate::pacer::{Pacer, PacerClock};
+use crate::pacer::{Pacer, PacerClock, Retries};
 use crate::plan::{Model, Plan};
+use crate::retry;
 use crate::stop::Stop;
 use crate::worker::WorkerFactory;
 use crate::{EngineError, Observer};
@@ -35,8 +36,30 @@ pub async fn run<F: WorkerFactory>(
     let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
     let bounds = Bounds { min: plan.workers(), max: plan.max_workers() };
     let gate = plan.max_in_flight().map(|n| Arc::new(tokio::sync::Semaphore::new(n as usize)));
-    let crew =
-        Arc::new(Crew::new(factory, recorder.clone(), stop.clone(), plan.scenario(), bounds, grow_tx, gate.clone()));
+    // Retries go back to the pacer in the open model; the closed model retries in place.
+    let outstanding = Arc::new(AtomicU64::new(0));
+    let (retry_queue, retry_intake) = match (plan.retries(), plan.is_open()) {
+        (Some(policy), true) => {
+            let (queue, intake) = retry::queue(policy.queue_limit);
+            (Some(queue), Some(intake))
+        }
+        _ => (None, None),
+    };
+    let retry_setup = plan.retries().map(|policy| RetrySetup {
+        policy: *policy,
+        queue: retry_queue,
+        outstanding: outstanding.clone(),
+    });
+    let crew = Arc::new(Crew::new(
+        factory,
+        recorder.clone(),
+        stop.clone(),
+        plan.scenario(),
+        bounds,
+        grow_tx,
+        gate.clone(),
+        retry_setup,
+    ));
     let workers = crew.start(plan.workers()).await?;
     let initial = workers.len() as u64;
 
@@ -45,7 +68,7 @@ pub async fn run<F: WorkerFactory>(
     let mut loops = JoinSet::new();
     let mut closed_deadline = None;
     let pacer = match plan.model() {
-        Model::Open { curve, overload, .. } => {
+        Model::Open { curve, overload, max_tasks, .. } => {
             let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload, gate.clone());
             for (id, worker) in workers {
                 loops.spawn(crew.clone().open_loop(id, worker, intake.clone()));
@@ -55,17 +78,18 @@ pub async fn run<F: WorkerFactory>(
             crew.wait_until_idle(initial).await;
             started_at = SystemTime::now();
             start = Instant::now();
-            let pacer = Pacer {
-                curve: curve.clone(),
-                total: plan.planned_tasks().unwrap_or(0),
-                start,
-                dispatch,
-                recorder: recorder.clone(),
-                shard: 0,
-                stop: stop.clone(),
-                next: 0,
-                hint: 0,
-            };
+            let retries = retry_intake.zip(plan.retries()).map(|(intake, policy)| Retries {
+                intake,
+                budget: policy.budget,
+                flush_timeout: policy.flush_timeout,
+                outstanding: outstanding.clone(),
+                flush_spacing: plan
+                    .target_rate()
+                    .filter(|r| *r > 0.0)
+                    .map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r)),
+                next_flush: None,
+            });
+            let pacer = Pacer::new(curve.clone(), *max_tasks, start, dispatch, recorder.clone(), stop.clone(), retries);
             Some(match plan.pacer_clock() {
                 PacerClock::Runtime => tokio::spawn(pacer.run_on_runtime()),
                 PacerClock::Thread => tokio::task::spawn_blocking(move || pacer.run_on_thread()),
@@ -152,6 +176,7 @@ struct Ticker {
     last_end: Duration,
     index: u64,
     last_started: u64,
+    last_fresh: u64,
     closed_model: bool,
     totals: Window,
     min_workers: u64,
@@ -167,6 +192,7 @@ impl Ticker {
             last_end: Duration::ZERO,
             index: 0,
             last_started: 0,
+            last_fresh: 0,
             closed_model,
             totals: Window::default(),
             min_workers: workers,
@@ -180,8 +206,10 @@ impl Ticker {
         let started = started_total - self.last_started;
         self.last_started = started_total;
         if self.closed_model {
-            // The closed model has no pacer: a task is scheduled when a worker starts it.
-            window.counts.scheduled = started;
+            // The closed model has no pacer: a task is scheduled when a worker starts its first try.
+            let fresh_total = crew.fresh_started.load(Ordering::Relaxed);
+            window.counts.scheduled = fresh_total - self.last_fresh;
+            self.last_fresh = fresh_total;
         }
         let end = at.saturating_duration_since(self.start);
         let workers = crew.resident.load(Ordering::Relaxed);

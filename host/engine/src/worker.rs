@@ -49,6 +49,19 @@ impl TaskOutcome {
         }
     }
 
+    /// How this attempt ended, for the per-attempt counts.
+    pub fn attempt_end(&self) -> loadhost_metrics::AttemptEnd {
+        use loadhost_metrics::AttemptEnd;
+        match self {
+            TaskOutcome::Passed => AttemptEnd::Passed,
+            TaskOutcome::Failed(_) => AttemptEnd::Failed,
+            TaskOutcome::Retryable(_) => AttemptEnd::Retryable,
+            TaskOutcome::Abort(_) => AttemptEnd::Aborted,
+            TaskOutcome::Trapped(_) => AttemptEnd::Trapped,
+            TaskOutcome::TimedOut => AttemptEnd::TimedOut,
+        }
+    }
+
     /// Whether the worker is unusable afterwards and must be replaced.
     pub fn poisons_worker(&self) -> bool {
         matches!(self, TaskOutcome::Trapped(_) | TaskOutcome::TimedOut)

@@ -22,8 +22,8 @@ pub mod window;
 
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{HttpSample, HttpStats};
-pub use outcome::{Counts, Outcome};
+pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
-pub use recorder::{PacerTally, Recorder, TaskTiming};
+pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};
 pub use report::{Gauges, IntervalRow, RunReport, WorkerStats};
 pub use window::Window;

@@ -47,6 +47,68 @@ impl Outcome {
     }
 }
 
+/// How one attempt of a task ended (a retried task has several attempts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptEnd {
+    /// `ok`.
+    Passed,
+    /// `retryable`: retried when attempts and room are left, else the task failed.
+    Retryable,
+    /// `failed`.
+    Failed,
+    /// `abort`.
+    Aborted,
+    /// A trap.
+    Trapped,
+    /// Over its deadline.
+    TimedOut,
+}
+
+/// Attempts by how they ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Attempts {
+    /// Attempts that ran.
+    pub total: u64,
+    /// Ended `ok`.
+    pub passed: u64,
+    /// Ended `retryable`.
+    pub retryable: u64,
+    /// Ended `failed`.
+    pub failed: u64,
+    /// Ended `abort`.
+    pub aborted: u64,
+    /// Trapped.
+    pub trapped: u64,
+    /// Timed out.
+    pub timed_out: u64,
+}
+
+impl Attempts {
+    /// Count one attempt.
+    pub fn add(&mut self, end: AttemptEnd) {
+        self.total += 1;
+        match end {
+            AttemptEnd::Passed => self.passed += 1,
+            AttemptEnd::Retryable => self.retryable += 1,
+            AttemptEnd::Failed => self.failed += 1,
+            AttemptEnd::Aborted => self.aborted += 1,
+            AttemptEnd::Trapped => self.trapped += 1,
+            AttemptEnd::TimedOut => self.timed_out += 1,
+        }
+    }
+
+    /// Add another set.
+    pub fn merge(&mut self, other: &Attempts) {
+        self.total += other.total;
+        self.passed += other.passed;
+        self.retryable += other.retryable;
+        self.failed += other.failed;
+        self.aborted += other.aborted;
+        self.trapped += other.trapped;
+        self.timed_out += other.timed_out;
+    }
+}
+
 /// Task counts: how many were scheduled, how each ended, and how many extra attempts ran.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {

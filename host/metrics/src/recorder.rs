@@ -24,6 +24,19 @@ pub struct TaskTiming {
     pub gate: Option<Duration>,
 }
 
+/// One attempt that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptRecord {
+    /// How the attempt ended.
+    pub end: crate::AttemptEnd,
+    /// Whether it was a retry (attempt > 0).
+    pub retry: bool,
+    /// Its timings.
+    pub timing: TaskTiming,
+    /// The task's terminal outcome when this was its last attempt; `None` when a retry follows.
+    pub terminal: Option<Outcome>,
+}
+
 /// What the pacer saw on one wake.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PacerTally {
@@ -71,6 +84,11 @@ impl Recorder {
         self.with(shard, |w| w.record_task(outcome, timing));
     }
 
+    /// Count one attempt that ran.
+    pub fn record_attempt(&self, shard: usize, attempt: AttemptRecord) {
+        self.with(shard, |w| w.record_attempt(attempt));
+    }
+
     /// Count ended tasks that never ran (dropped or interrupted before start) and were scheduled.
     pub fn record_unstarted(&self, shard: usize, outcome: Outcome, n: u64) {
         if n > 0 {
@@ -78,6 +96,14 @@ impl Recorder {
                 w.counts.scheduled += n;
                 w.counts.add(outcome, n);
             });
+        }
+    }
+
+    /// Count tasks that were scheduled earlier and ended without another attempt (retries still
+    /// waiting when the run ended).
+    pub fn record_unfinished(&self, shard: usize, outcome: Outcome, n: u64) {
+        if n > 0 {
+            self.with(shard, |w| w.counts.add(outcome, n));
         }
     }
 

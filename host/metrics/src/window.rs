@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::histogram::LatencyHistogram;
 use crate::http::HttpStats;
-use crate::outcome::{Counts, Outcome};
+use crate::outcome::{Attempts, Counts, Outcome};
 use crate::plugin::PluginMetrics;
 
 /// Counts, latency views, pacer health and plugin metrics over some span of the run.
@@ -13,6 +13,8 @@ use crate::plugin::PluginMetrics;
 pub struct Window {
     /// Scheduled tasks and how they ended.
     pub counts: Counts,
+    /// Every attempt and how it ended.
+    pub attempts: Attempts,
     /// Scheduled time → end: what a user of the target sees (free of coordinated omission).
     pub latency: LatencyHistogram,
     /// Call into the plugin → end.
@@ -38,6 +40,23 @@ impl Window {
     /// Count one ended task and, when it ran, its three latency views.
     pub fn record_task(&mut self, outcome: Outcome, timing: Option<crate::TaskTiming>) {
         self.counts.add(outcome, 1);
+        self.record_timing(timing);
+    }
+
+    /// Count one attempt that ran: how it ended, its timings, whether it was a retry, and the
+    /// task's terminal outcome when this attempt was its last.
+    pub fn record_attempt(&mut self, attempt: crate::AttemptRecord) {
+        self.attempts.add(attempt.end);
+        if attempt.retry {
+            self.counts.retries += 1;
+        }
+        if let Some(outcome) = attempt.terminal {
+            self.counts.add(outcome, 1);
+        }
+        self.record_timing(Some(attempt.timing));
+    }
+
+    fn record_timing(&mut self, timing: Option<crate::TaskTiming>) {
         if let Some(t) = timing {
             self.wait.record(t.wait);
             self.service.record(t.service);
@@ -51,6 +70,7 @@ impl Window {
     /// Fold `other` into this window.
     pub fn merge(&mut self, other: &Window) {
         self.counts.merge(&other.counts);
+        self.attempts.merge(&other.attempts);
         self.latency.merge(&other.latency);
         self.service.merge(&other.service);
         self.wait.merge(&other.wait);
@@ -65,6 +85,7 @@ impl Window {
     /// Empty the window, keeping its allocations.
     pub fn reset(&mut self) {
         self.counts = Counts::default();
+        self.attempts = Attempts::default();
         self.latency.reset();
         self.service.reset();
         self.wait.reset();

@@ -48,6 +48,7 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
             "dropped": c.dropped, "timed_out": c.timed_out, "trapped": c.trapped,
             "interrupted": c.interrupted, "retries": c.retries, "started": report.started,
         },
+        "attempts": t.attempts,
         "rate": {
             "target_per_s": report.target_rate,
             "achieved_per_s": report.achieved_rate(),

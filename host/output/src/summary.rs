@@ -59,6 +59,15 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
         .collect();
     let _ = writeln!(out, "  {:w$}  {} · {} retries", "", others.join(" · "), c.retries, w = LABEL_WIDTH);
 
+    if c.retries > 0 {
+        let a = &t.attempts;
+        label(&mut out, "attempts");
+        let _ = writeln!(
+            out,
+            "{} ({} passed, {} retryable, {} failed, {} trapped)",
+            a.total, a.passed, a.retryable, a.failed, a.trapped
+        );
+    }
     label(&mut out, "rate");
     match report.target_rate {
         Some(target) => {

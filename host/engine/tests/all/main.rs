@@ -8,4 +8,5 @@ mod fake;
 mod gate;
 mod open_model;
 mod outcomes;
+mod retries;
 mod thread_clock;
