@@ -7,6 +7,7 @@ mod bad_input;
 mod cache;
 mod closed_model;
 mod common;
+mod data_feed;
 mod http;
 mod open_model;
 mod outputs;

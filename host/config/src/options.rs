@@ -18,6 +18,16 @@ pub enum OverloadArg {
     Queue,
 }
 
+/// What happens when the data feed runs out of rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataModeArg {
+    /// Each row once; the run ends when they run out.
+    Once,
+    /// Wrap around to the first row.
+    Loop,
+}
+
 /// Flags of `loadhost run` that may also come from a TOML file (`-c`). Flags win over the file.
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -118,6 +128,16 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_connections_per_host: Option<u32>,
 
+    /// A data feed: one row per task as its input (JSON lines, or CSV with a header).
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<PathBuf>,
+
+    /// When the rows run out: end the run (once) or wrap around (loop, the default).
+    #[arg(long, value_enum, value_name = "MODE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_mode: Option<DataModeArg>,
+
     /// Write the end-of-run summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,6 +175,8 @@ impl RunOptions {
             insecure: self.insecure || file.insecure,
             h2c: self.h2c || file.h2c,
             max_connections_per_host: self.max_connections_per_host.or(file.max_connections_per_host),
+            data: self.data.or(file.data),
+            data_mode: self.data_mode.or(file.data_mode),
             summary_json: self.summary_json.or(file.summary_json),
             csv: self.csv.or(file.csv),
         }

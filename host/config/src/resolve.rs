@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use loadhost_engine::{Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy};
+use loadhost_engine::{FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy};
 use thiserror::Error;
 
-use crate::options::{OverloadArg, RunOptions};
+use crate::options::{DataModeArg, OverloadArg, RunOptions};
 
 /// Workers the open model starts with (and never retires below) when `--workers` does not say.
 /// Idle instances cost about 2 KiB each, and a floor this size absorbs bursts of due tasks without
@@ -25,7 +25,7 @@ pub const DEFAULT_FLUSH_RETRIES_TIMEOUT: std::time::Duration = std::time::Durati
 pub const DEFAULT_RETRY_QUEUE: u32 = 100_000;
 
 /// An option, or a combination of options, that cannot run. Messages name the flags.
-#[derive(Debug, Error, PartialEq)]
+#[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// A count that must be positive is zero.
@@ -69,6 +69,12 @@ pub enum ConfigError {
     /// The engine refused the plan.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The data file cannot be used.
+    #[error(transparent)]
+    Feed(#[from] crate::feed::FeedError),
+    /// `--data-mode` without `--data`.
+    #[error("--data-mode needs --data FILE")]
+    DataModeOnly,
     /// The stages do not form a valid curve.
     #[error("--stage: {0}")]
     Curve(#[from] loadhost_engine::CurveError),
@@ -113,12 +119,28 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     }
     let duration = options.duration.map(|d| d.0);
     let open = options.rate.is_some() || !options.stage.is_empty();
+    let feed = match &options.data {
+        Some(path) => Some(std::sync::Arc::new(crate::feed::load(path)?)),
+        None if options.data_mode.is_some() => return Err(ConfigError::DataModeOnly),
+        None => None,
+    };
+    let feed_mode = match options.data_mode {
+        Some(DataModeArg::Once) => FeedMode::Once,
+        Some(DataModeArg::Loop) | None => FeedMode::Loop,
+    };
+    // A `once` feed bounds the run by its rows, like -n.
+    let iterations = match (&feed, feed_mode) {
+        (Some(feed), FeedMode::Once) => {
+            Some(options.iterations.map_or(feed.len() as u64, |n| n.min(feed.len() as u64)))
+        }
+        _ => options.iterations,
+    };
 
     let model = if open {
         if options.rate.is_some_and(|r| r.0 == 0.0) && options.stage.is_empty() {
             return Err(ConfigError::ZeroRate);
         }
-        if duration.is_none() && options.iterations.is_none() && options.stage.is_empty() {
+        if duration.is_none() && iterations.is_none() && options.stage.is_empty() {
             return Err(ConfigError::Unbounded { model: "--rate" });
         }
         if let (Some(workers), Some(max)) = (options.workers, options.max_workers)
@@ -135,7 +157,7 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             Some(OverloadArg::Queue) => Overload::Queue,
             Some(OverloadArg::Drop) | None => Overload::Drop,
         };
-        Model::Open { curve, max_tasks: options.iterations, workers, max_workers, overload }
+        Model::Open { curve, max_tasks: iterations, workers, max_workers, overload }
     } else {
         if options.max_workers.is_some() {
             return Err(ConfigError::OpenOnly { flag: "max-workers" });
@@ -144,11 +166,11 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             return Err(ConfigError::OpenOnly { flag: "overload" });
         }
         // Like k6 with no options at all: one worker, one task, a smoke test.
-        let bare = options.workers.is_none() && duration.is_none() && options.iterations.is_none();
-        if !bare && duration.is_none() && options.iterations.is_none() {
+        let bare = options.workers.is_none() && duration.is_none() && iterations.is_none();
+        if !bare && duration.is_none() && iterations.is_none() {
             return Err(ConfigError::Unbounded { model: "--workers" });
         }
-        let max_tasks = if bare { Some(1) } else { options.iterations };
+        let max_tasks = if bare { Some(1) } else { iterations };
         Model::Closed { workers: options.workers.unwrap_or(1), duration, max_tasks }
     };
     // A real run paces on its own thread: sub-millisecond release accuracy (tests of the engine
@@ -156,6 +178,9 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     let mut plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
     if let Some(n) = options.max_in_flight {
         plan = plan.with_max_in_flight(n)?;
+    }
+    if let Some(feed) = feed {
+        plan = plan.with_feed(feed, feed_mode)?;
     }
     if let Some(max_retries) = options.retries {
         if options.retry_budget.is_some() && !plan.is_open() {

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use crate::EngineError;
 use crate::dispatch::{Intake, NoTicket, Ticket};
+use crate::feed::Feed;
 use crate::retry::{RetryPolicy, RetryQueue, RetryTicket};
 use crate::stop::Stop;
 use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerFactory};
@@ -50,6 +51,8 @@ pub(crate) struct Crew<F: WorkerFactory> {
     gate: Option<Arc<Semaphore>>,
     /// Retries: the policy, and the queue to the pacer (open model only).
     retry: Option<RetrySetup>,
+    /// Task inputs, one row per iteration.
+    feed: Option<Arc<Feed>>,
     pub(crate) started: AtomicU64,
     /// First attempts started: the closed model's scheduled tasks (a retry is not a new task).
     pub(crate) fresh_started: AtomicU64,
@@ -109,6 +112,7 @@ impl<F: WorkerFactory> Crew<F> {
         grow: mpsc::UnboundedSender<Intake>,
         gate: Option<Arc<Semaphore>>,
         retry: Option<RetrySetup>,
+        feed: Option<Arc<Feed>>,
     ) -> Self {
         Self {
             factory,
@@ -126,6 +130,7 @@ impl<F: WorkerFactory> Crew<F> {
             grow,
             gate,
             retry,
+            feed,
             replaced: AtomicU64::new(0),
             started: AtomicU64::new(0),
             fresh_started: AtomicU64::new(0),
@@ -356,7 +361,8 @@ impl<F: WorkerFactory> Crew<F> {
 
     /// Run one attempt; how it ended and its timings.
     async fn execute(&self, worker: &mut F::Worker, ticket: &Ticket, pass: GatePass) -> (TaskOutcome, TaskTiming) {
-        let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input: &[] };
+        let input = self.feed.as_deref().map_or(&[][..], |feed| feed.row(ticket.iteration));
+        let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input };
         self.started.fetch_add(1, Ordering::Relaxed);
         if ticket.attempt == 0 {
             self.fresh_started.fetch_add(1, Ordering::Relaxed);

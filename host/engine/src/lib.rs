@@ -19,6 +19,7 @@
 
 mod crew;
 mod dispatch;
+pub mod feed;
 pub mod pacer;
 pub mod plan;
 pub mod retry;
@@ -30,6 +31,7 @@ pub mod worker;
 use loadhost_metrics::IntervalRow;
 use thiserror::Error;
 
+pub use feed::{Feed, FeedMode};
 pub use pacer::PacerClock;
 pub use plan::{Model, Overload, Plan, PlanError};
 pub use retry::{RetryError, RetryPolicy};

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::feed::{Feed, FeedMode};
 use crate::pacer::PacerClock;
 use crate::retry::{RetryError, RetryPolicy};
 use crate::schedule::{CurveError, RateCurve};
@@ -66,6 +67,9 @@ pub enum PlanError {
         /// The ceiling.
         max: u32,
     },
+    /// A feed without rows.
+    #[error("the data feed has no rows")]
+    EmptyFeed,
     /// The retry policy cannot work.
     #[error(transparent)]
     Retry(#[from] RetryError),
@@ -86,6 +90,7 @@ pub struct Plan {
     pacer_clock: PacerClock,
     max_in_flight: Option<u32>,
     retries: Option<RetryPolicy>,
+    feed: Option<(std::sync::Arc<Feed>, FeedMode)>,
 }
 
 /// The default reporting interval: one CSV row and progress update per second.
@@ -122,6 +127,7 @@ impl Plan {
             pacer_clock: PacerClock::default(),
             max_in_flight: None,
             retries: None,
+            feed: None,
         })
     }
 
@@ -179,6 +185,36 @@ impl Plan {
         self.retries.as_ref()
     }
 
+    /// Hand task `k` row `k` of `feed` as its input. With [`FeedMode::Once`] the run schedules at
+    /// most one task per row, which also bounds a run that has no other end.
+    pub fn with_feed(mut self, feed: std::sync::Arc<Feed>, mode: FeedMode) -> Result<Self, PlanError> {
+        if feed.is_empty() {
+            return Err(PlanError::EmptyFeed);
+        }
+        self.feed = Some((feed, mode));
+        Ok(self)
+    }
+
+    /// The feed, if any.
+    pub fn feed(&self) -> Option<&std::sync::Arc<Feed>> {
+        self.feed.as_ref().map(|(feed, _)| feed)
+    }
+
+    /// The most tasks the run may schedule: `-n`, and the rows of a `once` feed.
+    pub fn task_limit(&self) -> Option<u64> {
+        let max_tasks = match &self.model {
+            Model::Open { max_tasks, .. } | Model::Closed { max_tasks, .. } => *max_tasks,
+        };
+        let rows = match &self.feed {
+            Some((feed, FeedMode::Once)) => Some(feed.len() as u64),
+            _ => None,
+        };
+        match (max_tasks, rows) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Whether this is the open model.
     pub fn is_open(&self) -> bool {
         matches!(self.model, Model::Open { .. })
@@ -217,12 +253,12 @@ impl Plan {
     /// Tasks the open model will schedule: the curve's total capped by `max_tasks`.
     pub fn planned_tasks(&self) -> Option<u64> {
         match &self.model {
-            Model::Open { curve, max_tasks, .. } => match (curve.total_tasks(), max_tasks) {
-                (Some(total), Some(max)) => Some(total.min(*max)),
+            Model::Open { curve, .. } => match (curve.total_tasks(), self.task_limit()) {
+                (Some(total), Some(max)) => Some(total.min(max)),
                 (Some(total), None) => Some(total),
-                (None, max) => *max,
+                (None, max) => max,
             },
-            Model::Closed { max_tasks, .. } => *max_tasks,
+            Model::Closed { .. } => self.task_limit(),
         }
     }
 

@@ -59,6 +59,7 @@ pub async fn run<F: WorkerFactory>(
         grow_tx,
         gate.clone(),
         retry_setup,
+        plan.feed().cloned(),
     ));
     let workers = crew.start(plan.workers()).await?;
     let initial = workers.len() as u64;
@@ -68,7 +69,7 @@ pub async fn run<F: WorkerFactory>(
     let mut loops = JoinSet::new();
     let mut closed_deadline = None;
     let pacer = match plan.model() {
-        Model::Open { curve, overload, max_tasks, .. } => {
+        Model::Open { curve, overload, .. } => {
             let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload, gate.clone());
             for (id, worker) in workers {
                 loops.spawn(crew.clone().open_loop(id, worker, intake.clone()));
@@ -89,14 +90,15 @@ pub async fn run<F: WorkerFactory>(
                     .map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r)),
                 next_flush: None,
             });
-            let pacer = Pacer::new(curve.clone(), *max_tasks, start, dispatch, recorder.clone(), stop.clone(), retries);
+            let pacer =
+                Pacer::new(curve.clone(), plan.task_limit(), start, dispatch, recorder.clone(), stop.clone(), retries);
             Some(match plan.pacer_clock() {
                 PacerClock::Runtime => tokio::spawn(pacer.run_on_runtime()),
                 PacerClock::Thread => tokio::task::spawn_blocking(move || pacer.run_on_thread()),
             })
         }
-        Model::Closed { duration, max_tasks, .. } => {
-            let claims = Arc::new(Claims::new(*max_tasks));
+        Model::Closed { duration, .. } => {
+            let claims = Arc::new(Claims::new(plan.task_limit()));
             for (id, worker) in workers {
                 loops.spawn(crew.clone().closed_loop(id, worker, claims.clone()));
             }
