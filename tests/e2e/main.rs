@@ -9,6 +9,7 @@ mod closed_model;
 mod common;
 mod data_feed;
 mod http;
+mod lifecycle;
 mod open_model;
 mod outputs;
 mod plugin_metrics;

@@ -48,6 +48,7 @@ fn bare_call_ns(calls: u64) -> f64 {
             id: 0,
             scenario: "bench".into(),
             metrics: loadhost_engine::MetricsHandle::new(recorder, 0),
+            setup_data: None,
         };
         let mut worker = factory.new_worker(ctx).await.expect("worker");
         for i in 0..10_000 {

@@ -31,6 +31,11 @@ impl Failure {
         Self { code: PLUGIN_REJECTED, error: error.into() }
     }
 
+    /// The plugin aborted or refused the run (exit 4).
+    pub fn aborted(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: ABORTED, error: error.into() }
+    }
+
     /// The host failed (exit 1).
     pub fn runtime(error: impl Into<anyhow::Error>) -> Self {
         Self { code: RUNTIME, error: error.into() }

@@ -140,7 +140,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         let _runtime = tokio.enter();
         grants(&settings)?
     };
-    let factory = plugin.factory(grants);
+    let factory = plugin.factory(grants).with_setup_options(info.config.to_string());
 
     let mut csv = match outputs.csv {
         Some((path, file)) => Some((
@@ -168,7 +168,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         for path in &created {
             let _ = std::fs::remove_file(path);
         }
+        let refused = match &err {
+            // The plugin refused to run (its setup, or a first worker's init): nothing was sent.
+            EngineError::Setup(_) => true,
+            EngineError::WorkerStart { source, .. } => source.is_refusal(),
+            _ => false,
+        };
         match err {
+            EngineError::Setup(_) | EngineError::WorkerStart { .. } if refused => {
+                Failure::aborted(anyhow::Error::new(err).context(info.plugin_path.clone()))
+            }
             EngineError::WorkerStart { .. } => {
                 Failure::plugin(anyhow::Error::new(err).context(info.plugin_path.clone()))
             }
@@ -191,7 +200,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .map_err(Failure::runtime)?;
     }
     print!("{}", summary::render(&info, &report));
-    if report.aborted.is_some() {
+    if report.aborted.is_some() || report.teardown_error.is_some() {
         return Ok(ExitCode::from(ABORTED));
     }
     Ok(ExitCode::SUCCESS)

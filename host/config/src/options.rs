@@ -138,6 +138,11 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_mode: Option<DataModeArg>,
 
+    /// The longest each of the plugin's setup, per-worker init and teardown may take.
+    #[arg(long, value_name = "DURATION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifecycle_timeout: Option<Dur>,
+
     /// Write the end-of-run summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,6 +181,7 @@ impl RunOptions {
             h2c: self.h2c || file.h2c,
             max_connections_per_host: self.max_connections_per_host.or(file.max_connections_per_host),
             data: self.data.or(file.data),
+            lifecycle_timeout: self.lifecycle_timeout.or(file.lifecycle_timeout),
             data_mode: self.data_mode.or(file.data_mode),
             summary_json: self.summary_json.or(file.summary_json),
             csv: self.csv.or(file.csv),

@@ -182,6 +182,9 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     if let Some(feed) = feed {
         plan = plan.with_feed(feed, feed_mode)?;
     }
+    if let Some(limit) = options.lifecycle_timeout {
+        plan = plan.with_lifecycle_timeout(limit.0);
+    }
     if let Some(max_retries) = options.retries {
         if options.retry_budget.is_some() && !plan.is_open() {
             return Err(ConfigError::OpenOnly { flag: "retry-budget" });

@@ -23,7 +23,7 @@ use crate::dispatch::{Intake, NoTicket, Ticket};
 use crate::feed::Feed;
 use crate::retry::{RetryPolicy, RetryQueue, RetryTicket};
 use crate::stop::Stop;
-use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerFactory};
+use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 
 /// State shared by every worker of a run.
 pub(crate) struct Crew<F: WorkerFactory> {
@@ -53,6 +53,10 @@ pub(crate) struct Crew<F: WorkerFactory> {
     retry: Option<RetrySetup>,
     /// Task inputs, one row per iteration.
     feed: Option<Arc<Feed>>,
+    /// What the plugin's `setup` returned, for every worker's `init`.
+    setup_data: Option<Arc<str>>,
+    /// How long making a worker (with its `init`) may take.
+    init_timeout: std::time::Duration,
     pub(crate) started: AtomicU64,
     /// First attempts started: the closed model's scheduled tasks (a retry is not a new task).
     pub(crate) fresh_started: AtomicU64,
@@ -113,6 +117,8 @@ impl<F: WorkerFactory> Crew<F> {
         gate: Option<Arc<Semaphore>>,
         retry: Option<RetrySetup>,
         feed: Option<Arc<Feed>>,
+        setup_data: Option<Arc<str>>,
+        init_timeout: std::time::Duration,
     ) -> Self {
         Self {
             factory,
@@ -131,6 +137,8 @@ impl<F: WorkerFactory> Crew<F> {
             gate,
             retry,
             feed,
+            setup_data,
+            init_timeout,
             replaced: AtomicU64::new(0),
             started: AtomicU64::new(0),
             fresh_started: AtomicU64::new(0),
@@ -140,16 +148,26 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
+    /// The factory, for the run's `setup` and `teardown`.
+    pub(crate) fn factory(&self) -> &F {
+        &self.factory
+    }
+
     async fn make_worker(&self) -> Result<(u32, F::Worker), EngineError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let ctx = WorkerContext {
             id,
             scenario: self.scenario.clone(),
             metrics: MetricsHandle::new(self.recorder.clone(), id),
+            setup_data: self.setup_data.clone(),
         };
-        match self.factory.new_worker(ctx).await {
-            Ok(worker) => Ok((id, worker)),
-            Err(source) => Err(EngineError::WorkerStart { id, source }),
+        match tokio::time::timeout(self.init_timeout, self.factory.new_worker(ctx)).await {
+            Ok(Ok(worker)) => Ok((id, worker)),
+            Ok(Err(source)) => Err(EngineError::WorkerStart { id, source }),
+            Err(_) => Err(EngineError::WorkerStart {
+                id,
+                source: WorkerError::refused(format!("init took longer than {:?}", self.init_timeout)),
+            }),
         }
     }
 

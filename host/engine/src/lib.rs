@@ -44,7 +44,7 @@ pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, Worker
 #[non_exhaustive]
 pub enum EngineError {
     /// A worker could not be made before the load started (nothing was sent).
-    #[error("worker {id} could not start: {source}")]
+    #[error("worker {id} could not start")]
     WorkerStart {
         /// The worker's id.
         id: u32,
@@ -52,6 +52,9 @@ pub enum EngineError {
         #[source]
         source: WorkerError,
     },
+    /// The plugin's `setup` failed or timed out: nothing was sent.
+    #[error("the plugin's setup failed: {0}")]
+    Setup(String),
     /// A bug: a task of the engine panicked.
     #[error("internal error: {0}")]
     Panicked(String),

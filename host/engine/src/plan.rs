@@ -91,7 +91,11 @@ pub struct Plan {
     max_in_flight: Option<u32>,
     retries: Option<RetryPolicy>,
     feed: Option<(std::sync::Arc<Feed>, FeedMode)>,
+    lifecycle_timeout: Duration,
 }
+
+/// How long each lifecycle call (`setup`, a worker's `init`, `teardown`) may take by default.
+pub const DEFAULT_LIFECYCLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The default reporting interval: one CSV row and progress update per second.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
@@ -128,6 +132,7 @@ impl Plan {
             max_in_flight: None,
             retries: None,
             feed: None,
+            lifecycle_timeout: DEFAULT_LIFECYCLE_TIMEOUT,
         })
     }
 
@@ -193,6 +198,17 @@ impl Plan {
         }
         self.feed = Some((feed, mode));
         Ok(self)
+    }
+
+    /// Bound each lifecycle call (`setup`, `init`, `teardown`) by `limit`.
+    pub fn with_lifecycle_timeout(mut self, limit: Duration) -> Self {
+        self.lifecycle_timeout = limit;
+        self
+    }
+
+    /// How long each lifecycle call may take.
+    pub fn lifecycle_timeout(&self) -> Duration {
+        self.lifecycle_timeout
     }
 
     /// The feed, if any.

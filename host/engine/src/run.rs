@@ -15,8 +15,11 @@ use crate::pacer::{Pacer, PacerClock, Retries};
 use crate::plan::{Model, Plan};
 use crate::retry;
 use crate::stop::Stop;
-use crate::worker::WorkerFactory;
+use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
+
+/// The id under which the plugin's `setup` and `teardown` record metrics (no worker has it).
+const LIFECYCLE_ID: u32 = u32::MAX;
 
 /// Recorder shards: enough that two busy runtime threads rarely meet on one lock, few enough that
 /// draining them every interval stays cheap.
@@ -32,6 +35,14 @@ pub async fn run<F: WorkerFactory>(
     observer: &mut dyn Observer,
 ) -> Result<RunReport, EngineError> {
     let recorder = Arc::new(Recorder::new(SHARDS));
+    // The plugin's setup, once, before anything else: its failure sends nothing.
+    let lifecycle_metrics = MetricsHandle::new(recorder.clone(), LIFECYCLE_ID);
+    let setup_data: Option<Arc<str>> =
+        match tokio::time::timeout(plan.lifecycle_timeout(), factory.setup(lifecycle_metrics.clone())).await {
+            Ok(Ok(data)) => data.map(Arc::from),
+            Ok(Err(err)) => return Err(EngineError::Setup(err.to_string())),
+            Err(_) => return Err(EngineError::Setup(format!("took longer than {:?}", plan.lifecycle_timeout()))),
+        };
     let stop = Arc::new(Stop::default());
     let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
     let bounds = Bounds { min: plan.workers(), max: plan.max_workers() };
@@ -60,6 +71,8 @@ pub async fn run<F: WorkerFactory>(
         gate.clone(),
         retry_setup,
         plan.feed().cloned(),
+        setup_data.clone(),
+        plan.lifecycle_timeout(),
     ));
     let workers = crew.start(plan.workers()).await?;
     let initial = workers.len() as u64;
@@ -127,6 +140,17 @@ pub async fn run<F: WorkerFactory>(
         }
     }
     let end = Instant::now();
+    let teardown_error = match &setup_data {
+        Some(data) => {
+            match tokio::time::timeout(plan.lifecycle_timeout(), crew.factory().teardown(data, lifecycle_metrics)).await
+            {
+                Ok(Ok(())) => None,
+                Ok(Err(err)) => Some(err.to_string()),
+                Err(_) => Some(format!("took longer than {:?}", plan.lifecycle_timeout())),
+            }
+        }
+        None => None,
+    };
     let open_model = pacer.is_some();
     if let Some(handle) = pacer {
         handle.await.map_err(|err| EngineError::Panicked(err.to_string()))?;
@@ -167,6 +191,7 @@ pub async fn run<F: WorkerFactory>(
         workers,
         intervals: ticker.index,
         aborted,
+        teardown_error,
     })
 }
 

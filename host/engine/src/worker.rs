@@ -74,15 +74,30 @@ pub trait Worker: Send + 'static {
     fn run(&mut self, task: Task<'_>) -> impl Future<Output = TaskOutcome> + Send;
 }
 
-/// Why a worker could not be made.
+/// Why a worker (or a lifecycle call) failed.
 #[derive(Debug, Error)]
-#[error(transparent)]
-pub struct WorkerError(#[from] Box<dyn StdError + Send + Sync + 'static>);
+#[error("{error}")]
+pub struct WorkerError {
+    error: Box<dyn StdError + Send + Sync + 'static>,
+    /// The plugin itself refused (its `init`, `setup` or `teardown` returned an error or trapped),
+    /// as opposed to the host failing to make an instance.
+    refused: bool,
+}
 
 impl WorkerError {
-    /// Wrap any error.
+    /// The host could not make the worker.
     pub fn new(err: impl Into<Box<dyn StdError + Send + Sync + 'static>>) -> Self {
-        Self(err.into())
+        Self { error: err.into(), refused: false }
+    }
+
+    /// The plugin refused: its lifecycle call returned an error.
+    pub fn refused(err: impl Into<Box<dyn StdError + Send + Sync + 'static>>) -> Self {
+        Self { error: err.into(), refused: true }
+    }
+
+    /// Whether the plugin itself refused.
+    pub fn is_refusal(&self) -> bool {
+        self.refused
     }
 }
 
@@ -95,6 +110,8 @@ pub struct WorkerContext {
     pub scenario: Arc<str>,
     /// Where the worker records metrics the plugin reports.
     pub metrics: MetricsHandle,
+    /// What the plugin's `setup` returned, for its `init` (`None` without a lifecycle).
+    pub setup_data: Option<Arc<str>>,
 }
 
 /// Makes workers. Making one may be slow (instantiating a plugin); the engine never does it on
@@ -102,8 +119,25 @@ pub struct WorkerContext {
 pub trait WorkerFactory: Send + Sync + 'static {
     /// The worker type made.
     type Worker: Worker;
-    /// Make a worker.
+    /// Make a worker (and run the plugin's `init` in it, when it has a lifecycle).
     fn new_worker(&self, ctx: WorkerContext) -> impl Future<Output = Result<Self::Worker, WorkerError>> + Send;
+
+    /// Once per run, before any load: the plugin's `setup`, if it has one. Its result goes to every
+    /// worker's `init` and to `teardown`.
+    fn setup(&self, metrics: MetricsHandle) -> impl Future<Output = Result<Option<String>, WorkerError>> + Send {
+        let _ = metrics;
+        async { Ok(None) }
+    }
+
+    /// Once per run, after the load: the plugin's `teardown`, if it has one.
+    fn teardown(
+        &self,
+        setup_data: &str,
+        metrics: MetricsHandle,
+    ) -> impl Future<Output = Result<(), WorkerError>> + Send {
+        let _ = (setup_data, metrics);
+        async { Ok(()) }
+    }
 }
 
 /// A worker's handle on the run's metrics, for the metrics its plugin records.

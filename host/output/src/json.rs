@@ -69,6 +69,7 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
         "thresholds": {},
         "identity_holds": c.identity_holds(),
         "aborted": report.aborted,
+        "teardown_error": report.teardown_error,
     })
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 use thiserror::Error;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, ComponentExportIndex, Linker};
 
 use crate::bindings::WorkloadPre;
 use crate::cache::CacheOutcome;
@@ -14,6 +14,17 @@ use crate::wasmtime_engine::Runtime;
 
 /// The export every plugin must have.
 pub const DOER_EXPORT: &str = "loadhost:plugin/doer@0.1.0";
+
+/// The optional lifecycle export.
+pub const LIFECYCLE_EXPORT: &str = "loadhost:plugin/lifecycle@0.1.0";
+
+/// Where the lifecycle functions are, when the plugin exports them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LifecycleExports {
+    pub(crate) setup: ComponentExportIndex,
+    pub(crate) init: ComponentExportIndex,
+    pub(crate) teardown: ComponentExportIndex,
+}
 
 /// Why a plugin was not accepted. Each variant's message is one line naming the file.
 #[derive(Debug, Error)]
@@ -79,6 +90,7 @@ impl PluginError {
 pub struct Plugin {
     pub(crate) runtime: Runtime,
     pub(crate) pre: WorkloadPre<DoerCtx>,
+    pub(crate) lifecycle: Option<LifecycleExports>,
     path: PathBuf,
     sha256: String,
     size: u64,
@@ -107,6 +119,7 @@ impl Plugin {
             .load(&runtime.engine, &sha256, &bytes)
             .map_err(|err| PluginError::Invalid { path: path.clone(), message: one_line(&err) })?;
         check_doer_export(&runtime.engine, &component, &path)?;
+        let lifecycle = lifecycle_exports(&component, &path)?;
         let linker = linker(runtime)?;
         let incompatible =
             |err: wasmtime::Error| PluginError::Incompatible { path: path.clone(), message: one_line(&err) };
@@ -117,7 +130,12 @@ impl Plugin {
             path.display(),
             bytes.len()
         );
-        Ok(Self { runtime: runtime.clone(), pre, path, sha256, size: bytes.len() as u64, cache, load_time })
+        Ok(Self { runtime: runtime.clone(), pre, lifecycle, path, sha256, size: bytes.len() as u64, cache, load_time })
+    }
+
+    /// Whether the plugin exports `loadhost:plugin/lifecycle`.
+    pub fn has_lifecycle(&self) -> bool {
+        self.lifecycle.is_some()
     }
 
     /// The file it came from.
@@ -153,6 +171,17 @@ fn check_doer_export(engine: &wasmtime::Engine, component: &Component, path: &Pa
     let exports: Vec<String> = component.component_type().exports(engine).map(|(name, _)| name.to_owned()).collect();
     let exports = if exports.is_empty() { "none".to_owned() } else { exports.join(", ") };
     Err(PluginError::MissingDoer { path: path.to_owned(), exports })
+}
+
+fn lifecycle_exports(component: &Component, path: &Path) -> Result<Option<LifecycleExports>, PluginError> {
+    let Some(interface) = component.get_export_index(None, LIFECYCLE_EXPORT) else { return Ok(None) };
+    let find = |name: &str| {
+        component.get_export_index(Some(&interface), name).ok_or_else(|| PluginError::Incompatible {
+            path: path.to_owned(),
+            message: format!("its {LIFECYCLE_EXPORT} export has no `{name}` function"),
+        })
+    };
+    Ok(Some(LifecycleExports { setup: find("setup")?, init: find("init")?, teardown: find("teardown")? }))
 }
 
 /// Everything a plugin may import: all of WASI 0.2 (granting nothing by default), wasi:http

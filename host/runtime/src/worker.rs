@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
-use loadhost_engine::{Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
+use loadhost_engine::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 use wasmtime::Store;
+use wasmtime::component::Instance;
 
 use crate::bindings::{self, Workload, WorkloadPre};
 use crate::ctx::DoerCtx;
 use crate::http::{HttpClient, HttpOptions};
-use crate::plugin::{Plugin, one_line};
+use crate::plugin::{LifecycleExports, Plugin, one_line};
 
 /// What the user grants a plugin: its whole environment (`-e`), and the network through the
 /// run's HTTP client and its allow-list (`--allow-host`).
@@ -28,18 +29,55 @@ impl Grants {
     }
 }
 
-/// Makes [`WasmWorker`]s from a loaded plugin.
+/// Makes [`WasmWorker`]s from a loaded plugin, and runs its lifecycle.
 #[derive(Clone)]
 pub struct WasmWorkerFactory {
     engine: wasmtime::Engine,
     pre: WorkloadPre<DoerCtx>,
     grants: Arc<Grants>,
+    lifecycle: Option<LifecycleExports>,
+    setup_options: Arc<str>,
+}
+
+impl WasmWorkerFactory {
+    /// What the plugin's `setup` is given (the run's configuration as JSON; empty by default).
+    pub fn with_setup_options(mut self, options: impl Into<Arc<str>>) -> Self {
+        self.setup_options = options.into();
+        self
+    }
+
+    /// A store and a bare instance of the plugin.
+    async fn instance(&self, metrics: MetricsHandle) -> Result<(Store<DoerCtx>, Instance), WorkerError> {
+        let mut store = Store::new(&self.engine, DoerCtx::new(&self.grants, metrics));
+        let instance = self
+            .pre
+            .instance_pre()
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|err| WorkerError::new(format!("instantiating the plugin: {}", one_line(&err))))?;
+        Ok((store, instance))
+    }
+}
+
+/// A lifecycle call's error, as one line: the plugin's own message, or the trap.
+fn lifecycle_error(call: &str, result: wasmtime::Result<Result<(), String>>) -> Result<(), WorkerError> {
+    match result {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(message)) => Err(WorkerError::refused(format!("{call} returned an error: {message}"))),
+        Err(trap) => Err(WorkerError::refused(format!("{call} trapped: {}", describe_trap(&trap)))),
+    }
 }
 
 impl Plugin {
     /// A factory for workers of this plugin, granted `grants`.
     pub fn factory(&self, grants: Grants) -> WasmWorkerFactory {
-        WasmWorkerFactory { engine: self.runtime.engine.clone(), pre: self.pre.clone(), grants: Arc::new(grants) }
+        WasmWorkerFactory {
+            engine: self.runtime.engine.clone(),
+            pre: self.pre.clone(),
+            grants: Arc::new(grants),
+            lifecycle: self.lifecycle,
+            setup_options: Arc::from(""),
+        }
     }
 }
 
@@ -55,12 +93,15 @@ impl WorkerFactory for WasmWorkerFactory {
     type Worker = WasmWorker;
 
     async fn new_worker(&self, ctx: WorkerContext) -> Result<WasmWorker, WorkerError> {
-        let mut store = Store::new(&self.engine, DoerCtx::new(&self.grants, ctx.metrics));
-        let instance = self
-            .pre
-            .instantiate_async(&mut store)
-            .await
-            .map_err(|err| WorkerError::new(format!("instantiating the plugin: {}", one_line(&err))))?;
+        let (mut store, raw) = self.instance(ctx.metrics).await?;
+        if let Some(lifecycle) = &self.lifecycle {
+            let init = raw
+                .get_typed_func::<(u32, &str), (Result<(), String>,)>(&mut store, lifecycle.init)
+                .map_err(|err| WorkerError::new(one_line(&err)))?;
+            let setup_data = ctx.setup_data.as_deref().unwrap_or_default();
+            lifecycle_error("init", init.call_async(&mut store, (ctx.id, setup_data)).await.map(|(r,)| r))?;
+        }
+        let instance = Workload::new(&mut store, &raw).map_err(|err| WorkerError::new(one_line(&err)))?;
         let task = bindings::Task {
             scenario: ctx.scenario.to_string(),
             worker_id: ctx.id,
@@ -69,6 +110,38 @@ impl WorkerFactory for WasmWorkerFactory {
             input: Vec::new(),
         };
         Ok(WasmWorker { store, instance, task })
+    }
+
+    async fn setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
+        self.run_setup(metrics).await
+    }
+
+    async fn teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {
+        self.run_teardown(setup_data, metrics).await
+    }
+}
+
+impl WasmWorkerFactory {
+    async fn run_setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
+        let Some(lifecycle) = &self.lifecycle else { return Ok(None) };
+        let (mut store, raw) = self.instance(metrics).await?;
+        let setup = raw
+            .get_typed_func::<(&str,), (Result<String, String>,)>(&mut store, lifecycle.setup)
+            .map_err(|err| WorkerError::new(one_line(&err)))?;
+        match setup.call_async(&mut store, (&self.setup_options,)).await {
+            Ok((Ok(data),)) => Ok(Some(data)),
+            Ok((Err(message),)) => Err(WorkerError::refused(format!("setup returned an error: {message}"))),
+            Err(trap) => Err(WorkerError::refused(format!("setup trapped: {}", describe_trap(&trap)))),
+        }
+    }
+
+    async fn run_teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {
+        let Some(lifecycle) = &self.lifecycle else { return Ok(()) };
+        let (mut store, raw) = self.instance(metrics).await?;
+        let teardown = raw
+            .get_typed_func::<(&str,), (Result<(), String>,)>(&mut store, lifecycle.teardown)
+            .map_err(|err| WorkerError::new(one_line(&err)))?;
+        lifecycle_error("teardown", teardown.call_async(&mut store, (setup_data,)).await.map(|(r,)| r))
     }
 }
 

@@ -1,10 +1,10 @@
 //! A fake worker factory: each task sleeps (virtual time) and ends as a script says.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadhost_engine::{Plan, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
+use loadhost_engine::{MetricsHandle, Plan, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 use loadhost_metrics::{IntervalRow, RunReport};
 
 /// What one task does: how long it takes and how it ends.
@@ -19,6 +19,11 @@ pub struct FakeFactory {
     pub peak_active: Arc<AtomicU64>,
     /// Worker ids at or above this cannot be made.
     pub fail_from: u32,
+    /// What `setup` returns (`None`: the plugin has no lifecycle).
+    pub setup: Option<Result<String, String>>,
+    /// What each worker's `init` saw, and what `teardown` got.
+    pub inits: Arc<Mutex<Vec<Option<String>>>>,
+    pub teardown: Arc<Mutex<Option<String>>>,
 }
 
 impl FakeFactory {
@@ -29,6 +34,9 @@ impl FakeFactory {
             active: Arc::default(),
             peak_active: Arc::default(),
             fail_from: u32::MAX,
+            setup: None,
+            inits: Arc::default(),
+            teardown: Arc::default(),
         }
     }
 
@@ -60,11 +68,25 @@ impl Worker for FakeWorker {
 impl WorkerFactory for FakeFactory {
     type Worker = FakeWorker;
 
+    async fn setup(&self, _metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
+        match &self.setup {
+            None => Ok(None),
+            Some(Ok(data)) => Ok(Some(data.clone())),
+            Some(Err(why)) => Err(WorkerError::refused(why.clone())),
+        }
+    }
+
+    async fn teardown(&self, setup_data: &str, _metrics: MetricsHandle) -> Result<(), WorkerError> {
+        *self.teardown.lock().unwrap() = Some(setup_data.to_owned());
+        Ok(())
+    }
+
     async fn new_worker(&self, ctx: WorkerContext) -> Result<FakeWorker, WorkerError> {
         if ctx.id >= self.fail_from {
             return Err(WorkerError::new(format!("no room for worker {}", ctx.id)));
         }
         self.made.fetch_add(1, Ordering::Relaxed);
+        self.inits.lock().unwrap().push(ctx.setup_data.as_deref().map(str::to_owned));
         Ok(FakeWorker {
             script: self.script.clone(),
             active: self.active.clone(),

@@ -6,6 +6,7 @@ mod closed_model;
 mod crew;
 mod fake;
 mod gate;
+mod lifecycle;
 mod open_model;
 mod outcomes;
 mod retries;
