@@ -7,6 +7,7 @@ mod bad_input;
 mod cache;
 mod closed_model;
 mod common;
+mod control;
 mod data_feed;
 mod http;
 mod lifecycle;

@@ -10,6 +10,8 @@ pub const USAGE: u8 = 2;
 pub const PLUGIN_REJECTED: u8 = 3;
 /// The plugin aborted the run.
 pub const ABORTED: u8 = 4;
+/// Stopped by the user (a signal, the control API); results are written.
+pub const STOPPED: u8 = 130;
 /// A runtime error of the host.
 pub const RUNTIME: u8 = 1;
 

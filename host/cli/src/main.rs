@@ -5,6 +5,7 @@
 //! ([`loadhost_output`]). Each subcommand has its own module; [`exit`] maps failures to the
 //! documented exit codes.
 
+mod control_api;
 mod exit;
 mod run;
 mod target;

@@ -4,11 +4,12 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::{RunOptions, RunSettings};
-use loadhost_engine::{EngineError, Model, Overload};
+use loadhost_engine::{Control, EngineError, Model, Overload};
 use loadhost_metrics::IntervalRow;
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::progress::Progress;
@@ -17,7 +18,8 @@ use loadhost_runtime::http::allow::AllowRule;
 use loadhost_runtime::http::tls::TlsOptions;
 use loadhost_runtime::{CacheOutcome, Grants, HttpClient, HttpOptions, Runtime, RuntimeOptions, cache, check_capacity};
 
-use crate::exit::{ABORTED, Failure};
+use crate::control_api;
+use crate::exit::{ABORTED, Failure, STOPPED};
 
 /// Arguments of `loadhost run`.
 #[derive(Debug, Args)]
@@ -124,6 +126,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         csv: settings.csv.as_deref().map(|p| open_output("csv", p)).transpose()?,
         summary_json: settings.summary_json.as_deref().map(|p| open_output("summary-json", p)).transpose()?,
     };
+    // The control API is bound before any load, so a bad or busy address fails fast (exit 2).
+    let control_listener = match settings.options.control {
+        Some(addr) => {
+            let listener =
+                control_api::bind(addr, settings.options.control_token.as_deref()).map_err(Failure::usage)?;
+            tracing::info!("control API on http://{addr}/v1/status");
+            Some(listener)
+        }
+        None => None,
+    };
     let created: Vec<PathBuf> = outputs.csv.iter().chain(&outputs.summary_json).map(|(p, _)| p.clone()).collect();
     let how = match plugin.cache() {
         CacheOutcome::Hit => "from the compile cache",
@@ -161,7 +173,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             csv_error.get_or_insert(err);
         }
     };
-    let result = tokio.block_on(loadhost_engine::run(&settings.plan, factory, &mut observer));
+    let control = control_listener.map(|listener| {
+        let control = Arc::new(Control::new());
+        let token = settings.options.control_token.clone();
+        tokio.spawn(control_api::serve(listener, control.clone(), token));
+        control
+    });
+    let result = tokio.block_on(loadhost_engine::run_with_control(&settings.plan, factory, &mut observer, control));
     progress.finish();
     let report = result.map_err(|err| {
         // Nothing was measured: leave no empty output files behind.
@@ -200,6 +218,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .map_err(Failure::runtime)?;
     }
     print!("{}", summary::render(&info, &report));
+    if report.stopped.is_some() {
+        return Ok(ExitCode::from(STOPPED));
+    }
     if report.aborted.is_some() || report.teardown_error.is_some() {
         return Ok(ExitCode::from(ABORTED));
     }

@@ -143,6 +143,16 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle_timeout: Option<Dur>,
 
+    /// Serve the live control API on ADDR (GET/PATCH /v1/status, POST /v1/stop).
+    #[arg(long, value_name = "ADDR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<std::net::SocketAddr>,
+
+    /// Require `Authorization: Bearer TOKEN` on the control API (needed to bind off loopback).
+    #[arg(long, value_name = "TOKEN")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_token: Option<String>,
+
     /// Write the end-of-run summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,6 +191,8 @@ impl RunOptions {
             h2c: self.h2c || file.h2c,
             max_connections_per_host: self.max_connections_per_host.or(file.max_connections_per_host),
             data: self.data.or(file.data),
+            control: self.control.or(file.control),
+            control_token: self.control_token.or(file.control_token),
             lifecycle_timeout: self.lifecycle_timeout.or(file.lifecycle_timeout),
             data_mode: self.data_mode.or(file.data_mode),
             summary_json: self.summary_json.or(file.summary_json),

@@ -148,6 +148,11 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
+    /// Retries waiting for their time (open model).
+    pub(crate) fn retries_pending(&self) -> u64 {
+        self.retry.as_ref().and_then(|r| r.queue.as_ref()).map_or(0, |q| q.pending() as u64)
+    }
+
     /// The factory, for the run's `setup` and `teardown`.
     pub(crate) fn factory(&self) -> &F {
         &self.factory

@@ -12,11 +12,13 @@
 //! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
+//! - [`control`]: live changes (rate, pause, crew ceiling, gate, stop) and a status snapshot.
 //! - [`worker`]: the [`Worker`]/[`WorkerFactory`] seam the runtime implements.
 //! - `run`: start, interval rows, report.
 
 #![deny(missing_docs)]
 
+pub mod control;
 mod crew;
 mod dispatch;
 pub mod feed;
@@ -31,11 +33,12 @@ pub mod worker;
 use loadhost_metrics::IntervalRow;
 use thiserror::Error;
 
+pub use control::{Changes, Control, ControlError, RunState, Status};
 pub use feed::{Feed, FeedMode};
 pub use pacer::PacerClock;
 pub use plan::{Model, Overload, Plan, PlanError};
 pub use retry::{RetryError, RetryPolicy};
-pub use run::run;
+pub use run::{run, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve};
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use loadhost_metrics::{Outcome, PacerTally, Recorder};
 use tokio::time::{Instant, sleep_until};
 
+use crate::control::Control;
 use crate::dispatch::{Dispatch, Offer, Ticket};
 use crate::retry::RetryIntake;
 use crate::schedule::RateCurve;
@@ -92,6 +93,24 @@ pub(crate) struct Pacer {
     /// Slots given to retries so far.
     pub(crate) retry_slots: u64,
     pub(crate) hint: usize,
+    /// Slot `k` is due at `time_base + curve.due(k - slot_base)`; a live change re-bases both.
+    time_base: Instant,
+    slot_base: u64,
+    /// When the plan says generation ends (`None`: it ends by task count).
+    planned_end: Option<Instant>,
+    /// The plan's own curve, to resume from when no rate was set live.
+    plan_curve: RateCurve,
+    live: Option<Live>,
+}
+
+/// The pacer's view of live control.
+struct Live {
+    control: Arc<Control>,
+    seen: u64,
+    paused: bool,
+    applied_rate: Option<f64>,
+    /// The rate followed now, published for the status (f64 bits).
+    rate_now: Arc<AtomicU64>,
 }
 
 impl Pacer {
@@ -105,9 +124,21 @@ impl Pacer {
         recorder: Arc<Recorder>,
         stop: Arc<Stop>,
         retries: Option<Retries>,
+        control: Option<(Arc<Control>, Arc<AtomicU64>)>,
     ) -> Self {
         Self {
             slots: curve.total_tasks(),
+            planned_end: curve.end().map(|end| start + end),
+            plan_curve: curve.clone(),
+            time_base: start,
+            slot_base: 0,
+            live: control.map(|(control, rate_now)| Live {
+                control,
+                seen: 0,
+                paused: false,
+                applied_rate: None,
+                rate_now,
+            }),
             curve,
             fresh_limit: fresh_limit.unwrap_or(u64::MAX),
             start,
@@ -120,6 +151,50 @@ impl Pacer {
             fresh: 0,
             retry_slots: 0,
             hint: 0,
+        }
+    }
+
+    /// When slot `k` is due, on the current (possibly re-based) schedule.
+    fn due(&mut self, k: u64) -> Option<Instant> {
+        let t = self.curve.due(k.checked_sub(self.slot_base)?, &mut self.hint)?;
+        Some(self.time_base + Duration::from_secs_f64(t))
+    }
+
+    /// Apply live changes; returns whether generation is paused.
+    fn follow_control(&mut self, now: Instant) -> bool {
+        let Some(live) = self.live.as_mut() else { return false };
+        let version = live.control.version();
+        if version != live.seen {
+            live.seen = version;
+            let requested = live.control.requested();
+            let rate = requested.rate.filter(|r| *r > 0.0);
+            if requested.paused || requested.rate == Some(0.0) {
+                live.paused = true;
+            } else if live.paused || rate != live.applied_rate {
+                live.paused = false;
+                live.applied_rate = rate;
+                let rate = rate.unwrap_or_else(|| self.plan_curve.rate_at((now - self.start).as_secs_f64()));
+                self.rebase(now, rate);
+            }
+        }
+        let (paused, rate_now) = match self.live.as_ref() {
+            Some(live) => (live.paused, live.rate_now.clone()),
+            None => return false,
+        };
+        let rate = if paused { 0.0 } else { self.curve.rate_at((now - self.time_base).as_secs_f64()) };
+        rate_now.store(rate.to_bits(), Ordering::Relaxed);
+        paused
+    }
+
+    /// From now on, slots come at a constant `rate` until the planned end.
+    fn rebase(&mut self, now: Instant, rate: f64) {
+        let remaining = self.planned_end.map(|end| end.saturating_duration_since(now));
+        if let Ok(curve) = RateCurve::constant(rate, remaining) {
+            self.slots = curve.total_tasks().map(|n| self.next_slot + n);
+            self.curve = curve;
+            self.time_base = now;
+            self.slot_base = self.next_slot;
+            self.hint = 0;
         }
     }
 
@@ -160,8 +235,7 @@ impl Pacer {
             if self.slots.is_some_and(|total| self.next_slot >= total) || !self.has_work() {
                 break Step::Done;
             }
-            let Some(t) = self.curve.due(self.next_slot, &mut self.hint) else { break Step::Done };
-            let due = self.start + Duration::from_secs_f64(t);
+            let Some(due) = self.due(self.next_slot) else { break Step::Done };
             if due > now {
                 break Step::Sleep(due);
             }
@@ -201,6 +275,11 @@ impl Pacer {
         };
         self.recorder.record_pacer(self.shard, tally);
         step
+    }
+
+    /// Whether something was requested since the pacer last looked.
+    fn control_changed(&self) -> bool {
+        self.live.as_ref().is_some_and(|live| live.control.version() != live.seen)
     }
 
     fn released(&self) {
@@ -263,8 +342,8 @@ impl Pacer {
         let now = Instant::now();
         let mut unreleased = 0;
         while self.fresh < self.fresh_limit && self.slots.is_none_or(|total| self.next_slot < total) {
-            match self.curve.due(self.next_slot, &mut self.hint) {
-                Some(t) if self.start + Duration::from_secs_f64(t) <= now => unreleased += 1,
+            match self.due(self.next_slot) {
+                Some(due) if due <= now => unreleased += 1,
                 _ => break,
             }
             self.next_slot += 1;
@@ -285,6 +364,14 @@ impl Pacer {
         let mut flushing: Option<Instant> = None;
         while !self.stop.is_aborted() {
             let now = Instant::now();
+            if flushing.is_none() && self.follow_control(now) {
+                slept_until = None;
+                tokio::select! {
+                    () = tokio::time::sleep(PAUSE_POLL) => {}
+                    () = self.stop.aborted() => break,
+                }
+                continue;
+            }
             let step = match flushing {
                 Some(deadline) => self.flush_step(now, deadline),
                 None => self.release_due(now, slept_until.take()),
@@ -326,6 +413,11 @@ impl Pacer {
         let mut flushing: Option<Instant> = None;
         while !self.stop.is_aborted() {
             let now = Instant::now();
+            if flushing.is_none() && self.follow_control(now) {
+                slept_until = None;
+                std::thread::sleep(PAUSE_POLL);
+                continue;
+            }
             let step = match flushing {
                 Some(deadline) => self.flush_step(now, deadline),
                 None => self.release_due(now, slept_until.take()),
@@ -337,10 +429,10 @@ impl Pacer {
                 },
                 Step::Done => break,
                 Step::Sleep(next) => {
-                    // Sleep in slices so an abort is seen within a few milliseconds.
+                    // Sleep in slices so an abort or a live change is seen within milliseconds.
                     loop {
                         let now = Instant::now();
-                        if now >= next || self.stop.is_aborted() {
+                        if now >= next || self.stop.is_aborted() || self.control_changed() {
                             break;
                         }
                         std::thread::sleep((next - now).min(THREAD_SLEEP_SLICE));
@@ -365,6 +457,9 @@ impl Pacer {
         self.finish();
     }
 }
+
+/// How often a paused pacer looks whether it may resume.
+const PAUSE_POLL: Duration = Duration::from_millis(5);
 
 /// How often the flush phase looks for retries that arrived from tasks still running.
 const FLUSH_POLL: Duration = Duration::from_millis(5);

@@ -104,6 +104,11 @@ pub(crate) fn queue(limit: usize) -> (RetryQueue, RetryIntake) {
 }
 
 impl RetryQueue {
+    /// Retries waiting now.
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(Ordering::Acquire)
+    }
+
     /// Queue a retry; `false` when the queue is full or the pacer is gone (the task then fails).
     pub(crate) fn push(&self, retry: RetryTicket) -> bool {
         if self.pending.fetch_add(1, Ordering::AcqRel) >= self.limit {

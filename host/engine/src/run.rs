@@ -9,6 +9,7 @@ use loadhost_metrics::{Gauges, IntervalRow, Recorder, RunReport, Window, WorkerS
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
+use crate::control::{APPLY_EVERY, Control, CrewStatus, RunState, Status};
 use crate::crew::{Bounds, Claims, Crew, RetrySetup};
 use crate::dispatch;
 use crate::pacer::{Pacer, PacerClock, Retries};
@@ -34,6 +35,20 @@ pub async fn run<F: WorkerFactory>(
     factory: F,
     observer: &mut dyn Observer,
 ) -> Result<RunReport, EngineError> {
+    run_with_control(plan, factory, observer, None).await
+}
+
+/// A gate "without a limit", for runs whose gate may be set live: large, but small enough that
+/// shrinking it is one `acquire_many`.
+const UNLIMITED_GATE: u32 = 1 << 30;
+
+/// [`run`], driven live through `control` (see [`Control`]).
+pub async fn run_with_control<F: WorkerFactory>(
+    plan: &Plan,
+    factory: F,
+    observer: &mut dyn Observer,
+    control: Option<Arc<Control>>,
+) -> Result<RunReport, EngineError> {
     let recorder = Arc::new(Recorder::new(SHARDS));
     // The plugin's setup, once, before anything else: its failure sends nothing.
     let lifecycle_metrics = MetricsHandle::new(recorder.clone(), LIFECYCLE_ID);
@@ -46,7 +61,10 @@ pub async fn run<F: WorkerFactory>(
     let stop = Arc::new(Stop::default());
     let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
     let bounds = Bounds { min: plan.workers(), max: plan.max_workers() };
-    let gate = plan.max_in_flight().map(|n| Arc::new(tokio::sync::Semaphore::new(n as usize)));
+    // With live control the gate always exists, so it can be set while the run goes.
+    let mut gate_size = plan.max_in_flight().or(control.as_ref().map(|_| UNLIMITED_GATE));
+    let gate = gate_size.map(|n| Arc::new(tokio::sync::Semaphore::new(n as usize)));
+    let rate_now = Arc::new(AtomicU64::new(0));
     // Retries go back to the pacer in the open model; the closed model retries in place.
     let outstanding = Arc::new(AtomicU64::new(0));
     let (retry_queue, retry_intake) = match (plan.retries(), plan.is_open()) {
@@ -103,8 +121,17 @@ pub async fn run<F: WorkerFactory>(
                     .map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r)),
                 next_flush: None,
             });
-            let pacer =
-                Pacer::new(curve.clone(), plan.task_limit(), start, dispatch, recorder.clone(), stop.clone(), retries);
+            let live = control.clone().map(|c| (c, rate_now.clone()));
+            let pacer = Pacer::new(
+                curve.clone(),
+                plan.task_limit(),
+                start,
+                dispatch,
+                recorder.clone(),
+                stop.clone(),
+                retries,
+                live,
+            );
             Some(match plan.pacer_clock() {
                 PacerClock::Runtime => tokio::spawn(pacer.run_on_runtime()),
                 PacerClock::Thread => tokio::task::spawn_blocking(move || pacer.run_on_thread()),
@@ -122,6 +149,8 @@ pub async fn run<F: WorkerFactory>(
 
     let mut ticker = Ticker::new(start, plan.interval(), pacer.is_none(), initial);
     let mut panics = Vec::new();
+    let mut next_apply = start + APPLY_EVERY;
+    let mut applied = 0u64;
     loop {
         tokio::select! {
             biased;
@@ -134,6 +163,13 @@ pub async fn run<F: WorkerFactory>(
                 loops.spawn(crew.clone().grow(intake));
             }
             () = sleep_until(ticker.next_tick) => ticker.emit(&crew, observer, ticker.next_tick),
+            () = sleep_until(next_apply), if control.is_some() => {
+                next_apply += APPLY_EVERY;
+                if let Some(control) = &control {
+                    apply(control, &crew, gate.as_ref(), &mut gate_size, &mut applied);
+                    control.publish(status(control, &crew, &ticker, &rate_now, gate_size, plan.is_open(), RunState::Running));
+                }
+            }
             () = sleep_until(closed_deadline.unwrap_or(start)), if closed_deadline.is_some() && crew.stop.generating() => {
                 crew.stop.end_generation();
             }
@@ -161,11 +197,17 @@ pub async fn run<F: WorkerFactory>(
     }
 
     let elapsed = end - start;
-    let aborted = stop.reason();
+    let (aborted, stopped) = match stop.reason() {
+        Some(reason) if stop.by_user() => (None, Some(reason)),
+        reason => (reason, None),
+    };
+    if let Some(control) = &control {
+        control.publish(status(control, &crew, &ticker, &rate_now, gate_size, plan.is_open(), RunState::Done));
+    }
     let generation = if open_model {
         // Queued tasks may start after the schedule ends: generation lasts until the last start.
         let last_start = crew.last_start().map_or(Duration::ZERO, |at| at - start);
-        let planned = if aborted.is_some() { Duration::ZERO } else { plan.planned_generation().unwrap_or_default() };
+        let planned = if stop.is_aborted() { Duration::ZERO } else { plan.planned_generation().unwrap_or_default() };
         last_start.max(planned)
     } else {
         match plan.planned_generation() {
@@ -191,6 +233,7 @@ pub async fn run<F: WorkerFactory>(
         workers,
         intervals: ticker.index,
         aborted,
+        stopped,
         teardown_error,
     })
 }
@@ -254,5 +297,75 @@ impl Ticker {
         self.index += 1;
         self.last_end = end;
         self.next_tick += self.interval;
+    }
+}
+
+/// Apply what was requested since the last look: the crew's ceiling, the gate, a stop.
+fn apply<F: WorkerFactory>(
+    control: &Control,
+    crew: &Crew<F>,
+    gate: Option<&Arc<tokio::sync::Semaphore>>,
+    gate_size: &mut Option<u32>,
+    applied: &mut u64,
+) {
+    let version = control.version();
+    if version == *applied {
+        return;
+    }
+    *applied = version;
+    let requested = control.requested();
+    if let Some(max) = requested.max_workers {
+        crew.max_workers.store(u64::from(max), Ordering::Relaxed);
+    }
+    if let (Some(want), Some(gate), Some(size)) = (requested.max_in_flight, gate, gate_size.as_mut()) {
+        if want > *size {
+            gate.add_permits((want - *size) as usize);
+        } else if want < *size {
+            // Take the surplus out as tasks under way give their permits back.
+            let (gate, surplus) = (gate.clone(), *size - want);
+            tokio::spawn(async move {
+                if let Ok(permits) = gate.acquire_many_owned(surplus).await {
+                    permits.forget();
+                }
+            });
+        }
+        *size = want;
+    }
+    if requested.stop {
+        crew.stop.stop_by_user("stopped through the control API");
+    }
+}
+
+/// The status snapshot.
+fn status<F: WorkerFactory>(
+    control: &Control,
+    crew: &Crew<F>,
+    ticker: &Ticker,
+    rate_now: &AtomicU64,
+    gate_size: Option<u32>,
+    open: bool,
+    state: RunState,
+) -> Status {
+    let requested = control.requested();
+    let state = match state {
+        RunState::Done => RunState::Done,
+        _ if crew.stop.is_aborted() || !crew.stop.generating() => RunState::Stopping,
+        _ if requested.paused || requested.rate == Some(0.0) => RunState::Paused,
+        other => other,
+    };
+    Status {
+        state,
+        elapsed_s: ticker.start.elapsed().as_secs_f64(),
+        rate_per_s: open.then(|| f64::from_bits(rate_now.load(Ordering::Relaxed))),
+        workers: CrewStatus {
+            resident: crew.resident.load(Ordering::Relaxed),
+            idle: crew.idle.load(Ordering::Relaxed),
+            max: crew.max_workers.load(Ordering::Relaxed),
+        },
+        in_flight: crew.in_flight.load(Ordering::Relaxed),
+        max_in_flight: gate_size.filter(|n| *n != UNLIMITED_GATE),
+        retries_pending: crew.retries_pending(),
+        started: crew.started.load(Ordering::Relaxed),
+        tasks: ticker.totals.counts,
     }
 }

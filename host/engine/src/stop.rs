@@ -17,6 +17,8 @@ pub(crate) struct Stop {
     state: AtomicU8,
     notify: Notify,
     reason: Mutex<Option<String>>,
+    /// The stop came from the user (a signal, the control API), not from the plugin.
+    by_user: std::sync::atomic::AtomicBool,
 }
 
 impl Stop {
@@ -32,6 +34,19 @@ impl Stop {
             *self.reason.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason);
         }
         self.notify.notify_waiters();
+    }
+
+    /// Stop because the user asked: like an abort, but reported as the user's.
+    pub(crate) fn stop_by_user(&self, reason: &str) {
+        if !self.is_aborted() {
+            self.by_user.store(true, Ordering::Release);
+            self.abort(reason.to_owned());
+        }
+    }
+
+    /// Whether the user stopped the run.
+    pub(crate) fn by_user(&self) -> bool {
+        self.by_user.load(Ordering::Acquire)
     }
 
     /// Whether new tasks may still start.

@@ -126,6 +126,8 @@ pub struct RunReport {
     pub intervals: u64,
     /// Set when the plugin aborted the run: its message.
     pub aborted: Option<String>,
+    /// Set when the user stopped the run (a signal, the control API): how.
+    pub stopped: Option<String>,
     /// Set when the plugin's `teardown` failed: why.
     pub teardown_error: Option<String>,
 }

@@ -103,7 +103,8 @@ impl<W: Write> CsvWriter<W> {
     pub fn finish(mut self, report: &RunReport) -> io::Result<W> {
         let c = report.counts();
         let footer = json!({
-            "complete": report.aborted.is_none(),
+            "complete": report.aborted.is_none() && report.stopped.is_none(),
+            "stopped": report.stopped,
             "scheduled": c.scheduled,
             "passed": c.passed,
             "failed": c.failed,

@@ -70,6 +70,7 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
         "identity_holds": c.identity_holds(),
         "aborted": report.aborted,
         "teardown_error": report.teardown_error,
+        "stopped": report.stopped,
     })
 }
 

@@ -171,6 +171,9 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
     if let Some(reason) = &report.aborted {
         let _ = writeln!(out, "  ✗ the plugin aborted the run: {reason}");
     }
+    if let Some(how) = &report.stopped {
+        let _ = writeln!(out, "  ■ the run was stopped early: {how}");
+    }
     if let Some(reason) = &report.teardown_error {
         let _ = writeln!(out, "  ✗ the plugin's teardown failed: {reason}");
     }

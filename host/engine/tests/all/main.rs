@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
 
 mod closed_model;
+mod control;
 mod crew;
 mod fake;
 mod gate;

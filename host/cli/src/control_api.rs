@@ -1,0 +1,112 @@
+//! `--control ADDR`: the live control API.
+//!
+//! - `GET /v1/status`: a JSON snapshot (state, rate, workers resident/idle/max, in flight, the
+//!   gate, retries pending, every counter through the last interval).
+//! - `PATCH /v1/status` with any of `{"rate": 500, "max_workers": 80, "max_in_flight": 16,
+//!   "paused": true}`: applied within 100 ms; answers the status.
+//! - `POST /v1/stop`: stop generating; tasks not yet started end as interrupted (exit 130).
+//!
+//! It listens on loopback unless `--control-token` is given; with a token every request needs
+//! `Authorization: Bearer TOKEN`.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use loadhost_engine::{Changes, Control, ControlError};
+use tokio::net::TcpListener;
+
+/// Bind the API (before any load, so a bad address fails fast): loopback, or anything with a token.
+pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::TcpListener> {
+    if !addr.ip().is_loopback() && token.is_none() {
+        anyhow::bail!("--control {addr}: not a loopback address; binding elsewhere needs --control-token");
+    }
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--control {addr}: cannot listen"))?;
+    listener.set_nonblocking(true).with_context(|| format!("--control {addr}"))?;
+    Ok(listener)
+}
+
+/// Serve `control` on `listener` until the process ends.
+pub async fn serve(listener: std::net::TcpListener, control: Arc<Control>, token: Option<String>) {
+    let listener = match TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(err) => {
+            tracing::error!("the control API cannot listen: {err}");
+            return;
+        }
+    };
+    let token: Option<Arc<str>> = token.map(Arc::from);
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let (control, token) = (control.clone(), token.clone());
+        tokio::spawn(async move {
+            let service = service_fn(move |req| answer(req, control.clone(), token.clone()));
+            let _ = auto::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
+
+fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+    response
+}
+
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Response<Full<Bytes>> {
+    json(status, &serde_json::json!({ "error": message.to_string() }))
+}
+
+fn status_json(control: &Control) -> serde_json::Value {
+    serde_json::to_value(control.status()).unwrap_or_default()
+}
+
+async fn answer(
+    req: Request<Incoming>,
+    control: Arc<Control>,
+    token: Option<Arc<str>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    if let Some(token) = token {
+        let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        if presented != Some(&format!("Bearer {token}")) {
+            return Ok(error(StatusCode::UNAUTHORIZED, "missing or wrong Authorization: Bearer token"));
+        }
+    }
+    let response = match (req.method().clone(), req.uri().path()) {
+        (Method::GET, "/v1/status") => json(StatusCode::OK, &status_json(&control)),
+        (Method::PATCH, "/v1/status") => {
+            let body = match req.into_body().collect().await {
+                Ok(body) => body.to_bytes(),
+                Err(err) => return Ok(error(StatusCode::BAD_REQUEST, err)),
+            };
+            match serde_json::from_slice::<Changes>(&body) {
+                Err(err) => error(
+                    StatusCode::BAD_REQUEST,
+                    format!("expected a JSON object with rate, max_workers, max_in_flight or paused: {err}"),
+                ),
+                Ok(changes) => match control.apply(changes) {
+                    Ok(()) => json(StatusCode::OK, &status_json(&control)),
+                    Err(ControlError::Over) => error(StatusCode::CONFLICT, ControlError::Over),
+                    Err(err) => error(StatusCode::BAD_REQUEST, err),
+                },
+            }
+        }
+        (Method::POST, "/v1/stop") => {
+            control.request_stop();
+            json(StatusCode::ACCEPTED, &serde_json::json!({ "stopping": true }))
+        }
+        (_, "/v1/status" | "/v1/stop") => {
+            error(StatusCode::METHOD_NOT_ALLOWED, "use GET or PATCH /v1/status, POST /v1/stop")
+        }
+        _ => error(StatusCode::NOT_FOUND, "not found: GET|PATCH /v1/status, POST /v1/stop"),
+    };
+    Ok(response)
+}

@@ -1,0 +1,112 @@
+//! The live control API (`--control`) against a running `loadhost run`.
+
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{Loadhost, assert_identity, plugin, task_count};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// One request to the API; `None` while it is not up yet.
+fn call(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, Value)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.get(9..12)?.parse().ok()?;
+    let json = serde_json::from_str(response.split_once("\r\n\r\n")?.1).ok()?;
+    Some((status, json))
+}
+
+/// Poll the status until `ready` says so (or 15 s pass).
+fn wait_for(port: u16, ready: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some((200, status)) = call(port, "GET", "/v1/status", "")
+            && ready(&status)
+        {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the status never got there");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_crew_grows_retires_after_a_patch_and_a_stop_ends_the_run_with_130() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let args =
+        ["-e", "SLEEP_MS=50", "-r", "1000", "-d", "30s", "-w", "2", "--max-workers", "200", "--overload", "queue"];
+    let cmd = Loadhost::new().arg_run(&plugin("sleep"), &[&args[..], &["--control", &addr]].concat());
+    let child = std::thread::spawn(move || cmd.run());
+
+    // 1,000/s of 50 ms tasks needs about 50 workers.
+    let grown = wait_for(port, |s| s["workers"]["resident"].as_u64().unwrap_or(0) >= 40);
+    assert_eq!(grown["state"], "running");
+    assert_eq!(grown["rate_per_s"], 1000.0);
+
+    let (code, _) = call(port, "PATCH", "/v1/status", r#"{"rate": 10}"#).unwrap();
+    assert_eq!(code, 200);
+    let retired = wait_for(port, |s| s["workers"]["resident"].as_u64().unwrap_or(99) <= 10);
+    assert_eq!(retired["rate_per_s"], 10.0);
+
+    let (code, body) = call(port, "PATCH", "/v1/status", r#"{"rat": 1}"#).unwrap();
+    assert_eq!(code, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("unknown field `rat`"));
+
+    let (code, _) = call(port, "POST", "/v1/stop", "").unwrap();
+    assert_eq!(code, 202);
+    let run = child.join().unwrap();
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    let s = run.summary();
+    assert_eq!(s["stopped"], "stopped through the control API");
+    assert!(s["workers"]["peak"].as_u64().unwrap() >= 40);
+    assert!(s["workers"]["retired"].as_u64().unwrap() >= 30);
+    assert!(s["duration_s"].as_f64().unwrap() < 25.0, "stopped long before the 30 s");
+    assert!(task_count(&s, "scheduled") > 200, "{}", s["tasks"]);
+    assert_identity(&s);
+}
+
+#[test]
+fn a_pause_stops_scheduling_until_resumed() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let cmd = Loadhost::new().arg_run(&plugin("noop"), &["-r", "200", "-d", "30s", "--control", &addr]);
+    let child = std::thread::spawn(move || cmd.run());
+    wait_for(port, |s| s["state"] == "running");
+    call(port, "PATCH", "/v1/status", r#"{"paused": true}"#).unwrap();
+    let paused = wait_for(port, |s| s["state"] == "paused");
+    std::thread::sleep(Duration::from_millis(1500));
+    let still = wait_for(port, |s| s["state"] == "paused");
+    let (before, after) = (paused["started"].as_u64().unwrap(), still["started"].as_u64().unwrap());
+    assert!(after - before <= 2, "nothing starts while paused: {before} → {after}");
+    call(port, "PATCH", "/v1/status", r#"{"paused": false}"#).unwrap();
+    wait_for(port, |s| s["state"] == "running" && s["started"].as_u64().unwrap() > after + 50);
+    call(port, "POST", "/v1/stop", "").unwrap();
+    let run = child.join().unwrap();
+    assert_eq!(run.code, 130);
+    assert_identity(&run.summary());
+}
+
+#[test]
+fn the_api_needs_loopback_or_a_token_and_a_free_port() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().to_string();
+    let run = Loadhost::run_plugin(&plugin("noop"), &["-n", "1", "--control", &busy]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains(&format!("--control {busy}: cannot listen")), "{}", run.stderr);
+    let run = Loadhost::run_plugin(&plugin("noop"), &["-n", "1", "--control", "0.0.0.0:0"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("binding elsewhere needs --control-token"), "{}", run.stderr);
+}
