@@ -15,3 +15,4 @@ mod open_model;
 mod outputs;
 mod plugin_metrics;
 mod sandbox;
+mod target_process;

@@ -7,6 +7,7 @@
 
 mod control_api;
 mod exit;
+mod find_max;
 mod run;
 mod target;
 
@@ -28,6 +29,9 @@ struct Cli {
 enum Command {
     /// Run a load test: call the plugin's `doer` once per task, on the schedule the flags describe.
     Run(Box<run::RunArgs>),
+    /// Find the highest rate that meets the SLOs, and name what limits it (target, emitter,
+    /// crew or gate).
+    FindMax(Box<find_max::FindMaxArgs>),
     /// Serve the built-in HTTP target on loopback: `/`, `/delay?ms=N`, `/status?code=N`,
     /// `/bytes?n=N`, `/echo`, `/stats`.
     Target(target::TargetArgs),
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Target(args) => target::run(args),
+        Command::FindMax(args) => find_max::run(*args),
     };
     match result {
         Ok(code) => code,

@@ -16,7 +16,9 @@ use loadhost_output::progress::Progress;
 use loadhost_output::{RunInfo, json, summary};
 use loadhost_runtime::http::allow::AllowRule;
 use loadhost_runtime::http::tls::TlsOptions;
-use loadhost_runtime::{CacheOutcome, Grants, HttpClient, HttpOptions, Runtime, RuntimeOptions, cache, check_capacity};
+use loadhost_runtime::{
+    CacheOutcome, Grants, HttpClient, HttpOptions, Plugin, Runtime, RuntimeOptions, cache, check_capacity,
+};
 
 use crate::control_api;
 use crate::exit::{ABORTED, Failure, STOPPED};
@@ -78,8 +80,15 @@ fn describe(settings: &RunSettings) -> String {
     }
 }
 
+/// Make the runtime for `max_instances` and load (compile or take from the cache) the plugin.
+pub(crate) fn load_plugin(path: &Path, max_instances: u32) -> Result<Plugin, Failure> {
+    let runtime =
+        Runtime::new(RuntimeOptions { max_instances, cache_dir: cache::default_dir() }).map_err(Failure::runtime)?;
+    runtime.load(path).map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })
+}
+
 /// The environment and network the user grants the plugin.
-fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
+pub(crate) fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     let options = &settings.options;
     let allow = options
         .allow_host
@@ -110,12 +119,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         let flag = if settings.plan.is_open() { "--max-workers" } else { "--workers" };
         Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_instances))
     })?;
-    let runtime =
-        Runtime::new(RuntimeOptions { max_instances: settings.max_instances, cache_dir: cache::default_dir() })
-            .map_err(Failure::runtime)?;
-    let plugin = runtime
-        .load(&args.plugin)
-        .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
+    let plugin = load_plugin(&args.plugin, settings.max_instances)?;
     let info = RunInfo {
         plugin_path: args.plugin.display().to_string(),
         plugin_sha256: plugin.sha256().to_owned(),

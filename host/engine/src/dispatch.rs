@@ -41,6 +41,8 @@ pub(crate) enum Offer {
     Released,
     /// No worker was free (drop policy).
     Dropped,
+    /// The gate had no permit (drop policy with `--max-in-flight`).
+    GateFull,
     /// The queue is full (queue policy): wait for room.
     Full(Ticket),
     /// Every worker is gone.
@@ -85,7 +87,7 @@ impl Dispatch {
             if let Some(gate) = &self.gate {
                 match gate.clone().try_acquire_owned() {
                     Ok(permit) => ticket.permit = Some(permit),
-                    Err(_) => return Offer::Dropped,
+                    Err(_) => return Offer::GateFull,
                 }
             }
             let Ok(permit) = idle.try_acquire() else {
@@ -198,7 +200,7 @@ mod tests {
         intake.ready();
         intake.ready();
         assert!(matches!(dispatch.offer(ticket(0)), Offer::Released));
-        assert!(matches!(dispatch.offer(ticket(1)), Offer::Dropped), "one permit, already taken");
+        assert!(matches!(dispatch.offer(ticket(1)), Offer::GateFull), "one permit, already taken");
         let first = intake.try_take().unwrap();
         assert!(first.permit.is_some(), "the permit travels with the ticket");
         drop(first);

@@ -259,8 +259,14 @@ impl Pacer {
             let retry = ticket.attempt > 0;
             match self.dispatch.offer(ticket) {
                 Offer::Released => self.released(),
-                Offer::Dropped if retry => self.recorder.record_task(self.shard, Outcome::Dropped, None),
+                Offer::Dropped | Offer::GateFull if retry => {
+                    self.recorder.record_task(self.shard, Outcome::Dropped, None)
+                }
                 Offer::Dropped => tally.dropped += 1,
+                Offer::GateFull => {
+                    tally.dropped += 1;
+                    tally.dropped_at_gate += 1;
+                }
                 Offer::Full(ticket) => break Step::Full(ticket),
                 Offer::Closed => {
                     if retry {
@@ -301,7 +307,7 @@ impl Pacer {
             let ticket = Ticket { iteration: retry.iteration, attempt: retry.attempt, scheduled: now, permit: None };
             match self.dispatch.offer(ticket) {
                 Offer::Released => r.outstanding.fetch_add(1, Ordering::AcqRel),
-                Offer::Dropped | Offer::Closed => {
+                Offer::Dropped | Offer::GateFull | Offer::Closed => {
                     self.recorder.record_task(self.shard, Outcome::Dropped, None);
                     0
                 }

@@ -8,6 +8,7 @@
 //! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
 //! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
+//! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 
 #![deny(missing_docs)]
@@ -18,6 +19,7 @@ pub mod outcome;
 pub mod plugin;
 pub mod recorder;
 pub mod report;
+pub mod threshold;
 pub mod window;
 
 pub use histogram::{LatencyHistogram, Percentiles};
@@ -26,4 +28,5 @@ pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};
 pub use report::{Gauges, IntervalRow, RunReport, WorkerStats};
+pub use threshold::{Threshold, ThresholdError, Verdict};
 pub use window::Window;

@@ -42,8 +42,10 @@ pub struct AttemptRecord {
 pub struct PacerTally {
     /// Tasks that became due (released or dropped).
     pub scheduled: u64,
-    /// Of those, dropped for want of a free worker.
+    /// Of those, dropped for want of a free worker or a gate permit.
     pub dropped: u64,
+    /// Of the dropped, those that found the gate full.
+    pub dropped_at_gate: u64,
     /// Tasks released later than the tolerance because the pacer was late.
     pub underrun: u64,
     /// How late the pacer woke, when it woke on its timer.
@@ -122,6 +124,7 @@ impl Recorder {
         self.with(shard, |w| {
             w.counts.scheduled += tally.scheduled;
             w.counts.dropped += tally.dropped;
+            w.dropped_at_gate += tally.dropped_at_gate;
             w.underrun += tally.underrun;
             if let Some(late) = tally.lateness {
                 w.lag_max = w.lag_max.max(late);

@@ -30,6 +30,8 @@ pub struct Window {
     pub lag_total: Duration,
     /// Tasks the pacer released later than the tolerance because it was itself late.
     pub underrun: u64,
+    /// Of the dropped tasks, those that found the gate full (the rest found no idle worker).
+    pub dropped_at_gate: u64,
     /// Metrics recorded by the plugin.
     pub plugin: PluginMetrics,
     /// HTTP requests the plugin made, recorded by the host.
@@ -78,6 +80,7 @@ impl Window {
         self.lag_max = self.lag_max.max(other.lag_max);
         self.lag_total += other.lag_total;
         self.underrun += other.underrun;
+        self.dropped_at_gate += other.dropped_at_gate;
         self.plugin.merge(&other.plugin);
         self.http.merge(&other.http);
     }
@@ -93,6 +96,7 @@ impl Window {
         self.lag_max = Duration::ZERO;
         self.lag_total = Duration::ZERO;
         self.underrun = 0;
+        self.dropped_at_gate = 0;
         self.plugin.clear();
         self.http.reset();
     }
