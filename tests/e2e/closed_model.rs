@@ -92,3 +92,24 @@ fn flaky_with_three_retries_fails_about_a_third_to_the_fourth() {
     assert_eq!(s["attempts"]["total"].as_u64(), Some(scheduled + retries));
     assert_identity(&s);
 }
+
+#[test]
+fn stages_without_a_rate_ramp_the_workers() {
+    let run = Loadhost::run_plugin(
+        &plugin("sleep"),
+        &["-e", "SLEEP_MS=10", "--stage", "1s:20", "--stage", "1s:20", "--stage", "1s:0", "--csv", "rows.csv"],
+    );
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(s["workers"]["peak"].as_u64(), Some(20));
+    assert!(s["rate"]["target_per_s"].is_null(), "a closed model");
+    assert!(run.stdout.contains("closed model"));
+    let rows = run.file("rows.csv");
+    let workers: Vec<u64> = rows
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("interval"))
+        .map(|l| l.split(',').nth(15).unwrap().parse().unwrap())
+        .collect();
+    assert!(workers[0] < workers[1], "ramping up: {workers:?}");
+    assert_identity(&s);
+}

@@ -18,7 +18,7 @@ fn noop_at_2000_per_second_schedules_exactly_and_drops_nothing() {
 
 #[test]
 fn a_ramp_schedules_the_integral_of_the_rate() {
-    let run = Loadhost::run_plugin(&plugin("noop"), &["--stage", "2s:1000"]);
+    let run = Loadhost::run_plugin(&plugin("noop"), &["--rate", "0", "--stage", "2s:1000"]);
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "scheduled"), 1000, "0→1000/s over 2 s is 1000 tasks");
@@ -65,7 +65,8 @@ fn queue_overload_drops_nothing_and_latency_includes_the_wait() {
 fn the_crew_grows_to_the_load_and_retires_after_it_drops() {
     // 1,000/s of 50 ms tasks needs about 50 workers; then 10/s needs one.
     let args = ["-e", "SLEEP_MS=50", "-w", "2", "--max-workers", "200", "--overload", "queue"];
-    let stages = ["--stage", "100ms:1000", "--stage", "2s:1000", "--stage", "100ms:10", "--stage", "5s:10"];
+    let stages =
+        ["--rate", "0", "--stage", "100ms:1000", "--stage", "2s:1000", "--stage", "100ms:10", "--stage", "5s:10"];
     let run = Loadhost::run_plugin(&plugin("sleep"), &[&args[..], &stages[..]].concat());
     assert_ok(&run);
     let s = run.summary();

@@ -74,8 +74,10 @@ impl Limit {
     }
 }
 
-/// A share of the step's scheduled tasks above which a host-side shortfall counts.
-const HOST_SHORTFALL: f64 = 0.005;
+/// A host-side shortfall counts when it reaches this share of the step's tasks, and at least
+/// [`MIN_SHORTFALL`] tasks: one late release in a short step is scheduling noise, not a limit.
+const HOST_SHORTFALL: f64 = 0.01;
+const MIN_SHORTFALL: u64 = 5;
 /// Gate wait (p99) above which the gate counts as saturated.
 const GATE_WAIT_LIMIT_MS: f64 = 1.0;
 
@@ -104,19 +106,20 @@ fn judge(rate: f64, report: &RunReport, slos: &[Threshold]) -> Result<(SloResult
     let achieved = report.achieved_rate();
     let crew_drops = c.dropped - t.dropped_at_gate;
     let gate_wait = t.gate_wait.percentiles().p99;
-    let limit = if t.underrun as f64 > HOST_SHORTFALL * scheduled {
+    let significant = |n: u64| n >= MIN_SHORTFALL && n as f64 > HOST_SHORTFALL * scheduled;
+    let limit = if significant(t.underrun) {
         Some((Limit::Emitter, format!("{} tasks released late (underrun) at {rate:.0}/s", t.underrun)))
-    } else if crew_drops as f64 > HOST_SHORTFALL * scheduled {
+    } else if significant(crew_drops) {
         Some((
             Limit::Crew,
             format!("{crew_drops} due tasks found no idle worker (peak {} workers)", report.workers.peak),
         ))
-    } else if t.dropped_at_gate as f64 > HOST_SHORTFALL * scheduled || gate_wait > GATE_WAIT_LIMIT_MS {
+    } else if significant(t.dropped_at_gate) || gate_wait > GATE_WAIT_LIMIT_MS {
         Some((
             Limit::Gate,
             format!("{} due tasks found the gate full; gate wait p99 {gate_wait:.2} ms", t.dropped_at_gate),
         ))
-    } else if achieved < rate * (1.0 - HOST_SHORTFALL * 2.0) {
+    } else if achieved < rate * (1.0 - HOST_SHORTFALL) {
         Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s")))
     } else if let Some((expr, value, _)) = slo.iter().find(|(_, _, passed)| !passed) {
         Some((Limit::Target, format!("SLO {expr} broke: {value:.3}")))

@@ -47,7 +47,7 @@ pub enum ConfigError {
         model: &'static str,
     },
     /// An open-model option without the open model.
-    #[error("--{flag} applies to the open model: add --rate or --stage")]
+    #[error("--{flag} applies to the open model: add --rate")]
     OpenOnly {
         /// The flag's long name.
         flag: &'static str,
@@ -118,7 +118,11 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
         return Err(ConfigError::ZeroDuration);
     }
     let duration = options.duration.map(|d| d.0);
-    let open = options.rate.is_some() || !options.stage.is_empty();
+    // As in k6: --rate makes the open model, and --stage then ramps the rate; without --rate,
+    // --stage ramps the number of looping workers.
+    let open = options.rate.is_some();
+    let ramps: Vec<Ramp> = options.stage.iter().map(|s| Ramp { duration: s.duration.0, target: s.target.0 }).collect();
+    let stages_total: Option<std::time::Duration> = (!ramps.is_empty()).then(|| ramps.iter().map(|r| r.duration).sum());
     let feed = match &options.data {
         Some(path) => Some(std::sync::Arc::new(crate::feed::load(path)?)),
         None if options.data_mode.is_some() => return Err(ConfigError::DataModeOnly),
@@ -166,6 +170,7 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
             return Err(ConfigError::OpenOnly { flag: "overload" });
         }
         // Like k6 with no options at all: one worker, one task, a smoke test.
+        let duration = duration.or(stages_total);
         let bare = options.workers.is_none() && duration.is_none() && iterations.is_none();
         if !bare && duration.is_none() && iterations.is_none() {
             return Err(ConfigError::Unbounded { model: "--workers" });
@@ -176,6 +181,9 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     // A real run paces on its own thread: sub-millisecond release accuracy (tests of the engine
     // use the runtime's timer instead, which follows paused time).
     let mut plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
+    if !open && !ramps.is_empty() {
+        plan = plan.with_worker_stages(&ramps)?;
+    }
     if let Some(n) = options.max_in_flight {
         plan = plan.with_max_in_flight(n)?;
     }
@@ -249,9 +257,17 @@ mod tests {
     }
 
     #[test]
-    fn stages_alone_ramp_from_zero() {
-        let s = resolve(opts(|o| o.stage = vec!["10s:1000".parse().unwrap()])).unwrap();
+    fn stages_ramp_the_rate_with_rate_and_the_workers_without() {
+        let s = resolve(opts(|o| {
+            o.rate = Some(Rate(0.0));
+            o.stage = vec!["10s:1000".parse().unwrap()];
+        }))
+        .unwrap();
         assert_eq!(s.plan.planned_tasks(), Some(5_000));
+        let s = resolve(opts(|o| o.stage = vec!["10s:40".parse().unwrap(), "5s:0".parse().unwrap()])).unwrap();
+        assert!(!s.plan.is_open());
+        assert_eq!(s.plan.planned_generation(), Some(std::time::Duration::from_secs(15)));
+        assert_eq!((s.plan.workers(), s.plan.max_workers(), s.max_instances), (1, 40, 40));
     }
 
     #[test]
@@ -277,6 +293,13 @@ mod tests {
     fn combinations_that_cannot_run_name_their_flags() {
         let cases: Vec<(RunOptions, &str)> = vec![
             (opts(|o| o.rate = Some(Rate(10.0))), "--rate needs --duration"),
+            (
+                opts(|o| {
+                    o.stage = vec!["5s:10".parse().unwrap()];
+                    o.max_workers = Some(3);
+                }),
+                "--max-workers applies to the open model",
+            ),
             (opts(|o| o.workers = Some(4)), "--workers needs --duration"),
             (opts(|o| o.workers = Some(0)), "--workers must be at least 1"),
             (opts(|o| o.iterations = Some(0)), "--iterations must be at least 1"),

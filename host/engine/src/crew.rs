@@ -45,6 +45,8 @@ pub(crate) struct Crew<F: WorkerFactory> {
     pub(crate) grown: AtomicU64,
     pub(crate) retired: AtomicU64,
     pub(crate) replaced: AtomicU64,
+    /// Closed model with a ramp: the workers wanted now (`u64::MAX`: no ramp).
+    closed_target: AtomicU64,
     /// Growth requests to the run loop, which makes the peer off the pacer's path.
     grow: mpsc::UnboundedSender<Intake>,
     /// The gate (`--max-in-flight`): at most this many tasks execute at once.
@@ -131,6 +133,7 @@ impl<F: WorkerFactory> Crew<F> {
             min_workers: u64::from(bounds.min),
             max_workers: AtomicU64::new(u64::from(bounds.max.max(bounds.min))),
             pending: AtomicU64::new(0),
+            closed_target: AtomicU64::new(u64::MAX),
             grown: AtomicU64::new(0),
             retired: AtomicU64::new(0),
             grow,
@@ -319,6 +322,43 @@ impl<F: WorkerFactory> Crew<F> {
         *self.last_start.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Closed model with a ramp: how many workers should be looping now.
+    pub(crate) fn set_closed_target(&self, target: u64) {
+        self.closed_target.store(target, Ordering::Relaxed);
+    }
+
+    /// Closed model with a ramp: workers to add now to reach the target (counting those on the way).
+    pub(crate) fn closed_shortfall(&self) -> u64 {
+        let target = self.closed_target.load(Ordering::Relaxed);
+        let have = self.resident.load(Ordering::Acquire) + self.pending.load(Ordering::Acquire);
+        target.saturating_sub(have)
+    }
+
+    /// Make one more closed-model worker (a ramp going up) and run it.
+    pub(crate) async fn grow_closed(self: Arc<Self>, claims: Arc<Claims>) {
+        let made = self.make_worker().await;
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+        match made {
+            Ok((id, worker)) => {
+                self.resident.fetch_add(1, Ordering::AcqRel);
+                self.grown.fetch_add(1, Ordering::Relaxed);
+                self.closed_loop(id, worker, claims).await;
+            }
+            Err(err) => self.log_once(5, 0, "could not grow the crew", &err.to_string()),
+        }
+    }
+
+    /// Reserve `n` closed-model peers to be made by the run loop.
+    pub(crate) fn reserve_peers(&self, n: u64) {
+        self.pending.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// Whether this closed-model worker is above the ramp's target and should leave.
+    fn above_closed_target(&self) -> bool {
+        let target = self.closed_target.load(Ordering::Relaxed);
+        target != u64::MAX && self.resident.load(Ordering::Acquire) > target
+    }
+
     /// A worker of the closed model: claim iterations back to back until the run ends. A retryable
     /// failure is retried in place, after its backoff.
     pub(crate) async fn closed_loop(self: Arc<Self>, id: u32, worker: F::Worker, claims: Arc<Claims>) {
@@ -326,6 +366,9 @@ impl<F: WorkerFactory> Crew<F> {
         let mut duty = Duty::new(id);
         let mut retry: Option<(u64, u32)> = None;
         while self.stop.generating() || retry.is_some() {
+            if retry.is_none() && self.above_closed_target() && self.leave() {
+                break;
+            }
             let (iteration, attempt) = match retry.take() {
                 Some(again) => again,
                 None => match claims.claim() {

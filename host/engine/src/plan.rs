@@ -7,7 +7,7 @@ use thiserror::Error;
 use crate::feed::{Feed, FeedMode};
 use crate::pacer::PacerClock;
 use crate::retry::{RetryError, RetryPolicy};
-use crate::schedule::{CurveError, RateCurve};
+use crate::schedule::{CurveError, Ramp, RateCurve};
 
 /// What happens to a task whose time has come but that finds no free worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,6 +67,9 @@ pub enum PlanError {
         /// The ceiling.
         max: u32,
     },
+    /// Worker stages apply to the closed model.
+    #[error("worker stages ramp the closed model's workers; the open model ramps its rate")]
+    WorkerStagesNeedClosed,
     /// A feed without rows.
     #[error("the data feed has no rows")]
     EmptyFeed,
@@ -92,6 +95,8 @@ pub struct Plan {
     retries: Option<RetryPolicy>,
     feed: Option<(std::sync::Arc<Feed>, FeedMode)>,
     lifecycle_timeout: Duration,
+    /// Closed model: the worker count over time (`--stage` without `--rate`).
+    worker_curve: Option<RateCurve>,
 }
 
 /// How long each lifecycle call (`setup`, a worker's `init`, `teardown`) may take by default.
@@ -133,6 +138,7 @@ impl Plan {
             retries: None,
             feed: None,
             lifecycle_timeout: DEFAULT_LIFECYCLE_TIMEOUT,
+            worker_curve: None,
         })
     }
 
@@ -200,6 +206,22 @@ impl Plan {
         Ok(self)
     }
 
+    /// Closed model: ramp the number of looping workers linearly through `stages`, starting from
+    /// the plan's workers (k6's ramping VUs). Workers above the target leave after their task.
+    pub fn with_worker_stages(mut self, stages: &[Ramp]) -> Result<Self, PlanError> {
+        let Model::Closed { workers, duration, .. } = &self.model else {
+            return Err(PlanError::WorkerStagesNeedClosed);
+        };
+        let curve = RateCurve::new(f64::from(*workers), stages, *duration)?;
+        self.worker_curve = Some(curve);
+        Ok(self)
+    }
+
+    /// The closed model's worker count over time, when it ramps.
+    pub fn worker_curve(&self) -> Option<&RateCurve> {
+        self.worker_curve.as_ref()
+    }
+
     /// Bound each lifecycle call (`setup`, `init`, `teardown`) by `limit`.
     pub fn with_lifecycle_timeout(mut self, limit: Duration) -> Self {
         self.lifecycle_timeout = limit;
@@ -262,7 +284,10 @@ impl Plan {
     pub fn max_workers(&self) -> u32 {
         match self.model {
             Model::Open { max_workers, .. } => max_workers,
-            Model::Closed { workers, .. } => workers,
+            Model::Closed { workers, .. } => {
+                let ramp_peak = self.worker_curve.as_ref().map_or(0.0, |curve| curve.peak_rate());
+                workers.max(ramp_peak.ceil() as u32)
+            }
         }
     }
 

@@ -60,7 +60,9 @@ pub async fn run_with_control<F: WorkerFactory>(
         };
     let stop = Arc::new(Stop::default());
     let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
-    let bounds = Bounds { min: plan.workers(), max: plan.max_workers() };
+    // A ramping closed crew may shrink to nothing; otherwise the crew never goes below its start.
+    let floor = if plan.worker_curve().is_some() { 0 } else { plan.workers() };
+    let bounds = Bounds { min: floor, max: plan.max_workers() };
     // With live control the gate always exists, so it can be set while the run goes.
     let mut gate_size = plan.max_in_flight().or(control.as_ref().map(|_| UNLIMITED_GATE));
     let gate = gate_size.map(|n| Arc::new(tokio::sync::Semaphore::new(n as usize)));
@@ -99,6 +101,7 @@ pub async fn run_with_control<F: WorkerFactory>(
     let mut start = Instant::now();
     let mut loops = JoinSet::new();
     let mut closed_deadline = None;
+    let mut closed_claims = None;
     let pacer = match plan.model() {
         Model::Open { curve, overload, .. } => {
             let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload, gate.clone());
@@ -143,6 +146,7 @@ pub async fn run_with_control<F: WorkerFactory>(
                 loops.spawn(crew.clone().closed_loop(id, worker, claims.clone()));
             }
             closed_deadline = duration.map(|d| start + d);
+            closed_claims = Some(claims);
             None
         }
     };
@@ -150,15 +154,35 @@ pub async fn run_with_control<F: WorkerFactory>(
     let mut ticker = Ticker::new(start, plan.interval(), pacer.is_none(), initial);
     let mut panics = Vec::new();
     let mut next_apply = start + APPLY_EVERY;
+    let ramp = plan.worker_curve().cloned().zip(closed_claims);
+    let mut next_ramp = start;
     let mut applied = 0u64;
     loop {
+        // The run is over when every worker loop has ended, unless a ramping closed crew is only
+        // empty for now (ramped down to zero before ramping up again).
+        if loops.is_empty() && (ramp.is_none() || !crew.stop.generating()) {
+            break;
+        }
         tokio::select! {
             biased;
-            joined = loops.join_next() => match joined {
-                None => break,
+            joined = loops.join_next(), if !loops.is_empty() => match joined {
+                None => {}
                 Some(Err(err)) => panics.push(err.to_string()),
                 Some(Ok(())) => {}
             },
+            // A ramping closed crew: follow the target number of workers over time.
+            () = sleep_until(next_ramp), if ramp.is_some() && crew.stop.generating() => {
+                next_ramp += APPLY_EVERY;
+                if let Some((curve, claims)) = &ramp {
+                    let target = curve.rate_at(start.elapsed().as_secs_f64()).round() as u64;
+                    crew.set_closed_target(target);
+                    let shortfall = crew.closed_shortfall();
+                    crew.reserve_peers(shortfall);
+                    for _ in 0..shortfall {
+                        loops.spawn(crew.clone().grow_closed(claims.clone()));
+                    }
+                }
+            }
             Some(intake) = grow_rx.recv() => {
                 loops.spawn(crew.clone().grow(intake));
             }

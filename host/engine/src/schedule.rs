@@ -151,6 +151,11 @@ impl RateCurve {
         self.segments.last().map_or(0.0, |s| s.to)
     }
 
+    /// The highest rate anywhere on the curve.
+    pub fn peak_rate(&self) -> f64 {
+        self.segments.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max)
+    }
+
     /// N(t): how many tasks have become due `t` seconds after the start.
     pub fn tasks_by(&self, t: f64) -> f64 {
         let t = t.min(self.end).max(0.0);
