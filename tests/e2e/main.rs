@@ -15,4 +15,5 @@ mod open_model;
 mod outputs;
 mod plugin_metrics;
 mod sandbox;
+mod scenarios;
 mod target_process;

@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::{RunOptions, RunSettings};
 use loadhost_engine::{Control, EngineError, Model, Overload};
-use loadhost_metrics::IntervalRow;
+use loadhost_metrics::{IntervalRow, RunReport};
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::progress::Progress;
 use loadhost_output::{RunInfo, json, summary};
@@ -52,7 +52,26 @@ fn open_output(flag: &str, path: &Path) -> Result<(PathBuf, File), Failure> {
 }
 
 fn describe(settings: &RunSettings) -> String {
-    let plan = &settings.plan;
+    if !settings.scenarios.is_empty() {
+        let each: Vec<String> = settings
+            .scenarios
+            .iter()
+            .map(|plan| {
+                let model = describe_plan(plan);
+                let at = plan.start_delay();
+                if at.is_zero() {
+                    format!("{}: {model}", plan.scenario())
+                } else {
+                    format!("{} (from {at:?}): {model}", plan.scenario())
+                }
+            })
+            .collect();
+        return format!("{} scenarios\n    {}", each.len(), each.join("\n    "));
+    }
+    describe_plan(&settings.plan)
+}
+
+fn describe_plan(plan: &loadhost_engine::Plan) -> String {
     match plan.model() {
         Model::Open { workers, max_workers, overload, .. } => {
             let overload = match overload {
@@ -77,6 +96,23 @@ fn describe(settings: &RunSettings) -> String {
             }
             format!("closed model: {workers} workers looping {}", bounds.join(", "))
         }
+    }
+}
+
+/// The exit code for an engine error: the plugin refused (its setup, or a first worker's init) →
+/// 4; a worker could not be made → 3; anything else is the host's (1).
+fn engine_failure(err: EngineError, plugin: &str) -> Failure {
+    let refused = match &err {
+        EngineError::Setup(_) => true,
+        EngineError::WorkerStart { source, .. } => source.is_refusal(),
+        _ => false,
+    };
+    match err {
+        EngineError::Setup(_) | EngineError::WorkerStart { .. } if refused => {
+            Failure::aborted(anyhow::Error::new(err).context(plugin.to_owned()))
+        }
+        EngineError::WorkerStart { .. } => Failure::plugin(anyhow::Error::new(err).context(plugin.to_owned())),
+        other => Failure::runtime(other),
     }
 }
 
@@ -168,7 +204,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         None => None,
     };
     let mut csv_error = None;
-    let mut progress = Progress::new(settings.plan.planned_generation());
+    let planned = if settings.scenarios.is_empty() {
+        settings.plan.planned_generation()
+    } else {
+        settings.scenarios.iter().filter_map(|p| p.planned_generation().map(|g| p.start_delay() + g)).max()
+    };
+    let mut progress = Progress::new(planned);
     let mut observer = |row: &IntervalRow| {
         progress.update(row);
         if let Some((writer, _)) = csv.as_mut()
@@ -183,28 +224,26 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         tokio.spawn(control_api::serve(listener, control.clone(), token));
         control
     });
-    let result = tokio.block_on(loadhost_engine::run_with_control(&settings.plan, factory, &mut observer, control));
+    let result = if settings.scenarios.is_empty() {
+        tokio
+            .block_on(loadhost_engine::run_with_control(&settings.plan, factory, &mut observer, control))
+            .map(|report| (report, Vec::new()))
+    } else {
+        tokio.block_on(loadhost_engine::run_scenarios(&settings.scenarios, factory, &mut observer)).map(|runs| {
+            // Every scenario together is the run; each also gets its own section in the outputs.
+            let mut all = RunReport::combine(&runs.reports).unwrap_or_else(|| runs.reports[0].clone());
+            all.teardown_error = runs.teardown_error;
+            all.totals.merge(&runs.lifecycle);
+            (all, runs.reports)
+        })
+    };
     progress.finish();
-    let report = result.map_err(|err| {
+    let (report, scenario_reports) = result.map_err(|err| {
         // Nothing was measured: leave no empty output files behind.
         for path in &created {
             let _ = std::fs::remove_file(path);
         }
-        let refused = match &err {
-            // The plugin refused to run (its setup, or a first worker's init): nothing was sent.
-            EngineError::Setup(_) => true,
-            EngineError::WorkerStart { source, .. } => source.is_refusal(),
-            _ => false,
-        };
-        match err {
-            EngineError::Setup(_) | EngineError::WorkerStart { .. } if refused => {
-                Failure::aborted(anyhow::Error::new(err).context(info.plugin_path.clone()))
-            }
-            EngineError::WorkerStart { .. } => {
-                Failure::plugin(anyhow::Error::new(err).context(info.plugin_path.clone()))
-            }
-            other => Failure::runtime(other),
-        }
+        engine_failure(err, &info.plugin_path)
     })?;
 
     // Everything measured is written before anything else can fail.
@@ -214,7 +253,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             tracing::error!("--csv {}: writing failed: {err}", path.display());
         }
     }
-    let summary_json = json::summary(&info, &report);
+    let mut summary_json = json::summary(&info, &report);
+    if !scenario_reports.is_empty() {
+        summary_json["scenarios"] = json::scenarios(&scenario_reports);
+    }
     if let Some((path, file)) = outputs.summary_json {
         drop(file);
         json::write(&path, &summary_json)
@@ -222,6 +264,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .map_err(Failure::runtime)?;
     }
     print!("{}", summary::render(&info, &report));
+    if !scenario_reports.is_empty() {
+        print!("{}", summary::render_scenarios(&scenario_reports));
+    }
     if report.stopped.is_some() {
         return Ok(ExitCode::from(STOPPED));
     }

@@ -28,6 +28,45 @@ pub enum DataModeArg {
     Loop,
 }
 
+/// One `[[scenario]]` block of a TOML config: a load of its own that runs alongside the others.
+///
+/// Its model (`rate`, `workers`, `stage`) is its own; what it leaves unset of the bounds and
+/// policies (`duration`, `iterations`, `max-workers`, `overload`, `max-in-flight`) comes from the
+/// top level. Everything else (the plugin's environment, network, retries, data, outputs) is shared.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ScenarioOptions {
+    /// The name plugins see in `task.scenario` and outputs group by.
+    pub name: String,
+    /// Start this long after the run starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_after: Option<Dur>,
+    /// Open model: tasks per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Workers (closed model without `rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    /// Open model: the crew's ceiling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_workers: Option<u32>,
+    /// How long the scenario generates load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Dur>,
+    /// Stop after this many tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    /// Ramps, as `--stage`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage: Vec<Stage>,
+    /// Open model: drop or queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overload: Option<OverloadArg>,
+    /// The scenario's own gate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u32>,
+}
+
 /// Flags of `loadhost run` that may also come from a TOML file (`-c`). Flags win over the file.
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -158,6 +197,11 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary_json: Option<PathBuf>,
 
+    /// Scenarios run together (TOML `[[scenario]]` blocks only).
+    #[arg(skip)]
+    #[serde(default, rename = "scenario", skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<ScenarioOptions>,
+
     /// Write one CSV row per interval to FILE.
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -196,6 +240,7 @@ impl RunOptions {
             lifecycle_timeout: self.lifecycle_timeout.or(file.lifecycle_timeout),
             data_mode: self.data_mode.or(file.data_mode),
             summary_json: self.summary_json.or(file.summary_json),
+            scenarios: list(self.scenarios, file.scenarios),
             csv: self.csv.or(file.csv),
         }
     }

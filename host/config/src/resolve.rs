@@ -69,6 +69,20 @@ pub enum ConfigError {
     /// The engine refused the plan.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// A scenario block that cannot run.
+    #[error("scenario '{name}': {error}")]
+    Scenario {
+        /// The scenario's name.
+        name: String,
+        /// Why.
+        error: Box<ConfigError>,
+    },
+    /// Scenario names must be unique and not empty.
+    #[error("[[scenario]] blocks need distinct, non-empty names; '{0}' is repeated or empty")]
+    ScenarioName(String),
+    /// Live control drives one scenario.
+    #[error("--control drives a single run: it cannot be combined with [[scenario]] blocks")]
+    ControlWithScenarios,
     /// The data file cannot be used.
     #[error(transparent)]
     Feed(#[from] crate::feed::FeedError),
@@ -83,8 +97,10 @@ pub enum ConfigError {
 /// Everything `loadhost run` needs, checked.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
-    /// What the engine will do.
+    /// What the engine will do (the first scenario's plan when there are several).
     pub plan: Plan,
+    /// The `[[scenario]]` plans, run together; empty for a single run.
+    pub scenarios: Vec<Plan>,
     /// The plugin's environment.
     pub env: Vec<(String, String)>,
     /// Where to write the summary JSON.
@@ -97,8 +113,52 @@ pub struct RunSettings {
     pub options: RunOptions,
 }
 
-/// Check `options` and build the plan.
+/// Check `options` and build the plan (one per scenario when there are `[[scenario]]` blocks).
 pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
+    if options.scenarios.is_empty() {
+        return resolve_one(options);
+    }
+    if options.control.is_some() {
+        return Err(ConfigError::ControlWithScenarios);
+    }
+    let mut names = std::collections::HashSet::new();
+    let mut plans = Vec::new();
+    let mut max_instances = 0u32;
+    for scenario in &options.scenarios {
+        if scenario.name.trim().is_empty() || !names.insert(scenario.name.clone()) {
+            return Err(ConfigError::ScenarioName(scenario.name.clone()));
+        }
+        let own = RunOptions {
+            rate: scenario.rate,
+            workers: scenario.workers,
+            stage: scenario.stage.clone(),
+            max_workers: scenario.max_workers.or(options.max_workers),
+            duration: scenario.duration.or(options.duration),
+            iterations: scenario.iterations.or(options.iterations),
+            overload: scenario.overload.or(options.overload),
+            max_in_flight: scenario.max_in_flight.or(options.max_in_flight),
+            scenarios: Vec::new(),
+            ..options.clone()
+        };
+        let wrap = |error| ConfigError::Scenario { name: scenario.name.clone(), error: Box::new(error) };
+        let settings = resolve_one(own).map_err(wrap)?;
+        max_instances = max_instances.saturating_add(settings.max_instances);
+        let delay = scenario.start_after.map_or(std::time::Duration::ZERO, |d| d.0);
+        plans.push(settings.plan.with_scenario(scenario.name.clone()).with_start_delay(delay));
+    }
+    Ok(RunSettings {
+        plan: plans[0].clone(),
+        scenarios: plans,
+        env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
+        summary_json: options.summary_json.clone(),
+        csv: options.csv.clone(),
+        max_instances,
+        options,
+    })
+}
+
+/// Check one run's options and build its plan.
+fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
     for (flag, value) in [("workers", options.workers), ("max-workers", options.max_workers)] {
         if value == Some(0) {
             return Err(ConfigError::Zero { flag });
@@ -217,6 +277,7 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
         }
     }
     Ok(RunSettings {
+        scenarios: Vec::new(),
         max_instances: plan.max_workers(),
         env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
         summary_json: options.summary_json.clone(),
@@ -287,6 +348,44 @@ mod tests {
         }))
         .unwrap();
         assert_eq!((s.plan.workers(), s.plan.max_workers(), s.max_instances), (2, 60, 60));
+    }
+
+    #[test]
+    fn scenarios_take_their_own_model_and_fall_back_for_bounds() {
+        let toml = r#"
+            duration = "10s"
+            max-in-flight = 8
+            [[scenario]]
+            name = "browse"
+            rate = 100
+            [[scenario]]
+            name = "checkout"
+            workers = 2
+            start-after = "2s"
+            iterations = 50
+        "#;
+        let options = crate::file::parse(std::path::Path::new("run.toml"), toml).unwrap();
+        let s = resolve(options).unwrap();
+        assert_eq!(s.scenarios.len(), 2);
+        let (browse, checkout) = (&s.scenarios[0], &s.scenarios[1]);
+        assert_eq!((browse.scenario(), browse.is_open(), browse.planned_tasks()), ("browse", true, Some(1000)));
+        assert_eq!(browse.max_in_flight(), Some(8), "bounds fall back to the top level");
+        assert_eq!((checkout.scenario(), checkout.is_open()), ("checkout", false));
+        assert_eq!(checkout.start_delay(), std::time::Duration::from_secs(2));
+        assert_eq!(s.max_instances, DEFAULT_MAX_WORKERS + 2);
+    }
+
+    #[test]
+    fn bad_scenarios_name_themselves() {
+        let parse = |toml: &str| crate::file::parse(std::path::Path::new("run.toml"), toml).unwrap();
+        let err = resolve(parse("[[scenario]]\nname = \"a\"\nrate = 5\n")).unwrap_err().to_string();
+        assert!(err.starts_with("scenario 'a': --rate needs --duration"), "{err}");
+        let err = resolve(parse("[[scenario]]\nname = \"a\"\nworkers = 1\niterations = 1\n[[scenario]]\nname = \"a\"\nworkers = 1\niterations = 1\n")).unwrap_err().to_string();
+        assert!(err.contains("'a' is repeated or empty"), "{err}");
+        let err = crate::file::parse(std::path::Path::new("run.toml"), "[[scenario]]\nname = \"a\"\nratez = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `ratez`"), "{err}");
     }
 
     #[test]

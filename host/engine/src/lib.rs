@@ -38,7 +38,7 @@ pub use feed::{Feed, FeedMode};
 pub use pacer::PacerClock;
 pub use plan::{Model, Overload, Plan, PlanError};
 pub use retry::{RetryError, RetryPolicy};
-pub use run::{run, run_with_control};
+pub use run::{ScenarioRuns, run, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve};
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 

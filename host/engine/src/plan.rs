@@ -97,6 +97,8 @@ pub struct Plan {
     lifecycle_timeout: Duration,
     /// Closed model: the worker count over time (`--stage` without `--rate`).
     worker_curve: Option<RateCurve>,
+    /// How long after the run's start this plan starts (a scenario's offset).
+    start_delay: Duration,
 }
 
 /// How long each lifecycle call (`setup`, a worker's `init`, `teardown`) may take by default.
@@ -139,6 +141,7 @@ impl Plan {
             feed: None,
             lifecycle_timeout: DEFAULT_LIFECYCLE_TIMEOUT,
             worker_curve: None,
+            start_delay: Duration::ZERO,
         })
     }
 
@@ -261,6 +264,17 @@ impl Plan {
     /// The load model.
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// Start this long after the run starts (scenarios run together, each from its offset).
+    pub fn with_start_delay(mut self, delay: Duration) -> Self {
+        self.start_delay = delay;
+        self
+    }
+
+    /// How long after the run's start this plan starts.
+    pub fn start_delay(&self) -> Duration {
+        self.start_delay
     }
 
     /// The scenario name.

@@ -50,14 +50,103 @@ pub async fn run_with_control<F: WorkerFactory>(
     control: Option<Arc<Control>>,
 ) -> Result<RunReport, EngineError> {
     let recorder = Arc::new(Recorder::new(SHARDS));
-    // The plugin's setup, once, before anything else: its failure sends nothing.
     let lifecycle_metrics = MetricsHandle::new(recorder.clone(), LIFECYCLE_ID);
-    let setup_data: Option<Arc<str>> =
-        match tokio::time::timeout(plan.lifecycle_timeout(), factory.setup(lifecycle_metrics.clone())).await {
-            Ok(Ok(data)) => data.map(Arc::from),
-            Ok(Err(err)) => return Err(EngineError::Setup(err.to_string())),
-            Err(_) => return Err(EngineError::Setup(format!("took longer than {:?}", plan.lifecycle_timeout()))),
-        };
+    let setup_data = setup(&factory, plan.lifecycle_timeout(), lifecycle_metrics.clone()).await?;
+    let teardown = Some(lifecycle_metrics);
+    run_scenario(plan, factory, observer, control, setup_data, recorder, teardown).await
+}
+
+/// The plugin's setup, once, before anything else: its failure sends nothing.
+async fn setup<F: WorkerFactory>(
+    factory: &F,
+    limit: Duration,
+    metrics: MetricsHandle,
+) -> Result<Option<Arc<str>>, EngineError> {
+    match tokio::time::timeout(limit, factory.setup(metrics)).await {
+        Ok(Ok(data)) => Ok(data.map(Arc::from)),
+        Ok(Err(err)) => Err(EngineError::Setup(err.to_string())),
+        Err(_) => Err(EngineError::Setup(format!("took longer than {limit:?}"))),
+    }
+}
+
+/// The plugin's teardown, once, after everything: why it failed, if it did.
+async fn teardown<F: WorkerFactory>(
+    factory: &F,
+    data: &str,
+    limit: Duration,
+    metrics: MetricsHandle,
+) -> Option<String> {
+    match tokio::time::timeout(limit, factory.teardown(data, metrics)).await {
+        Ok(Ok(())) => None,
+        Ok(Err(err)) => Some(err.to_string()),
+        Err(_) => Some(format!("took longer than {limit:?}")),
+    }
+}
+
+/// What several scenarios run together measured.
+#[derive(Debug)]
+pub struct ScenarioRuns {
+    /// One report per scenario, in the order given.
+    pub reports: Vec<RunReport>,
+    /// Set when the plugin's `teardown` failed: why.
+    pub teardown_error: Option<String>,
+    /// Metrics the plugin recorded in its `setup` and `teardown`.
+    pub lifecycle: Window,
+}
+
+/// Run several plans at once, each a scenario with its own pacer, crew and metrics, starting after
+/// its plan's start delay. The plugin's setup runs once before all of them and its teardown once
+/// after; every scenario's workers get the same setup data. Interval rows of every scenario go to
+/// `observer` (each row names its scenario).
+pub async fn run_scenarios<F: WorkerFactory + Clone>(
+    plans: &[Plan],
+    factory: F,
+    observer: &mut dyn Observer,
+) -> Result<ScenarioRuns, EngineError> {
+    let Some(first) = plans.first() else {
+        return Ok(ScenarioRuns { reports: Vec::new(), teardown_error: None, lifecycle: Window::default() });
+    };
+    let lifecycle = Arc::new(Recorder::new(1));
+    let lifecycle_metrics = MetricsHandle::new(lifecycle.clone(), LIFECYCLE_ID);
+    let setup_data = setup(&factory, first.lifecycle_timeout(), lifecycle_metrics.clone()).await?;
+    let shared = std::sync::Mutex::new(observer);
+    let runs = plans.iter().map(|plan| {
+        let (factory, setup_data, shared) = (factory.clone(), setup_data.clone(), &shared);
+        async move {
+            tokio::time::sleep(plan.start_delay()).await;
+            let mut forward = Forward(shared);
+            let recorder = Arc::new(Recorder::new(SHARDS));
+            run_scenario(plan, factory, &mut forward, None, setup_data, recorder, None).await
+        }
+    });
+    let reports = futures_util::future::join_all(runs).await.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let teardown_error = match &setup_data {
+        Some(data) => teardown(&factory, data, first.lifecycle_timeout(), lifecycle_metrics).await,
+        None => None,
+    };
+    Ok(ScenarioRuns { reports, teardown_error, lifecycle: lifecycle.drain() })
+}
+
+/// Forwards one scenario's rows to the observer every scenario shares.
+struct Forward<'a, 'o>(&'a std::sync::Mutex<&'o mut dyn Observer>);
+
+impl Observer for Forward<'_, '_> {
+    fn on_interval(&mut self, row: &IntervalRow) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).on_interval(row);
+    }
+}
+
+/// One scenario from start to report. `teardown`, when given, runs the plugin's teardown at the
+/// end with those metrics (a single-scenario run owns its lifecycle).
+async fn run_scenario<F: WorkerFactory>(
+    plan: &Plan,
+    factory: F,
+    observer: &mut dyn Observer,
+    control: Option<Arc<Control>>,
+    setup_data: Option<Arc<str>>,
+    recorder: Arc<Recorder>,
+    teardown_metrics: Option<MetricsHandle>,
+) -> Result<RunReport, EngineError> {
     let stop = Arc::new(Stop::default());
     let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
     // A ramping closed crew may shrink to nothing; otherwise the crew never goes below its start.
@@ -151,7 +240,7 @@ pub async fn run_with_control<F: WorkerFactory>(
         }
     };
 
-    let mut ticker = Ticker::new(start, plan.interval(), pacer.is_none(), initial);
+    let mut ticker = Ticker::new(start, plan.interval(), pacer.is_none(), initial, plan.scenario());
     let mut panics = Vec::new();
     let mut next_apply = start + APPLY_EVERY;
     let ramp = plan.worker_curve().cloned().zip(closed_claims);
@@ -200,16 +289,9 @@ pub async fn run_with_control<F: WorkerFactory>(
         }
     }
     let end = Instant::now();
-    let teardown_error = match &setup_data {
-        Some(data) => {
-            match tokio::time::timeout(plan.lifecycle_timeout(), crew.factory().teardown(data, lifecycle_metrics)).await
-            {
-                Ok(Ok(())) => None,
-                Ok(Err(err)) => Some(err.to_string()),
-                Err(_) => Some(format!("took longer than {:?}", plan.lifecycle_timeout())),
-            }
-        }
-        None => None,
+    let teardown_error = match (&setup_data, teardown_metrics) {
+        (Some(data), Some(metrics)) => teardown(crew.factory(), data, plan.lifecycle_timeout(), metrics).await,
+        _ => None,
     };
     let open_model = pacer.is_some();
     if let Some(handle) = pacer {
@@ -248,6 +330,8 @@ pub async fn run_with_control<F: WorkerFactory>(
         replaced: crew.replaced.load(Ordering::Relaxed),
     };
     Ok(RunReport {
+        scenario: plan.scenario().to_owned(),
+        offset: plan.start_delay(),
         started_at,
         elapsed,
         generation,
@@ -275,10 +359,11 @@ struct Ticker {
     totals: Window,
     min_workers: u64,
     peak_workers: u64,
+    scenario: Arc<str>,
 }
 
 impl Ticker {
-    fn new(start: Instant, interval: Duration, closed_model: bool, workers: u64) -> Self {
+    fn new(start: Instant, interval: Duration, closed_model: bool, workers: u64, scenario: &str) -> Self {
         Self {
             start,
             interval,
@@ -291,6 +376,7 @@ impl Ticker {
             totals: Window::default(),
             min_workers: workers,
             peak_workers: workers,
+            scenario: scenario.into(),
         }
     }
 
@@ -315,7 +401,8 @@ impl Ticker {
             idle: crew.idle.load(Ordering::Relaxed),
             in_flight: crew.in_flight.load(Ordering::Relaxed),
         };
-        let row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
+        let mut row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
+        row.scenario = self.scenario.clone();
         observer.on_interval(&row);
         self.totals.merge(&window);
         self.index += 1;

@@ -9,6 +9,8 @@ use crate::window::Window;
 /// One interval of the run (one second by default), as the CSV and the progress line show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntervalRow {
+    /// The scenario the row belongs to ("default" when there is one).
+    pub scenario: std::sync::Arc<str>,
     /// 0 for the first interval.
     pub index: u64,
     /// Offset of the interval's start from the run's start.
@@ -51,6 +53,7 @@ impl IntervalRow {
     /// Build the row for `window`, recorded between `start` and `end`.
     pub fn from_window(index: u64, start: Duration, end: Duration, window: &Window, gauges: Gauges) -> Self {
         Self {
+            scenario: std::sync::Arc::from("default"),
             index,
             start,
             end,
@@ -107,6 +110,10 @@ pub struct WorkerStats {
 /// Everything a finished run measured.
 #[derive(Debug, Clone)]
 pub struct RunReport {
+    /// The scenario ("default" when there is one; "all" for scenarios combined).
+    pub scenario: String,
+    /// How long after the run's start this scenario started.
+    pub offset: Duration,
     /// Wall-clock time the load started.
     pub started_at: SystemTime,
     /// From the start of load to the end of the last task.
@@ -142,5 +149,40 @@ impl RunReport {
     pub fn achieved_rate(&self) -> f64 {
         let secs = self.generation.as_secs_f64();
         if secs > 0.0 { self.started as f64 / secs } else { 0.0 }
+    }
+}
+
+impl RunReport {
+    /// Scenarios run together, as one run: counts and histograms add, times span them all.
+    pub fn combine(reports: &[RunReport]) -> Option<RunReport> {
+        let first = reports.first()?;
+        let mut all = first.clone();
+        all.scenario = "all".into();
+        all.offset = Duration::ZERO;
+        all.elapsed = first.offset + first.elapsed;
+        all.generation = first.offset + first.generation;
+        for r in &reports[1..] {
+            all.started_at = all.started_at.min(r.started_at);
+            all.elapsed = all.elapsed.max(r.offset + r.elapsed);
+            all.generation = all.generation.max(r.offset + r.generation);
+            all.started += r.started;
+            // A planned rate exists only when every scenario is open.
+            all.target_rate = match (all.target_rate, r.target_rate) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            all.totals.merge(&r.totals);
+            let (w, o) = (&mut all.workers, &r.workers);
+            w.min += o.min;
+            w.peak += o.peak;
+            w.final_ += o.final_;
+            w.grown += o.grown;
+            w.retired += o.retired;
+            w.replaced += o.replaced;
+            all.intervals = all.intervals.max(r.intervals);
+            all.aborted = all.aborted.take().or_else(|| r.aborted.clone());
+            all.stopped = all.stopped.take().or_else(|| r.stopped.clone());
+        }
+        Some(all)
     }
 }

@@ -44,6 +44,7 @@ pub const HEADER: &[&str] = &[
     "http_denied",
     "http_req_p50_ms",
     "http_req_p99_ms",
+    "scenario",
 ];
 
 /// Writes rows as intervals end.
@@ -95,6 +96,7 @@ impl<W: Write> CsvWriter<W> {
         }
         fields.extend([row.http_reqs.to_string(), row.http_failed.to_string(), row.http_denied.to_string()]);
         fields.extend([round_ms(row.http_duration.p50).to_string(), round_ms(row.http_duration.p99).to_string()]);
+        fields.push(row.scenario.to_string());
         writeln!(self.out, "{}", fields.join(","))?;
         self.out.flush()
     }

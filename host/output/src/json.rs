@@ -105,6 +105,33 @@ fn http_metrics(http: &HttpStats, seconds: f64, metrics: &mut serde_json::Map<St
     insert(names::HTTP_STATUS, Value::Object(by_status));
 }
 
+/// One section per scenario: its counts, rates, latency views and crew.
+pub fn scenarios(reports: &[RunReport]) -> Value {
+    let mut out = serde_json::Map::new();
+    for r in reports {
+        let c = r.counts();
+        out.insert(
+            r.scenario.clone(),
+            json!({
+                "start_after_s": r.offset.as_secs_f64(),
+                "duration_s": r.elapsed.as_secs_f64(),
+                "tasks": {
+                    "scheduled": c.scheduled, "passed": c.passed, "failed": c.failed, "aborted": c.aborted,
+                    "dropped": c.dropped, "timed_out": c.timed_out, "trapped": c.trapped,
+                    "interrupted": c.interrupted, "retries": c.retries, "started": r.started,
+                },
+                "rate": { "target_per_s": r.target_rate, "achieved_per_s": r.achieved_rate() },
+                "latency_ms": percentiles(&r.totals.latency.percentiles()),
+                "service_ms": percentiles(&r.totals.service.percentiles()),
+                "wait_ms": percentiles(&r.totals.wait.percentiles()),
+                "workers": r.workers,
+                "identity_holds": c.identity_holds(),
+            }),
+        );
+    }
+    Value::Object(out)
+}
+
 /// Write the summary to `path` (pretty-printed, newline-terminated).
 pub fn write(path: &Path, value: &Value) -> std::io::Result<()> {
     let mut file = std::fs::File::create(path)?;

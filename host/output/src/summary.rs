@@ -189,3 +189,29 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
     }
     out
 }
+
+/// One line per scenario, after the summary of the whole run.
+pub fn render_scenarios(reports: &[RunReport]) -> String {
+    let mut out = String::from("\n  scenarios\n");
+    for r in reports {
+        let c = r.counts();
+        let rate = match r.target_rate {
+            Some(target) => format!("{:.1}/s of {target:.1}/s", r.achieved_rate()),
+            None => format!("{:.1}/s (closed)", r.achieved_rate()),
+        };
+        let p = r.totals.latency.percentiles();
+        let _ = writeln!(
+            out,
+            "    {}: {} scheduled, {} passed, {} failed, {} dropped · {rate} · latency p50={} p99={} · peak {} workers",
+            r.scenario,
+            c.scheduled,
+            c.passed,
+            c.failed + c.trapped + c.timed_out,
+            c.dropped,
+            fmt_ms(p.p50),
+            fmt_ms(p.p99),
+            r.workers.peak
+        );
+    }
+    out
+}

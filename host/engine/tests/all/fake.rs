@@ -24,6 +24,9 @@ pub struct FakeFactory {
     /// What each worker's `init` saw, and what `teardown` got.
     pub inits: Arc<Mutex<Vec<Option<String>>>>,
     pub teardown: Arc<Mutex<Option<String>>>,
+    /// The scenario of each worker made, and how many setups and teardowns ran.
+    pub scenarios: Arc<Mutex<Vec<String>>>,
+    pub lifecycle_calls: Arc<AtomicU32>,
 }
 
 impl FakeFactory {
@@ -37,6 +40,8 @@ impl FakeFactory {
             setup: None,
             inits: Arc::default(),
             teardown: Arc::default(),
+            scenarios: Arc::default(),
+            lifecycle_calls: Arc::default(),
         }
     }
 
@@ -69,6 +74,7 @@ impl WorkerFactory for FakeFactory {
     type Worker = FakeWorker;
 
     async fn setup(&self, _metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
+        self.lifecycle_calls.fetch_add(1, Ordering::Relaxed);
         match &self.setup {
             None => Ok(None),
             Some(Ok(data)) => Ok(Some(data.clone())),
@@ -77,6 +83,7 @@ impl WorkerFactory for FakeFactory {
     }
 
     async fn teardown(&self, setup_data: &str, _metrics: MetricsHandle) -> Result<(), WorkerError> {
+        self.lifecycle_calls.fetch_add(1, Ordering::Relaxed);
         *self.teardown.lock().unwrap() = Some(setup_data.to_owned());
         Ok(())
     }
@@ -87,6 +94,7 @@ impl WorkerFactory for FakeFactory {
         }
         self.made.fetch_add(1, Ordering::Relaxed);
         self.inits.lock().unwrap().push(ctx.setup_data.as_deref().map(str::to_owned));
+        self.scenarios.lock().unwrap().push(ctx.scenario.to_string());
         Ok(FakeWorker {
             script: self.script.clone(),
             active: self.active.clone(),

@@ -11,4 +11,5 @@ mod lifecycle;
 mod open_model;
 mod outcomes;
 mod retries;
+mod scenarios;
 mod thread_clock;

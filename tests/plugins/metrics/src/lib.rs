@@ -1,6 +1,6 @@
 //! Records one of each metric kind per task, so tests can check the host's aggregation exactly:
 //! counter `tasks` (+1, tagged by parity), gauge `last_iteration`, trend `size` (= iteration),
-//! check `even` (passes on even iterations).
+//! check `even` (passes on even iterations), and counter `by_scenario` tagged with `task.scenario`.
 
 use loadhost_sdk::metrics::{check, counter, gauge, trend};
 use loadhost_sdk::{Doer, Task, TaskResult};
@@ -14,6 +14,7 @@ impl Doer for Metrics {
         gauge("last_iteration", task.iteration as f64, &[]);
         trend("size", task.iteration as f64, &[]);
         check("even", even, &[]);
+        counter("by_scenario", 1, &[("scenario", &task.scenario)]);
         Ok(())
     }
 }
