@@ -21,7 +21,7 @@ use loadhost_engine::EngineError;
 use loadhost_metrics::{IntervalRow, RunReport, Threshold};
 
 use crate::exit::Failure;
-use crate::run::{grants, load_plugin};
+use crate::run::{load_plugin, runtime_and_grants};
 
 /// Arguments of `loadhost find-max`.
 #[derive(Debug, Args)]
@@ -146,15 +146,7 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
     step_options.duration = Some(args.step_duration);
     let first = loadhost_config::resolve(step_options.clone()).map_err(Failure::usage)?;
     let plugin = load_plugin(&args.plugin, first.max_instances)?;
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
-        .map_err(Failure::runtime)?;
-    let grants = {
-        let _runtime = tokio.enter();
-        grants(&first)?
-    };
+    let (tokio, grants) = runtime_and_grants(&first)?;
 
     println!(
         "\n  find-max · {} · SLO {}",

@@ -123,8 +123,23 @@ pub(crate) fn load_plugin(path: &Path, max_instances: u32) -> Result<Plugin, Fai
     runtime.load(path).map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })
 }
 
+/// The run's multi-threaded async runtime, and the grants built inside it (the HTTP client
+/// needs a runtime to start its connection pool).
+pub(crate) fn runtime_and_grants(settings: &RunSettings) -> Result<(tokio::runtime::Runtime, Grants), Failure> {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+        .map_err(Failure::runtime)?;
+    let grants = {
+        let _runtime = tokio.enter();
+        grants(settings)?
+    };
+    Ok((tokio, grants))
+}
+
 /// The environment and network the user grants the plugin.
-pub(crate) fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
+fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     let options = &settings.options;
     let allow = options
         .allow_host
@@ -183,15 +198,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         CacheOutcome::Disabled => "compiled (cache off)",
     };
     tracing::info!("plugin {} {how} in {:.1?}", args.plugin.display(), plugin.load_time());
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
-        .map_err(Failure::runtime)?;
-    let grants = {
-        let _runtime = tokio.enter();
-        grants(&settings)?
-    };
+    let (tokio, grants) = runtime_and_grants(&settings)?;
     let factory = plugin.factory(grants).with_setup_options(info.config.to_string());
 
     let mut csv = match outputs.csv {

@@ -364,50 +364,67 @@ impl Pacer {
         self.retries.as_ref().map(|r| Instant::now() + r.flush_timeout)
     }
 
+    /// What either driver does next: the schedule's logic, free of how a driver waits.
+    fn next_action(&mut self, phase: &mut Phase) -> Action {
+        if self.stop.is_aborted() {
+            return Action::Stop;
+        }
+        let now = Instant::now();
+        if phase.flushing.is_none() && self.follow_control(now) {
+            phase.slept_until = None;
+            return Action::Pause;
+        }
+        let step = match phase.flushing {
+            Some(deadline) => self.flush_step(now, deadline),
+            None => self.release_due(now, phase.slept_until.take()),
+        };
+        match step {
+            Step::Done if phase.flushing.is_none() => match self.flush_deadline() {
+                Some(deadline) => {
+                    phase.flushing = Some(deadline);
+                    self.next_action(phase)
+                }
+                None => Action::Stop,
+            },
+            Step::Done => Action::Stop,
+            Step::Sleep(next) => Action::Sleep(next),
+            Step::Full(ticket) => Action::Send(ticket),
+        }
+    }
+
+    /// After a blocked hand-over: false when the crew is gone and the pacer must stop.
+    fn handed_over(&mut self, sent: bool) -> bool {
+        if sent {
+            self.released();
+        } else {
+            self.recorder.record_task(self.shard, Outcome::Dropped, None);
+            self.crew_gone();
+        }
+        sent
+    }
+
     /// Drive the pacer with tokio's timer, on the run's runtime.
     pub(crate) async fn run_on_runtime(mut self) {
-        let mut slept_until = None;
-        let mut flushing: Option<Instant> = None;
-        while !self.stop.is_aborted() {
-            let now = Instant::now();
-            if flushing.is_none() && self.follow_control(now) {
-                slept_until = None;
-                tokio::select! {
+        let mut phase = Phase::default();
+        loop {
+            match self.next_action(&mut phase) {
+                Action::Stop => break,
+                Action::Pause => tokio::select! {
                     () = tokio::time::sleep(PAUSE_POLL) => {}
                     () = self.stop.aborted() => break,
-                }
-                continue;
-            }
-            let step = match flushing {
-                Some(deadline) => self.flush_step(now, deadline),
-                None => self.release_due(now, slept_until.take()),
-            };
-            match step {
-                Step::Done if flushing.is_none() => match self.flush_deadline() {
-                    Some(deadline) => flushing = Some(deadline),
-                    None => break,
                 },
-                Step::Done => break,
-                Step::Sleep(next) => tokio::select! {
-                    () = sleep_until(next) => if flushing.is_none() { slept_until = Some(next) },
+                Action::Sleep(next) => tokio::select! {
+                    () = sleep_until(next) => phase.slept(next),
                     () = self.stop.aborted() => break,
                 },
-                Step::Full(ticket) => {
-                    tokio::select! {
-                        sent = self.dispatch.send(ticket) => if sent {
-                            self.released();
-                        } else {
-                            self.recorder.record_task(self.shard, Outcome::Dropped, None);
-                            self.crew_gone();
-                            break;
-                        },
-                        () = self.stop.aborted() => {
-                            // The ticket was scheduled (fresh) or queued (retry) already.
-                            self.recorder.record_task(self.shard, Outcome::Interrupted, None);
-                            break;
-                        }
+                Action::Send(ticket) => tokio::select! {
+                    sent = self.dispatch.send(ticket) => if !self.handed_over(sent) { break },
+                    () = self.stop.aborted() => {
+                        // The ticket was scheduled (fresh) or queued (retry) already.
+                        self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+                        break;
                     }
-                }
+                },
             }
         }
         self.finish();
@@ -415,26 +432,12 @@ impl Pacer {
 
     /// Drive the pacer from the current (dedicated) OS thread with precise sleeps.
     pub(crate) fn run_on_thread(mut self) {
-        let mut slept_until = None;
-        let mut flushing: Option<Instant> = None;
-        while !self.stop.is_aborted() {
-            let now = Instant::now();
-            if flushing.is_none() && self.follow_control(now) {
-                slept_until = None;
-                std::thread::sleep(PAUSE_POLL);
-                continue;
-            }
-            let step = match flushing {
-                Some(deadline) => self.flush_step(now, deadline),
-                None => self.release_due(now, slept_until.take()),
-            };
-            match step {
-                Step::Done if flushing.is_none() => match self.flush_deadline() {
-                    Some(deadline) => flushing = Some(deadline),
-                    None => break,
-                },
-                Step::Done => break,
-                Step::Sleep(next) => {
+        let mut phase = Phase::default();
+        loop {
+            match self.next_action(&mut phase) {
+                Action::Stop => break,
+                Action::Pause => std::thread::sleep(PAUSE_POLL),
+                Action::Sleep(next) => {
                     // Sleep in slices so an abort or a live change is seen within milliseconds.
                     loop {
                         let now = Instant::now();
@@ -443,18 +446,13 @@ impl Pacer {
                         }
                         std::thread::sleep((next - now).min(THREAD_SLEEP_SLICE));
                     }
-                    if flushing.is_none() {
-                        slept_until = Some(next);
-                    }
+                    phase.slept(next);
                 }
-                Step::Full(ticket) => {
+                Action::Send(ticket) => {
                     // Blocking is safe: workers keep taking tickets even after an abort (they
                     // count them interrupted), and the channel closes if every worker is gone.
-                    if self.dispatch.send_blocking(ticket) {
-                        self.released();
-                    } else {
-                        self.recorder.record_task(self.shard, Outcome::Dropped, None);
-                        self.crew_gone();
+                    let sent = self.dispatch.send_blocking(ticket);
+                    if !self.handed_over(sent) {
                         break;
                     }
                 }
@@ -462,6 +460,36 @@ impl Pacer {
         }
         self.finish();
     }
+}
+
+/// Where a driver is in the run: pacing the schedule, or flushing retries after it.
+#[derive(Default)]
+struct Phase {
+    /// The deadline of the slept-for slot, so lag is measured against it and not the wake-up.
+    slept_until: Option<Instant>,
+    /// Set once the schedule is done and retries are flushing, until this deadline.
+    flushing: Option<Instant>,
+}
+
+impl Phase {
+    /// A sleep until `next` ended; only the pacing phase measures lag against it.
+    fn slept(&mut self, next: Instant) {
+        if self.flushing.is_none() {
+            self.slept_until = Some(next);
+        }
+    }
+}
+
+/// The next thing a driver does.
+enum Action {
+    /// Stop pacing (the schedule and the flush are done, or the run was aborted).
+    Stop,
+    /// Paused by live control: look again shortly.
+    Pause,
+    /// Wait until this instant.
+    Sleep(Instant),
+    /// The queue is full: block until the ticket is handed over.
+    Send(Ticket),
 }
 
 /// How often a paused pacer looks whether it may resume.
