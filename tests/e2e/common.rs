@@ -95,14 +95,19 @@ impl Loadhost {
         self.dir.path()
     }
 
-    pub fn run(mut self) -> Run {
-        let out = self.cmd.output().expect("loadhost starts");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            dir: self.dir,
-        }
+    /// Start the command without waiting for it.
+    pub fn spawn(mut self) -> Running {
+        let child = self
+            .cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("loadhost starts");
+        Running { child, dir: self.dir }
+    }
+
+    pub fn run(self) -> Run {
+        self.spawn().finish()
     }
 }
 
@@ -123,4 +128,43 @@ pub fn assert_identity(summary: &Value) {
 
 pub fn assert_ok(run: &Run) {
     assert_eq!(run.code, 0, "exit code {}\nstderr: {}\nstdout: {}", run.code, run.stderr, run.stdout);
+}
+
+/// A run under way (see [`Loadhost::spawn`]).
+pub struct Running {
+    child: std::process::Child,
+    dir: TempDir,
+}
+
+impl Running {
+    /// Send `signal` (such as `libc::SIGINT`) to the process.
+    pub fn signal(&self, signal: i32) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill(2) with a child's pid and a valid signal number has no memory effects.
+        let sent = unsafe { libc::kill(pid, signal) };
+        assert_eq!(sent, 0, "kill({pid}, {signal})");
+    }
+
+    /// Wait until `ready` holds for the file `name` in the run's folder (at most 20 s).
+    pub fn wait_for_file(&self, name: &str, ready: impl Fn(&str) -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if std::fs::read_to_string(self.dir.path().join(name)).is_ok_and(|text| ready(&text)) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("{name} never got ready");
+    }
+
+    /// Wait for the process to end.
+    pub fn finish(self) -> Run {
+        let out = self.child.wait_with_output().expect("loadhost ends");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            dir: self.dir,
+        }
+    }
 }

@@ -35,7 +35,8 @@ fn process_cpu() -> Duration {
 }
 
 fn factory(max_instances: u32) -> WasmWorkerFactory {
-    let runtime = Runtime::new(RuntimeOptions { max_instances, cache_dir: None }).expect("engine");
+    let runtime =
+        Runtime::new(RuntimeOptions { max_instances, cache_dir: None, max_memory: 128 << 20 }).expect("engine");
     runtime.load(&noop_path()).expect("noop loads").factory(Grants::none().expect("no grants"))
 }
 

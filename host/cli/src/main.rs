@@ -9,6 +9,7 @@ mod control_api;
 mod exit;
 mod find_max;
 mod run;
+mod signals;
 mod target;
 
 use std::io::IsTerminal as _;

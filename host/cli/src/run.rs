@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::{RunOptions, RunSettings};
-use loadhost_engine::{Control, EngineError, Model, Overload};
+use loadhost_engine::{Control, EngineError, Interrupt, Live, Model, Overload};
 use loadhost_metrics::{IntervalRow, RunReport};
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::progress::Progress;
@@ -71,6 +71,27 @@ fn describe(settings: &RunSettings) -> String {
     describe_plan(&settings.plan)
 }
 
+/// This process's peak resident memory (Linux's VmHWM), in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The limits in force, defaults included.
+fn describe_limits(settings: &RunSettings) -> String {
+    let o = &settings.options;
+    let show = |d: Option<loadhost_config::units::Dur>| d.map(|d| d.to_string()).unwrap_or_default();
+    format!(
+        "limits: {} memory per instance, {} per task, {} grace on stop, {} KiB wasm stack",
+        loadhost_config::units::Size(settings.max_memory),
+        show(o.task_timeout),
+        show(o.grace),
+        loadhost_runtime::limits::MAX_WASM_STACK >> 10,
+    )
+}
+
 fn describe_plan(plan: &loadhost_engine::Plan) -> String {
     match plan.model() {
         Model::Open { workers, max_workers, overload, .. } => {
@@ -116,10 +137,15 @@ fn engine_failure(err: EngineError, plugin: &str) -> Failure {
     }
 }
 
-/// Make the runtime for `max_instances` and load (compile or take from the cache) the plugin.
-pub(crate) fn load_plugin(path: &Path, max_instances: u32) -> Result<Plugin, Failure> {
-    let runtime =
-        Runtime::new(RuntimeOptions { max_instances, cache_dir: cache::default_dir() }).map_err(Failure::runtime)?;
+/// Make the runtime for the run's instances and limits, and load (compile or take from the cache)
+/// the plugin.
+pub(crate) fn load_plugin(path: &Path, settings: &RunSettings) -> Result<Plugin, Failure> {
+    let options = RuntimeOptions {
+        max_instances: settings.max_instances,
+        cache_dir: cache::default_dir(),
+        max_memory: settings.max_memory,
+    };
+    let runtime = Runtime::new(options).map_err(Failure::runtime)?;
     runtime.load(path).map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })
 }
 
@@ -156,7 +182,8 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
         max_connections_per_host: options.max_connections_per_host,
     };
     let http = HttpClient::new(&http).map_err(Failure::usage)?;
-    Ok(Grants { env: settings.env.clone(), http })
+    let dirs = settings.dirs.iter().map(|d| (d.host.clone(), d.guest.clone())).collect();
+    Ok(Grants { env: settings.env.clone(), dirs, http })
 }
 
 /// Run the load test and report it.
@@ -170,12 +197,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         let flag = if settings.plan.is_open() { "--max-workers" } else { "--workers" };
         Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_instances))
     })?;
-    let plugin = load_plugin(&args.plugin, settings.max_instances)?;
+    let plugin = load_plugin(&args.plugin, &settings)?;
     let info = RunInfo {
         plugin_path: args.plugin.display().to_string(),
         plugin_sha256: plugin.sha256().to_owned(),
         config: serde_json::to_value(&settings.options).unwrap_or_default(),
-        model: describe(&settings),
+        model: format!("{}\n  {}", describe(&settings), describe_limits(&settings)),
+        peak_rss: None,
     };
     let outputs = Outputs {
         csv: settings.csv.as_deref().map(|p| open_output("csv", p)).transpose()?,
@@ -200,6 +228,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     tracing::info!("plugin {} {how} in {:.1?}", args.plugin.display(), plugin.load_time());
     let (tokio, grants) = runtime_and_grants(&settings)?;
     let factory = plugin.factory(grants).with_setup_options(info.config.to_string());
+    let interrupt = Arc::new(Interrupt::new());
+    crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
 
     let mut csv = match outputs.csv {
         Some((path, file)) => Some((
@@ -232,11 +262,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         control
     });
     let result = if settings.scenarios.is_empty() {
+        let live = Live { control, interrupt: Some(interrupt) };
         tokio
-            .block_on(loadhost_engine::run_with_control(&settings.plan, factory, &mut observer, control))
+            .block_on(loadhost_engine::run_live(&settings.plan, factory, &mut observer, live))
             .map(|report| (report, Vec::new()))
     } else {
-        tokio.block_on(loadhost_engine::run_scenarios(&settings.scenarios, factory, &mut observer)).map(|runs| {
+        let run = loadhost_engine::run_scenarios(&settings.scenarios, factory, &mut observer, Some(interrupt));
+        tokio.block_on(run).map(|runs| {
             // Every scenario together is the run; each also gets its own section in the outputs.
             let mut all = RunReport::combine(&runs.reports).unwrap_or_else(|| runs.reports[0].clone());
             all.teardown_error = runs.teardown_error;
@@ -253,6 +285,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         engine_failure(err, &info.plugin_path)
     })?;
 
+    let info = RunInfo { peak_rss: peak_rss(), ..info };
     // Everything measured is written before anything else can fail.
     if let Some((writer, path)) = csv {
         let footer = writer.finish(&report);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use crate::units::{Dur, EnvPair, Percent, Rate, Stage};
+use crate::units::{DirGrant, Dur, EnvPair, Percent, Rate, Size, Stage};
 
 /// What a due task does when no worker is free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -141,6 +141,29 @@ pub struct RunOptions {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvPair>,
 
+    /// Let the plugin read a host directory: DIR, or DIR::GUEST_PATH to mount it elsewhere
+    /// (repeatable, read-only). Without it a plugin sees no files.
+    #[arg(long = "dir", value_name = "DIR[::GUEST]")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dir: Vec<DirGrant>,
+
+    /// The longest one task may run; past it the task ends as timed_out and its instance is
+    /// replaced (default 60s).
+    #[arg(long, value_name = "DURATION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_timeout: Option<Dur>,
+
+    /// The most linear memory one plugin instance may use (default 128MiB).
+    #[arg(long, value_name = "SIZE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<Size>,
+
+    /// After a stop (Ctrl-C, SIGTERM, the control API, an abort), how long tasks under way may
+    /// finish before they end as interrupted (default 5s).
+    #[arg(long, value_name = "DURATION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace: Option<Dur>,
+
     /// Let the plugin reach HOST (any port) or HOST:PORT over HTTP and sockets (repeatable). Without
     /// it a plugin reaches nothing.
     #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
@@ -229,6 +252,10 @@ impl RunOptions {
             flush_retries_timeout: self.flush_retries_timeout.or(file.flush_retries_timeout),
             overload: self.overload.or(file.overload),
             env: list(self.env, file.env),
+            dir: list(self.dir, file.dir),
+            task_timeout: self.task_timeout.or(file.task_timeout),
+            max_memory: self.max_memory.or(file.max_memory),
+            grace: self.grace.or(file.grace),
             allow_host: list(self.allow_host, file.allow_host),
             ca_cert: list(self.ca_cert, file.ca_cert),
             insecure: self.insecure || file.insecure,

@@ -24,6 +24,15 @@ pub const DEFAULT_FLUSH_RETRIES_TIMEOUT: std::time::Duration = std::time::Durati
 /// The retry queue's bound when `--retry-queue` does not say (about 3 MB of tickets).
 pub const DEFAULT_RETRY_QUEUE: u32 = 100_000;
 
+pub use loadhost_engine::plan::{DEFAULT_GRACE, DEFAULT_TASK_TIMEOUT};
+/// Each instance's memory cap when `--max-memory` does not say: ample for compiled guests (a Rust
+/// plugin starts at about 1 MiB), and 1,000 workers still cannot take more than 128 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 128 << 20;
+/// The smallest memory cap: one 64 KiB wasm page times the 17 a Rust plugin starts with, rounded up.
+const MIN_MAX_MEMORY: u64 = 2 << 20;
+/// A plugin's memories are 32-bit.
+const MAX_MAX_MEMORY: u64 = 4 << 30;
+
 /// An option, or a combination of options, that cannot run. Messages name the flags.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -89,6 +98,20 @@ pub enum ConfigError {
     /// `--data-mode` without `--data`.
     #[error("--data-mode needs --data FILE")]
     DataModeOnly,
+    /// `--max-memory` outside what a plugin can use.
+    #[error("--max-memory {0}: expected between 2MiB and 4GiB")]
+    MaxMemory(crate::units::Size),
+    /// `--task-timeout` of zero.
+    #[error("--task-timeout must be longer than 0s")]
+    ZeroTaskTimeout,
+    /// A `--dir` that is not a readable directory.
+    #[error("--dir {grant}: {why}")]
+    Dir {
+        /// The grant as written.
+        grant: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The stages do not form a valid curve.
     #[error("--stage: {0}")]
     Curve(#[from] loadhost_engine::CurveError),
@@ -109,12 +132,31 @@ pub struct RunSettings {
     pub csv: Option<PathBuf>,
     /// Instances the runtime must be able to hold at once.
     pub max_instances: u32,
-    /// The options in effect, echoed in outputs.
+    /// Each instance's memory cap, in bytes.
+    pub max_memory: u64,
+    /// Host directories the plugin may read.
+    pub dirs: Vec<crate::units::DirGrant>,
+    /// The options in effect (defaults filled in), echoed in outputs.
     pub options: RunOptions,
 }
 
 /// Check `options` and build the plan (one per scenario when there are `[[scenario]]` blocks).
-pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
+pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
+    // Limits always apply: fill in their defaults so outputs show what was in force.
+    let max_memory = options.max_memory.get_or_insert(crate::units::Size(DEFAULT_MAX_MEMORY)).0;
+    if !(MIN_MAX_MEMORY..=MAX_MAX_MEMORY).contains(&max_memory) {
+        return Err(ConfigError::MaxMemory(crate::units::Size(max_memory)));
+    }
+    if options.task_timeout.get_or_insert(crate::units::Dur(DEFAULT_TASK_TIMEOUT)).0.is_zero() {
+        return Err(ConfigError::ZeroTaskTimeout);
+    }
+    options.grace.get_or_insert(crate::units::Dur(DEFAULT_GRACE));
+    for grant in &options.dir {
+        if !grant.host.is_dir() {
+            let why = if grant.host.exists() { "not a directory" } else { "no such directory" };
+            return Err(ConfigError::Dir { grant: grant.to_string(), why: why.to_owned() });
+        }
+    }
     if options.scenarios.is_empty() {
         return resolve_one(options);
     }
@@ -153,6 +195,8 @@ pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
         summary_json: options.summary_json.clone(),
         csv: options.csv.clone(),
         max_instances,
+        max_memory: options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0),
+        dirs: options.dir.clone(),
         options,
     })
 }
@@ -253,6 +297,9 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
     if let Some(limit) = options.lifecycle_timeout {
         plan = plan.with_lifecycle_timeout(limit.0);
     }
+    plan = plan
+        .with_task_timeout(options.task_timeout.map_or(DEFAULT_TASK_TIMEOUT, |d| d.0))
+        .with_grace(options.grace.map_or(DEFAULT_GRACE, |d| d.0));
     if let Some(max_retries) = options.retries {
         if options.retry_budget.is_some() && !plan.is_open() {
             return Err(ConfigError::OpenOnly { flag: "retry-budget" });
@@ -283,6 +330,8 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
         summary_json: options.summary_json.clone(),
         csv: options.csv.clone(),
         plan,
+        max_memory: options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0),
+        dirs: options.dir.clone(),
         options,
     })
 }

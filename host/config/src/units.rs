@@ -199,6 +199,107 @@ impl fmt::Display for EnvPair {
     }
 }
 
+/// A number of bytes, written `N` (bytes) or with a unit: `KiB`, `MiB`, `GiB` (powers of 1024) or
+/// `KB`, `MB`, `GB` (powers of 1000): `64MiB`, `1GiB`, `500MB`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Size(pub u64);
+
+const SIZE_HINT: &str = "expected a size such as 64MiB, 512KiB or 1GiB (units B, KiB, MiB, GiB, KB, MB, GB)";
+
+impl FromStr for Size {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let s = text.trim();
+        let digits = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+        let number: f64 = s[..digits].parse().map_err(|_| format!("'{text}' is not a size: {SIZE_HINT}"))?;
+        let scale: u64 = match s[digits..].trim() {
+            "" | "B" => 1,
+            "KiB" => 1 << 10,
+            "MiB" => 1 << 20,
+            "GiB" => 1 << 30,
+            "KB" => 1_000,
+            "MB" => 1_000_000,
+            "GB" => 1_000_000_000,
+            other => return Err(format!("'{text}' has an unknown unit '{other}': {SIZE_HINT}")),
+        };
+        let bytes = number * scale as f64;
+        // Nothing loadhost sizes comes near a terabyte: past it, the number is a typo.
+        if !bytes.is_finite() || bytes > (1u64 << 40) as f64 {
+            return Err(format!("'{text}' is too large a size: {SIZE_HINT}"));
+        }
+        Ok(Size(bytes.round() as u64))
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+            if self.0 >= scale && self.0.is_multiple_of(scale) {
+                return write!(f, "{}{unit}", self.0 / scale);
+            }
+        }
+        write!(f, "{}B", self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => Ok(Size(n)),
+            Raw::Text(text) => text.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A host directory granted to the plugin read-only: `HOST_DIR` (seen at the same path) or
+/// `HOST_DIR::GUEST_DIR` (wasmtime's syntax).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirGrant {
+    /// The directory on this machine.
+    pub host: std::path::PathBuf,
+    /// Where the plugin sees it.
+    pub guest: String,
+}
+
+impl FromStr for DirGrant {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (host, guest) = match text.split_once("::") {
+            Some((host, guest)) => (host, guest),
+            None => (text, text),
+        };
+        if host.is_empty() || guest.is_empty() {
+            return Err(format!("'{text}' is not a directory grant: expected HOST_DIR or HOST_DIR::GUEST_DIR"));
+        }
+        Ok(DirGrant { host: host.into(), guest: guest.to_owned() })
+    }
+}
+
+impl fmt::Display for DirGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.as_os_str() == self.guest.as_str() {
+            write!(f, "{}", self.guest)
+        } else {
+            write!(f, "{}::{}", self.host.display(), self.guest)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DirGrant {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// Serialize as the display string; deserialize from a string (and, for rates, also a number).
 macro_rules! string_serde {
     ($ty:ty) => {
@@ -214,6 +315,8 @@ string_serde!(Rate);
 string_serde!(Stage);
 string_serde!(EnvPair);
 string_serde!(Percent);
+string_serde!(Size);
+string_serde!(DirGrant);
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -316,6 +419,31 @@ mod tests {
         for bad in ["0", "101", "-5", "x", ""] {
             assert!(bad.parse::<Percent>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn sizes_take_binary_and_decimal_units() {
+        assert_eq!("64MiB".parse::<Size>(), Ok(Size(64 << 20)));
+        assert_eq!("1GiB".parse::<Size>(), Ok(Size(1 << 30)));
+        assert_eq!("500MB".parse::<Size>(), Ok(Size(500_000_000)));
+        assert_eq!("4096".parse::<Size>(), Ok(Size(4096)));
+        assert_eq!("1.5KiB".parse::<Size>(), Ok(Size(1536)));
+        assert_eq!(Size(128 << 20).to_string(), "128MiB");
+        for bad in ["", "MiB", "12XB", "-1MiB", "64 mib", "2000GiB"] {
+            let err = bad.parse::<Size>().expect_err(bad);
+            assert!(err.contains("expected a size"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn dir_grants_take_an_optional_guest_path() {
+        let same: DirGrant = "fixtures".parse().unwrap();
+        assert_eq!((same.host.to_str(), same.guest.as_str()), (Some("fixtures"), "fixtures"));
+        let mapped: DirGrant = "./data::/data".parse().unwrap();
+        assert_eq!((mapped.host.to_str(), mapped.guest.as_str()), (Some("./data"), "/data"));
+        assert_eq!(mapped.to_string(), "./data::/data");
+        assert!("::/data".parse::<DirGrant>().is_err());
+        assert!("data::".parse::<DirGrant>().is_err());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use crate::EngineError;
 use crate::dispatch::{Intake, NoTicket, Ticket};
 use crate::feed::Feed;
-use crate::retry::{RetryPolicy, RetryQueue, RetryTicket};
+use crate::retry::{RetryPolicy, RetryQueue, RetryRefused, RetryTicket};
 use crate::stop::Stop;
 use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 
@@ -57,11 +57,11 @@ pub(crate) struct Crew<F: WorkerFactory> {
     feed: Option<Arc<Feed>>,
     /// What the plugin's `setup` returned, for every worker's `init`.
     setup_data: Option<Arc<str>>,
-    /// How long making a worker (with its `init`) may take.
-    init_timeout: std::time::Duration,
+    /// How long making a worker and running a task may take.
+    limits: TimeLimits,
     pub(crate) started: AtomicU64,
-    /// First attempts started: the closed model's scheduled tasks (a retry is not a new task).
-    pub(crate) fresh_started: AtomicU64,
+    /// Iterations claimed: the closed model's scheduled tasks (a retry is not a new task).
+    pub(crate) claimed: AtomicU64,
     pub(crate) in_flight: AtomicU64,
     /// When the last task of the run started (each worker reports once, as it finishes).
     last_start: Mutex<Option<Instant>>,
@@ -100,6 +100,43 @@ pub(crate) struct RetrySetup {
     pub(crate) outstanding: Arc<AtomicU64>,
 }
 
+/// How long the crew lets plugin code run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimeLimits {
+    /// Making a worker, with its `init`.
+    pub(crate) init: Duration,
+    /// One task.
+    pub(crate) task: Duration,
+}
+
+/// A task a worker has taken and not yet recorded. When the grace after a stop runs out, the run
+/// drops the worker loops mid-task; this guard is how such a task still ends in exactly one state
+/// (interrupted).
+struct Holding<'a> {
+    recorder: &'a Recorder,
+    shard: usize,
+    armed: bool,
+}
+
+impl<'a> Holding<'a> {
+    fn new(recorder: &'a Recorder, shard: usize) -> Self {
+        Self { recorder, shard, armed: true }
+    }
+
+    /// The task's end has been recorded.
+    fn recorded(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Holding<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+        }
+    }
+}
+
 /// The crew's bounds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
@@ -120,7 +157,7 @@ impl<F: WorkerFactory> Crew<F> {
         retry: Option<RetrySetup>,
         feed: Option<Arc<Feed>>,
         setup_data: Option<Arc<str>>,
-        init_timeout: std::time::Duration,
+        limits: TimeLimits,
     ) -> Self {
         Self {
             factory,
@@ -141,10 +178,10 @@ impl<F: WorkerFactory> Crew<F> {
             retry,
             feed,
             setup_data,
-            init_timeout,
+            limits,
             replaced: AtomicU64::new(0),
             started: AtomicU64::new(0),
-            fresh_started: AtomicU64::new(0),
+            claimed: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_start: Mutex::new(None),
             logged: Default::default(),
@@ -169,12 +206,12 @@ impl<F: WorkerFactory> Crew<F> {
             metrics: MetricsHandle::new(self.recorder.clone(), id),
             setup_data: self.setup_data.clone(),
         };
-        match tokio::time::timeout(self.init_timeout, self.factory.new_worker(ctx)).await {
+        match tokio::time::timeout(self.limits.init, self.factory.new_worker(ctx)).await {
             Ok(Ok(worker)) => Ok((id, worker)),
             Ok(Err(source)) => Err(EngineError::WorkerStart { id, source }),
             Err(_) => Err(EngineError::WorkerStart {
                 id,
-                source: WorkerError::refused(format!("init took longer than {:?}", self.init_timeout)),
+                source: WorkerError::refused(format!("init took longer than {:?}", self.limits.init)),
             }),
         }
     }
@@ -208,8 +245,9 @@ impl<F: WorkerFactory> Crew<F> {
             let Some(mut ticket) = self.wait_for_ticket(&intake, &mut duty).await else { break };
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
+            let holding = Holding::new(&self.recorder, shard);
             if self.stop.is_aborted() {
-                self.recorder.record_task(shard, Outcome::Interrupted, None);
+                drop(holding);
                 self.settled();
                 continue;
             }
@@ -217,7 +255,7 @@ impl<F: WorkerFactory> Crew<F> {
                 self.ask_for_peer(&intake);
             }
             let Some(pass) = self.pass_gate(ticket.permit.take()).await else {
-                self.recorder.record_task(shard, Outcome::Interrupted, None);
+                drop(holding);
                 self.settled();
                 continue;
             };
@@ -226,7 +264,9 @@ impl<F: WorkerFactory> Crew<F> {
             let (outcome, timing) = self.execute(worker, &ticket, pass).await;
             duty.busy += began.elapsed();
             self.conclude(shard, &ticket, &outcome, timing, &mut duty);
+            holding.recorded();
             self.settled();
+            Self::yield_sometimes().await;
             if !self.settle(&mut slot, outcome).await {
                 break;
             }
@@ -365,6 +405,8 @@ impl<F: WorkerFactory> Crew<F> {
         let mut slot = Some((id, worker));
         let mut duty = Duty::new(id);
         let mut retry: Option<(u64, u32)> = None;
+        // The task this worker holds, from its claim until its end is recorded (across retries).
+        let mut holding: Option<Holding<'_>> = None;
         while self.stop.generating() || retry.is_some() {
             if retry.is_none() && self.above_closed_target() && self.leave() {
                 break;
@@ -372,7 +414,10 @@ impl<F: WorkerFactory> Crew<F> {
             let (iteration, attempt) = match retry.take() {
                 Some(again) => again,
                 None => match claims.claim() {
-                    Some(iteration) => (iteration, 0),
+                    Some(iteration) => {
+                        self.claimed.fetch_add(1, Ordering::Relaxed);
+                        (iteration, 0)
+                    }
                     None => {
                         self.stop.end_generation();
                         break;
@@ -381,27 +426,37 @@ impl<F: WorkerFactory> Crew<F> {
             };
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
+            if holding.is_none() {
+                holding = Some(Holding::new(&self.recorder, shard));
+            }
             // The closed model has no schedule: a task is due when its worker gets to it.
             let ticket = Ticket { iteration, attempt, scheduled: Instant::now(), permit: None };
             let Some(pass) = self.pass_gate(None).await else {
-                self.recorder.record_task(shard, Outcome::Interrupted, None);
+                // Dropping the hold records the task as interrupted.
                 break;
             };
             let (outcome, timing) = self.execute(worker, &ticket, pass).await;
-            if let Some(wait) = self.conclude(shard, &ticket, &outcome, timing, &mut duty) {
+            let again = self.conclude(shard, &ticket, &outcome, timing, &mut duty);
+            if again.is_none()
+                && let Some(done) = holding.take()
+            {
+                done.recorded();
+            }
+            Self::yield_sometimes().await;
+            if let Some(wait) = again {
                 retry = Some((iteration, attempt + 1));
                 tokio::select! {
                     () = tokio::time::sleep(wait) => {}
-                    () = self.stop.aborted() => {
-                        self.recorder.record_task(shard, Outcome::Interrupted, None);
-                        break;
-                    }
+                    () = self.stop.aborted() => break,
                 }
             }
             if !self.settle(&mut slot, outcome).await {
                 if retry.take().is_some() {
                     // The replacement failed: the retry cannot run.
                     self.recorder.record_task(shard, Outcome::Failed, None);
+                    if let Some(done) = holding.take() {
+                        done.recorded();
+                    }
                 }
                 break;
             }
@@ -430,12 +485,10 @@ impl<F: WorkerFactory> Crew<F> {
         let input = self.feed.as_deref().map_or(&[][..], |feed| feed.row(ticket.iteration));
         let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input };
         self.started.fetch_add(1, Ordering::Relaxed);
-        if ticket.attempt == 0 {
-            self.fresh_started.fetch_add(1, Ordering::Relaxed);
-        }
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let called = Instant::now();
-        let outcome = worker.run(task).await;
+        // An unpolled timer costs nothing: a task that finishes on its first poll never arms it.
+        let outcome = tokio::time::timeout(self.limits.task, worker.run(task)).await.unwrap_or(TaskOutcome::TimedOut);
         let ended = Instant::now();
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         let timing = TaskTiming {
@@ -444,12 +497,16 @@ impl<F: WorkerFactory> Crew<F> {
             gate: pass.waited,
         };
         drop(pass);
-        // A task that never waits (a no-op plugin) completes without returning Pending, so a worker
-        // loop would never yield: it would starve its runtime thread, and tokio's timer (the run's
-        // deadline, the interval ticker) only fires when a thread parks. Spending tokio's
-        // cooperative budget yields every 128 tasks at a cost of nanoseconds.
-        tokio::task::consume_budget().await;
         (outcome, timing)
+    }
+
+    /// A task that never waits (a no-op plugin) completes without returning Pending, so a worker
+    /// loop would never yield: it would starve its runtime thread, and tokio's timer (the run's
+    /// deadline, the interval ticker) only fires when a thread parks. Spending tokio's cooperative
+    /// budget yields every 128 tasks at a cost of nanoseconds. Called once the task is recorded, so
+    /// a worker dropped at this point loses nothing.
+    async fn yield_sometimes() {
+        tokio::task::consume_budget().await;
     }
 
     /// Record an attempt, and decide whether the task is retried: returns the backoff to wait when
@@ -473,7 +530,12 @@ impl<F: WorkerFactory> Crew<F> {
                             iteration: ticket.iteration,
                             attempt: ticket.attempt + 1,
                         };
-                        if queue.push(retry) { None } else { Some(Outcome::Failed) }
+                        match queue.push(retry) {
+                            Ok(()) => None,
+                            // The pacer is gone: stopped before this retry's turn, or its flush is over.
+                            Err(RetryRefused::Closed) if self.stop.is_aborted() => Some(Outcome::Interrupted),
+                            Err(RetryRefused::Full | RetryRefused::Closed) => Some(Outcome::Failed),
+                        }
                     }
                     None => {
                         retry_in_place = Some(wait);
@@ -504,7 +566,14 @@ impl<F: WorkerFactory> Crew<F> {
             TaskOutcome::Failed(msg) => self.log_once(0, id, "failed", msg),
             TaskOutcome::Retryable(msg) => self.log_once(1, id, "failed (retryable)", msg),
             TaskOutcome::Trapped(msg) => self.log_once(2, id, "trapped", msg),
-            TaskOutcome::TimedOut => self.log_once(3, id, "timed out", ""),
+            TaskOutcome::TimedOut => {
+                self.log_once(
+                    3,
+                    id,
+                    "timed out",
+                    &format!("still running after {:?} (--task-timeout)", self.limits.task),
+                );
+            }
             TaskOutcome::Abort(msg) => {
                 self.log_once(4, id, "aborted the run", msg);
                 self.stop.abort(msg.clone());

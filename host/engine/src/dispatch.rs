@@ -152,6 +152,16 @@ impl Intake {
         self.rx.try_recv().map_err(|err| if err.is_closed() { NoTicket::Closed } else { NoTicket::Empty })
     }
 
+    /// Close the channel (the pacer's sends fail from now on) and take what is left in it.
+    pub(crate) fn close_and_drain(&self) -> u64 {
+        self.rx.close();
+        let mut left = 0;
+        while self.rx.try_recv().is_ok() {
+            left += 1;
+        }
+        left
+    }
+
     /// Wait for the next ticket; `None` once the pacer is done and the channel is empty.
     pub(crate) async fn take(&self) -> Option<Ticket> {
         self.rx.recv().await.ok()

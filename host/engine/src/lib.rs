@@ -38,8 +38,9 @@ pub use feed::{Feed, FeedMode};
 pub use pacer::PacerClock;
 pub use plan::{Model, Overload, Plan, PlanError};
 pub use retry::{RetryError, RetryPolicy};
-pub use run::{ScenarioRuns, run, run_scenarios, run_with_control};
+pub use run::{Live, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve};
+pub use stop::Interrupt;
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 
 /// Why a run could not go ahead.

@@ -268,6 +268,10 @@ impl Pacer {
                     tally.dropped_at_gate += 1;
                 }
                 Offer::Full(ticket) => break Step::Full(ticket),
+                Offer::Closed if self.stop.is_aborted() => {
+                    self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+                    break Step::Done;
+                }
                 Offer::Closed => {
                     if retry {
                         self.recorder.record_task(self.shard, Outcome::Dropped, None);
@@ -307,6 +311,10 @@ impl Pacer {
             let ticket = Ticket { iteration: retry.iteration, attempt: retry.attempt, scheduled: now, permit: None };
             match self.dispatch.offer(ticket) {
                 Offer::Released => r.outstanding.fetch_add(1, Ordering::AcqRel),
+                Offer::Closed if self.stop.is_aborted() => {
+                    self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+                    0
+                }
                 Offer::Dropped | Offer::GateFull | Offer::Closed => {
                     self.recorder.record_task(self.shard, Outcome::Dropped, None);
                     0
@@ -396,6 +404,9 @@ impl Pacer {
     fn handed_over(&mut self, sent: bool) -> bool {
         if sent {
             self.released();
+        } else if self.stop.is_aborted() {
+            // The run closed the channel after its grace ran out.
+            self.recorder.record_task(self.shard, Outcome::Interrupted, None);
         } else {
             self.recorder.record_task(self.shard, Outcome::Dropped, None);
             self.crew_gone();

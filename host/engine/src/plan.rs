@@ -95,6 +95,10 @@ pub struct Plan {
     retries: Option<RetryPolicy>,
     feed: Option<(std::sync::Arc<Feed>, FeedMode)>,
     lifecycle_timeout: Duration,
+    /// The longest one task may run.
+    task_timeout: Duration,
+    /// After a stop, how long tasks under way may finish.
+    grace: Duration,
     /// Closed model: the worker count over time (`--stage` without `--rate`).
     worker_curve: Option<RateCurve>,
     /// How long after the run's start this plan starts (a scenario's offset).
@@ -103,6 +107,13 @@ pub struct Plan {
 
 /// How long each lifecycle call (`setup`, a worker's `init`, `teardown`) may take by default.
 pub const DEFAULT_LIFECYCLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one task may run by default (k6's default HTTP timeout: a task slower than this is
+/// broken, not slow).
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long tasks under way may finish after a stop, by default.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 
 /// The default reporting interval: one CSV row and progress update per second.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
@@ -140,6 +151,8 @@ impl Plan {
             retries: None,
             feed: None,
             lifecycle_timeout: DEFAULT_LIFECYCLE_TIMEOUT,
+            task_timeout: DEFAULT_TASK_TIMEOUT,
+            grace: DEFAULT_GRACE,
             worker_curve: None,
             start_delay: Duration::ZERO,
         })
@@ -234,6 +247,28 @@ impl Plan {
     /// How long each lifecycle call may take.
     pub fn lifecycle_timeout(&self) -> Duration {
         self.lifecycle_timeout
+    }
+
+    /// Bound each task by `limit`: past it the task ends as timed out and its worker is replaced.
+    pub fn with_task_timeout(mut self, limit: Duration) -> Self {
+        self.task_timeout = limit;
+        self
+    }
+
+    /// How long one task may run.
+    pub fn task_timeout(&self) -> Duration {
+        self.task_timeout
+    }
+
+    /// After a stop, give tasks under way `grace` to finish before they end as interrupted.
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// How long tasks under way may finish after a stop.
+    pub fn grace(&self) -> Duration {
+        self.grace
     }
 
     /// The feed, if any.

@@ -109,18 +109,27 @@ impl RetryQueue {
         self.pending.load(Ordering::Acquire)
     }
 
-    /// Queue a retry; `false` when the queue is full or the pacer is gone (the task then fails).
-    pub(crate) fn push(&self, retry: RetryTicket) -> bool {
+    /// Queue a retry, unless the queue is full or the pacer is gone.
+    pub(crate) fn push(&self, retry: RetryTicket) -> Result<(), RetryRefused> {
         if self.pending.fetch_add(1, Ordering::AcqRel) >= self.limit {
             self.pending.fetch_sub(1, Ordering::AcqRel);
-            return false;
+            return Err(RetryRefused::Full);
         }
         if self.tx.send(retry).is_err() {
             self.pending.fetch_sub(1, Ordering::AcqRel);
-            return false;
+            return Err(RetryRefused::Closed);
         }
-        true
+        Ok(())
     }
+}
+
+/// Why a retry could not be queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RetryRefused {
+    /// The queue is at its bound.
+    Full,
+    /// The pacer has stopped taking retries (the run is over).
+    Closed,
 }
 
 impl RetryIntake {
@@ -201,14 +210,14 @@ mod tests {
         let (queue, mut intake) = queue(2);
         let now = Instant::now();
         let at = |ms| now + Duration::from_millis(ms);
-        assert!(queue.push(RetryTicket { due: at(20), iteration: 1, attempt: 1 }));
-        assert!(queue.push(RetryTicket { due: at(10), iteration: 2, attempt: 1 }));
-        assert!(!queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1 }), "full");
+        assert_eq!(queue.push(RetryTicket { due: at(20), iteration: 1, attempt: 1 }), Ok(()));
+        assert_eq!(queue.push(RetryTicket { due: at(10), iteration: 2, attempt: 1 }), Ok(()));
+        assert_eq!(queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1 }), Err(RetryRefused::Full));
         assert_eq!(intake.next_due(), Some(at(10)));
         assert_eq!(intake.pop_due(at(9)), None, "not due yet");
         assert_eq!(intake.pop_due(at(30)).map(|r| r.iteration), Some(2));
-        assert!(queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1 }), "room again");
+        assert_eq!(queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1 }), Ok(()), "room again");
         assert_eq!(intake.drain(), 2);
-        assert!(!queue.push(RetryTicket { due: at(5), iteration: 4, attempt: 1 }), "closed");
+        assert_eq!(queue.push(RetryTicket { due: at(5), iteration: 4, attempt: 1 }), Err(RetryRefused::Closed));
     }
 }

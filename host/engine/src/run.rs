@@ -5,17 +5,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use loadhost_metrics::{Gauges, IntervalRow, Recorder, RunReport, Window, WorkerStats};
+use loadhost_metrics::{Gauges, IntervalRow, Outcome, Recorder, RunReport, Window, WorkerStats};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
 use crate::control::{APPLY_EVERY, Control, CrewStatus, RunState, Status};
-use crate::crew::{Bounds, Claims, Crew, RetrySetup};
+use crate::crew::{Bounds, Claims, Crew, RetrySetup, TimeLimits};
 use crate::dispatch;
 use crate::pacer::{Pacer, PacerClock, Retries};
 use crate::plan::{Model, Plan};
 use crate::retry;
-use crate::stop::Stop;
+use crate::stop::{Interrupt, Stop};
 use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
 
@@ -49,11 +49,30 @@ pub async fn run_with_control<F: WorkerFactory>(
     observer: &mut dyn Observer,
     control: Option<Arc<Control>>,
 ) -> Result<RunReport, EngineError> {
+    run_live(plan, factory, observer, Live { control, interrupt: None }).await
+}
+
+/// What may reach into a run from outside while it goes.
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    /// Live changes and the status snapshot (the control API).
+    pub control: Option<Arc<Control>>,
+    /// Stop requests (signals): graceful first, immediate on the second.
+    pub interrupt: Option<Arc<Interrupt>>,
+}
+
+/// [`run`], with live control and stop requests.
+pub async fn run_live<F: WorkerFactory>(
+    plan: &Plan,
+    factory: F,
+    observer: &mut dyn Observer,
+    live: Live,
+) -> Result<RunReport, EngineError> {
     let recorder = Arc::new(Recorder::new(SHARDS));
     let lifecycle_metrics = MetricsHandle::new(recorder.clone(), LIFECYCLE_ID);
     let setup_data = setup(&factory, plan.lifecycle_timeout(), lifecycle_metrics.clone()).await?;
     let teardown = Some(lifecycle_metrics);
-    run_scenario(plan, factory, observer, control, setup_data, recorder, teardown).await
+    run_scenario(plan, factory, observer, live, setup_data, recorder, teardown).await
 }
 
 /// The plugin's setup, once, before anything else: its failure sends nothing.
@@ -102,6 +121,7 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
     plans: &[Plan],
     factory: F,
     observer: &mut dyn Observer,
+    interrupt: Option<Arc<Interrupt>>,
 ) -> Result<ScenarioRuns, EngineError> {
     let Some(first) = plans.first() else {
         return Ok(ScenarioRuns { reports: Vec::new(), teardown_error: None, lifecycle: Window::default() });
@@ -112,11 +132,12 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
     let shared = std::sync::Mutex::new(observer);
     let runs = plans.iter().map(|plan| {
         let (factory, setup_data, shared) = (factory.clone(), setup_data.clone(), &shared);
+        let live = Live { control: None, interrupt: interrupt.clone() };
         async move {
             tokio::time::sleep(plan.start_delay()).await;
             let mut forward = Forward(shared);
             let recorder = Arc::new(Recorder::new(SHARDS));
-            run_scenario(plan, factory, &mut forward, None, setup_data, recorder, None).await
+            run_scenario(plan, factory, &mut forward, live, setup_data, recorder, None).await
         }
     });
     let reports = futures_util::future::join_all(runs).await.into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -142,11 +163,12 @@ async fn run_scenario<F: WorkerFactory>(
     plan: &Plan,
     factory: F,
     observer: &mut dyn Observer,
-    control: Option<Arc<Control>>,
+    live: Live,
     setup_data: Option<Arc<str>>,
     recorder: Arc<Recorder>,
     teardown_metrics: Option<MetricsHandle>,
 ) -> Result<RunReport, EngineError> {
+    let Live { control, interrupt } = live;
     let stop = Arc::new(Stop::default());
     let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
     // A ramping closed crew may shrink to nothing; otherwise the crew never goes below its start.
@@ -181,7 +203,7 @@ async fn run_scenario<F: WorkerFactory>(
         retry_setup,
         plan.feed().cloned(),
         setup_data.clone(),
-        plan.lifecycle_timeout(),
+        TimeLimits { init: plan.lifecycle_timeout(), task: plan.task_timeout() },
     ));
     let workers = crew.start(plan.workers()).await?;
     let initial = workers.len() as u64;
@@ -191,9 +213,16 @@ async fn run_scenario<F: WorkerFactory>(
     let mut loops = JoinSet::new();
     let mut closed_deadline = None;
     let mut closed_claims = None;
+    // Kept to collect tickets still in the channel when the grace runs out and the workers are gone.
+    let mut leftover_intake = None;
+    // A stop asked for while the crew was starting: send nothing.
+    if interrupt.as_ref().is_some_and(|i| i.requests() > 0) {
+        stop.stop_by_user(STOPPED_BY_SIGNAL);
+    }
     let pacer = match plan.model() {
         Model::Open { curve, overload, .. } => {
             let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload, gate.clone());
+            leftover_intake = Some(intake.clone());
             for (id, worker) in workers {
                 loops.spawn(crew.clone().open_loop(id, worker, intake.clone()));
             }
@@ -246,6 +275,12 @@ async fn run_scenario<F: WorkerFactory>(
     let ramp = plan.worker_curve().cloned().zip(closed_claims);
     let mut next_ramp = start;
     let mut applied = 0u64;
+    let mut interrupts_seen = 0u32;
+    // After a stop, tasks under way have until `grace_ends`; then the worker loops are dropped.
+    let mut grace_ends: Option<Instant> = None;
+    let mut cut = false;
+    // A second interrupt: no grace, no teardown.
+    let mut forced = false;
     loop {
         // The run is over when every worker loop has ended, unless a ramping closed crew is only
         // empty for now (ramped down to zero before ramping up again).
@@ -255,10 +290,25 @@ async fn run_scenario<F: WorkerFactory>(
         tokio::select! {
             biased;
             joined = loops.join_next(), if !loops.is_empty() => match joined {
-                None => {}
-                Some(Err(err)) => panics.push(err.to_string()),
-                Some(Ok(())) => {}
+                Some(Err(err)) if !err.is_cancelled() => panics.push(err.to_string()),
+                _ => {}
             },
+            requests = interrupted(interrupt.as_deref(), interrupts_seen), if interrupts_seen < 2 => {
+                interrupts_seen = requests;
+                crew.stop.stop_by_user(STOPPED_BY_SIGNAL);
+                if requests >= 2 {
+                    forced = true;
+                    grace_ends = Some(Instant::now());
+                }
+            }
+            () = crew.stop.aborted(), if grace_ends.is_none() => {
+                grace_ends = Some(Instant::now() + plan.grace());
+            }
+            () = sleep_until(grace_ends.unwrap_or(start)), if grace_ends.is_some() && !cut => {
+                cut = true;
+                // Tasks still under way end as interrupted (each worker holds its task in a guard).
+                loops.abort_all();
+            }
             // A ramping closed crew: follow the target number of workers over time.
             () = sleep_until(next_ramp), if ramp.is_some() && crew.stop.generating() => {
                 next_ramp += APPLY_EVERY;
@@ -289,7 +339,17 @@ async fn run_scenario<F: WorkerFactory>(
         }
     }
     let end = Instant::now();
+    crew.in_flight.store(0, Ordering::Relaxed);
+    if let Some(intake) = &leftover_intake {
+        let left = intake.close_and_drain();
+        let outcome = if crew.stop.is_aborted() { Outcome::Interrupted } else { Outcome::Dropped };
+        recorder.record_unfinished(0, outcome, left);
+    }
     let teardown_error = match (&setup_data, teardown_metrics) {
+        (Some(_), Some(_)) if forced => {
+            tracing::warn!("the plugin's teardown was skipped: the run was stopped a second time");
+            None
+        }
         (Some(data), Some(metrics)) => teardown(crew.factory(), data, plan.lifecycle_timeout(), metrics).await,
         _ => None,
     };
@@ -382,12 +442,19 @@ impl Ticker {
 
     fn emit<F: WorkerFactory>(&mut self, crew: &Crew<F>, observer: &mut dyn Observer, at: Instant) {
         let mut window = crew.recorder.drain();
+        if window.plugin.folded() > 0 && self.totals.plugin.folded() == 0 {
+            tracing::warn!(
+                "the plugin has made more than {} metric series: samples for new ones go to NAME{{overflow:true}}; \
+                 tag by something with fewer values",
+                loadhost_metrics::cardinality::MAX_SERIES
+            );
+        }
         let started_total = crew.started.load(Ordering::Relaxed);
         let started = started_total - self.last_started;
         self.last_started = started_total;
         if self.closed_model {
-            // The closed model has no pacer: a task is scheduled when a worker starts its first try.
-            let fresh_total = crew.fresh_started.load(Ordering::Relaxed);
+            // The closed model has no pacer: a task is scheduled when a worker claims it.
+            let fresh_total = crew.claimed.load(Ordering::Relaxed);
             window.counts.scheduled = fresh_total - self.last_fresh;
             self.last_fresh = fresh_total;
         }
@@ -408,6 +475,17 @@ impl Ticker {
         self.index += 1;
         self.last_end = end;
         self.next_tick += self.interval;
+    }
+}
+
+/// Why a run stopped on an [`Interrupt`].
+const STOPPED_BY_SIGNAL: &str = "interrupted (Ctrl-C or SIGTERM)";
+
+/// Resolve with the number of stop requests once it differs from `seen`; never without a source.
+async fn interrupted(interrupt: Option<&Interrupt>, seen: u32) -> u32 {
+    match interrupt {
+        Some(interrupt) => interrupt.changed(seen).await,
+        None => std::future::pending().await,
     }
 }
 

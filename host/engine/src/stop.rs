@@ -77,3 +77,43 @@ impl Stop {
         }
     }
 }
+
+/// A stop asked for from outside the run, such as Ctrl-C or SIGTERM. The first request stops the
+/// run gracefully (tasks under way get the plan's grace to finish); the second cuts the grace short.
+#[derive(Debug, Default)]
+pub struct Interrupt {
+    requests: std::sync::atomic::AtomicU32,
+    notify: Notify,
+}
+
+impl Interrupt {
+    /// No request yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Ask the run to stop; returns how many times it has now been asked.
+    pub fn request(&self) -> u32 {
+        let n = self.requests.fetch_add(1, Ordering::AcqRel).saturating_add(1);
+        self.notify.notify_waiters();
+        n
+    }
+
+    /// How many times a stop has been asked for.
+    pub fn requests(&self) -> u32 {
+        self.requests.load(Ordering::Acquire)
+    }
+
+    /// Resolve with the number of requests once it differs from `seen`.
+    pub(crate) async fn changed(&self, seen: u32) -> u32 {
+        loop {
+            let mut notified = pin!(self.notify.notified());
+            notified.as_mut().enable();
+            let now = self.requests();
+            if now != seen {
+                return now;
+            }
+            notified.await;
+        }
+    }
+}

@@ -233,6 +233,10 @@ pub struct Series {
 pub struct PluginMetrics {
     series: HashMap<SeriesKey, SeriesValue>,
     kind_conflicts: u64,
+    /// Samples that went to an overflow series (the series cap).
+    folded: u64,
+    /// Samples dropped because every overflow series was taken too.
+    discarded: u64,
 }
 
 impl PluginMetrics {
@@ -284,12 +288,41 @@ impl PluginMetrics {
             self.upsert(key.clone(), value.clone());
         }
         self.kind_conflicts += other.kind_conflicts;
+        self.folded += other.folded;
+        self.discarded += other.discarded;
+    }
+
+    /// Whether this window already holds `key` (so the series cap need not be asked).
+    pub fn contains(&self, key: &SeriesKey) -> bool {
+        self.series.contains_key(key)
+    }
+
+    /// Count a sample folded into an overflow series.
+    pub fn note_folded(&mut self) {
+        self.folded += 1;
+    }
+
+    /// Count a sample discarded by the series cap.
+    pub fn note_discarded(&mut self) {
+        self.discarded += 1;
+    }
+
+    /// Samples folded into overflow series.
+    pub fn folded(&self) -> u64 {
+        self.folded
+    }
+
+    /// Samples discarded by the series cap.
+    pub fn discarded(&self) -> u64 {
+        self.discarded
     }
 
     /// Forget everything.
     pub fn clear(&mut self) {
         self.series.clear();
         self.kind_conflicts = 0;
+        self.folded = 0;
+        self.discarded = 0;
     }
 
     /// Samples ignored because their name was already used by a metric of another kind.

@@ -9,8 +9,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::cardinality::{Admission, SeriesCap};
 use crate::outcome::Outcome;
-use crate::plugin::SeriesKey;
+use crate::plugin::{PluginMetrics, SeriesKey};
 use crate::window::Window;
 
 /// The two measured spans of a task that ran; latency is their sum.
@@ -59,13 +60,14 @@ pub struct PacerTally {
 pub struct Recorder {
     shards: Box<[Mutex<Window>]>,
     gauge_seq: AtomicU64,
+    series_cap: SeriesCap,
 }
 
 impl Recorder {
     /// A recorder with `shards` shards (at least one).
     pub fn new(shards: usize) -> Self {
         let shards = (0..shards.max(1)).map(|_| Mutex::new(Window::default())).collect();
-        Self { shards, gauge_seq: AtomicU64::new(0) }
+        Self { shards, gauge_seq: AtomicU64::new(0), series_cap: SeriesCap::default() }
     }
 
     /// The shard a worker (or the pacer) with this id records into.
@@ -133,25 +135,43 @@ impl Recorder {
         });
     }
 
+    /// Record a plugin sample into `key`'s series, or where the series cap sends it. The cap is
+    /// asked only for a key its shard's window does not hold yet, so known series stay lock-light.
+    fn plugin_sample(&self, shard: usize, key: SeriesKey, record: impl FnOnce(&mut PluginMetrics, SeriesKey)) {
+        self.with(shard, |w| {
+            if w.plugin.contains(&key) {
+                return record(&mut w.plugin, key);
+            }
+            match self.series_cap.admit(key) {
+                Admission::Own(key) => record(&mut w.plugin, key),
+                Admission::Folded(key) => {
+                    w.plugin.note_folded();
+                    record(&mut w.plugin, key);
+                }
+                Admission::Discarded => w.plugin.note_discarded(),
+            }
+        });
+    }
+
     /// Add to a plugin counter.
     pub fn counter(&self, shard: usize, key: SeriesKey, delta: u64) {
-        self.with(shard, |w| w.plugin.counter(key, delta));
+        self.plugin_sample(shard, key, |p, key| p.counter(key, delta));
     }
 
     /// Set a plugin gauge.
     pub fn gauge(&self, shard: usize, key: SeriesKey, value: f64) {
         let seq = self.gauge_seq.fetch_add(1, Ordering::Relaxed);
-        self.with(shard, |w| w.plugin.gauge(key, value, seq));
+        self.plugin_sample(shard, key, |p, key| p.gauge(key, value, seq));
     }
 
     /// Record a plugin trend value.
     pub fn trend(&self, shard: usize, key: SeriesKey, value: f64) {
-        self.with(shard, |w| w.plugin.trend(key, value));
+        self.plugin_sample(shard, key, |p, key| p.trend(key, value));
     }
 
     /// Record a plugin check.
     pub fn check(&self, shard: usize, key: SeriesKey, ok: bool) {
-        self.with(shard, |w| w.plugin.check(key, ok));
+        self.plugin_sample(shard, key, |p, key| p.check(key, ok));
     }
 
     /// Count one finished HTTP request.

@@ -17,6 +17,10 @@ fn percentiles(p: &Percentiles) -> Value {
     })
 }
 
+fn round_mb(bytes: u64) -> f64 {
+    (bytes as f64 / f64::from(1 << 20) * 10.0).round() / 10.0
+}
+
 /// The summary as a JSON value.
 pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
     let c = report.counts();
@@ -49,6 +53,11 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
             "interrupted": c.interrupted, "retries": c.retries, "started": report.started,
         },
         "attempts": t.attempts,
+        "host": { "peak_rss_mb": info.peak_rss.map(round_mb) },
+        "series": {
+            "count": t.plugin.series().len(), "limit": loadhost_metrics::cardinality::MAX_SERIES,
+            "folded_samples": t.plugin.folded(), "discarded_samples": t.plugin.discarded(),
+        },
         "rate": {
             "target_per_s": report.target_rate,
             "achieved_per_s": report.achieved_rate(),

@@ -28,6 +28,8 @@ pub struct RunInfo {
     pub config: serde_json::Value,
     /// One line describing the load model, for people.
     pub model: String,
+    /// The host process's peak resident memory, in bytes, once the run is over (when known).
+    pub peak_rss: Option<u64>,
 }
 
 /// The loadhost version, in every output.

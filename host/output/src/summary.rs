@@ -97,9 +97,13 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
     let w = &report.workers;
     let _ = writeln!(
         out,
-        "{} at the end (min {}, peak {}) · {} replaced after a trap",
+        "{} at the end (min {}, peak {}) · {} replaced (after a trap or a timeout)",
         w.final_, w.min, w.peak, w.replaced
     );
+    if let Some(rss) = info.peak_rss {
+        label(&mut out, "host");
+        let _ = writeln!(out, "peak RSS {:.1} MiB", rss as f64 / f64::from(1 << 20));
+    }
     label(&mut out, "duration");
     let _ =
         writeln!(out, "{:.2}s ({:.2}s generating load)", report.elapsed.as_secs_f64(), report.generation.as_secs_f64());
@@ -164,6 +168,15 @@ pub fn render(info: &RunInfo, report: &RunReport) -> String {
             out,
             "    ({} samples ignored: their name was already used by a metric of another kind)",
             t.plugin.kind_conflicts()
+        );
+    }
+    if t.plugin.folded() > 0 || t.plugin.discarded() > 0 {
+        let _ = writeln!(
+            out,
+            "    ({} samples folded into NAME{{overflow:true}} and {} discarded: more than {} series)",
+            t.plugin.folded(),
+            t.plugin.discarded(),
+            loadhost_metrics::cardinality::MAX_SERIES
         );
     }
 

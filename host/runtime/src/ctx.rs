@@ -3,13 +3,15 @@
 
 use std::sync::Arc;
 
+use anyhow::Context as _;
 use loadhost_engine::MetricsHandle;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::sockets::SocketAddrUse;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::http::HttpClient;
+use crate::limits::InstanceLimits;
 use crate::worker::Grants;
 
 /// Per-worker store data.
@@ -19,16 +21,24 @@ pub(crate) struct DoerCtx {
     table: ResourceTable,
     hooks: HostHttpHooks,
     pub(crate) metrics: MetricsHandle,
+    /// The instance's memory and table caps.
+    pub(crate) limits: InstanceLimits,
     /// The run's HTTP client, for the one-call `loadhost:plugin/http` interface.
     pub(crate) http_client: Arc<HttpClient>,
 }
 
 impl DoerCtx {
-    /// A context that grants only what the user passed: the `-e` environment and, for hosts on the
-    /// allow-list, HTTP and sockets. No directories, stdin closed, stdout and stderr discarded.
-    pub(crate) fn new(grants: &Grants, metrics: MetricsHandle) -> Self {
+    /// A context that grants only what the user passed: the `-e` environment, the `--dir`
+    /// directories read-only and, for hosts on the allow-list, HTTP and sockets. Nothing else: stdin
+    /// closed, stdout and stderr discarded.
+    pub(crate) fn new(grants: &Grants, metrics: MetricsHandle, max_memory: usize) -> anyhow::Result<Self> {
         let mut wasi = WasiCtx::builder();
         wasi.envs(&grants.env);
+        for (host, guest) in &grants.dirs {
+            wasi.preopened_dir(host, guest, FsPerms::ReadOnly)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("--dir {}", host.display()))?;
+        }
         let allow = grants.http.allow_list();
         if !allow.is_empty() {
             let allow = allow.clone();
@@ -49,14 +59,15 @@ impl DoerCtx {
             wasi.allow_tcp(true).allow_udp(true).allow_ip_name_lookup(true);
         }
         let hooks = HostHttpHooks { client: grants.http.clone(), metrics: metrics.clone() };
-        Self {
+        Ok(Self {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             hooks,
             metrics,
+            limits: InstanceLimits::new(max_memory),
             http_client: grants.http.clone(),
-        }
+        })
     }
 }
 

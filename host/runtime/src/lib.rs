@@ -17,6 +17,7 @@
 //! - [`http`]: the pooled HTTP client, the allow-list, TLS, and the built-in HTTP metrics.
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
 //! - `http_host`: the one-call `loadhost:plugin/http` import.
+//! - [`limits`]: memory and table caps per instance, the stack limit, epoch interruption.
 //! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
 
 #![deny(missing_docs)]
@@ -26,6 +27,7 @@ pub mod cache;
 mod ctx;
 pub mod http;
 mod http_host;
+pub mod limits;
 mod metrics_host;
 pub mod plugin;
 mod wasmtime_engine;

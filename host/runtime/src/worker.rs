@@ -10,22 +10,25 @@ use wasmtime::component::Instance;
 use crate::bindings::{self, Workload, WorkloadPre};
 use crate::ctx::DoerCtx;
 use crate::http::{HttpClient, HttpOptions};
+use crate::limits::LimitError;
 use crate::plugin::{LifecycleExports, Plugin, one_line};
 
-/// What the user grants a plugin: its whole environment (`-e`), and the network through the
-/// run's HTTP client and its allow-list (`--allow-host`).
+/// What the user grants a plugin: its whole environment (`-e`), the directories it may read
+/// (`--dir`), and the network through the run's HTTP client and its allow-list (`--allow-host`).
 #[derive(Clone)]
 pub struct Grants {
     /// `KEY=VALUE` pairs.
     pub env: Vec<(String, String)>,
+    /// Host directories, read-only, and where the plugin sees each.
+    pub dirs: Vec<(std::path::PathBuf, String)>,
     /// The run's HTTP client; its allow-list also governs wasi:sockets.
     pub http: Arc<HttpClient>,
 }
 
 impl Grants {
-    /// No environment and no network.
+    /// No environment, no files and no network.
     pub fn none() -> anyhow::Result<Self> {
-        Ok(Self { env: Vec::new(), http: HttpClient::new(&HttpOptions::default())? })
+        Ok(Self { env: Vec::new(), dirs: Vec::new(), http: HttpClient::new(&HttpOptions::default())? })
     }
 }
 
@@ -33,6 +36,7 @@ impl Grants {
 #[derive(Clone)]
 pub struct WasmWorkerFactory {
     engine: wasmtime::Engine,
+    max_memory: usize,
     pre: WorkloadPre<DoerCtx>,
     grants: Arc<Grants>,
     lifecycle: Option<LifecycleExports>,
@@ -48,7 +52,13 @@ impl WasmWorkerFactory {
 
     /// A store and a bare instance of the plugin.
     async fn instance(&self, metrics: MetricsHandle) -> Result<(Store<DoerCtx>, Instance), WorkerError> {
-        let mut store = Store::new(&self.engine, DoerCtx::new(&self.grants, metrics));
+        let ctx = DoerCtx::new(&self.grants, metrics, self.max_memory)
+            .map_err(|err| WorkerError::new(format!("granting the plugin's directories: {err:#}")))?;
+        let mut store = Store::new(&self.engine, ctx);
+        store.limiter(|ctx| &mut ctx.limits);
+        // Wasm yields at every epoch tick (see `limits`), so a timeout can always stop it.
+        store.epoch_deadline_async_yield_and_update(1);
+        store.set_epoch_deadline(1);
         let instance = self
             .pre
             .instance_pre()
@@ -73,6 +83,7 @@ impl Plugin {
     pub fn factory(&self, grants: Grants) -> WasmWorkerFactory {
         WasmWorkerFactory {
             engine: self.runtime.engine.clone(),
+            max_memory: self.runtime.max_memory,
             pre: self.pre.clone(),
             grants: Arc::new(grants),
             lifecycle: self.lifecycle,
@@ -151,6 +162,8 @@ impl Worker for WasmWorker {
         self.task.attempt = task.attempt;
         self.task.input.clear();
         self.task.input.extend_from_slice(task.input);
+        // Counted from now, so a worker that sat idle does not yield at once.
+        self.store.set_epoch_deadline(1);
         let doer = self.instance.loadhost_plugin_doer();
         match doer.call_do_task(&mut self.store, &self.task).await {
             Ok(Ok(())) => TaskOutcome::Passed,
@@ -164,9 +177,11 @@ impl Worker for WasmWorker {
 
 /// The trap's kind and, when known, the wasm function it happened in.
 fn describe_trap(err: &wasmtime::Error) -> String {
-    let what = match err.downcast_ref::<wasmtime::Trap>() {
-        Some(trap) => format!("wasm trap: {trap}"),
-        None => one_line(err),
+    // A limit's own words come first: the rest of the chain is a wasm backtrace.
+    let what = match (err.downcast_ref::<LimitError>(), err.downcast_ref::<wasmtime::Trap>()) {
+        (Some(limit), _) => limit.to_string(),
+        (None, Some(trap)) => trap.to_string(),
+        (None, None) => one_line(err),
     };
     let place = err
         .downcast_ref::<wasmtime::WasmBacktrace>()

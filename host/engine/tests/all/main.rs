@@ -12,4 +12,5 @@ mod open_model;
 mod outcomes;
 mod retries;
 mod scenarios;
+mod stopping;
 mod thread_clock;

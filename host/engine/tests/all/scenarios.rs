@@ -26,10 +26,14 @@ async fn scenarios_run_together_each_with_its_model_offset_and_name() {
         .with_scenario("checkout")
         .with_start_delay(secs(1));
     let mut rows: Vec<IntervalRow> = Vec::new();
-    let runs =
-        loadhost_engine::run_scenarios(&[browse, checkout], factory, &mut |row: &IntervalRow| rows.push(row.clone()))
-            .await
-            .unwrap();
+    let runs = loadhost_engine::run_scenarios(
+        &[browse, checkout],
+        factory,
+        &mut |row: &IntervalRow| rows.push(row.clone()),
+        None,
+    )
+    .await
+    .unwrap();
     let [a, b] = &runs.reports[..] else { panic!("two reports") };
     assert_eq!((a.scenario.as_str(), a.counts().scheduled), ("browse", 200));
     assert_eq!((b.scenario.as_str(), b.counts().passed), ("checkout", 50));

@@ -1,0 +1,80 @@
+//! Ctrl-C and SIGTERM: the run stops releasing tasks, gives the ones under way `--grace`, counts
+//! the rest as interrupted, writes every output and exits 130. A second signal skips the grace.
+
+use std::time::{Duration, Instant};
+
+use crate::common::{Loadhost, Run, Running, assert_identity, plugin, task_count};
+
+/// `sleep` taking `sleep_ms` per task at 50/s for 60 s, with the CSV and the summary JSON.
+fn start(sleep_ms: u64, grace: &str) -> Running {
+    let sleep = format!("SLEEP_MS={sleep_ms}");
+    let args = ["-e", &sleep, "-r", "50", "-d", "60s", "--grace", grace, "--csv", "rows.csv"];
+    let running = Loadhost::new().arg_run(&plugin("sleep"), &args).spawn();
+    // Two interval rows: the load is well under way.
+    running.wait_for_file("rows.csv", |csv| csv.lines().filter(|l| !l.starts_with('#')).count() >= 3);
+    running
+}
+
+/// The outputs a stopped run must still have written in full.
+fn assert_complete_outputs(run: &Run) {
+    assert_eq!(run.code, 130, "stderr: {}", run.stderr);
+    let s = run.summary();
+    assert!(s["stopped"].as_str().is_some_and(|why| why.contains("interrupted")), "{}", s["stopped"]);
+    assert_identity(&s);
+    let csv = run.file("rows.csv");
+    let footer = csv.lines().last().unwrap_or_default();
+    assert!(footer.starts_with('#'), "the CSV ends with its footer: {footer}");
+    let rows_scheduled: u64 = csv
+        .lines()
+        .skip_while(|l| l.starts_with('#'))
+        .skip(1)
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(',').nth(3).and_then(|v| v.parse::<u64>().ok()).expect("a scheduled column"))
+        .sum();
+    assert_eq!(rows_scheduled, task_count(&s, "scheduled"), "the rows add up to the summary");
+    assert!(run.stdout.contains("every scheduled task is accounted for"), "{}", run.stdout);
+}
+
+#[test]
+fn sigint_lets_tasks_under_way_finish_within_the_grace() {
+    let running = start(500, "5s");
+    running.signal(libc::SIGINT);
+    let run = running.finish();
+    assert_complete_outputs(&run);
+    let s = run.summary();
+    // Every task that started finishes within the grace; one released at the very moment of the
+    // signal but not yet started ends as interrupted.
+    assert_eq!(task_count(&s, "passed"), task_count(&s, "started"), "{}", s["tasks"]);
+    assert!(task_count(&s, "interrupted") <= 2, "{}", s["tasks"]);
+    assert!(task_count(&s, "scheduled") < 60 * 50, "nothing is released after the signal");
+    assert!(run.stderr.contains("press Ctrl-C again"), "{}", run.stderr);
+}
+
+#[test]
+fn sigterm_interrupts_what_outlasts_the_grace() {
+    let running = start(20_000, "1s");
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let run = running.finish();
+    let took = sent.elapsed();
+    assert_complete_outputs(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 0, "{}", s["tasks"]);
+    assert_eq!(task_count(&s, "interrupted"), task_count(&s, "scheduled"), "{}", s["tasks"]);
+    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(5), "the grace is 1 s: {took:?}");
+}
+
+#[test]
+fn a_second_sigint_skips_the_grace() {
+    let running = start(20_000, "60s");
+    let sent = Instant::now();
+    running.signal(libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(300));
+    running.signal(libc::SIGINT);
+    let run = running.finish();
+    let took = sent.elapsed();
+    assert_complete_outputs(&run);
+    assert!(took < Duration::from_secs(5), "no 60 s grace after the second signal: {took:?}");
+    assert_eq!(task_count(&run.summary(), "passed"), 0);
+    assert!(run.stderr.contains("stopping at once"), "{}", run.stderr);
+}

@@ -1,0 +1,87 @@
+//! A plugin that misbehaves on purpose, for the hostile-plugin suite. `MODE` picks the misdeed and
+//! `EVERY=N` does it on every N-th task (default 1: every task); the other tasks pass.
+//!
+//! - `spin`: loop forever without waiting (stopped by `--task-timeout` via epoch interruption)
+//! - `hang`: wait forever on a WASI clock (stopped by `--task-timeout`)
+//! - `memory`: allocate and touch 1 MiB blocks until something stops it (`--max-memory`)
+//! - `recurse`: recurse without end (the wasm stack limit)
+//! - `panic`: panic, which traps
+//! - `read-file`: read the file `FILE` (default `/etc/passwd`); fails with the error if it cannot
+//! - `tags`: count `hostile_series` with a tag value no other task uses (the cardinality cap)
+//! - `trap-init`: trap in the lifecycle's `init`, so no worker can start
+
+use std::hint::black_box;
+
+use loadhost_sdk::config::env_or;
+use loadhost_sdk::metrics::counter;
+use loadhost_sdk::{Doer, Lifecycle, Task, TaskResult, failed};
+
+struct Hostile;
+
+fn mode() -> String {
+    env_or("MODE", String::new())
+}
+
+/// Recursion that lives on the wasm stack only (no locals in linear memory), so it runs into the
+/// host's wasm stack limit; the rotation keeps the compiler from turning it into a loop.
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    if depth == u64::MAX {
+        return 0;
+    }
+    recurse(depth + 1).rotate_left(1) ^ depth
+}
+
+impl Doer for Hostile {
+    fn do_task(task: Task) -> TaskResult {
+        let every: u64 = env_or("EVERY", 1).max(1);
+        if !task.iteration.is_multiple_of(every) {
+            return Ok(());
+        }
+        match mode().as_str() {
+            "spin" => {
+                let mut x = task.iteration;
+                loop {
+                    x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+            "hang" => std::thread::sleep(std::time::Duration::from_secs(u64::from(u32::MAX))),
+            "memory" => {
+                let mut blocks: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    blocks.push(black_box(vec![1u8; 1 << 20]));
+                }
+            }
+            "recurse" => {
+                black_box(recurse(black_box(task.iteration)));
+            }
+            "panic" => panic!("task {} panics on purpose", task.iteration),
+            "read-file" => {
+                let path = env_or("FILE", "/etc/passwd".to_owned());
+                std::fs::read(&path).map_err(|err| failed(format!("cannot read {path}: {err}")))?;
+            }
+            "tags" => counter("hostile_series", 1, &[("id", &task.iteration.to_string())]),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Lifecycle for Hostile {
+    fn setup(_options: String) -> Result<String, String> {
+        Ok(String::new())
+    }
+
+    fn init(worker_id: u32, _setup_data: String) -> Result<(), String> {
+        if mode() == "trap-init" {
+            panic!("init of worker {worker_id} traps on purpose");
+        }
+        Ok(())
+    }
+
+    fn teardown(_setup_data: String) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+loadhost_sdk::export_with_lifecycle!(Hostile);
