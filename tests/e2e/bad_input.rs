@@ -1,15 +1,20 @@
 //! Bad input: each gives a non-zero exit, one line saying what is wrong, and sends no load.
 
 use crate::common::{Loadhost, fixture, plugin};
+use crate::target_process::TargetProcess;
 
 struct Case {
     args: Vec<String>,
     code: i32,
-    says: &'static str,
+    says: String,
 }
 
-fn case(args: &[&str], code: i32, says: &'static str) -> Case {
-    Case { args: args.iter().map(|s| s.to_string()).collect(), code, says }
+fn case(args: &[&str], code: i32, says: &str) -> Case {
+    with(args.iter().map(|s| s.to_string()).collect(), code, says)
+}
+
+fn with(args: Vec<String>, code: i32, says: &str) -> Case {
+    Case { args, code, says: says.to_owned() }
 }
 
 /// A crew ceiling that cannot fit under this machine's `vm.max_map_count`.
@@ -23,8 +28,19 @@ fn too_many_workers() -> String {
 
 #[test]
 fn bad_input_fails_with_one_specific_line_and_no_load() {
-    let noop = plugin("noop").display().to_string();
+    // Every run that gets as far as a plugin gets one that would send requests to a live target, so
+    // "no load" is checked by the target's own count, not only by the missing outputs.
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let http_get = plugin("http-get").display().to_string();
+    let run = |extra: &[&str]| -> Vec<String> {
+        let base = ["run", http_get.as_str(), "-e", url.as_str(), "--allow-host", target.authority.as_str()];
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy_addr = busy.local_addr().unwrap().to_string();
     let cases = vec![
+        // Plugin files.
         case(&["run", "missing.wasm"], 2, "missing.wasm: cannot read the plugin"),
         case(&["run", "text.txt"], 3, "text.txt: not a WebAssembly file"),
         case(&["run", "core.wasm"], 3, "core.wasm: a core WebAssembly module, not a component"),
@@ -34,35 +50,93 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
             3,
             "imports instance `test:bad-import/secret-store`",
         ),
-        case(&["run", &noop, "-r", "abc"], 2, "invalid value 'abc' for '--rate <RATE>'"),
-        case(&["run", &noop, "-d", "5x"], 2, "invalid value '5x' for '--duration <DURATION>'"),
-        case(&["run", &noop, "-c", "bad.toml"], 2, "bad.toml:2:1: unknown field `ratez`"),
-        case(&["run", &noop, "-c", "nope.toml"], 2, "nope.toml: cannot read the config file"),
-        case(&["run", &noop, "-r", "10"], 2, "--rate needs --duration or --iterations"),
-        case(&["run", &noop, "-w", "0", "-n", "5"], 2, "--workers must be at least 1"),
-        case(&["run", &noop, "--stage", "10s"], 2, "is not a stage: expected DURATION:RATE"),
-        case(&["run", &noop, "-e", "NOEQUALS"], 2, "'NOEQUALS' is not KEY=VALUE"),
-        case(&["run", &noop, "--overload", "sometimes"], 2, "invalid value 'sometimes' for '--overload <POLICY>'"),
-        case(
-            &["run", &noop, "-n", "5", "--csv", "no/such/dir/x.csv"],
-            2,
-            "--csv no/such/dir/x.csv: cannot write the file",
-        ),
         case(&["run"], 2, "required arguments were not provided: <PLUGIN>"),
-        case(&["run", &noop, "-r", "10", "-n", "5", "--max-workers", &too_many_workers()], 2, "memory mappings"),
+        // Rates, durations, sizes, stages, pairs.
+        with(run(&["-r", "abc"]), 2, "invalid value 'abc' for '--rate <RATE>'"),
+        with(run(&["-d", "5x"]), 2, "invalid value '5x' for '--duration <DURATION>'"),
+        with(run(&["--grace", "soon"]), 2, "invalid value 'soon' for '--grace <DURATION>'"),
+        with(run(&["--max-memory", "12XB"]), 2, "invalid value '12XB' for '--max-memory <SIZE>'"),
+        with(run(&["-n", "5", "--max-memory", "1MiB"]), 2, "--max-memory 1MiB: expected between 2MiB and 4GiB"),
+        with(run(&["-n", "5", "--task-timeout", "0s"]), 2, "--task-timeout must be longer than 0s"),
+        with(run(&["--stage", "10s"]), 2, "is not a stage: expected DURATION:RATE"),
+        with(run(&["-e", "NOEQUALS"]), 2, "'NOEQUALS' is not KEY=VALUE"),
+        with(run(&["--overload", "sometimes"]), 2, "invalid value 'sometimes' for '--overload <POLICY>'"),
+        // Options that cannot go together.
+        with(run(&["-r", "10"]), 2, "--rate needs --duration or --iterations"),
+        with(run(&["-w", "0", "-n", "5"]), 2, "--workers must be at least 1"),
+        with(
+            run(&["-r", "10", "-d", "1s", "-w", "10", "--max-workers", "5"]),
+            2,
+            "--workers (10) is more than --max-workers (5)",
+        ),
+        with(run(&["-r", "10", "-d", "1s", "--retry-budget", "10"]), 2, "--retry-budget needs --retries N"),
+        with(run(&["-n", "5", "--data-mode", "once"]), 2, "--data-mode needs --data FILE"),
+        with(run(&["-n", "5", "--max-connections-per-host", "0"]), 2, "--max-connections-per-host must be at least 1"),
+        with(run(&["-r", "10", "-n", "5", "--max-workers", &too_many_workers()]), 2, "memory mappings"),
+        // Grants.
+        with(run(&["-n", "5", "--allow-host", "http://x/y"]), 2, "--allow-host 'http://x/y' has a bad port"),
+        with(run(&["-n", "5", "--dir", "no-such-dir"]), 2, "--dir no-such-dir: no such directory"),
+        with(run(&["-n", "5", "--ca-cert", "nope.pem"]), 2, "--ca-cert nope.pem: not a PEM certificate file"),
+        // TOML files.
+        with(run(&["-c", "bad.toml"]), 2, "bad.toml:2:1: unknown field `ratez`"),
+        with(run(&["-c", "nope.toml"]), 2, "nope.toml: cannot read the config file"),
+        with(run(&["-c", "syntax.toml"]), 2, "syntax.toml:1:8: string values must be quoted"),
+        with(run(&["-c", "types.toml"]), 2, "types.toml:1:8: 'fast' is not a rate"),
+        with(run(&["-c", "dup.toml", "-d", "1s"]), 2, "[[scenario]] blocks need distinct, non-empty names; 'a'"),
+        // Data files.
+        with(run(&["-n", "5", "--data", "missing.jsonl"]), 2, "--data missing.jsonl: cannot read the file"),
+        with(run(&["-n", "5", "--data", "bad.jsonl"]), 2, "--data bad.jsonl:2: not JSON"),
+        // Output paths and the control port, checked before any load.
+        with(run(&["-n", "5", "--csv", "no/such/dir/x.csv"]), 2, "--csv no/such/dir/x.csv: cannot write the file"),
+        with(
+            run(&["-n", "5", "--summary-json", "no/such/dir/s.json"]),
+            2,
+            "--summary-json no/such/dir/s.json: cannot write the file",
+        ),
+        with(run(&["-n", "5", "--control", &busy_addr]), 2, &format!("--control {busy_addr}: cannot listen")),
+        // Threshold expressions (find-max's SLOs) and find-max's own flags.
+        case(
+            &["find-max", &http_get, "--slo", "latency_ms:p(99)<<200"],
+            2,
+            "threshold 'latency_ms:p(99)<<200': '<200' is not a number",
+        ),
+        case(&["find-max", &http_get, "--slo", "nonsense"], 2, "no ':' between the metric and the aggregate"),
+        case(
+            &["find-max", &http_get, "--slo", "latency_ms:p(99)<200", "--factor", "1"],
+            2,
+            "--factor must be more than 1",
+        ),
     ];
+    assert!(cases.len() >= 25, "the issue asks for at least 25 cases");
     for case in cases {
         let cmd = Loadhost::new();
-        std::fs::write(cmd.path().join("text.txt"), "hello").unwrap();
-        std::fs::write(cmd.path().join("core.wasm"), b"\0asm\x01\0\0\0").unwrap();
-        std::fs::write(cmd.path().join("bad.toml"), "rate = 10\nratez = 5\n").unwrap();
-        let run = cmd.args(&case.args).args(["--summary-json", "summary.json"]).run();
+        for (name, text) in FILES {
+            std::fs::write(cmd.path().join(name), text).unwrap();
+        }
+        let mut cmd = cmd.args(&case.args);
+        if !case.args.iter().any(|a| a == "--summary-json") {
+            cmd = cmd.args(["--summary-json", "summary.json"]);
+        }
+        let run = cmd.run();
         let what = case.args.join(" ");
         assert_eq!(run.code, case.code, "`{what}`: exit code; stderr: {}", run.stderr);
         let lines: Vec<&str> = run.stderr.lines().collect();
         assert_eq!(lines.len(), 1, "`{what}`: exactly one line on stderr, got: {}", run.stderr);
-        assert!(lines[0].contains(case.says), "`{what}`: expected '{}' in: {}", case.says, lines[0]);
+        assert!(lines[0].contains(&case.says), "`{what}`: expected '{}' in: {}", case.says, lines[0]);
         assert!(run.stdout.is_empty(), "`{what}`: no summary when nothing ran: {}", run.stdout);
         assert!(!run.dir.path().join("summary.json").exists(), "`{what}`: no output file for a run that never started");
     }
+    let stats = target.stats();
+    assert_eq!(stats["requests"].as_u64(), Some(1), "no load reached the target, only this /stats: {stats}");
 }
+
+/// The files the cases refer to, written into each run's folder.
+const FILES: [(&str, &[u8]); 7] = [
+    ("text.txt", b"hello"),
+    ("core.wasm", b"\0asm\x01\0\0\0"),
+    ("bad.toml", b"rate = 10\nratez = 5\n"),
+    ("syntax.toml", b"rate = \n"),
+    ("types.toml", b"rate = \"fast\"\n"),
+    ("dup.toml", b"[[scenario]]\nname = \"a\"\nrate = 1\n[[scenario]]\nname = \"a\"\nrate = 2\n"),
+    ("bad.jsonl", b"{\"a\":1}\n{oops\n"),
+];

@@ -145,8 +145,8 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
     step_options.rate = Some(args.start);
     step_options.duration = Some(args.step_duration);
     let first = loadhost_config::resolve(step_options.clone()).map_err(Failure::usage)?;
-    let plugin = load_plugin(&args.plugin, &first)?;
     let (tokio, grants) = runtime_and_grants(&first)?;
+    let plugin = load_plugin(&args.plugin, &first)?;
 
     println!(
         "\n  find-max · {} · SLO {}",

@@ -71,11 +71,11 @@ fn describe(settings: &RunSettings) -> String {
     describe_plan(&settings.plan)
 }
 
-/// This process's peak resident memory (Linux's VmHWM), in bytes.
-fn peak_rss() -> Option<u64> {
+/// A line of this process's `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
+fn proc_status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kib: u64 = line[field.len()..].trim_start_matches(':').trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kib * 1024)
 }
 
@@ -197,6 +197,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         let flag = if settings.plan.is_open() { "--max-workers" } else { "--workers" };
         Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_instances))
     })?;
+    // Grants first: a bad --allow-host or --ca-cert is a usage error, reported before the plugin
+    // is even loaded.
+    let (tokio, grants) = runtime_and_grants(&settings)?;
     let plugin = load_plugin(&args.plugin, &settings)?;
     let info = RunInfo {
         plugin_path: args.plugin.display().to_string(),
@@ -205,11 +208,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         model: format!("{}\n  {}", describe(&settings), describe_limits(&settings)),
         peak_rss: None,
     };
-    let outputs = Outputs {
-        csv: settings.csv.as_deref().map(|p| open_output("csv", p)).transpose()?,
-        summary_json: settings.summary_json.as_deref().map(|p| open_output("summary-json", p)).transpose()?,
-    };
-    // The control API is bound before any load, so a bad or busy address fails fast (exit 2).
+    // The control API is bound before any load, so a bad or busy address fails fast (exit 2) and
+    // leaves no output files behind.
     let control_listener = match settings.options.control {
         Some(addr) => {
             let listener =
@@ -219,6 +219,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         }
         None => None,
     };
+    let outputs = Outputs {
+        csv: settings.csv.as_deref().map(|p| open_output("csv", p)).transpose()?,
+        summary_json: settings.summary_json.as_deref().map(|p| open_output("summary-json", p)).transpose()?,
+    };
     let created: Vec<PathBuf> = outputs.csv.iter().chain(&outputs.summary_json).map(|(p, _)| p.clone()).collect();
     let how = match plugin.cache() {
         CacheOutcome::Hit => "from the compile cache",
@@ -226,7 +230,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         CacheOutcome::Disabled => "compiled (cache off)",
     };
     tracing::info!("plugin {} {how} in {:.1?}", args.plugin.display(), plugin.load_time());
-    let (tokio, grants) = runtime_and_grants(&settings)?;
     let factory = plugin.factory(grants).with_setup_options(info.config.to_string());
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
@@ -247,7 +250,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         settings.scenarios.iter().filter_map(|p| p.planned_generation().map(|g| p.start_delay() + g)).max()
     };
     let mut progress = Progress::new(planned);
+    // Linux updates VmHWM lazily (it can miss a peak that was never unmapped), so the resident
+    // size is also sampled once per interval.
+    let mut rss_seen = 0u64;
     let mut observer = |row: &IntervalRow| {
+        rss_seen = rss_seen.max(proc_status_bytes("VmRSS").unwrap_or(0));
         progress.update(row);
         if let Some((writer, _)) = csv.as_mut()
             && let Err(err) = writer.row(row)
@@ -285,7 +292,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         engine_failure(err, &info.plugin_path)
     })?;
 
-    let info = RunInfo { peak_rss: peak_rss(), ..info };
+    let peak_rss = proc_status_bytes("VmHWM").into_iter().chain(proc_status_bytes("VmRSS")).max();
+    let info = RunInfo { peak_rss: peak_rss.map(|p| p.max(rss_seen)), ..info };
     // Everything measured is written before anything else can fail.
     if let Some((writer, path)) = csv {
         let footer = writer.finish(&report);

@@ -213,6 +213,7 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
         ("max-in-flight", options.max_in_flight.map(u64::from)),
         ("retries", options.retries.map(u64::from)),
         ("retry-queue", options.retry_queue.map(u64::from)),
+        ("max-connections-per-host", options.max_connections_per_host.map(u64::from)),
     ] {
         if value == Some(0) {
             return Err(ConfigError::Zero { flag });
