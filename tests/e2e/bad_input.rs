@@ -94,6 +94,36 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
             "--summary-json no/such/dir/s.json: cannot write the file",
         ),
         with(run(&["-n", "5", "--control", &busy_addr]), 2, &format!("--control {busy_addr}: cannot listen")),
+        // Thresholds are judged before any load: unknown metrics, wrong aggregates, bad options.
+        with(
+            run(&["-n", "5", "--threshold", "nosuch:count<1"]),
+            2,
+            "threshold 'nosuch:count<1': no metric named nosuch",
+        ),
+        with(
+            run(&["-n", "5", "--threshold", "latency_ms:rate<1"]),
+            2,
+            "latency_ms (a trend: p(N), avg, min, max, med, count) has no rate",
+        ),
+        with(
+            run(&["-n", "5", "--threshold", "latency_ms{scenario:nope}:p(99)<1"]),
+            2,
+            "no scenario named 'nope' (the run has: default)",
+        ),
+        with(run(&["-n", "5", "--threshold", "latency_ms{status:500}:p(99)<1"]), 2, "latency_ms takes no tags"),
+        with(run(&["-n", "5", "--threshold", "latency_ms:p(99)<1;abort"]), 2, "unknown option 'abort'"),
+        with(
+            run(&["-n", "5", "--metric", "latency_ms:trend"]),
+            2,
+            "--metric latency_ms:trend: that name is a built-in",
+        ),
+        with(run(&["-n", "5", "--metric", "login:histogram"]), 2, "unknown metric kind 'histogram'"),
+        with(run(&["-n", "5", "--metric", "login:counter", "--threshold", "login:p(99)<1"]), 2, "has no p(99)"),
+        with(run(&["-n", "5", "--out", "influx=x"]), 2, "'influx=x' is not an output: expected json=FILE"),
+        with(run(&["-n", "5", "--out", "json=no/such/x.jsonl"]), 2, "--out json=no/such/x.jsonl: cannot write"),
+        with(run(&["-n", "5", "--html", "no/such/r.html"]), 2, "--html no/such/r.html: cannot write the file"),
+        with(run(&["-n", "5", "--metrics-addr", &busy_addr]), 2, &format!("--metrics-addr {busy_addr}: cannot listen")),
+        with(run(&["-n", "5", "--metrics-addr", "0.0.0.0:9"]), 2, "--metrics-addr 0.0.0.0:9: not a loopback address"),
         // Threshold expressions (find-max's SLOs) and find-max's own flags.
         case(
             &["find-max", &http_get, "--slo", "latency_ms:p(99)<<200"],

@@ -17,4 +17,6 @@ mod outputs;
 mod plugin_metrics;
 mod scenarios;
 mod stop_signal;
+mod streams;
 mod target_process;
+mod thresholds;

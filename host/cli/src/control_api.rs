@@ -13,45 +13,24 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use loadhost_engine::{Changes, Control, ControlError};
-use tokio::net::TcpListener;
 
 /// Bind the API (before any load, so a bad address fails fast): loopback, or anything with a token.
 pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::TcpListener> {
     if !addr.ip().is_loopback() && token.is_none() {
         anyhow::bail!("--control {addr}: not a loopback address; binding elsewhere needs --control-token");
     }
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--control {addr}: cannot listen"))?;
-    listener.set_nonblocking(true).with_context(|| format!("--control {addr}"))?;
-    Ok(listener)
+    crate::http_serve::bind("control", addr)
 }
 
 /// Serve `control` on `listener` until the process ends.
 pub async fn serve(listener: std::net::TcpListener, control: Arc<Control>, token: Option<String>) {
-    let listener = match TcpListener::from_std(listener) {
-        Ok(listener) => listener,
-        Err(err) => {
-            tracing::error!("the control API cannot listen: {err}");
-            return;
-        }
-    };
     let token: Option<Arc<str>> = token.map(Arc::from);
-    loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
-        let (control, token) = (control.clone(), token.clone());
-        tokio::spawn(async move {
-            let service = service_fn(move |req| answer(req, control.clone(), token.clone()));
-            let _ = auto::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(stream), service).await;
-        });
-    }
+    crate::http_serve::serve(listener, "control API", move |req| answer(req, control.clone(), token.clone())).await;
 }
 
 fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {

@@ -10,6 +10,8 @@ pub const USAGE: u8 = 2;
 pub const PLUGIN_REJECTED: u8 = 3;
 /// The plugin aborted the run.
 pub const ABORTED: u8 = 4;
+/// A threshold failed (or stopped the run with `abort_on_fail`); results are written.
+pub const THRESHOLDS_FAILED: u8 = 99;
 /// Stopped by the user (a signal, the control API); results are written.
 pub const STOPPED: u8 = 130;
 /// A runtime error of the host.

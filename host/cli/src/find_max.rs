@@ -18,6 +18,7 @@ use clap::Args;
 use loadhost_config::RunOptions;
 use loadhost_config::units::{Dur, Rate};
 use loadhost_engine::EngineError;
+use loadhost_metrics::limit::{Limit, limiting};
 use loadhost_metrics::{IntervalRow, RunReport, Threshold};
 
 use crate::exit::Failure;
@@ -54,33 +55,6 @@ pub struct FindMaxArgs {
     options: RunOptions,
 }
 
-/// What limited a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Limit {
-    Emitter,
-    Crew,
-    Gate,
-    Target,
-}
-
-impl Limit {
-    fn name(self) -> &'static str {
-        match self {
-            Limit::Emitter => "emitter",
-            Limit::Crew => "crew",
-            Limit::Gate => "gate",
-            Limit::Target => "target",
-        }
-    }
-}
-
-/// A host-side shortfall counts when it reaches this share of the step's tasks, and at least
-/// [`MIN_SHORTFALL`] tasks: one late release in a short step is scheduling noise, not a limit.
-const HOST_SHORTFALL: f64 = 0.01;
-const MIN_SHORTFALL: u64 = 5;
-/// Gate wait (p99) above which the gate counts as saturated.
-const GATE_WAIT_LIMIT_MS: f64 = 1.0;
-
 /// Each SLO's expression, the value measured, and whether it held.
 type SloResults = Vec<(String, f64, bool)>;
 
@@ -95,37 +69,13 @@ struct Step {
 }
 
 fn judge(rate: f64, report: &RunReport, slos: &[Threshold]) -> Result<(SloResults, Limited), Failure> {
-    let t = &report.totals;
-    let c = report.counts();
-    let scheduled = c.scheduled.max(1) as f64;
     let mut slo = Vec::new();
     for threshold in slos {
         let verdict = threshold.evaluate(report).map_err(Failure::usage)?;
         slo.push((threshold.source.clone(), verdict.value, verdict.passed));
     }
-    let achieved = report.achieved_rate();
-    let crew_drops = c.dropped - t.dropped_at_gate;
-    let gate_wait = t.gate_wait.percentiles().p99;
-    let significant = |n: u64| n >= MIN_SHORTFALL && n as f64 > HOST_SHORTFALL * scheduled;
-    let limit = if significant(t.underrun) {
-        Some((Limit::Emitter, format!("{} tasks released late (underrun) at {rate:.0}/s", t.underrun)))
-    } else if significant(crew_drops) {
-        Some((
-            Limit::Crew,
-            format!("{crew_drops} due tasks found no idle worker (peak {} workers)", report.workers.peak),
-        ))
-    } else if significant(t.dropped_at_gate) || gate_wait > GATE_WAIT_LIMIT_MS {
-        Some((
-            Limit::Gate,
-            format!("{} due tasks found the gate full; gate wait p99 {gate_wait:.2} ms", t.dropped_at_gate),
-        ))
-    } else if achieved < rate * (1.0 - HOST_SHORTFALL) {
-        Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s")))
-    } else if let Some((expr, value, _)) = slo.iter().find(|(_, _, passed)| !passed) {
-        Some((Limit::Target, format!("SLO {expr} broke: {value:.3}")))
-    } else {
-        None
-    };
+    let broken = slo.iter().find(|(_, _, passed)| !passed).map(|(expr, value, _)| (expr.as_str(), *value));
+    let limit = limiting(report, Some(rate), broken);
     Ok((slo, limit))
 }
 

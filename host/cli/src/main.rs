@@ -8,6 +8,10 @@
 mod control_api;
 mod exit;
 mod find_max;
+mod http_serve;
+mod judge;
+mod metrics_api;
+mod observe;
 mod run;
 mod signals;
 mod target;

@@ -8,10 +8,14 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
+use loadhost_config::criteria::OutSpec;
 use loadhost_config::{RunOptions, RunSettings};
 use loadhost_engine::{Control, EngineError, Interrupt, Live, Model, Overload};
-use loadhost_metrics::{IntervalRow, RunReport};
+use loadhost_metrics::limit::{Limit, limiting};
+use loadhost_metrics::{RunReport, ThresholdResult};
 use loadhost_output::csv::CsvWriter;
+use loadhost_output::jsonl::JsonLines;
+use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
 use loadhost_output::{RunInfo, json, summary};
 use loadhost_runtime::http::allow::AllowRule;
@@ -20,8 +24,10 @@ use loadhost_runtime::{
     CacheOutcome, Grants, HttpClient, HttpOptions, Plugin, Runtime, RuntimeOptions, cache, check_capacity,
 };
 
-use crate::control_api;
-use crate::exit::{ABORTED, Failure, STOPPED};
+use crate::exit::{ABORTED, Failure, STOPPED, THRESHOLDS_FAILED};
+use crate::judge::LiveJudge;
+use crate::observe::{FileOutput, RunObserver};
+use crate::{control_api, metrics_api};
 
 /// Arguments of `loadhost run`.
 #[derive(Debug, Args)]
@@ -42,12 +48,15 @@ pub struct RunArgs {
 struct Outputs {
     csv: Option<(PathBuf, File)>,
     summary_json: Option<(PathBuf, File)>,
+    jsonl: Option<(PathBuf, File)>,
+    html: Option<(PathBuf, File)>,
 }
 
 fn open_output(flag: &str, path: &Path) -> Result<(PathBuf, File), Failure> {
+    let gap = if flag.ends_with('=') { "" } else { " " };
     File::create(path)
         .map(|file| (path.to_owned(), file))
-        .with_context(|| format!("--{flag} {}: cannot write the file", path.display()))
+        .with_context(|| format!("--{flag}{gap}{}: cannot write the file", path.display()))
         .map_err(Failure::usage)
 }
 
@@ -72,7 +81,7 @@ fn describe(settings: &RunSettings) -> String {
 }
 
 /// A line of this process's `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
-fn proc_status_bytes(field: &str) -> Option<u64> {
+pub(crate) fn proc_status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line[field.len()..].trim_start_matches(':').trim().trim_end_matches("kB").trim().parse().ok()?;
@@ -186,6 +195,33 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     Ok(Grants { env: settings.env.clone(), dirs, http })
 }
 
+/// Open `--csv`, `--summary-json`, `--out json=FILE` and `--html` before any load; when one
+/// cannot be written, the ones already created are removed again.
+fn open_outputs(settings: &RunSettings) -> Result<Outputs, Failure> {
+    let jsonl = settings.options.out.iter().map(|OutSpec::Json(path)| path).next_back();
+    let wanted = [
+        ("csv", settings.csv.as_deref()),
+        ("summary-json", settings.summary_json.as_deref()),
+        ("out json=", jsonl.map(PathBuf::as_path)),
+        ("html", settings.options.html.as_deref()),
+    ];
+    let mut opened = Vec::new();
+    for (flag, path) in wanted {
+        match path.map(|p| open_output(flag, p)).transpose() {
+            Ok(file) => opened.push(file),
+            Err(failure) => {
+                for (path, _) in opened.into_iter().flatten() {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(failure);
+            }
+        }
+    }
+    let mut opened = opened.into_iter();
+    let mut next = || opened.next().flatten();
+    Ok(Outputs { csv: next(), summary_json: next(), jsonl: next(), html: next() })
+}
+
 /// Run the load test and report it.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let file_options = match &args.config {
@@ -208,7 +244,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         model: format!("{}\n  {}", describe(&settings), describe_limits(&settings)),
         peak_rss: None,
     };
-    // The control API is bound before any load, so a bad or busy address fails fast (exit 2) and
+    // The endpoints are bound before any load, so a bad or busy address fails fast (exit 2) and
     // leaves no output files behind.
     let control_listener = match settings.options.control {
         Some(addr) => {
@@ -219,11 +255,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         }
         None => None,
     };
-    let outputs = Outputs {
-        csv: settings.csv.as_deref().map(|p| open_output("csv", p)).transpose()?,
-        summary_json: settings.summary_json.as_deref().map(|p| open_output("summary-json", p)).transpose()?,
+    let metrics_listener = match settings.options.metrics_addr {
+        Some(addr) => {
+            let listener = metrics_api::bind(addr).map_err(Failure::usage)?;
+            tracing::info!("OpenMetrics on http://{addr}/metrics");
+            Some(listener)
+        }
+        None => None,
     };
-    let created: Vec<PathBuf> = outputs.csv.iter().chain(&outputs.summary_json).map(|(p, _)| p.clone()).collect();
+    let outputs = open_outputs(&settings)?;
+    let created: Vec<PathBuf> = [&outputs.csv, &outputs.summary_json, &outputs.jsonl, &outputs.html]
+        .into_iter()
+        .flatten()
+        .map(|(p, _)| p.clone())
+        .collect();
     let how = match plugin.cache() {
         CacheOutcome::Hit => "from the compile cache",
         CacheOutcome::Miss => "compiled",
@@ -234,33 +279,45 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
 
-    let mut csv = match outputs.csv {
-        Some((path, file)) => Some((
-            CsvWriter::new(BufWriter::new(file), &info.config)
+    let csv = match outputs.csv {
+        Some((path, file)) => Some(FileOutput {
+            writer: CsvWriter::new(BufWriter::new(file), &info.config)
                 .with_context(|| format!("--csv {}: cannot write the file", path.display()))
                 .map_err(Failure::usage)?,
             path,
-        )),
+            error: None,
+        }),
         None => None,
     };
-    let mut csv_error = None;
+    let jsonl = match outputs.jsonl {
+        Some((path, file)) => Some(FileOutput {
+            writer: JsonLines::new(BufWriter::new(file), &info)
+                .with_context(|| format!("--out json={}: cannot write the file", path.display()))
+                .map_err(Failure::usage)?,
+            path,
+            error: None,
+        }),
+        None => None,
+    };
     let planned = if settings.scenarios.is_empty() {
         settings.plan.planned_generation()
     } else {
         settings.scenarios.iter().filter_map(|p| p.planned_generation().map(|g| p.start_delay() + g)).max()
     };
-    let mut progress = Progress::new(planned);
-    // Linux updates VmHWM lazily (it can miss a peak that was never unmapped), so the resident
-    // size is also sampled once per interval.
-    let mut rss_seen = 0u64;
-    let mut observer = |row: &IntervalRow| {
-        rss_seen = rss_seen.max(proc_status_bytes("VmRSS").unwrap_or(0));
-        progress.update(row);
-        if let Some((writer, _)) = csv.as_mut()
-            && let Err(err) = writer.row(row)
-        {
-            csv_error.get_or_insert(err);
-        }
+    let exporter = metrics_listener.map(|listener| {
+        let exporter = Arc::new(Exporter::new());
+        tokio.spawn(metrics_api::serve(listener, exporter.clone()));
+        exporter
+    });
+    let mut observer = RunObserver {
+        progress: Progress::new(planned),
+        csv,
+        jsonl,
+        exporter,
+        judge: LiveJudge::new(settings.options.threshold.clone()),
+        interrupt: interrupt.clone(),
+        rows: outputs.html.is_some().then(Vec::new),
+        rss_seen: 0,
     };
     let control = control_listener.map(|listener| {
         let control = Arc::new(Control::new());
@@ -283,7 +340,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             (all, runs.reports)
         })
     };
-    progress.finish();
+    observer.progress.finish();
     let (report, scenario_reports) = result.map_err(|err| {
         // Nothing was measured: leave no empty output files behind.
         for path in &created {
@@ -293,17 +350,31 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     })?;
 
     let peak_rss = proc_status_bytes("VmHWM").into_iter().chain(proc_status_bytes("VmRSS")).max();
-    let info = RunInfo { peak_rss: peak_rss.map(|p| p.max(rss_seen)), ..info };
+    let info = RunInfo { peak_rss: peak_rss.map(|p| p.max(observer.rss_seen)), ..info };
+    let thresholds = observer.judge.finish(&report, &scenario_reports);
+    let limit = verdict(&report, &thresholds);
     // Everything measured is written before anything else can fail.
-    if let Some((writer, path)) = csv {
-        let footer = writer.finish(&report);
-        if let Some(err) = csv_error.or(footer.err()) {
-            tracing::error!("--csv {}: writing failed: {err}", path.display());
-        }
-    }
     let mut summary_json = json::summary(&info, &report);
+    summary_json["thresholds"] = json::thresholds(&thresholds);
+    summary_json["verdict"] = serde_json::json!({
+        "limit": limit.as_ref().map(|(l, _)| l.name()),
+        "why": limit.as_ref().map(|(_, why)| why),
+    });
     if !scenario_reports.is_empty() {
         summary_json["scenarios"] = json::scenarios(&scenario_reports);
+    }
+    if let Some(FileOutput { writer, path, error }) = observer.csv.take() {
+        report_write_error("csv ", &path, error.or(writer.finish(&report, &thresholds).err()));
+    }
+    if let Some(FileOutput { writer, path, error }) = observer.jsonl.take() {
+        report_write_error("out json=", &path, error.or(writer.finish(&summary_json).err()));
+    }
+    if let Some((path, file)) = outputs.html {
+        let rows = observer.rows.take().unwrap_or_default();
+        let page = loadhost_output::html::render(&info, &report, &scenario_reports, &rows, &thresholds);
+        if let Err(err) = write_all(file, page.as_bytes()) {
+            tracing::error!("--html {}: writing failed: {err}", path.display());
+        }
     }
     if let Some((path, file)) = outputs.summary_json {
         drop(file);
@@ -315,11 +386,46 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     if !scenario_reports.is_empty() {
         print!("{}", summary::render_scenarios(&scenario_reports));
     }
+    print!("{}", summary::render_thresholds(&thresholds));
+    print!("{}", summary::render_verdict(limit.as_ref().map(|(l, why)| (l.name(), why.as_str()))));
+    Ok(exit_code(&report, &thresholds, observer.judge.aborted_by().is_some()))
+}
+
+/// What limited the run: the host (emitter, crew, gate) before the target, which is named only
+/// when a threshold with a value broke while the host kept up. A stopped run did not fall short
+/// of its plan, it was cut short.
+fn verdict(report: &RunReport, thresholds: &[ThresholdResult]) -> Option<(Limit, String)> {
+    let broken = thresholds.iter().find(|t| !t.passed).and_then(|t| t.value.map(|v| (t.expr.as_str(), v)));
+    let planned = if report.stopped.is_some() || report.aborted.is_some() { None } else { report.target_rate };
+    limiting(report, planned, broken)
+}
+
+/// The documented exit code of a finished run: a threshold that stopped the run → 99; a stop by
+/// the user → 130; a plugin abort or failed teardown → 4; a failed threshold → 99.
+fn exit_code(report: &RunReport, thresholds: &[ThresholdResult], stopped_by_threshold: bool) -> ExitCode {
+    if stopped_by_threshold {
+        return ExitCode::from(THRESHOLDS_FAILED);
+    }
     if report.stopped.is_some() {
-        return Ok(ExitCode::from(STOPPED));
+        return ExitCode::from(STOPPED);
     }
     if report.aborted.is_some() || report.teardown_error.is_some() {
-        return Ok(ExitCode::from(ABORTED));
+        return ExitCode::from(ABORTED);
     }
-    Ok(ExitCode::SUCCESS)
+    if thresholds.iter().any(|t| !t.passed) {
+        return ExitCode::from(THRESHOLDS_FAILED);
+    }
+    ExitCode::SUCCESS
+}
+
+fn report_write_error(flag: &str, path: &Path, error: Option<std::io::Error>) {
+    if let Some(err) = error {
+        tracing::error!("--{flag}{}: writing failed: {err}", path.display());
+    }
+}
+
+fn write_all(mut file: File, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    file.write_all(bytes)?;
+    file.sync_all()
 }

@@ -90,4 +90,19 @@ mod tests {
         let err = parse_str("workers = -1\n").unwrap_err().to_string();
         assert!(err.contains("run.toml:1:"), "{err}");
     }
+
+    #[test]
+    fn thresholds_take_the_flag_string_or_a_table() {
+        let text =
+            "threshold = [\"latency_ms:p(99)<200\"]\nmetric = [\"login_ms:trend\"]\nout = [\"json=run.jsonl\"]\n";
+        let opts = parse_str(text).unwrap();
+        assert_eq!(opts.threshold[0].threshold.metric, "latency_ms");
+        assert_eq!(opts.metric[0].name, "login_ms");
+        let table = "[[threshold]]\nthreshold = \"http_req_failed:rate<0.01\"\nabort_on_fail = true\ndelay = \"10s\"\n";
+        let opts = parse_str(table).unwrap();
+        assert!(opts.threshold[0].abort_on_fail);
+        assert_eq!(opts.threshold[0].delay, std::time::Duration::from_secs(10));
+        let err = parse_str("threshold = [\"latency_ms:p(99)<<1\"]\n").unwrap_err().to_string();
+        assert!(err.contains("run.toml:1:") && err.contains("is not a number"), "{err}");
+    }
 }

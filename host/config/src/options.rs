@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use crate::criteria::{MetricDecl, OutSpec, ThresholdSpec};
 use crate::units::{DirGrant, Dur, EnvPair, Percent, Rate, Size, Stage};
 
 /// What a due task does when no worker is free.
@@ -229,6 +230,33 @@ pub struct RunOptions {
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub csv: Option<PathBuf>,
+
+    /// A pass/fail criterion in k6's syntax, such as 'latency_ms:p(99)<200' (repeatable); a failure
+    /// exits 99. Append ';abort_on_fail' to stop the run when it fails, ';delay=10s' to wait first.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threshold: Vec<ThresholdSpec>,
+
+    /// Declare a metric the plugin records, NAME:KIND (trend, counter, rate, gauge), so thresholds
+    /// on it are checked before any load (repeatable).
+    #[arg(long = "metric", value_name = "NAME:KIND")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metric: Vec<MetricDecl>,
+
+    /// A streaming output: json=FILE writes a JSON line per interval and per plugin-metric batch.
+    #[arg(long = "out", value_name = "json=FILE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub out: Vec<OutSpec>,
+
+    /// Serve OpenMetrics text for Prometheus on ADDR (GET /metrics) while the run goes.
+    #[arg(long, value_name = "ADDR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+
+    /// Write a self-contained HTML report (charts and tables) to FILE.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -269,6 +297,11 @@ impl RunOptions {
             summary_json: self.summary_json.or(file.summary_json),
             scenarios: list(self.scenarios, file.scenarios),
             csv: self.csv.or(file.csv),
+            threshold: list(self.threshold, file.threshold),
+            metric: list(self.metric, file.metric),
+            out: list(self.out, file.out),
+            metrics_addr: self.metrics_addr.or(file.metrics_addr),
+            html: self.html.or(file.html),
         }
     }
 }

@@ -112,6 +112,17 @@ pub enum ConfigError {
         /// What is wrong with it.
         why: String,
     },
+    /// A threshold that cannot be judged: unknown metric, wrong aggregate, unknown scenario.
+    #[error("--threshold {0}")]
+    Threshold(#[from] loadhost_metrics::ThresholdError),
+    /// A `--metric` declaration that clashes.
+    #[error("--metric {decl}: {why}")]
+    Metric {
+        /// The declaration as written.
+        decl: String,
+        /// What is wrong.
+        why: &'static str,
+    },
     /// The stages do not form a valid curve.
     #[error("--stage: {0}")]
     Curve(#[from] loadhost_engine::CurveError),
@@ -140,6 +151,31 @@ pub struct RunSettings {
     pub options: RunOptions,
 }
 
+/// Check, before any load, that every threshold can be judged: its metric is built in or
+/// declared with `--metric`, its aggregate suits the metric's kind, and a scenario tag names a
+/// scenario of the run. An unknown metric is an error, never a silent pass.
+fn check_criteria(options: &RunOptions) -> Result<(), ConfigError> {
+    let mut declared = std::collections::HashMap::new();
+    for decl in &options.metric {
+        if loadhost_metrics::threshold::built_in_kind(&decl.name).is_some() {
+            return Err(ConfigError::Metric { decl: decl.to_string(), why: "that name is a built-in metric" });
+        }
+        if declared.insert(decl.name.as_str(), decl.kind).is_some_and(|kind| kind != decl.kind) {
+            return Err(ConfigError::Metric { decl: decl.to_string(), why: "declared twice with different kinds" });
+        }
+    }
+    let scenarios: Vec<&str> = if options.scenarios.is_empty() {
+        vec!["default"]
+    } else {
+        options.scenarios.iter().map(|s| s.name.as_str()).collect()
+    };
+    let lookup = |name: &str| declared.get(name).copied();
+    for spec in &options.threshold {
+        spec.threshold.validate(&lookup, &scenarios)?;
+    }
+    Ok(())
+}
+
 /// Check `options` and build the plan (one per scenario when there are `[[scenario]]` blocks).
 pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     // Limits always apply: fill in their defaults so outputs show what was in force.
@@ -157,6 +193,7 @@ pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
             return Err(ConfigError::Dir { grant: grant.to_string(), why: why.to_owned() });
         }
     }
+    check_criteria(&options)?;
     if options.scenarios.is_empty() {
         return resolve_one(options);
     }

@@ -68,6 +68,13 @@ pub enum EngineError {
 pub trait Observer: Send {
     /// One interval has ended.
     fn on_interval(&mut self, row: &IntervalRow);
+
+    /// One interval has ended, with everything it recorded (plugin metrics, histograms) for
+    /// observers that keep running totals, such as thresholds judged while the run goes.
+    fn on_window(&mut self, row: &IntervalRow, window: &loadhost_metrics::Window) {
+        let _ = window;
+        self.on_interval(row);
+    }
 }
 
 impl<F: FnMut(&IntervalRow) + Send> Observer for F {

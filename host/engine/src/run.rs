@@ -155,6 +155,10 @@ impl Observer for Forward<'_, '_> {
     fn on_interval(&mut self, row: &IntervalRow) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).on_interval(row);
     }
+
+    fn on_window(&mut self, row: &IntervalRow, window: &loadhost_metrics::Window) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).on_window(row, window);
+    }
 }
 
 /// One scenario from start to report. `teardown`, when given, runs the plugin's teardown at the
@@ -217,7 +221,7 @@ async fn run_scenario<F: WorkerFactory>(
     let mut leftover_intake = None;
     // A stop asked for while the crew was starting: send nothing.
     if interrupt.as_ref().is_some_and(|i| i.requests() > 0) {
-        stop.stop_by_user(STOPPED_BY_SIGNAL);
+        stop.stop_by_user(&stop_reason(interrupt.as_deref()));
     }
     let pacer = match plan.model() {
         Model::Open { curve, overload, .. } => {
@@ -295,7 +299,7 @@ async fn run_scenario<F: WorkerFactory>(
             },
             requests = interrupted(interrupt.as_deref(), interrupts_seen), if interrupts_seen < 2 => {
                 interrupts_seen = requests;
-                crew.stop.stop_by_user(STOPPED_BY_SIGNAL);
+                crew.stop.stop_by_user(&stop_reason(interrupt.as_deref()));
                 if requests >= 2 {
                     forced = true;
                     grace_ends = Some(Instant::now());
@@ -449,6 +453,13 @@ impl Ticker {
                 loadhost_metrics::cardinality::MAX_SERIES
             );
         }
+        if window.plugin.invalid() > 0 && self.totals.plugin.invalid() == 0 {
+            tracing::warn!(
+                "the plugin recorded metric samples with malformed names or tags (names: letters, digits, '_' \
+                 and '.', at most 128; tag values at most 256 characters; at most 16 tags): they are ignored and \
+                 counted as invalid_samples"
+            );
+        }
         let started_total = crew.started.load(Ordering::Relaxed);
         let started = started_total - self.last_started;
         self.last_started = started_total;
@@ -470,7 +481,7 @@ impl Ticker {
         };
         let mut row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         row.scenario = self.scenario.clone();
-        observer.on_interval(&row);
+        observer.on_window(&row, &window);
         self.totals.merge(&window);
         self.index += 1;
         self.last_end = end;
@@ -478,8 +489,10 @@ impl Ticker {
     }
 }
 
-/// Why a run stopped on an [`Interrupt`].
-const STOPPED_BY_SIGNAL: &str = "interrupted (Ctrl-C or SIGTERM)";
+/// Why a run stopped on an [`Interrupt`]: the reason it was given, or a signal.
+fn stop_reason(interrupt: Option<&Interrupt>) -> String {
+    interrupt.and_then(Interrupt::reason).unwrap_or_else(|| "interrupted (Ctrl-C or SIGTERM)".to_owned())
+}
 
 /// Resolve with the number of stop requests once it differs from `seen`; never without a source.
 async fn interrupted(interrupt: Option<&Interrupt>, seen: u32) -> u32 {

@@ -84,6 +84,7 @@ impl Stop {
 pub struct Interrupt {
     requests: std::sync::atomic::AtomicU32,
     notify: Notify,
+    reason: Mutex<Option<String>>,
 }
 
 impl Interrupt {
@@ -97,6 +98,18 @@ impl Interrupt {
         let n = self.requests.fetch_add(1, Ordering::AcqRel).saturating_add(1);
         self.notify.notify_waiters();
         n
+    }
+
+    /// Ask the run to stop for `reason` (a failed threshold), which the report's `stopped` then
+    /// says instead of a signal; the first reason given is kept.
+    pub fn request_because(&self, reason: String) -> u32 {
+        self.reason.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(reason);
+        self.request()
+    }
+
+    /// Why the stop was asked for, when the asker said.
+    pub fn reason(&self) -> Option<String> {
+        self.reason.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// How many times a stop has been asked for.

@@ -7,6 +7,7 @@
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
 //! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
 //! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
+//! - [`limit`]: what limited a run (emitter, crew, gate, target), from its measurements.
 //! - [`cardinality`]: the run-wide bound on plugin series.
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
@@ -17,6 +18,7 @@
 pub mod cardinality;
 pub mod histogram;
 pub mod http;
+pub mod limit;
 pub mod outcome;
 pub mod plugin;
 pub mod recorder;
@@ -30,5 +32,5 @@ pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};
 pub use report::{Gauges, IntervalRow, RunReport, WorkerStats};
-pub use threshold::{Threshold, ThresholdError, Verdict};
+pub use threshold::{MetricKind, Threshold, ThresholdError, ThresholdResult, Verdict};
 pub use window::Window;

@@ -237,6 +237,31 @@ pub struct PluginMetrics {
     folded: u64,
     /// Samples dropped because every overflow series was taken too.
     discarded: u64,
+    /// Samples refused for a malformed name or tags (see [`valid_key`]).
+    invalid: u64,
+}
+
+/// The longest metric name or tag key.
+pub const MAX_NAME_LEN: usize = 128;
+/// The longest tag value.
+pub const MAX_TAG_VALUE_LEN: usize = 256;
+/// The most tags one sample may carry.
+pub const MAX_TAGS: usize = 16;
+
+/// Whether a plugin's sample key is well formed. Metric names and tag keys are what thresholds,
+/// CSV headers and Prometheus labels can carry: 1–128 of letters, digits, `_` and `.` (tag keys
+/// also `-`), not starting with a digit. A check's name is free text (k6 names checks
+/// "status is 200"), 1–128 characters with no control characters. Tag values: at most 256
+/// characters, no control characters; at most 16 tags.
+pub fn valid_key(key: &SeriesKey, check: bool) -> bool {
+    let word = |s: &str, extra: char| {
+        (1..=MAX_NAME_LEN).contains(&s.len())
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == extra)
+    };
+    let text = |s: &str, max: usize| s.len() <= max && !s.chars().any(char::is_control);
+    let name_ok = if check { !key.name.is_empty() && text(&key.name, MAX_NAME_LEN) } else { word(&key.name, '_') };
+    name_ok && key.tags.len() <= MAX_TAGS && key.tags.iter().all(|(k, v)| word(k, '-') && text(v, MAX_TAG_VALUE_LEN))
 }
 
 impl PluginMetrics {
@@ -290,6 +315,7 @@ impl PluginMetrics {
         self.kind_conflicts += other.kind_conflicts;
         self.folded += other.folded;
         self.discarded += other.discarded;
+        self.invalid += other.invalid;
     }
 
     /// Whether this window already holds `key` (so the series cap need not be asked).
@@ -305,6 +331,16 @@ impl PluginMetrics {
     /// Count a sample discarded by the series cap.
     pub fn note_discarded(&mut self) {
         self.discarded += 1;
+    }
+
+    /// Count a sample refused for a malformed name or tags.
+    pub fn note_invalid(&mut self) {
+        self.invalid += 1;
+    }
+
+    /// Samples refused for a malformed name or tags.
+    pub fn invalid(&self) -> u64 {
+        self.invalid
     }
 
     /// Samples folded into overflow series.
@@ -323,6 +359,7 @@ impl PluginMetrics {
         self.kind_conflicts = 0;
         self.folded = 0;
         self.discarded = 0;
+        self.invalid = 0;
     }
 
     /// Samples ignored because their name was already used by a metric of another kind.
@@ -427,5 +464,27 @@ mod tests {
         assert!((stats.mean - 5.05).abs() < 1e-9);
         assert!((stats.p50 - 5.0).abs() < 0.01, "p50 {}", stats.p50);
         assert!((stats.p99 - 9.9).abs() < 0.01, "p99 {}", stats.p99);
+    }
+
+    #[test]
+    fn malformed_names_and_tags_are_refused() {
+        assert!(valid_key(&key("login_ms", &[("route", "/a b"), ("http.method", "GET")]), false));
+        assert!(valid_key(&key("status is 200", &[]), true), "a check's name is free text");
+        let long = "x".repeat(MAX_NAME_LEN + 1);
+        let many: Vec<(String, String)> = (0..=MAX_TAGS).map(|i| (format!("k{i}"), "v".to_owned())).collect();
+        for (bad, check) in [
+            (key("", &[]), false),
+            (key("", &[]), true),
+            (key("status is 200", &[]), false),
+            (key("9lives", &[]), false),
+            (key(&long, &[]), false),
+            (key("ok", &[("bad key", "v")]), false),
+            (key("ok", &[("k", "line\nbreak")]), false),
+            (key("ok", &[("k", &"v".repeat(MAX_TAG_VALUE_LEN + 1))]), false),
+            (key("tab\there", &[]), true),
+            (SeriesKey::new("ok".into(), many), false),
+        ] {
+            assert!(!valid_key(&bad, check), "{bad:?}");
+        }
     }
 }

@@ -138,9 +138,22 @@ impl Recorder {
     /// Record a plugin sample into `key`'s series, or where the series cap sends it. The cap is
     /// asked only for a key its shard's window does not hold yet, so known series stay lock-light.
     fn plugin_sample(&self, shard: usize, key: SeriesKey, record: impl FnOnce(&mut PluginMetrics, SeriesKey)) {
+        self.plugin_sample_of(shard, key, false, record);
+    }
+
+    fn plugin_sample_of(
+        &self,
+        shard: usize,
+        key: SeriesKey,
+        check: bool,
+        record: impl FnOnce(&mut PluginMetrics, SeriesKey),
+    ) {
         self.with(shard, |w| {
             if w.plugin.contains(&key) {
                 return record(&mut w.plugin, key);
+            }
+            if !crate::plugin::valid_key(&key, check) {
+                return w.plugin.note_invalid();
             }
             match self.series_cap.admit(key) {
                 Admission::Own(key) => record(&mut w.plugin, key),
@@ -171,7 +184,7 @@ impl Recorder {
 
     /// Record a plugin check.
     pub fn check(&self, shard: usize, key: SeriesKey, ok: bool) {
-        self.plugin_sample(shard, key, |p, key| p.check(key, ok));
+        self.plugin_sample_of(shard, key, true, |p, key| p.check(key, ok));
     }
 
     /// Count one finished HTTP request.

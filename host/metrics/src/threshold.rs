@@ -7,9 +7,13 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
+use std::time::Duration;
+
 use crate::histogram::Percentiles;
+use crate::http::names;
 use crate::plugin::{SeriesKey, SeriesSummary, SeriesValue};
 use crate::report::RunReport;
+use crate::window::Window;
 
 /// What is compared.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,12 +86,32 @@ pub enum ThresholdError {
     },
     /// No such metric in the run.
     #[error(
-        "threshold '{expr}': no metric named {metric} (built in: latency_ms, service_ms, wait_ms, gate_wait_ms, tasks_failed, http_reqs, http_req_duration, http_req_failed, checks; or one the plugin records)"
+        "threshold '{expr}': no metric named {metric} (built in: latency_ms, service_ms, wait_ms, gate_wait_ms, tasks_failed, checks, http_reqs, http_req_duration, http_req_failed, http_denied, data_sent, data_received; declare a plugin's own with --metric NAME:KIND)"
     )]
     UnknownMetric {
         /// The expression.
         expr: String,
         /// The metric named.
+        metric: String,
+    },
+    /// A `{scenario:NAME}` tag names no scenario of the run.
+    #[error("threshold '{expr}': no scenario named '{scenario}' (the run has: {known})")]
+    UnknownScenario {
+        /// The expression.
+        expr: String,
+        /// The scenario named.
+        scenario: String,
+        /// The scenarios there are.
+        known: String,
+    },
+    /// The metric cannot be selected by these tags.
+    #[error(
+        "threshold '{expr}': {metric} takes no tags but scenario (http_reqs also takes status:CODE; plugin metrics take their own tags)"
+    )]
+    Tags {
+        /// The expression.
+        expr: String,
+        /// The metric.
         metric: String,
     },
     /// The metric has no such aggregate.
@@ -175,6 +199,87 @@ pub struct Verdict {
     pub passed: bool,
 }
 
+/// A metric's kind, which decides the aggregates a threshold may compare (as in k6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricKind {
+    /// Values with a distribution: `p(N)`, `avg`, `min`, `max`, `med`, `count`.
+    Trend,
+    /// A running total: `count`, `rate` (per second).
+    Counter,
+    /// A share of true values: `rate`.
+    Rate,
+    /// The latest value: `value`.
+    Gauge,
+}
+
+impl MetricKind {
+    fn allows(self, aggregate: &Aggregate) -> bool {
+        match self {
+            MetricKind::Trend => !matches!(aggregate, Aggregate::Rate | Aggregate::Value),
+            MetricKind::Counter => matches!(aggregate, Aggregate::Count | Aggregate::Rate),
+            MetricKind::Rate => matches!(aggregate, Aggregate::Rate),
+            MetricKind::Gauge => matches!(aggregate, Aggregate::Value),
+        }
+    }
+
+    fn aggregates(self) -> &'static str {
+        match self {
+            MetricKind::Trend => "p(N), avg, min, max, med, count",
+            MetricKind::Counter => "count, rate",
+            MetricKind::Rate => "rate",
+            MetricKind::Gauge => "value",
+        }
+    }
+
+    /// The kind's name: `trend`, `counter`, `rate`, `gauge`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricKind::Trend => "trend",
+            MetricKind::Counter => "counter",
+            MetricKind::Rate => "rate",
+            MetricKind::Gauge => "gauge",
+        }
+    }
+}
+
+impl FromStr for MetricKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "trend" => Ok(MetricKind::Trend),
+            "counter" => Ok(MetricKind::Counter),
+            "rate" | "check" => Ok(MetricKind::Rate),
+            "gauge" => Ok(MetricKind::Gauge),
+            other => Err(format!("unknown metric kind '{other}' (trend, counter, rate, gauge)")),
+        }
+    }
+}
+
+/// The metrics the host itself records, by name, and their kinds.
+pub const BUILT_IN: [(&str, MetricKind); 12] = [
+    ("latency_ms", MetricKind::Trend),
+    ("service_ms", MetricKind::Trend),
+    ("wait_ms", MetricKind::Trend),
+    ("gate_wait_ms", MetricKind::Trend),
+    ("tasks_failed", MetricKind::Rate),
+    ("checks", MetricKind::Rate),
+    (names::HTTP_REQS, MetricKind::Counter),
+    (names::HTTP_REQ_DURATION, MetricKind::Trend),
+    (names::HTTP_REQ_FAILED, MetricKind::Rate),
+    (names::HTTP_DENIED, MetricKind::Counter),
+    (names::DATA_SENT, MetricKind::Counter),
+    (names::DATA_RECEIVED, MetricKind::Counter),
+];
+
+/// The kind of a built-in metric.
+pub fn built_in_kind(name: &str) -> Option<MetricKind> {
+    BUILT_IN.iter().find(|(n, _)| *n == name).map(|(_, kind)| *kind)
+}
+
+/// The tag that picks a scenario's measurements rather than a series.
+pub const SCENARIO_TAG: &str = "scenario";
+
 fn from_percentiles(p: &Percentiles, count: u64, agg: &Aggregate, h: Option<&crate::LatencyHistogram>) -> Option<f64> {
     Some(match agg {
         Aggregate::Avg => p.mean,
@@ -199,63 +304,138 @@ fn from_percentiles(p: &Percentiles, count: u64, agg: &Aggregate, h: Option<&cra
 }
 
 impl Threshold {
-    /// The value the threshold looks at in `report`, and whether it holds.
-    pub fn evaluate(&self, report: &RunReport) -> Result<Verdict, ThresholdError> {
-        let value = self.measure(report)?;
-        let passed = match self.op {
+    /// The scenario named by a `{scenario:NAME}` tag, if any: the threshold then looks at that
+    /// scenario's measurements only.
+    pub fn scenario(&self) -> Option<&str> {
+        self.tags.iter().find(|(k, _)| k == SCENARIO_TAG).map(|(_, v)| v.as_str())
+    }
+
+    fn series_tags(&self) -> Vec<(String, String)> {
+        self.tags.iter().filter(|(k, _)| k != SCENARIO_TAG).cloned().collect()
+    }
+
+    /// Check, before any load, that the metric exists (built in, or declared with its kind in
+    /// `declared`), that its kind has the aggregate, and that a scenario tag names a scenario.
+    pub fn validate(
+        &self,
+        declared: &dyn Fn(&str) -> Option<MetricKind>,
+        scenarios: &[&str],
+    ) -> Result<MetricKind, ThresholdError> {
+        let unknown = || ThresholdError::UnknownMetric { expr: self.source.clone(), metric: self.metric.clone() };
+        let built_in = built_in_kind(&self.metric);
+        let kind = built_in.or_else(|| declared(&self.metric)).ok_or_else(unknown)?;
+        if !kind.allows(&self.aggregate) {
+            return Err(ThresholdError::NoAggregate {
+                expr: self.source.clone(),
+                metric: format!("{} (a {}: {})", self.metric, kind.name(), kind.aggregates()),
+                aggregate: self.aggregate_name(),
+            });
+        }
+        if let Some(name) = self.scenario()
+            && !scenarios.contains(&name)
+        {
+            return Err(ThresholdError::UnknownScenario {
+                expr: self.source.clone(),
+                scenario: name.to_owned(),
+                known: scenarios.join(", "),
+            });
+        }
+        let tags = self.series_tags();
+        let tags_allowed = match self.metric.as_str() {
+            _ if built_in.is_none() => true,
+            names::HTTP_REQS => {
+                matches!(tags.as_slice(), [] | [(_, _)] if tags.iter().all(|(k, v)| k == "status" && v.parse::<u16>().is_ok()))
+            }
+            _ => tags.is_empty(),
+        };
+        if !tags_allowed {
+            return Err(ThresholdError::Tags { expr: self.source.clone(), metric: self.metric.clone() });
+        }
+        Ok(kind)
+    }
+
+    fn aggregate_name(&self) -> String {
+        match self.aggregate {
+            Aggregate::Percentile(n) => format!("p({n})"),
+            ref other => format!("{other:?}").to_lowercase(),
+        }
+    }
+
+    /// Compare a measured value with the bound.
+    pub fn holds(&self, value: f64) -> bool {
+        match self.op {
             Op::Lt => value < self.bound,
             Op::Le => value <= self.bound,
             Op::Gt => value > self.bound,
             Op::Ge => value >= self.bound,
             Op::Eq => value == self.bound,
             Op::Ne => value != self.bound,
-        };
-        Ok(Verdict { value, passed })
+        }
+    }
+
+    /// The value the threshold looks at in `report`'s totals, and whether it holds.
+    pub fn evaluate(&self, report: &RunReport) -> Result<Verdict, ThresholdError> {
+        let value = self
+            .measure(&report.totals, report.elapsed)?
+            .ok_or_else(|| ThresholdError::UnknownMetric { expr: self.source.clone(), metric: self.metric.clone() })?;
+        Ok(Verdict { value, passed: self.holds(value) })
     }
 
     fn no_aggregate(&self) -> ThresholdError {
         ThresholdError::NoAggregate {
             expr: self.source.clone(),
             metric: self.metric.clone(),
-            aggregate: format!("{:?}", self.aggregate).to_lowercase(),
+            aggregate: self.aggregate_name(),
         }
     }
 
-    fn measure(&self, report: &RunReport) -> Result<f64, ThresholdError> {
-        let t = &report.totals;
-        let secs = report.elapsed.as_secs_f64().max(1e-9);
+    /// The value the threshold looks at in `window`, measured over `elapsed` (for per-second
+    /// rates); `None` when a plugin metric has no samples there.
+    pub fn measure(&self, window: &Window, elapsed: Duration) -> Result<Option<f64>, ThresholdError> {
+        let t = window;
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let tags = self.series_tags();
         let histogram = match self.metric.as_str() {
             "latency_ms" => Some(&t.latency),
             "service_ms" => Some(&t.service),
             "wait_ms" => Some(&t.wait),
             "gate_wait_ms" => Some(&t.gate_wait),
-            "http_req_duration" if self.tags.is_empty() => Some(&t.http.duration),
+            names::HTTP_REQ_DURATION if tags.is_empty() => Some(&t.http.duration),
             _ => None,
         };
         if let Some(h) = histogram {
             return from_percentiles(&h.percentiles(), h.count(), &self.aggregate, Some(h))
+                .map(Some)
                 .ok_or_else(|| self.no_aggregate());
         }
-        let counts = report.counts();
+        let counter = |count: u64| match self.aggregate {
+            Aggregate::Rate => Ok(Some(count as f64 / secs)),
+            Aggregate::Count => Ok(Some(count as f64)),
+            _ => Err(self.no_aggregate()),
+        };
+        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
         match (self.metric.as_str(), &self.aggregate) {
             ("tasks_failed", Aggregate::Rate) => {
-                let ended = counts.ended().max(1) as f64;
-                return Ok((counts.ended() - counts.passed) as f64 / ended);
+                let ended = t.counts.ended();
+                return Ok(Some(share(ended - t.counts.passed, ended)));
             }
-            ("http_req_failed", Aggregate::Rate) if self.tags.is_empty() => {
-                return Ok(if t.http.requests == 0 { 0.0 } else { t.http.failed as f64 / t.http.requests as f64 });
+            (names::HTTP_REQ_FAILED, Aggregate::Rate) if tags.is_empty() => {
+                return Ok(Some(share(t.http.failed, t.http.requests)));
             }
-            ("http_reqs", agg @ (Aggregate::Count | Aggregate::Rate)) => {
-                let count = match self.tags.as_slice() {
+            (names::HTTP_REQS, _) => {
+                let count = match tags.as_slice() {
                     [] => t.http.requests,
                     [(k, v)] if k == "status" => {
                         v.parse::<u16>().ok().and_then(|s| t.http.by_status.get(&s).copied()).unwrap_or(0)
                     }
                     _ => return Err(self.no_aggregate()),
-                } as f64;
-                return Ok(if *agg == Aggregate::Rate { count / secs } else { count });
+                };
+                return counter(count);
             }
-            ("checks", Aggregate::Rate) if self.tags.is_empty() => {
+            (names::HTTP_DENIED, _) => return counter(t.http.denied),
+            (names::DATA_SENT, _) => return counter(t.http.bytes_sent),
+            (names::DATA_RECEIVED, _) => return counter(t.http.bytes_received),
+            ("checks", Aggregate::Rate) if tags.is_empty() => {
                 let (mut passes, mut fails) = (0u64, 0u64);
                 for series in t.plugin.by_name() {
                     if let SeriesValue::Check { passes: p, fails: f } = series.value {
@@ -263,29 +443,46 @@ impl Threshold {
                         fails += f;
                     }
                 }
-                return Ok(if passes + fails == 0 { 1.0 } else { passes as f64 / (passes + fails) as f64 });
+                // No checks made is no check failed.
+                return Ok(Some(if passes + fails == 0 { 1.0 } else { share(passes, passes + fails) }));
             }
             _ => {}
         }
-        let key = SeriesKey::new(self.metric.clone(), self.tags.clone());
-        let series = if self.tags.is_empty() {
+        let key = SeriesKey::new(self.metric.clone(), tags.clone());
+        let series = if tags.is_empty() {
             t.plugin.by_name().into_iter().find(|s| s.key == key)
         } else {
             t.plugin.series().into_iter().find(|s| s.key == key)
         };
-        let series = series
-            .ok_or_else(|| ThresholdError::UnknownMetric { expr: self.source.clone(), metric: self.metric.clone() })?;
+        let Some(series) = series else {
+            return Ok(None);
+        };
         match (series.value.to_summary(), &self.aggregate) {
-            (SeriesSummary::Counter { count }, Aggregate::Count) => Ok(count as f64),
-            (SeriesSummary::Counter { count }, Aggregate::Rate) => Ok(count as f64 / secs),
-            (SeriesSummary::Gauge { value }, Aggregate::Value) => Ok(value),
-            (SeriesSummary::Rate { rate, .. }, Aggregate::Rate) => Ok(rate),
+            (SeriesSummary::Counter { count }, Aggregate::Count) => Ok(Some(count as f64)),
+            (SeriesSummary::Counter { count }, Aggregate::Rate) => Ok(Some(count as f64 / secs)),
+            (SeriesSummary::Gauge { value }, Aggregate::Value) => Ok(Some(value)),
+            (SeriesSummary::Rate { rate, .. }, Aggregate::Rate) => Ok(Some(rate)),
             (SeriesSummary::Trend { count, stats }, agg) => {
-                from_percentiles(&stats, count, agg, None).ok_or_else(|| self.no_aggregate())
+                from_percentiles(&stats, count, agg, None).map(Some).ok_or_else(|| self.no_aggregate())
             }
             _ => Err(self.no_aggregate()),
         }
     }
+}
+
+/// How one threshold ended, as every output marks it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ThresholdResult {
+    /// The expression as written.
+    pub expr: String,
+    /// The measured value; `None` when the metric had no samples (which fails the threshold).
+    pub value: Option<f64>,
+    /// Whether it held.
+    pub passed: bool,
+    /// Whether a failure stops the run while it goes.
+    pub abort_on_fail: bool,
+    /// Whether this threshold's failure stopped the run.
+    pub aborted_run: bool,
 }
 
 #[cfg(test)]
@@ -323,5 +520,37 @@ mod tests {
             let err = bad.parse::<Threshold>().unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn validation_knows_built_ins_declared_metrics_and_scenarios() {
+        let declared = |name: &str| (name == "login_ms").then_some(MetricKind::Trend);
+        let scenarios = ["default"];
+        assert_eq!(t("latency_ms:p(99)<200").validate(&declared, &scenarios), Ok(MetricKind::Trend));
+        assert_eq!(t("login_ms{route:a}:avg<5").validate(&declared, &scenarios), Ok(MetricKind::Trend));
+        assert_eq!(t("http_reqs{status:500}:count<10").validate(&declared, &scenarios), Ok(MetricKind::Counter));
+        let err = |expr: &str| t(expr).validate(&declared, &scenarios).unwrap_err().to_string();
+        assert!(err("nosuch:count<1").contains("no metric named nosuch"));
+        assert!(err("checks:p(99)<1").contains("has no p(99)"));
+        assert!(err("latency_ms{scenario:api}:max<1").contains("no scenario named 'api'"));
+        assert!(err("http_reqs{status:teapot}:count<1").contains("takes no tags"));
+    }
+
+    #[test]
+    fn measuring_picks_the_tagged_series_and_counts_no_samples_as_none() {
+        let mut w = Window::default();
+        for (route, ms) in [("a", 10.0), ("a", 20.0), ("b", 500.0)] {
+            w.plugin.trend(SeriesKey::new("login_ms".into(), vec![("route".into(), route.into())]), ms);
+        }
+        w.plugin.check(SeriesKey::new("ok".into(), vec![]), true);
+        w.plugin.check(SeriesKey::new("ok".into(), vec![]), false);
+        let secs = Duration::from_secs(2);
+        let value = |expr: &str| t(expr).measure(&w, secs).unwrap();
+        assert_eq!(value("login_ms{route:a}:max<100"), Some(20.0));
+        assert_eq!(value("login_ms:max<100"), Some(500.0), "no tags: every series of the name");
+        assert!(!t("login_ms:max<100").holds(500.0));
+        assert_eq!(value("checks:rate>0.9"), Some(0.5));
+        assert_eq!(value("login_ms{route:c}:max<100"), None);
+        assert_eq!(value("signup_ms:max<100"), None);
     }
 }

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use loadhost_metrics::{IntervalRow, Outcome, RunReport};
+use loadhost_metrics::{IntervalRow, Outcome, RunReport, ThresholdResult};
 use serde_json::{Value, json};
 
 use crate::round_ms;
@@ -101,8 +101,9 @@ impl<W: Write> CsvWriter<W> {
         self.out.flush()
     }
 
-    /// Write the footer: totals, whether every task is accounted for, how the run ended.
-    pub fn finish(mut self, report: &RunReport) -> io::Result<W> {
+    /// Write the footer: totals, whether every task is accounted for, how the run ended, and the
+    /// thresholds' verdicts.
+    pub fn finish(mut self, report: &RunReport, thresholds: &[ThresholdResult]) -> io::Result<W> {
         let c = report.counts();
         let footer = json!({
             "complete": report.aborted.is_none() && report.stopped.is_none(),
@@ -116,6 +117,8 @@ impl<W: Write> CsvWriter<W> {
             "identity_holds": c.identity_holds(),
             "duration_s": report.elapsed.as_secs_f64(),
             "aborted": report.aborted,
+            "thresholds": crate::json::thresholds(thresholds),
+            "thresholds_ok": thresholds.iter().all(|t| t.passed),
         });
         writeln!(self.out, "# end {footer}")?;
         self.out.flush()?;

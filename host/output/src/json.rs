@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use loadhost_metrics::http::names;
-use loadhost_metrics::{HttpStats, Percentiles, RunReport, SeriesValue};
+use loadhost_metrics::{HttpStats, Percentiles, RunReport, SeriesValue, ThresholdResult};
 use serde_json::{Value, json};
 
 use crate::{RunInfo, VERSION, round_ms};
@@ -57,6 +57,7 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
         "series": {
             "count": t.plugin.series().len(), "limit": loadhost_metrics::cardinality::MAX_SERIES,
             "folded_samples": t.plugin.folded(), "discarded_samples": t.plugin.discarded(),
+            "invalid_samples": t.plugin.invalid(),
         },
         "rate": {
             "target_per_s": report.target_rate,
@@ -139,6 +140,22 @@ pub fn scenarios(reports: &[RunReport]) -> Value {
         );
     }
     Value::Object(out)
+}
+
+/// Thresholds keyed by expression: `{"value", "ok", "abort_on_fail", "aborted_run"}`; `value` is
+/// null when the metric had no samples (which fails the threshold).
+pub fn thresholds(results: &[ThresholdResult]) -> Value {
+    let map: serde_json::Map<String, Value> = results
+        .iter()
+        .map(|t| {
+            let value = t.value.map(|v| (v * 1e6).round() / 1e6);
+            (
+                t.expr.clone(),
+                json!({ "value": value, "ok": t.passed, "abort_on_fail": t.abort_on_fail, "aborted_run": t.aborted_run }),
+            )
+        })
+        .collect();
+    Value::Object(map)
 }
 
 /// Write the summary to `path` (pretty-printed, newline-terminated).

@@ -5,6 +5,9 @@
 //! - [`summary`]: the end-of-run text on the terminal.
 //! - [`json`]: `--summary-json`, with the keys of DESIGN.md §7.
 //! - [`csv`]: `--csv`: a config comment, a header, a row per interval, a closing footer.
+//! - [`html`]: `--html`: one self-contained page with the summary, the thresholds and charts over time.
+//! - [`jsonl`]: `--out json=FILE`: a JSON line per interval and per plugin-metric batch, then the summary.
+//! - [`openmetrics`]: `--metrics-addr`: live OpenMetrics text for Prometheus.
 //! - [`progress`]: the live progress line (only when stderr is a terminal).
 //!
 //! [`RunReport`]: loadhost_metrics::RunReport
@@ -13,7 +16,10 @@
 #![deny(missing_docs)]
 
 pub mod csv;
+pub mod html;
 pub mod json;
+pub mod jsonl;
+pub mod openmetrics;
 pub mod progress;
 pub mod summary;
 

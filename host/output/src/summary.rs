@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use loadhost_metrics::{Outcome, Percentiles, RunReport, SeriesSummary, SeriesValue};
+use loadhost_metrics::{Outcome, Percentiles, RunReport, SeriesSummary, SeriesValue, ThresholdResult};
 
 use crate::{RunInfo, VERSION};
 
@@ -227,4 +227,37 @@ pub fn render_scenarios(reports: &[RunReport]) -> String {
         );
     }
     out
+}
+
+/// The thresholds, one line each with ✓ or ✗, the measured value and the verdict line; empty
+/// when there are none.
+pub fn render_thresholds(results: &[ThresholdResult]) -> String {
+    if results.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n  thresholds\n");
+    for t in results {
+        let mark = if t.passed { "✓" } else { "✗" };
+        let value = t.value.map_or_else(|| "no samples".to_owned(), |v| format!("{}", (v * 1e4).round() / 1e4));
+        let stopped = if t.aborted_run { " (stopped the run: abort_on_fail)" } else { "" };
+        let _ = writeln!(out, "    {mark} {}  ({value}){stopped}", t.expr);
+    }
+    let failed = results.iter().filter(|t| !t.passed).count();
+    let _ = if failed == 0 && results.len() == 1 {
+        writeln!(out, "  the threshold passed")
+    } else if failed == 0 {
+        writeln!(out, "  all {} thresholds passed", results.len())
+    } else {
+        writeln!(out, "  {failed} of {} thresholds failed (exit 99)", results.len())
+    };
+    out
+}
+
+/// The verdict line: what limited the run (`emitter`, `crew`, `gate`, `target`) and why, or that
+/// nothing did.
+pub fn render_verdict(limit: Option<(&str, &str)>) -> String {
+    match limit {
+        Some((name, why)) => format!("\n  verdict: limited by the {name}: {why}\n"),
+        None => "\n  verdict: the host kept up and every threshold held; nothing limited the run\n".to_owned(),
+    }
 }

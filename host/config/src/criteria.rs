@@ -1,0 +1,214 @@
+//! Pass/fail criteria and the outputs they feed: `--threshold` (k6's expression syntax plus
+//! `;abort_on_fail` and `;delay=DUR`), `--metric NAME:KIND` declarations of plugin metrics, and
+//! `--out json=FILE`.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use loadhost_metrics::{MetricKind, Threshold};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::units::Dur;
+
+/// A threshold as the user gave it: the expression and what a failure does while the run goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThresholdSpec {
+    /// The parsed expression.
+    pub threshold: Threshold,
+    /// Stop the run as soon as the threshold fails (exit 99), as k6's `abortOnFail`.
+    pub abort_on_fail: bool,
+    /// Judge it for the abort only after this long into the run, as k6's `delayAbortEval`.
+    pub delay: Duration,
+}
+
+impl FromStr for ThresholdSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut parts = text.split(';');
+        let expr = parts.next().unwrap_or_default();
+        let threshold: Threshold = expr.parse().map_err(|err: loadhost_metrics::ThresholdError| err.to_string())?;
+        let mut spec = ThresholdSpec { threshold, abort_on_fail: false, delay: Duration::ZERO };
+        for option in parts.map(str::trim).filter(|p| !p.is_empty()) {
+            match option.split_once('=') {
+                None if matches!(option, "abort_on_fail" | "abortOnFail") => spec.abort_on_fail = true,
+                Some(("delay" | "delayAbortEval", value)) => {
+                    spec.delay = value.trim().parse::<Dur>().map_err(|err| format!("threshold '{expr}': {err}"))?.0;
+                }
+                _ => {
+                    return Err(format!(
+                        "threshold '{expr}': unknown option '{option}' (expected abort_on_fail or delay=DURATION)"
+                    ));
+                }
+            }
+        }
+        if !spec.delay.is_zero() && !spec.abort_on_fail {
+            return Err(format!("threshold '{expr}': delay= only applies with abort_on_fail"));
+        }
+        Ok(spec)
+    }
+}
+
+impl fmt::Display for ThresholdSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.threshold.source)?;
+        if self.abort_on_fail {
+            f.write_str(";abort_on_fail")?;
+        }
+        if !self.delay.is_zero() {
+            write!(f, ";delay={}", Dur(self.delay))?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for ThresholdSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ThresholdSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// TOML takes the flag's string or k6's object form with snake-case keys.
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Table {
+                threshold: String,
+                #[serde(default)]
+                abort_on_fail: bool,
+                #[serde(default)]
+                delay: Option<Dur>,
+            },
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(text) => text.parse().map_err(serde::de::Error::custom),
+            Raw::Table { threshold, abort_on_fail, delay } => {
+                let mut spec: ThresholdSpec = threshold.parse().map_err(serde::de::Error::custom)?;
+                spec.abort_on_fail = abort_on_fail;
+                spec.delay = delay.map_or(Duration::ZERO, |d| d.0);
+                if !spec.delay.is_zero() && !abort_on_fail {
+                    return Err(serde::de::Error::custom(format!(
+                        "threshold '{threshold}': delay only applies with abort_on_fail = true"
+                    )));
+                }
+                Ok(spec)
+            }
+        }
+    }
+}
+
+/// A plugin metric declared ahead of the run, so thresholds on it can be checked before load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricDecl {
+    /// The name the plugin records it under.
+    pub name: String,
+    /// Its kind.
+    pub kind: MetricKind,
+}
+
+impl FromStr for MetricDecl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (name, kind) =
+            text.split_once(':').ok_or_else(|| format!("'{text}' is not NAME:KIND (trend, counter, rate, gauge)"))?;
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            return Err(format!("'{text}': a metric name is letters, digits, '_' or '.'"));
+        }
+        Ok(MetricDecl { name: name.to_owned(), kind: kind.trim().parse().map_err(|e| format!("'{text}': {e}"))? })
+    }
+}
+
+impl fmt::Display for MetricDecl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.name, self.kind.name())
+    }
+}
+
+/// A streaming output: `json=FILE` writes JSON lines as the run goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutSpec {
+    /// One JSON object per line: per interval, per plugin-metric batch, and the summary at the end.
+    Json(PathBuf),
+}
+
+impl FromStr for OutSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.split_once('=') {
+            Some(("json", path)) if !path.is_empty() => Ok(OutSpec::Json(PathBuf::from(path))),
+            _ => Err(format!("'{text}' is not an output: expected json=FILE")),
+        }
+    }
+}
+
+impl fmt::Display for OutSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OutSpec::Json(path) => write!(f, "json={}", path.display()),
+        }
+    }
+}
+
+macro_rules! text_serde {
+    ($($ty:ty),*) => {$(
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    )*};
+}
+text_serde!(MetricDecl, OutSpec);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_follow_the_expression() {
+        let spec: ThresholdSpec = "http_req_failed:rate<0.01;abort_on_fail;delay=10s".parse().unwrap();
+        assert!(spec.abort_on_fail);
+        assert_eq!(spec.delay, Duration::from_secs(10));
+        assert_eq!(spec.threshold.metric, "http_req_failed");
+        assert_eq!(spec.to_string(), "http_req_failed:rate<0.01;abort_on_fail;delay=10s");
+        let plain: ThresholdSpec = "latency_ms:p(99)<200".parse().unwrap();
+        assert!(!plain.abort_on_fail);
+    }
+
+    #[test]
+    fn bad_options_are_named() {
+        for (bad, says) in [
+            ("latency_ms:p(99)<200;abort", "unknown option 'abort'"),
+            ("latency_ms:p(99)<200;delay=5s", "only applies with abort_on_fail"),
+            ("latency_ms:p(99)<200;abort_on_fail;delay=soon", "not a duration"),
+            ("latency_ms<200", "no ':'"),
+        ] {
+            let err = bad.parse::<ThresholdSpec>().unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn declarations_and_outputs_parse() {
+        let decl: MetricDecl = "login_ms:trend".parse().unwrap();
+        assert_eq!((decl.name.as_str(), decl.kind), ("login_ms", MetricKind::Trend));
+        assert!("login_ms:histogram".parse::<MetricDecl>().unwrap_err().contains("unknown metric kind"));
+        assert!("login ms:trend".parse::<MetricDecl>().is_err());
+        assert_eq!("json=out.jsonl".parse::<OutSpec>().unwrap(), OutSpec::Json("out.jsonl".into()));
+        assert!("influx=x".parse::<OutSpec>().unwrap_err().contains("json=FILE"));
+    }
+}

@@ -1,0 +1,72 @@
+//! What limited a run, named from its own measurements (seed 001's verdict):
+//!
+//! - **emitter**: the pacer fell behind (underrun) or the achieved rate fell short of the plan;
+//!   the load generator, not the target, is the bottleneck;
+//! - **crew**: due tasks found no idle worker (at `--max-workers`, or growing too slowly);
+//! - **gate**: due tasks found the gate full, or waited at it (`--max-in-flight`);
+//! - **target**: a threshold broke while the host kept up, so the system under test is the limit.
+
+use crate::report::RunReport;
+
+/// Who limited a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// The pacer or the host's CPU.
+    Emitter,
+    /// Too few workers.
+    Crew,
+    /// The in-flight gate.
+    Gate,
+    /// The system under test.
+    Target,
+}
+
+impl Limit {
+    /// The name outputs use: `emitter`, `crew`, `gate`, `target`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Emitter => "emitter",
+            Limit::Crew => "crew",
+            Limit::Gate => "gate",
+            Limit::Target => "target",
+        }
+    }
+}
+
+/// A host-side shortfall counts when it reaches this share of the run's tasks, and at least
+/// [`MIN_SHORTFALL`] tasks: one late release in a short run is scheduling noise, not a limit.
+pub const HOST_SHORTFALL: f64 = 0.01;
+/// The fewest tasks a shortfall needs to count.
+pub const MIN_SHORTFALL: u64 = 5;
+/// Gate wait (p99, ms) above which the gate counts as saturated.
+pub const GATE_WAIT_LIMIT_MS: f64 = 1.0;
+
+/// What limited `report`, and why in words; `None` when the host kept up and every threshold
+/// held. `planned_rate` is the open model's rate (`None` in the closed model, which has no plan
+/// to fall short of); `broken` is a failed threshold's expression and value.
+pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&str, f64)>) -> Option<(Limit, String)> {
+    let t = &report.totals;
+    let c = report.counts();
+    let scheduled = c.scheduled.max(1) as f64;
+    let crew_drops = c.dropped - t.dropped_at_gate;
+    let gate_wait = t.gate_wait.percentiles().p99;
+    let significant = |n: u64| n >= MIN_SHORTFALL && n as f64 > HOST_SHORTFALL * scheduled;
+    let achieved = report.achieved_rate();
+    if significant(t.underrun) {
+        return Some((Limit::Emitter, format!("{} tasks released late (underrun)", t.underrun)));
+    }
+    if significant(crew_drops) {
+        let why = format!("{crew_drops} due tasks found no idle worker (peak {} workers)", report.workers.peak);
+        return Some((Limit::Crew, why));
+    }
+    if significant(t.dropped_at_gate) || gate_wait > GATE_WAIT_LIMIT_MS {
+        let why = format!("{} due tasks found the gate full; gate wait p99 {gate_wait:.2} ms", t.dropped_at_gate);
+        return Some((Limit::Gate, why));
+    }
+    if let Some(rate) = planned_rate
+        && achieved < rate * (1.0 - HOST_SHORTFALL)
+    {
+        return Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s")));
+    }
+    broken.map(|(expr, value)| (Limit::Target, format!("{expr} broke ({value:.3}) while the host kept up")))
+}

@@ -1,0 +1,69 @@
+// Draws the charts described by the JSON in #data with uPlot. The series are prepared by
+// html.rs, so this only maps them onto uPlot's options. Each chart is built on its own: one that
+// fails is reported (errors.js) and the others are still drawn.
+(function () {
+  "use strict";
+  var fail = window.loadhostFail || function (message) { throw new Error(message); };
+  var data = JSON.parse(document.getElementById("data").textContent);
+  var HEIGHT = 240;
+  var plots = [];
+
+  function number(value) {
+    if (value === null || value === undefined) return "–";
+    var abs = Math.abs(value);
+    if (abs >= 100 || Number.isInteger(value)) return value.toFixed(0);
+    if (abs >= 1) return value.toFixed(2);
+    return value.toFixed(3);
+  }
+
+  function width(el) {
+    return Math.max(320, el.clientWidth || 900);
+  }
+
+  data.charts.forEach(function (chart) {
+    try {
+      var el = document.getElementById(chart.id);
+      var series = [{ label: "time (s)", value: function (u, v) { return v === null ? "–" : v.toFixed(1) + " s"; } }];
+      var columns = [data.x];
+      chart.series.forEach(function (s) {
+        series.push({
+          label: s.label,
+          stroke: s.color,
+          width: s.width || 1.5,
+          dash: s.dash || undefined,
+          spanGaps: true,
+          points: { show: data.x.length <= 60, size: 4 },
+          value: function (u, v) { return number(v); },
+        });
+        columns.push(s.values);
+      });
+      var opts = {
+        width: width(el),
+        height: HEIGHT,
+        scales: { x: { time: false }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.08 : 1]; } } },
+        axes: [
+          {
+            label: "seconds since the start",
+            values: function (u, ticks) { return ticks.map(function (t) { return t + "s"; }); },
+          },
+          { label: chart.unit, size: 64 },
+        ],
+        series: series,
+        legend: { live: true },
+        cursor: { drag: { x: true, y: false } },
+      };
+      plots.push({ el: el, plot: new uPlot(opts, columns, el) });
+    } catch (e) {
+      fail("chart " + chart.id + ": " + ((e && e.stack) || e));
+    }
+  });
+  document.body.dataset.charts = String(plots.length);
+
+  var pending = 0;
+  window.addEventListener("resize", function () {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(function () {
+      plots.forEach(function (p) { p.plot.setSize({ width: width(p.el), height: HEIGHT }); });
+    });
+  });
+})();
