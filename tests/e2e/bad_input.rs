@@ -43,7 +43,7 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         // Plugin files.
         case(&["run", "missing.wasm"], 2, "missing.wasm: cannot read the plugin"),
         case(&["run", "text.txt"], 3, "text.txt: not a WebAssembly file"),
-        case(&["run", "core.wasm"], 3, "core.wasm: a core WebAssembly module, not a component"),
+        case(&["run", "core.wasm"], 3, "core.wasm: a core WebAssembly module that cannot be wrapped into a plugin"),
         case(&["run", &fixture("no-doer").display().to_string()], 3, "does not export loadhost:plugin/doer@0.1.0"),
         case(
             &["run", &fixture("bad-import").display().to_string()],

@@ -11,6 +11,7 @@ mod control;
 mod data_feed;
 mod hostile;
 mod http;
+mod languages;
 mod lifecycle;
 mod open_model;
 mod outputs;

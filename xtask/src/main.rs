@@ -1,8 +1,11 @@
 //! Project automation, run as `cargo xtask <command>` (an alias in `.cargo/config.toml`).
 //!
 //! - `plugins`: build the example plugins (`plugins/*`) and the test fixtures (`tests/plugins/*`)
-//!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`.
-//! - `test`: formatting, clippy (host and guests), the plugins, then every test.
+//!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`, and
+//!   the Python, JavaScript and C examples (`plugins/*-LANG`) whose toolchain is present.
+//! - `setup`: install the Python, JavaScript and C toolchains and Chromium (what the tests need
+//!   besides cargo).
+//! - `test`: setup, formatting, clippy (host and guests), the plugins, then every test.
 //! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the
 //!   bundled `http-get` plugin against it, with its summary.
 //! - `bench`: the engine/runtime overhead benchmark.
@@ -11,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context as _, Result, bail};
+
+mod guests;
 
 const WASM_TARGET: &str = "wasm32-wasip2";
 
@@ -22,8 +27,9 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("bench") => bench(&args[1..]),
         Some("lint") => lint(),
+        Some("setup") => guests::setup(),
         _ => {
-            eprintln!("usage: cargo xtask <plugins|test|demo|bench|lint>");
+            eprintln!("usage: cargo xtask <plugins|setup|test|demo|bench|lint>");
             return ExitCode::from(2);
         }
     };
@@ -114,6 +120,9 @@ fn build_plugins() -> Result<Vec<PathBuf>> {
             .with_context(|| format!("copying {} to {}", artifact.display(), dest.display()))?;
         outputs.push(dest);
     }
+    // The C SDK's build wraps its core module with `loadhost componentize`.
+    run(cargo().args(["build", "--release", "-p", "loadhost"]))?;
+    outputs.extend(guests::build(&cargo_target_dir().join("release").join("loadhost"))?);
     eprintln!("xtask: built {} plugins into target/plugins and target/test-plugins", outputs.len());
     Ok(outputs)
 }
@@ -139,6 +148,7 @@ fn lint() -> Result<()> {
 
 /// Everything CI checks: lint, plugins, then every test of the workspace.
 fn test(extra: &[String]) -> Result<()> {
+    guests::setup()?;
     lint()?;
     build_plugins()?;
     // The SDK's own unit tests run natively (its WASI bindings compile to stubs off wasm).
@@ -150,7 +160,8 @@ fn test(extra: &[String]) -> Result<()> {
         "-p",
         "loadhost-sdk",
     ]))?;
-    run(cargo().args(["test", "--release", "--workspace"]).args(extra))
+    run(cargo().args(["test", "--release", "--workspace"]).args(extra))?;
+    guests::test_sdks(&cargo_target_dir().join("release").join("loadhost"))
 }
 
 fn demo() -> Result<()> {

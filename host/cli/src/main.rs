@@ -5,12 +5,16 @@
 //! ([`loadhost_output`]). Each subcommand has its own module; [`exit`] maps failures to the
 //! documented exit codes.
 
+mod cache_cmd;
+mod componentize;
 mod control_api;
 mod exit;
 mod find_max;
 mod http_serve;
+mod inspect;
 mod judge;
 mod metrics_api;
+mod new;
 mod observe;
 mod run;
 mod signals;
@@ -40,6 +44,16 @@ enum Command {
     /// Serve the built-in HTTP target on loopback: `/`, `/delay?ms=N`, `/status?code=N`,
     /// `/bytes?n=N`, `/echo`, `/stats`.
     Target(target::TargetArgs),
+    /// Show what a plugin is and what it asks for: sha256, size, toolchain, exports, and its
+    /// imports read as capabilities (network, files, environment, clocks, random).
+    Inspect(inspect::InspectArgs),
+    /// Create a plugin project that builds and runs as generated.
+    New(new::NewArgs),
+    /// Wrap a WASI preview1 core module that exports the doer functions into a plugin component.
+    Componentize(componentize::ComponentizeArgs),
+    /// The compiled-plugin cache.
+    #[command(subcommand)]
+    Cache(cache_cmd::CacheCommand),
 }
 
 fn init_logging() {
@@ -64,6 +78,10 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(*args),
         Command::Target(args) => target::run(args),
         Command::FindMax(args) => find_max::run(*args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::New(args) => new::run(args),
+        Command::Componentize(args) => componentize::run(args),
+        Command::Cache(command) => cache_cmd::run(command),
     };
     match result {
         Ok(code) => code,

@@ -166,7 +166,7 @@ fn header(out: &mut String, info: &RunInfo, summary: &Value) {
         ("sha256", format!("<code>{}</code>", esc(&info.plugin_sha256))),
         ("started at", esc(&text(summary, &["started_at"]).unwrap_or_default())),
         ("duration", format!("{duration:.2} s ({generation:.2} s generating load)")),
-        ("load model", esc(&info.model)),
+        ("load model", esc(&info.model).replace('\n', "<br>")),
         ("loadhost", esc(VERSION)),
     ];
     for (name, value) in items {

@@ -44,13 +44,15 @@ pub enum PluginError {
         /// The plugin path.
         path: PathBuf,
     },
-    /// A core module where a component was expected.
+    /// A core module that cannot be wrapped into a plugin component.
     #[error(
-        "{path}: a core WebAssembly module, not a component: build it for wasm32-wasip2 (or wrap it with wasm-tools component new)"
+        "{path}: a core WebAssembly module that cannot be wrapped into a plugin: {why} (it must export {DOER_EXPORT}#do-task by its canonical name; or build a component for wasm32-wasip2)"
     )]
     CoreModule {
         /// The plugin path.
         path: PathBuf,
+        /// Why wrapping failed.
+        why: String,
     },
     /// The component is malformed or uses features the host does not enable.
     #[error("{path}: not a valid component: {message}")]
@@ -106,17 +108,26 @@ pub(crate) fn one_line(err: &wasmtime::Error) -> String {
 
 impl Plugin {
     pub(crate) fn load(runtime: &Runtime, path: &Path) -> Result<Self, PluginError> {
-        let bytes = std::fs::read(path).map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
+        let file = std::fs::read(path).map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
         let path = path.to_owned();
-        match bytes.get(..8) {
-            Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => return Err(PluginError::CoreModule { path }),
-            Some([0, b'a', b's', b'm', ..]) => {}
-            _ => return Err(PluginError::NotWasm { path }),
+        if file.get(..4) != Some(b"\0asm") {
+            return Err(PluginError::NotWasm { path });
         }
-        let sha256 = format!("{:x}", Sha256::digest(&bytes));
+        // The file's digest names the plugin in outputs; the cache is keyed by what is compiled.
+        let sha256 = format!("{:x}", Sha256::digest(&file));
+        let size = file.len() as u64;
+        let bytes = if loadhost_component::is_core_module(&file) {
+            let component = loadhost_component::wrap::componentize(&file)
+                .map_err(|err| PluginError::CoreModule { path: path.clone(), why: err.to_string() })?;
+            tracing::info!("{}: a core module, wrapped into a component in-process", path.display());
+            component
+        } else {
+            file
+        };
+        let cache_key = format!("{:x}", Sha256::digest(&bytes));
         let (component, cache, load_time) = runtime
             .cache
-            .load(&runtime.engine, &sha256, &bytes)
+            .load(&runtime.engine, &cache_key, &bytes)
             .map_err(|err| PluginError::Invalid { path: path.clone(), message: one_line(&err) })?;
         check_doer_export(&runtime.engine, &component, &path)?;
         let lifecycle = lifecycle_exports(&component, &path)?;
@@ -130,7 +141,7 @@ impl Plugin {
             path.display(),
             bytes.len()
         );
-        Ok(Self { runtime: runtime.clone(), pre, lifecycle, path, sha256, size: bytes.len() as u64, cache, load_time })
+        Ok(Self { runtime: runtime.clone(), pre, lifecycle, path, sha256, size, cache, load_time })
     }
 
     /// Whether the plugin exports `loadhost:plugin/lifecycle`.

@@ -1,0 +1,91 @@
+//! `loadhost inspect PLUGIN [--json]`: what a plugin is and what it may try, without running it —
+//! its sha256 and size, the toolchain that built it, its exports, and its imports read as the
+//! capabilities it asks for. A reviewer reads this before running a shared workload.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+use loadhost_component::inspect::{Capability, Inspection, Kind, inspect};
+use serde_json::json;
+
+use crate::exit::Failure;
+
+/// Arguments of `loadhost inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The plugin (a component, or a core module `loadhost run` would wrap).
+    plugin: PathBuf,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The capabilities beyond the ones the preview1 adapter brings by itself.
+fn own(i: &Inspection) -> Vec<Capability> {
+    i.capabilities.iter().copied().filter(|c| !i.adapter_capabilities.contains(c)).collect()
+}
+
+fn to_json(path: &str, i: &Inspection) -> serde_json::Value {
+    json!({
+        "path": path,
+        "sha256": i.sha256,
+        "size": i.size,
+        "kind": match i.kind { Kind::Component => "component", Kind::CoreModule => "core-module" },
+        "toolchain": i.toolchain,
+        "producers": i.producers,
+        "exports": i.exports,
+        "imports": i.imports,
+        "capabilities": i.capabilities.iter().map(|c| c.name()).collect::<Vec<_>>(),
+        "network": i.capabilities.iter().any(|c| c.is_network()),
+        "preview1_adapter": i.preview1_adapter,
+        "adapter_capabilities": i.adapter_capabilities.iter().map(|c| c.name()).collect::<Vec<_>>(),
+        "own_capabilities": own(i).iter().map(|c| c.name()).collect::<Vec<_>>(),
+    })
+}
+
+fn to_text(path: &str, i: &Inspection) -> String {
+    let list = |items: &[String]| if items.is_empty() { "(none)".to_owned() } else { items.join("\n    ") };
+    let kind = match i.kind {
+        Kind::Component => "component",
+        Kind::CoreModule => "core module (loadhost run wraps it into a component)",
+    };
+    let names = |caps: &[Capability]| {
+        if caps.is_empty() { "none".to_owned() } else { caps.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ") }
+    };
+    let capabilities = names(&own(i));
+    let adapter = if i.preview1_adapter {
+        format!(
+            "\n  via the WASI preview1 adapter (asked for whether or not the code uses them): {}",
+            names(&i.adapter_capabilities)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{path}\n  sha256: {}\n  size: {} bytes\n  kind: {kind}\n  toolchain: {}\n  producers:\n    {}\n  exports:\n    {}\n  imports:\n    {}\n  capabilities asked for: {capabilities}{adapter}\n  granted by default: none (network needs --allow-host, files --dir, environment -e)\n",
+        i.sha256,
+        i.size,
+        i.toolchain.as_deref().unwrap_or("unknown (no producers section names a language)"),
+        list(&i.producers),
+        list(&i.exports),
+        list(&i.imports),
+    )
+}
+
+/// Print what the plugin is and asks for.
+pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
+    let path = args.plugin.display().to_string();
+    let bytes = std::fs::read(&args.plugin)
+        .with_context(|| format!("{path}: cannot read the plugin"))
+        .map_err(Failure::usage)?;
+    let inspection = inspect(&bytes).with_context(|| path.clone()).map_err(Failure::plugin)?;
+    if args.json {
+        println!("{:#}", to_json(&path, &inspection));
+    } else {
+        print!("{}", to_text(&path, &inspection));
+    }
+    Ok(ExitCode::SUCCESS)
+}

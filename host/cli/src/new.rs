@@ -1,0 +1,182 @@
+//! `loadhost new NAME --lang rust|python|js|c`: a plugin project that builds and runs as
+//! generated. Each language's files come from `sdk/LANG/` and are built into the binary, so the
+//! command works anywhere: the template (`sdk/LANG/template`, `__NAME__` replaced), the SDK
+//! (`sdk/LANG/lib`, or the Rust SDK's sources), the build script (`sdk/LANG/build.sh`) and the
+//! contract (`wit/plugin.wit`). The project's README has the build and run commands.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use include_dir::{Dir, include_dir};
+
+use crate::exit::Failure;
+
+/// A plugin language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Lang {
+    /// Rust (cargo, wasm32-wasip2).
+    Rust,
+    /// Python (componentize-py).
+    Python,
+    /// JavaScript (componentize-js).
+    Js,
+    /// C (clang, wasi-libc, `loadhost componentize`).
+    C,
+}
+
+/// Arguments of `loadhost new`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The plugin's name (letters, digits, '-' and '_', starting with a letter); also its folder.
+    name: String,
+
+    /// The language.
+    #[arg(long, value_enum, default_value = "rust")]
+    lang: Lang,
+
+    /// Create the folder inside DIR.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+}
+
+static WIT: &str = include_str!("../../../wit/plugin.wit");
+static RUST_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/rust/template");
+static RUST_SDK: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/rust/src");
+static RUST_SDK_MANIFEST: &str = include_str!("../../../sdk/rust/Cargo.toml");
+static RUST_LOCK: &str = include_str!("../../../plugins/Cargo.lock");
+static PYTHON_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/python/template");
+static PYTHON_LIB: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/python/lib");
+static JS_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/template");
+static JS_LIB: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/lib");
+static C_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/c/template");
+static C_LIB: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/c/lib");
+static JS_TOOLCHAIN: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/toolchain");
+
+/// A language's toolchain installer (`toolchain.sh check|install`); Rust has rustup.
+fn toolchain_script(lang: Lang) -> Option<&'static str> {
+    match lang {
+        Lang::Rust => None,
+        Lang::Python => Some(include_str!("../../../sdk/python/toolchain.sh")),
+        Lang::Js => Some(include_str!("../../../sdk/js/toolchain.sh")),
+        Lang::C => Some(include_str!("../../../sdk/c/toolchain.sh")),
+    }
+}
+
+/// A language's build script.
+fn build_script(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Rust => include_str!("../../../sdk/rust/build.sh"),
+        Lang::Python => include_str!("../../../sdk/python/build.sh"),
+        Lang::Js => include_str!("../../../sdk/js/build.sh"),
+        Lang::C => include_str!("../../../sdk/c/build.sh"),
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Write `dir`'s files under `to`, replacing `__NAME__` in their text.
+fn write_dir(dir: &Dir<'_>, to: &Path, name: &str) -> std::io::Result<()> {
+    for file in dir.files() {
+        let path = to.join(file.path());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        match file.contents_utf8() {
+            Some(text) => std::fs::write(&path, text.replace("__NAME__", name))?,
+            None => std::fs::write(&path, file.contents())?,
+        }
+    }
+    for sub in dir.dirs() {
+        write_dir(sub, to, name)?;
+    }
+    Ok(())
+}
+
+fn write_executable(path: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::write(path, text)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+/// The Rust SDK's manifest, standalone: it is built inside the repository's guest workspace.
+fn rust_sdk_manifest() -> String {
+    RUST_SDK_MANIFEST
+        .lines()
+        .filter(|l| !l.starts_with("workspace =") && !l.starts_with("# Linted and built together"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+fn scaffold(args: &NewArgs, root: &Path) -> std::io::Result<()> {
+    let name = args.name.as_str();
+    std::fs::create_dir_all(root.join("wit"))?;
+    std::fs::write(root.join("wit/plugin.wit"), WIT)?;
+    write_executable(&root.join("build.sh"), build_script(args.lang))?;
+    if let Some(script) = toolchain_script(args.lang) {
+        write_executable(&root.join("toolchain.sh"), script)?;
+    }
+    match args.lang {
+        Lang::Rust => {
+            write_dir(&RUST_TEMPLATE, root, name)?;
+            // The SDK finds the contract at ../../wit from its own folder, as in the repository.
+            let sdk = root.join("sdk/rust");
+            write_dir(&RUST_SDK, &sdk.join("src"), name)?;
+            std::fs::write(sdk.join("Cargo.toml"), rust_sdk_manifest())?;
+            // Pins the SDK's dependencies to the versions the examples build with (offline too).
+            std::fs::write(root.join("Cargo.lock"), RUST_LOCK)?;
+        }
+        Lang::Python => {
+            write_dir(&PYTHON_TEMPLATE, root, name)?;
+            write_dir(&PYTHON_LIB, &root.join("lib"), name)?;
+        }
+        Lang::Js => {
+            write_dir(&JS_TEMPLATE, root, name)?;
+            write_dir(&JS_LIB, &root.join("lib"), name)?;
+            // The pinned npm lock the installer reads, next to it as in the repository.
+            write_dir(&JS_TOOLCHAIN, &root.join("toolchain"), name)?;
+        }
+        Lang::C => {
+            write_dir(&C_TEMPLATE, root, name)?;
+            write_dir(&C_LIB, &root.join("lib"), name)?;
+        }
+    }
+    Ok(())
+}
+
+/// Create the project.
+pub fn run(args: NewArgs) -> Result<ExitCode, Failure> {
+    if !valid_name(&args.name) {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "'{}' is not a plugin name: letters, digits, '-' and '_', starting with a letter",
+            args.name
+        )));
+    }
+    let root = args.dir.join(&args.name);
+    if root.exists() {
+        return Err(Failure::usage(anyhow::anyhow!("{}: already exists; pick another name or --dir", root.display())));
+    }
+    scaffold(&args, &root)
+        .with_context(|| format!("{}: cannot create the project", root.display()))
+        .map_err(Failure::usage)?;
+    let setup = if toolchain_script(args.lang).is_some() { "./toolchain.sh install && " } else { "" };
+    println!(
+        "created {} ({:?} plugin)\n  build: cd {} && {setup}./build.sh . {}.wasm\n  run:   loadhost run {}.wasm (see its README.md)",
+        root.display(),
+        args.lang,
+        root.display(),
+        args.name,
+        args.name
+    );
+    Ok(ExitCode::SUCCESS)
+}

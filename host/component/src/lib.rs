@@ -1,0 +1,20 @@
+//! Plugin files as files: what `loadhost componentize` and `loadhost inspect` do, and what lets
+//! `loadhost run` take a core module.
+//!
+//! # Layout
+//! - [`wrap`]: a WASI preview1 core module that exports the `doer` functions by their canonical
+//!   names becomes a component (wit-component with the embedded preview1 adapter).
+//! - [`inspect`]: a plugin's digest, producers, exports and imports, read as capabilities.
+
+#![deny(missing_docs)]
+
+pub mod inspect;
+pub mod wrap;
+
+/// The plugin contract, as the host was built with it.
+pub const WIT: &str = include_str!("../../../wit/plugin.wit");
+
+/// Whether `bytes` are a core module (not a component): the wasm magic and version 1.
+pub fn is_core_module(bytes: &[u8]) -> bool {
+    bytes.get(..8) == Some(&[0, b'a', b's', b'm', 1, 0, 0, 0])
+}

@@ -1,0 +1,476 @@
+/*
+ * loadhost.c: the C SDK's glue between a plugin's loadhost_* functions and the raw bindings
+ * wit-bindgen generated (workload_with_lifecycle.c). See loadhost.h for the surface.
+ */
+/* clock_gettime and strncasecmp are POSIX, which -std=c11 hides. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "loadhost.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+typedef workload_with_lifecycle_string_t raw_string;
+
+/* ---- Memory ------------------------------------------------------------------------------ */
+
+/*
+ * The canonical ABI allocates every string and list the host hands the plugin with cabi_realloc.
+ * This replaces the generated (weak) one so that each allocation gets one more byte, set to NUL:
+ * strings from the host are then C strings without a copy. malloc's 16-byte alignment covers
+ * every canonical-ABI alignment (at most 8). A zero-size request returns a non-null dangling
+ * pointer, as the generated one does; `text()` maps empty strings to "".
+ */
+__attribute__((__export_name__("cabi_realloc"))) void *cabi_realloc(void *ptr, size_t old_size,
+                                                                     size_t align, size_t new_size) {
+    (void)old_size;
+    if (new_size == 0) {
+        return (void *)align;
+    }
+    uint8_t *ret = realloc(ptr, new_size + 1);
+    if (!ret) {
+        abort();
+    }
+    ret[new_size] = 0;
+    return ret;
+}
+
+/* A string from the host as a C string ("" when empty: its pointer is then dangling). */
+static const char *text(raw_string s) {
+    return s.len ? (const char *)s.ptr : "";
+}
+
+/* A C string as a borrowed canonical-ABI string (no copy). */
+static raw_string borrow(const char *s) {
+    return (raw_string){(uint8_t *)s, s ? strlen(s) : 0};
+}
+
+/* A malloc'd C string handed over as an owned canonical-ABI string (post-return frees it). */
+static raw_string give(char *s) {
+    size_t len = s ? strlen(s) : 0;
+    if (len == 0) {
+        /* Post-return frees only non-empty strings. */
+        free(s);
+        return (raw_string){NULL, 0};
+    }
+    return (raw_string){(uint8_t *)s, len};
+}
+
+static char *vformat(const char *format, va_list args) {
+    va_list copy;
+    va_copy(copy, args);
+    int len = vsnprintf(NULL, 0, format, copy);
+    va_end(copy);
+    if (len < 0) {
+        len = 0;
+    }
+    char *out = malloc((size_t)len + 1);
+    if (!out) {
+        abort();
+    }
+    vsnprintf(out, (size_t)len + 1, format, args);
+    return out;
+}
+
+char *loadhost_format(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    char *out = vformat(format, args);
+    va_end(args);
+    return out;
+}
+
+/* ---- Task results ------------------------------------------------------------------------ */
+
+/* The message of the failure being returned; one per instance (an instance runs one task at a
+ * time, on one thread). */
+static char *pending_message;
+
+static loadhost_result fail_with(loadhost_result result, const char *format, va_list args) {
+    free(pending_message);
+    pending_message = vformat(format, args);
+    return result;
+}
+
+loadhost_result loadhost_retryable(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    loadhost_result result = fail_with(LOADHOST_RETRYABLE, format, args);
+    va_end(args);
+    return result;
+}
+
+loadhost_result loadhost_failed(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    loadhost_result result = fail_with(LOADHOST_FAILED, format, args);
+    va_end(args);
+    return result;
+}
+
+loadhost_result loadhost_abort(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    loadhost_result result = fail_with(LOADHOST_ABORT, format, args);
+    va_end(args);
+    return result;
+}
+
+/* The pending message as an owned string (a default naming `who` when there is none). */
+static raw_string take_message(const char *who, loadhost_result result) {
+    char *message = pending_message;
+    pending_message = NULL;
+    if (!message) {
+        static const char *const names[] = {"LOADHOST_OK", "LOADHOST_RETRYABLE", "LOADHOST_FAILED",
+                                            "LOADHOST_ABORT"};
+        message = (unsigned)result < 4 ? loadhost_format("%s returned %s without a message", who,
+                                                         names[result])
+                                       : loadhost_format("%s returned %d, not a loadhost_result",
+                                                         who, (int)result);
+    }
+    return give(message);
+}
+
+/* Forget a message left by a function that then returned LOADHOST_OK. */
+static void drop_message(void) {
+    free(pending_message);
+    pending_message = NULL;
+}
+
+/* ---- Exports ----------------------------------------------------------------------------- */
+
+/* The `doer.do-task` export. Arguments are owned here; the error string goes to post-return. */
+bool exports_loadhost_plugin_doer_do_task(exports_loadhost_plugin_doer_task_t *raw,
+                                          exports_loadhost_plugin_doer_task_error_t *err) {
+    const loadhost_task task = {
+        .scenario = text(raw->scenario),
+        .scenario_len = raw->scenario.len,
+        .worker_id = raw->worker_id,
+        .iteration = raw->iteration,
+        .attempt = raw->attempt,
+        .input = raw->input.len ? raw->input.ptr : (const uint8_t *)"",
+        .input_len = raw->input.len,
+    };
+    loadhost_result result = loadhost_do_task(&task);
+    exports_loadhost_plugin_doer_task_free(raw);
+    if (result == LOADHOST_OK) {
+        drop_message();
+        return true;
+    }
+    switch (result) {
+    case LOADHOST_RETRYABLE:
+        err->tag = LOADHOST_PLUGIN_TYPES_TASK_ERROR_RETRYABLE;
+        break;
+    case LOADHOST_ABORT:
+        err->tag = LOADHOST_PLUGIN_TYPES_TASK_ERROR_ABORT;
+        break;
+    default: /* LOADHOST_FAILED, or a value that is not a loadhost_result */
+        err->tag = LOADHOST_PLUGIN_TYPES_TASK_ERROR_FAILED;
+        break;
+    }
+    /* The three cases share one layout (a string). */
+    err->val.failed = take_message("loadhost_do_task", result);
+    return false;
+}
+
+__attribute__((weak)) loadhost_result loadhost_setup(const char *options, char **setup_data) {
+    (void)options;
+    *setup_data = NULL;
+    return LOADHOST_OK;
+}
+
+__attribute__((weak)) loadhost_result loadhost_init(uint32_t worker_id, const char *setup_data) {
+    (void)worker_id;
+    (void)setup_data;
+    return LOADHOST_OK;
+}
+
+__attribute__((weak)) loadhost_result loadhost_teardown(const char *setup_data) {
+    (void)setup_data;
+    return LOADHOST_OK;
+}
+
+/* The `lifecycle.setup` export. */
+bool exports_loadhost_plugin_lifecycle_setup(raw_string *options, raw_string *ret, raw_string *err) {
+    char *data = NULL;
+    loadhost_result result = loadhost_setup(text(*options), &data);
+    workload_with_lifecycle_string_free(options);
+    if (result == LOADHOST_OK) {
+        drop_message();
+        *ret = give(data);
+        return true;
+    }
+    free(data);
+    *err = take_message("loadhost_setup", result);
+    return false;
+}
+
+/* The `lifecycle.init` export. */
+bool exports_loadhost_plugin_lifecycle_init(uint32_t worker_id, raw_string *setup_data,
+                                            raw_string *err) {
+    loadhost_result result = loadhost_init(worker_id, text(*setup_data));
+    workload_with_lifecycle_string_free(setup_data);
+    if (result == LOADHOST_OK) {
+        drop_message();
+        return true;
+    }
+    *err = take_message("loadhost_init", result);
+    return false;
+}
+
+/* The `lifecycle.teardown` export. */
+bool exports_loadhost_plugin_lifecycle_teardown(raw_string *setup_data, raw_string *err) {
+    loadhost_result result = loadhost_teardown(text(*setup_data));
+    workload_with_lifecycle_string_free(setup_data);
+    if (result == LOADHOST_OK) {
+        drop_message();
+        return true;
+    }
+    *err = take_message("loadhost_teardown", result);
+    return false;
+}
+
+/* ---- Metrics ----------------------------------------------------------------------------- */
+
+/* Tag lists up to this long are converted on the stack; longer ones are malloc'd. */
+#define STACK_TAGS 16
+
+/* The canonical-ABI form of a tag list; it borrows the strings. */
+typedef struct tag_buffer {
+    workload_with_lifecycle_tuple2_string_string_t stack[STACK_TAGS];
+    loadhost_plugin_metrics_tags_t list;
+} tag_buffer;
+
+static loadhost_plugin_metrics_tags_t *convert_tags(tag_buffer *buffer, const loadhost_tag *tags,
+                                                    size_t count) {
+    buffer->list.len = count;
+    buffer->list.ptr = count <= STACK_TAGS ? buffer->stack : malloc(count * sizeof *buffer->list.ptr);
+    if (!buffer->list.ptr) {
+        abort();
+    }
+    for (size_t i = 0; i < count; i++) {
+        buffer->list.ptr[i].f0 = borrow(tags[i].key);
+        buffer->list.ptr[i].f1 = borrow(tags[i].value);
+    }
+    return &buffer->list;
+}
+
+static void release_tags(tag_buffer *buffer) {
+    if (buffer->list.ptr != buffer->stack) {
+        free(buffer->list.ptr);
+    }
+}
+
+void loadhost_counter(const char *name, uint64_t delta, const loadhost_tag *tags, size_t tag_count) {
+    raw_string raw_name = borrow(name);
+    tag_buffer buffer;
+    loadhost_plugin_metrics_counter(&raw_name, delta, convert_tags(&buffer, tags, tag_count));
+    release_tags(&buffer);
+}
+
+void loadhost_gauge(const char *name, double value, const loadhost_tag *tags, size_t tag_count) {
+    raw_string raw_name = borrow(name);
+    tag_buffer buffer;
+    loadhost_plugin_metrics_gauge(&raw_name, value, convert_tags(&buffer, tags, tag_count));
+    release_tags(&buffer);
+}
+
+void loadhost_trend(const char *name, double value, const loadhost_tag *tags, size_t tag_count) {
+    raw_string raw_name = borrow(name);
+    tag_buffer buffer;
+    loadhost_plugin_metrics_trend(&raw_name, value, convert_tags(&buffer, tags, tag_count));
+    release_tags(&buffer);
+}
+
+bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t tag_count) {
+    raw_string raw_name = borrow(name);
+    tag_buffer buffer;
+    bool result = loadhost_plugin_metrics_check(&raw_name, ok, convert_tags(&buffer, tags, tag_count));
+    release_tags(&buffer);
+    return result;
+}
+
+/* ---- HTTP -------------------------------------------------------------------------------- */
+
+typedef workload_with_lifecycle_tuple2_string_list_u8_t raw_header;
+
+/* Request headers up to this many are converted on the stack; more are malloc'd. */
+#define STACK_HEADERS 16
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Sets a response's error from the host's and returns its status. */
+static loadhost_http_status set_error(loadhost_response *response, const char *url,
+                                      loadhost_plugin_http_error_t *raw) {
+    /* The three cases share one layout (a string). */
+    const char *why = text(raw->val.network);
+    char *message;
+    loadhost_http_status status;
+    switch (raw->tag) {
+    case LOADHOST_PLUGIN_HTTP_ERROR_DENIED:
+        /* The host's message is the URL; say what to do about it, as the Rust SDK does. */
+        message = loadhost_format(
+            "request to %s denied: the host is not allowed (loadhost run --allow-host)", why);
+        status = LOADHOST_HTTP_DENIED;
+        break;
+    case LOADHOST_PLUGIN_HTTP_ERROR_INVALID_REQUEST:
+        message = loadhost_format("invalid request to %s: %s", url, why);
+        status = LOADHOST_HTTP_INVALID_REQUEST;
+        break;
+    default:
+        message = loadhost_format("%s", why);
+        status = LOADHOST_HTTP_NETWORK;
+        break;
+    }
+    loadhost_plugin_http_error_free(raw);
+    response->owned_error = message;
+    response->error = message;
+    return status;
+}
+
+loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhost_response *response) {
+    memset(response, 0, sizeof *response);
+    response->body = (const uint8_t *)"";
+    response->error = "";
+
+    size_t count = request->header_count;
+    raw_header stack_headers[STACK_HEADERS];
+    raw_header *headers = count <= STACK_HEADERS ? stack_headers : malloc(count * sizeof *headers);
+    if (!headers) {
+        abort();
+    }
+    for (size_t i = 0; i < count; i++) {
+        headers[i].f0 = borrow(request->headers[i].name);
+        headers[i].f1 = (workload_with_lifecycle_list_u8_t){
+            (uint8_t *)request->headers[i].value, strlen(request->headers[i].value)};
+    }
+    const char *url = request->url ? request->url : "";
+    loadhost_plugin_http_request_t raw = {
+        .method = borrow(request->method ? request->method : "GET"),
+        .url = borrow(url),
+        .headers = {headers, count},
+        .body = {(uint8_t *)request->body, request->body ? request->body_len : 0},
+        .timeout_ms = {request->timeout_ms > 0, request->timeout_ms},
+    };
+
+    loadhost_plugin_http_error_t raw_error;
+    double started = now_ms();
+    bool ok = loadhost_plugin_http_send(&raw, &response->raw, &raw_error);
+    response->elapsed_ms = now_ms() - started;
+    if (headers != stack_headers) {
+        free(headers);
+    }
+    if (!ok) {
+        memset(&response->raw, 0, sizeof response->raw);
+        return set_error(response, url, &raw_error);
+    }
+    response->status = response->raw.status;
+    if (response->raw.body.len) {
+        response->body = response->raw.body.ptr;
+        response->body_len = response->raw.body.len;
+    }
+    return LOADHOST_HTTP_OK;
+}
+
+loadhost_http_status loadhost_http_get(const char *url, loadhost_response *response) {
+    const loadhost_request request = {.method = "GET", .url = url};
+    return loadhost_http_send(&request, response);
+}
+
+loadhost_http_status loadhost_http_post(const char *url, const char *content_type, const void *body,
+                                        size_t body_len, loadhost_response *response) {
+    const loadhost_header header = {"content-type", content_type};
+    const loadhost_request request = {
+        .method = "POST",
+        .url = url,
+        .headers = content_type ? &header : NULL,
+        .header_count = content_type ? 1 : 0,
+        .body = body,
+        .body_len = body_len,
+    };
+    return loadhost_http_send(&request, response);
+}
+
+const char *loadhost_response_header(const loadhost_response *response, const char *name) {
+    for (size_t i = 0; i < response->raw.headers.len; i++) {
+        const raw_header *header = &response->raw.headers.ptr[i];
+        if (header->f0.len == strlen(name) && strncasecmp(text(header->f0), name, header->f0.len) == 0) {
+            return header->f1.len ? (const char *)header->f1.ptr : "";
+        }
+    }
+    return NULL;
+}
+
+void loadhost_response_free(loadhost_response *response) {
+    loadhost_plugin_http_response_free(&response->raw);
+    free(response->owned_error);
+    memset(response, 0, sizeof *response);
+    response->body = (const uint8_t *)"";
+    response->error = "";
+}
+
+/* ---- Settings ---------------------------------------------------------------------------- */
+
+const char *loadhost_env(const char *key, const char *fallback) {
+    const char *value = getenv(key);
+    return value ? value : fallback;
+}
+
+/* Trapping here, rather than in abort(), names the cause in the host's trap message
+ * ("... executed (in loadhost_env_value_does_not_parse)"): the host discards plugin stderr. */
+static __attribute__((noinline, noreturn)) void loadhost_env_value_does_not_parse(void) {
+    __builtin_trap();
+}
+
+/* Traps with a message naming the setting: a value that does not parse is the user's mistake, and
+ * the host reports the trap and replaces the instance (as a Rust plugin's panic does). */
+static void bad_setting(const char *key, const char *value, const char *expected) {
+    fprintf(stderr, "environment variable %s=\"%s\" is not %s\n", key, value, expected);
+    loadhost_env_value_does_not_parse();
+}
+
+/* Whether only white space is left at `end`. */
+static bool only_space(const char *end) {
+    while (isspace((unsigned char)*end)) {
+        end++;
+    }
+    return *end == '\0';
+}
+
+long long loadhost_env_int(const char *key, long long fallback) {
+    const char *value = getenv(key);
+    if (!value) {
+        return fallback;
+    }
+    char *end;
+    errno = 0;
+    long long parsed = strtoll(value, &end, 10);
+    if (end == value || errno != 0 || !only_space(end)) {
+        bad_setting(key, value, "an integer");
+    }
+    return parsed;
+}
+
+double loadhost_env_double(const char *key, double fallback) {
+    const char *value = getenv(key);
+    if (!value) {
+        return fallback;
+    }
+    char *end;
+    errno = 0;
+    double parsed = strtod(value, &end);
+    if (end == value || errno != 0 || !only_space(end)) {
+        bad_setting(key, value, "a number");
+    }
+    return parsed;
+}

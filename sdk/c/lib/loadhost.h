@@ -1,0 +1,239 @@
+/*
+ * loadhost.h: write loadhost workload plugins in C.
+ *
+ * A plugin is a WebAssembly component that exports `loadhost:plugin/doer`. The host decides when
+ * and how often tasks run; the plugin only says what one task does, by defining one function:
+ *
+ *     #include "loadhost.h"
+ *
+ *     loadhost_result loadhost_do_task(const loadhost_task *task) {
+ *         loadhost_counter("greetings", 1, LOADHOST_TAGS({"scenario", task->scenario}));
+ *         return LOADHOST_OK;
+ *     }
+ *
+ * Build it with `build.sh PLUGIN_DIR hello.wasm` and run it with
+ * `loadhost run hello.wasm -r 100 -d 10s`.
+ *
+ * Layout:
+ * - the task and its result: loadhost_task, loadhost_do_task, loadhost_retryable/failed/abort;
+ * - optional lifecycle: loadhost_setup, loadhost_init, loadhost_teardown (no-ops unless defined);
+ * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS;
+ * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send, loadhost_response_*;
+ * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double;
+ * - the raw bindings wit-bindgen generated: workload_with_lifecycle.h.
+ *
+ * Memory: every string and byte list the host hands the plugin (task fields, response body and
+ * headers, error messages) is followed by a NUL byte, so it can be used as a C string. It stays
+ * valid until the call returns (task fields) or until it is freed (responses). Each worker is its
+ * own instance with its own memory and one thread, so globals hold per-worker state without locks.
+ */
+#ifndef LOADHOST_H
+#define LOADHOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workload_with_lifecycle.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Tasks ------------------------------------------------------------------------------- */
+
+/* One unit of work as the host hands it to the plugin. */
+typedef struct loadhost_task {
+    /* Which scenario of the run scheduled it ("default" when there is one); NUL-terminated. */
+    const char *scenario;
+    /* The length of scenario in bytes. */
+    size_t scenario_len;
+    /* The worker (instance) running it, stable for the instance's life. */
+    uint32_t worker_id;
+    /* Sequence number in the run, from 0; a retry keeps its number. */
+    uint64_t iteration;
+    /* 0 for the first try, n for the n-th retry. */
+    uint32_t attempt;
+    /* The task's row from the data feed (`--data`), empty without one; NUL-terminated. */
+    const uint8_t *input;
+    /* The length of input in bytes. */
+    size_t input_len;
+} loadhost_task;
+
+/* What a task (or a lifecycle step) returns. */
+typedef enum loadhost_result {
+    /* The task passed. */
+    LOADHOST_OK = 0,
+    /* A transient failure: the host may try the task again (see `loadhost run --retries`). */
+    LOADHOST_RETRYABLE,
+    /* The task failed and must not be retried. */
+    LOADHOST_FAILED,
+    /* Stop the whole run: the host stops releasing tasks and exits with code 4. */
+    LOADHOST_ABORT,
+} loadhost_result;
+
+/* Run one task. The plugin must define it. */
+loadhost_result loadhost_do_task(const loadhost_task *task);
+
+/* Record the printf-style message and return LOADHOST_RETRYABLE: `return loadhost_retryable(...)`. */
+loadhost_result loadhost_retryable(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Record the printf-style message and return LOADHOST_FAILED. */
+loadhost_result loadhost_failed(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Record the printf-style message and return LOADHOST_ABORT. */
+loadhost_result loadhost_abort(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- Lifecycle (optional) ---------------------------------------------------------------- */
+/*
+ * Define any of these to override the SDK's no-op version (they are weak symbols). A result other
+ * than LOADHOST_OK is an error whose message is the one given to loadhost_failed() (or the other
+ * two). An error from setup, or from init in a worker started before the load, stops the run
+ * before any load is sent (exit code 4).
+ */
+
+/* Once per run, before any load, in an instance of its own. `options` is the run's configuration
+ * as JSON. Set *setup_data to a malloc'd string (the SDK frees it) to hand it to every init and to
+ * teardown; leave it NULL for "". */
+loadhost_result loadhost_setup(const char *options, char **setup_data);
+
+/* Once per worker, before its first task. */
+loadhost_result loadhost_init(uint32_t worker_id, const char *setup_data);
+
+/* Once per run, after the load, in an instance of its own. */
+loadhost_result loadhost_teardown(const char *setup_data);
+
+/* ---- Metrics ----------------------------------------------------------------------------- */
+/* The host aggregates them per name and tag set. Names and tag keys should be snake_case. */
+
+/* One metric tag. */
+typedef struct loadhost_tag {
+    /* The tag's name. */
+    const char *key;
+    /* The tag's value. */
+    const char *value;
+} loadhost_tag;
+
+/* The tag arguments of a metric call: `LOADHOST_TAGS({"method", "GET"}, {"status", "200"})`. */
+#define LOADHOST_TAGS(...)                                                                         \
+    ((const loadhost_tag[]){__VA_ARGS__}),                                                         \
+        (sizeof((const loadhost_tag[]){__VA_ARGS__}) / sizeof(loadhost_tag))
+
+/* The tag arguments of a metric call without tags. */
+#define LOADHOST_NO_TAGS NULL, 0
+
+/* Add `delta` to the counter `name`. */
+void loadhost_counter(const char *name, uint64_t delta, const loadhost_tag *tags, size_t tag_count);
+
+/* Set the gauge `name` to `value` (the summary keeps the latest value). */
+void loadhost_gauge(const char *name, double value, const loadhost_tag *tags, size_t tag_count);
+
+/* Record one value of the trend `name` (the summary shows min, mean, percentiles and max). */
+void loadhost_trend(const char *name, double value, const loadhost_tag *tags, size_t tag_count);
+
+/* Record a pass or a fail of the check `name`; returns `ok` so it can be used inline. */
+bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t tag_count);
+
+/* ---- HTTP -------------------------------------------------------------------------------- */
+/*
+ * One call sends the whole request and reads the whole response, through the host's
+ * `loadhost:plugin/http` import: the host pools connections, enforces `--allow-host` and records
+ * http_reqs, http_req_duration and the rest by itself.
+ */
+
+/* How a request ended. */
+typedef enum loadhost_http_status {
+    /* A response came (whatever its status code). */
+    LOADHOST_HTTP_OK = 0,
+    /* The URL or the method could not be used. */
+    LOADHOST_HTTP_INVALID_REQUEST,
+    /* The host is not on the user's allow-list (`--allow-host`); no connection was made. */
+    LOADHOST_HTTP_DENIED,
+    /* Connecting, sending or receiving failed. */
+    LOADHOST_HTTP_NETWORK,
+} loadhost_http_status;
+
+/* A request header. */
+typedef struct loadhost_header {
+    /* The header's name. */
+    const char *name;
+    /* The header's value. */
+    const char *value;
+} loadhost_header;
+
+/* A request for loadhost_http_send; zero-initialise it and set what you need. */
+typedef struct loadhost_request {
+    /* "GET", "POST", ...; NULL means "GET". */
+    const char *method;
+    /* `http://host[:port]/path?query` or `https://...`. */
+    const char *url;
+    /* The headers, or NULL. */
+    const loadhost_header *headers;
+    /* How many headers there are. */
+    size_t header_count;
+    /* The body, or NULL. */
+    const void *body;
+    /* The length of body in bytes. */
+    size_t body_len;
+    /* Give up when no response has started after this many milliseconds; 0 waits as long as the
+     * host lets it. */
+    uint32_t timeout_ms;
+} loadhost_request;
+
+/* A complete response, or why none came. Free it with loadhost_response_free. */
+typedef struct loadhost_response {
+    /* The status code (when the request returned LOADHOST_HTTP_OK). */
+    uint16_t status;
+    /* The whole body; NUL-terminated (the NUL is not counted in body_len). */
+    const uint8_t *body;
+    /* The length of body in bytes. */
+    size_t body_len;
+    /* Why no response came (when the request did not return LOADHOST_HTTP_OK), else "". */
+    const char *error;
+    /* From sending the request to the end of the body, as the plugin saw it. */
+    double elapsed_ms;
+    /* The raw response: its headers are raw.headers (see loadhost_response_header). */
+    loadhost_plugin_http_response_t raw;
+    /* Private: error when it was allocated. */
+    char *owned_error;
+} loadhost_response;
+
+/* Send `request` and read the whole response into *response (free it either way). */
+loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhost_response *response);
+
+/* GET `url` into *response (free it either way). */
+loadhost_http_status loadhost_http_get(const char *url, loadhost_response *response);
+
+/* POST `body` with the given content type (NULL for none) to `url` (free *response either way). */
+loadhost_http_status loadhost_http_post(const char *url, const char *content_type, const void *body,
+                                        size_t body_len, loadhost_response *response);
+
+/* The first value of header `name` (case-insensitive) as a NUL-terminated string, or NULL. */
+const char *loadhost_response_header(const loadhost_response *response, const char *name);
+
+/* Free what a request put into *response; it may then be reused. */
+void loadhost_response_free(loadhost_response *response);
+
+/* ---- Settings ---------------------------------------------------------------------------- */
+/* The plugin's environment holds only what the user passed with `loadhost run -e KEY=VALUE`. */
+
+/* The value of `key`, or `fallback` when it is unset. */
+const char *loadhost_env(const char *key, const char *fallback);
+
+/* The value of `key` as an integer, or `fallback` when unset; a value that does not parse traps
+ * with a message naming the key (a configuration mistake). */
+long long loadhost_env_int(const char *key, long long fallback);
+
+/* The value of `key` as a number, or `fallback` when unset; a value that does not parse traps. */
+double loadhost_env_double(const char *key, double fallback);
+
+/* ---- Helpers ----------------------------------------------------------------------------- */
+
+/* A malloc'd string formatted printf-style (for setup data); never NULL (traps when out of memory). */
+char *loadhost_format(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOADHOST_H */

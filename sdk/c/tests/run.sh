@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# End-to-end tests of the C SDK: builds plugins/http-get-c, plugins/noop-c and tests/surface with
+# sdk/c/build.sh, runs them with `loadhost run` against `loadhost target` on 127.0.0.1, and checks
+# each run's summary JSON. Ends with `N passed, N failed`; exits 1 when any case failed.
+#
+#   sdk/c/tests/run.sh            LOADHOST=/path/to/loadhost (default: this repository's
+#                                 target/release/loadhost, else `loadhost` on PATH)
+# Needs the C toolchain (sdk/c/toolchain.sh install) and python3 (to read the JSON).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+sdk=$(dirname "$here")
+root=$(cd "$sdk/../.." && pwd)
+if [ -z "${LOADHOST:-}" ]; then
+    if [ -x "$root/target/release/loadhost" ]; then LOADHOST="$root/target/release/loadhost"; else LOADHOST=loadhost; fi
+fi
+export LOADHOST
+
+"$sdk/toolchain.sh" check
+work=$(mktemp -d)
+target_pid=
+cleanup() {
+    [ -z "$target_pid" ] || kill "$target_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+# Compiled components go to a cache of our own, so runs never touch the user's.
+export LOADHOST_CACHE_DIR="$work/cache"
+
+for plugin in "$root/plugins/http-get-c" "$root/plugins/noop-c" "$here/surface"; do
+    "$sdk/build.sh" "$plugin" "$work/$(basename "$plugin").wasm"
+done
+
+"$LOADHOST" target --addr 127.0.0.1:0 -d 600s >"$work/target.log" 2>&1 &
+target_pid=$!
+for _ in $(seq 50); do
+    grep -q 'listening on' "$work/target.log" && break
+    sleep 0.1
+done
+addr=$(grep -oE '127\.0\.0\.1:[0-9]+' "$work/target.log" | head -n1)
+[ -n "$addr" ] || { echo "loadhost target did not start: $(cat "$work/target.log")" >&2; exit 1; }
+url="http://$addr/"
+
+passed=0
+failed=0
+# run NAME EXPECTED_EXIT PLUGIN ARGS...: one `loadhost run` with --summary-json $work/NAME.json.
+run() {
+    local name=$1 expected=$2 plugin=$3
+    shift 3
+    local code=0
+    "$LOADHOST" run "$work/$plugin.wasm" --summary-json "$work/$name.json" "$@" >"$work/$name.log" 2>&1 || code=$?
+    if [ "$code" -ne "$expected" ]; then
+        echo "FAIL $name: exit code $code, expected $expected"
+        sed 's/^/    /' "$work/$name.log" | tail -n 20
+        failed=$((failed + 1))
+        return 1
+    fi
+}
+# expect NAME PYTHON_EXPR: the expression over the summary `s` (a dict) must be true.
+expect() {
+    local name=$1 expr=$2
+    if python3 - "$work/$name.json" "$expr" <<'PY'; then
+import json, sys
+s = json.load(open(sys.argv[1]))
+checks = s["checks"]; tasks = s["tasks"]; metrics = s["metrics"]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+        echo "ok   $name: $expr"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name: $expr"
+        python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print("    tasks:", s["tasks"], "\n    checks:", s["checks"])' "$work/$name.json" || true
+        failed=$((failed + 1))
+    fi
+}
+
+# http-get-c: every task one GET, all answered 200.
+if run get 0 http-get-c -e TARGET_URL="$url" --allow-host "$addr" -r 50 -d 3s; then
+    expect get 'tasks["passed"] == tasks["scheduled"] > 100 and checks["status is 200"] == {"passes": tasks["passed"], "fails": 0}'
+    expect get 'metrics["http_reqs"]["count"] == tasks["scheduled"]'
+fi
+# A 5xx is retryable (so retried), another non-200 is failed (not retried).
+if run get-503 0 http-get-c -e TARGET_URL="${url}status?code=503" --allow-host "$addr" -w 1 -n 3 --retries 1; then
+    expect get-503 'tasks["failed"] == 3 and tasks["retries"] == 3 and checks["status is 200"]["fails"] == 6'
+fi
+if run get-404 0 http-get-c -e TARGET_URL="${url}status?code=404" --allow-host "$addr" -w 1 -n 3 --retries 1; then
+    expect get-404 'tasks["failed"] == 3 and tasks["retries"] == 0'
+fi
+# A request the user did not allow is denied by the host, and retryable.
+if run get-denied 0 http-get-c -e TARGET_URL="$url" -w 1 -n 3 --retries 1; then
+    expect get-denied 'metrics["http_denied"]["count"] == 6 and tasks["retries"] == 3'
+fi
+# The whole surface: lifecycle, metrics with tags, POST, custom requests, the data feed.
+printf '{"id": 1}\n{"id": 22}\n' >"$work/feed.jsonl"
+if run surface 0 surface -e TARGET_URL="$url" --allow-host "$addr" -w 2 -n 10 --data "$work/feed.jsonl"; then
+    expect surface 'tasks["passed"] == 10 and len(checks) == 9 and all(c == {"passes": 10, "fails": 0} for c in checks.values())'
+    expect surface 'metrics["c_tasks{scenario:default}"]["count"] == 10 and metrics["c_input_len{kind:feed,lang:c}"]["count"] == 10'
+    expect surface 's["teardown_error"] is None and "c_worker" in metrics'
+fi
+# Each error kind: abort stops the run (exit 4); a bad setting traps; a failed setup sends nothing.
+if run surface-abort 4 surface -e TARGET_URL="$url" --allow-host "$addr" -e ABORT_AT=3 -w 1 -n 10; then
+    expect surface-abort 'tasks["aborted"] == 1 and tasks["passed"] == 3'
+fi
+if run surface-bad-env 0 surface -e TARGET_URL="$url" --allow-host "$addr" -e PORT_OFFSET=abc -w 1 -n 3; then
+    expect surface-bad-env 'tasks["trapped"] == 3'
+fi
+if run surface-setup 4 surface -e SETUP_FAIL=1 -w 1 -n 3; then
+    if grep -q 'setup refused: SETUP_FAIL is set' "$work/surface-setup.log"; then
+        echo "ok   surface-setup: exit 4 with the plugin's message"
+        passed=$((passed + 1))
+    else
+        echo "FAIL surface-setup: the plugin's message is not in the output"
+        failed=$((failed + 1))
+    fi
+fi
+# noop-c: the host's own cost per task.
+if run noop 0 noop-c -w 1 -n 20000; then
+    expect noop 'tasks["passed"] == 20000'
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print("     noop-c: %.2f us per task (-w 1, %d tasks in %.3f s)" % (s["duration_s"] / s["tasks"]["passed"] * 1e6, s["tasks"]["passed"], s["duration_s"]))' "$work/noop.json"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

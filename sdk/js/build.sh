@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Build a JavaScript loadhost plugin into a WebAssembly component, offline.
+#
+#   build.sh PLUGIN_DIR OUT.wasm
+#
+# PLUGIN_DIR holds `plugin.js` (an ES module exporting doTask and, optionally, setup/init/teardown)
+# and any modules it imports by relative path; `lib/` is reserved for the SDK. The SDK is taken from
+# lib/ next to this script, the WIT from wit/ next to it, or else from ../../wit (the loadhost
+# repository's layout), so the same script works in sdk/js/ and in a project `loadhost new` made.
+#
+# componentize-js (installed by sdk/js/toolchain.sh install) snapshots a SpiderMonkey engine after
+# evaluating the plugin's modules. It mishandles two things, so the build runs in a staging folder:
+# a source outside the current folder fails to load, and a path with spaces breaks its arguments.
+set -euo pipefail
+
+die() {
+    echo "build.sh: $*" >&2
+    exit 1
+}
+
+[ $# -eq 2 ] || {
+    echo "usage: $0 PLUGIN_DIR OUT.wasm" >&2
+    exit 2
+}
+plugin_dir="$1"
+out="$2"
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+lib="$here/lib"
+if [ -d "$here/wit" ]; then wit="$here/wit"; else wit="$here/../../wit"; fi
+if [ ! -f "$lib/loadhost.js" ] || [ ! -f "$lib/entry.js" ]; then
+    die "the SDK is missing: expected $lib/loadhost.js and $lib/entry.js"
+fi
+ls "$wit"/*.wit >/dev/null 2>&1 || die "no WIT found: expected $here/wit/plugin.wit or $here/../../wit/plugin.wit"
+[ -d "$plugin_dir" ] || die "$plugin_dir is not a folder"
+[ -f "$plugin_dir/plugin.js" ] || die "$plugin_dir has no plugin.js (the module exporting doTask)"
+
+prefix="${LOADHOST_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/loadhost/toolchains}/js"
+componentize="$prefix/node_modules/.bin/componentize-js"
+if ! command -v node >/dev/null 2>&1 || [ ! -x "$componentize" ]; then
+    die "missing: the JS toolchain (Node.js and componentize-js in $prefix); install it with sdk/js/toolchain.sh install from the loadhost repository"
+fi
+
+# Make OUT absolute before leaving the caller's folder.
+mkdir -p "$(dirname "$out")"
+out="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
+
+stage="$(mktemp -d /tmp/loadhost-js.XXXXXX)"
+trap 'rm -rf "$stage"' EXIT
+
+# The plugin's files at the top, the SDK in lib/ (so lib/entry.js imports ../plugin.js), and a WIT
+# folder whose main package is lib/wit/world.wit with loadhost's WIT and WASI's under deps/.
+tar -C "$plugin_dir" --exclude=./lib --exclude=./wit --exclude=./node_modules --exclude=./.git \
+    --exclude='*.wasm' -cf - . | tar -C "$stage" -xf -
+mkdir -p "$stage/lib" "$stage/wit/deps/loadhost-plugin" "$stage/wit/deps/wasi-cli" "$stage/tmp"
+cp "$lib"/*.js "$stage/lib/"
+cp "$lib/wit/world.wit" "$stage/wit/"
+cp "$wit"/*.wit "$stage/wit/deps/loadhost-plugin/"
+cp "$lib/wit/wasi-cli-environment.wit" "$stage/wit/deps/wasi-cli/"
+
+started=$(date +%s.%N)
+# -d http -d fetch-event: no wasi:http imports (plugins use the host's loadhost:plugin/http).
+if ! (cd "$stage" && TMPDIR="$stage/tmp" "$componentize" lib/entry.js --wit wit -n plugin \
+    -d http -d fetch-event -o out.wasm) >"$stage/log" 2>&1; then
+    # componentize-js's own message, without node's stack trace of componentize-js itself.
+    grep -v -E '^ +at |^Node\.js v|componentize\.js:[0-9]+$|throw new Error\(err\);|^ +\^$' "$stage/log" >&2 || true
+    if grep -q 'cannot call arbitrary imported functions' "$stage/log"; then
+        echo "build.sh: hint: the module's top level runs at build time, where env(), metrics and HTTP" \
+            "are unavailable; call them inside doTask/init/setup" >&2
+    fi
+    die "componentize-js failed for $plugin_dir"
+fi
+mv "$stage/out.wasm" "$out"
+size=$(stat -c %s "$out")
+figures=$(awk -v size="$size" -v t0="$started" -v t1="$(date +%s.%N)" \
+    'BEGIN { printf "%d bytes (%.1f MB) in %.1fs", size, size / 1e6, t1 - t0 }')
+printf 'built %s: %s\n' "$out" "$figures"

@@ -1,0 +1,29 @@
+// __NAME__: a loadhost plugin. Each task is one call of doTask: here, one GET of TARGET_URL with a
+// check that the status is 200. A 5xx is retryable, any other non-200 a failure, and a request
+// that got no response (refused, denied by --allow-host, …) retryable.
+
+import { HttpError, check, envOr, failed, get, retryable } from './lib/loadhost.js';
+
+// The module's top level runs at build time, so settings are read on the first task.
+let url;
+
+export function doTask(task) {
+  url ??= envOr('TARGET_URL', 'http://127.0.0.1:8080/');
+  let response;
+  try {
+    response = get(url).send();
+  } catch (e) {
+    if (e instanceof HttpError) throw retryable(e.message);
+    throw e;
+  }
+  if (check('status is 200', response.status === 200)) return;
+  if (response.status >= 500) throw retryable(`GET ${url} answered ${response.status}`);
+  throw failed(`GET ${url} answered ${response.status}`);
+}
+
+// Optional, once per run before any load; what it returns goes to every init and to teardown:
+// export function setup(options) { return ''; }
+// Optional, once per worker before its first task:
+// export function init(workerId, setupData) {}
+// Optional, once per run after the load:
+// export function teardown(setupData) {}

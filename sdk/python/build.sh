@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Build a Python loadhost plugin into a WebAssembly component, offline:
+#
+#   build.sh PLUGIN_DIR OUT.wasm
+#
+# PLUGIN_DIR holds app.py (with do_task) and any other pure-Python modules it imports. The SDK is
+# lib/ beside this script; the WIT is wit/ beside it if there is one (a project made by
+# `loadhost new`), else the loadhost repository's wit/ two levels up (sdk/python/build.sh).
+# The toolchain is componentize-py in ${LOADHOST_TOOLCHAINS:-~/.cache/loadhost/toolchains}/python.
+set -euo pipefail
+
+COMPONENTIZE_PY_VERSION=0.25.1
+
+die() {
+    echo "build.sh: $*" >&2
+    exit 1
+}
+
+[ $# -eq 2 ] || { echo "usage: $0 PLUGIN_DIR OUT.wasm" >&2; exit 2; }
+plugin_dir="$1"
+out="$2"
+
+here="$(cd -- "$(dirname -- "$0")" && pwd)"
+lib="$here/lib"
+if [ -d "$here/wit" ]; then wit="$here/wit"; else wit="$here/../../wit"; fi
+[ -f "$lib/loadhost_entry.py" ] || die "the SDK is missing: expected $lib/loadhost_entry.py"
+[ -f "$wit/plugin.wit" ] || die "the WIT is missing: expected $wit/plugin.wit"
+[ -f "$plugin_dir/app.py" ] || die "$plugin_dir/app.py not found: a plugin is an app.py defining do_task(task)"
+
+venv="${LOADHOST_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/loadhost/toolchains}/python"
+version="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("componentize-py"))' 2>/dev/null ||
+    true)"
+if [ "$version" != "$COMPONENTIZE_PY_VERSION" ]; then
+    found="${version:+ (it has version $version)}"
+    die "componentize-py $COMPONENTIZE_PY_VERSION not found in $venv$found." \
+        "Run sdk/python/toolchain.sh install (in the loadhost repository), or:" \
+        "python3 -m venv '$venv' && '$venv/bin/python' -m pip install componentize-py==$COMPONENTIZE_PY_VERSION"
+fi
+
+mkdir -p -- "$(dirname -- "$out")"
+# A private copy of the SDK: the build's CPython writes __pycache__/ beside the modules it imports,
+# and this keeps the SDK folder (and a read-only checkout) untouched.
+stage="$(mktemp -d)"
+trap 'rm -rf -- "$stage"' EXIT
+cp -R -- "$lib" "$stage/lib"
+started=$SECONDS
+# Run componentize-py through the venv's interpreter rather than its bin/ script, whose #! line
+# breaks when the toolchains path has a space. The world with the lifecycle is always built:
+# loadhost_entry gives a plugin without setup/init/teardown no-op ones (as the Rust SDK does).
+# RUST_LIB_BACKTRACE=0: a Python error at build time is reported without componentize-py's own
+# Rust backtrace (which RUST_BACKTRACE=1 in the caller's environment would add).
+launcher='import sys; from componentize_py import script; sys.argv[0] = "componentize-py"; sys.exit(script())'
+RUST_LIB_BACKTRACE=0 "$venv/bin/python" -c "$launcher" \
+    --quiet -d "$wit" -w workload-with-lifecycle \
+    componentize -p "$plugin_dir" -p "$stage/lib" loadhost_entry -o "$out" ||
+    die "componentize-py failed for $plugin_dir (see above)"
+
+bytes=$(wc -c <"$out")
+mib="$((bytes / 1048576)).$(((bytes % 1048576) * 10 / 1048576))"
+echo "built $out: $bytes bytes ($mib MiB) in $((SECONDS - started)) s"

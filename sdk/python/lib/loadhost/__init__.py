@@ -1,0 +1,46 @@
+"""Write loadhost workload plugins in Python.
+
+A plugin is a module `app.py` with one function; the host decides when and how often tasks run,
+the plugin only says what one task does:
+
+    from loadhost import Task, counter
+
+    def do_task(task: Task) -> None:
+        counter("greetings", 1, {"scenario": task.scenario})
+
+Returning passes the task; raising `Retryable`, `Failed` or `Abort` gives the other outcomes.
+`app.py` may also define the optional lifecycle: `setup(options) -> str`, `init(worker_id,
+setup_data)` and `teardown(setup_data)` (raise any exception to fail them).
+Build with `build.sh PLUGIN_DIR OUT.wasm`; each worker is its own instance of the plugin, so module
+globals hold per-worker state without locking.
+
+Layout:
+- `errors`: TaskError and its cases Retryable, Failed, Abort (and ConfigError, an Abort).
+- `metrics`: counter, gauge, trend and check, aggregated by the host.
+- `http`: get/post/put/delete/request over the host's pooled client.
+- `config`: `env(key, default)`, the settings passed with `loadhost run -e KEY=VALUE`.
+"""
+
+from wit_world.imports.types import Task
+
+from . import config, http, metrics
+from .config import env
+from .errors import Abort, ConfigError, Failed, Retryable, TaskError
+from .metrics import check, counter, gauge, trend
+
+__all__ = [
+    "Task",
+    "TaskError",
+    "Retryable",
+    "Failed",
+    "Abort",
+    "ConfigError",
+    "env",
+    "counter",
+    "gauge",
+    "trend",
+    "check",
+    "config",
+    "http",
+    "metrics",
+]

@@ -1,0 +1,140 @@
+"""An HTTP client for plugins, over the host's one-call `loadhost:plugin/http` import.
+
+The host does the network work (pooled keep-alive connections, TLS) and records the built-in HTTP
+metrics (`http_reqs`, `http_req_duration`, ...) for every request without plugin code:
+
+    from loadhost import http
+
+    response = http.get("http://127.0.0.1:8080/")
+    echoed = http.post("http://127.0.0.1:8080/echo", json={"id": 7})
+
+A host the user did not allow (`loadhost run --allow-host HOST[:PORT]`) raises `Denied` without any
+connection being made. Unlike the Rust SDK there is no wasi:http path: the Python plugin's world
+does not import wasi:http, so `LOADHOST_HTTP=wasi` has no effect here.
+"""
+
+import json as _json
+import time
+
+from componentize_py_types import Err
+from wit_world.imports import http as _host
+
+_U32_MAX = 2**32 - 1
+
+
+class HttpError(Exception):
+    """Why a request got no response (the base of the three cases below)."""
+
+
+class InvalidRequest(HttpError):
+    """The URL or the method could not be used."""
+
+
+class Denied(HttpError):
+    """The host is not on the user's allow-list (`--allow-host`); no connection was made."""
+
+
+class NetworkError(HttpError):
+    """Connecting, sending or receiving failed (or the timeout passed)."""
+
+
+class Response:
+    """A complete response: the body has been read to its end."""
+
+    __slots__ = ("status", "headers", "body", "elapsed")
+
+    def __init__(self, status: int, headers: list, body: bytes, elapsed: float):
+        #: The status code.
+        self.status = status
+        #: Header names (lower-case) and values, as `(str, bytes)` pairs.
+        self.headers = headers
+        #: The whole body.
+        self.body = body
+        #: Seconds from sending the request to the end of the body, as the plugin saw it.
+        self.elapsed = elapsed
+
+    def header(self, name: str):
+        """The first value (bytes) of header `name` (case-insensitive), or None."""
+        name = name.lower()
+        for key, value in self.headers:
+            if key.lower() == name:
+                return value
+        return None
+
+    def text(self) -> str:
+        """The body as text (invalid UTF-8 replaced)."""
+        return self.body.decode("utf-8", "replace")
+
+    def json(self):
+        """The body parsed as JSON."""
+        return _json.loads(self.body)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the status is 2xx."""
+        return 200 <= self.status < 300
+
+    def __repr__(self) -> str:
+        return f"<Response {self.status}, {len(self.body)} bytes>"
+
+
+def _bytes(value) -> bytes:
+    """A header value or body as bytes (str is UTF-8 encoded)."""
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def request(method: str, url: str, *, headers=None, body=b"", json=None, timeout=None) -> Response:
+    """Send a request with any method and return the whole response.
+
+    `headers` is a dict or a sequence of `(name, value)` pairs (values str or bytes). `json` (any
+    JSON-serialisable value) replaces `body` and sets `content-type: application/json` unless given.
+    `timeout` is in seconds: give up when no response has started by then. Raises `HttpError`.
+    """
+    pairs = list(headers.items() if isinstance(headers, dict) else headers or ())
+    if json is not None:
+        body = _json.dumps(json, separators=(",", ":"))
+        if not any(name.lower() == "content-type" for name, _ in pairs):
+            pairs.append(("content-type", "application/json"))
+    timeout_ms = None if timeout is None else min(max(int(timeout * 1000), 0), _U32_MAX)
+    wit_request = _host.Request(
+        method=method.upper(),
+        url=url,
+        headers=[(str(name), _bytes(value)) for name, value in pairs],
+        body=_bytes(body),
+        timeout_ms=timeout_ms,
+    )
+    started = time.perf_counter()
+    try:
+        response = _host.send(wit_request)
+    except Err as err:
+        raise _error(err.value) from None
+    return Response(response.status, response.headers, response.body, time.perf_counter() - started)
+
+
+def get(url: str, **options) -> Response:
+    """A `GET` request (options as for `request`)."""
+    return request("GET", url, **options)
+
+
+def post(url: str, body=b"", **options) -> Response:
+    """A `POST` request with `body`, or with `json=...` (options as for `request`)."""
+    return request("POST", url, body=body, **options)
+
+
+def put(url: str, body=b"", **options) -> Response:
+    """A `PUT` request with `body`, or with `json=...` (options as for `request`)."""
+    return request("PUT", url, body=body, **options)
+
+
+def delete(url: str, **options) -> Response:
+    """A `DELETE` request (options as for `request`)."""
+    return request("DELETE", url, **options)
+
+
+def _error(error) -> HttpError:
+    """The SDK exception for the host's `http.error` variant."""
+    if isinstance(error, _host.Error_Denied):
+        return Denied(f"request to {error.value} denied: the host is not allowed (loadhost run --allow-host)")
+    if isinstance(error, _host.Error_InvalidRequest):
+        return InvalidRequest(error.value)
+    return NetworkError(error.value)

@@ -1,0 +1,241 @@
+"""Unit tests of the SDK's pure-Python parts on the host's CPython, with the componentize-py
+bindings replaced by small fakes (the end-to-end path is proved by building and running plugins).
+
+    python3 -B -m unittest discover -s sdk/python/tests
+"""
+
+import importlib
+import os
+import sys
+import types
+import unittest
+from dataclasses import dataclass
+from typing import Any, Optional
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+
+
+def _module(name: str, **attrs) -> types.ModuleType:
+    """Register a fake module under `name` with `attrs`."""
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    sys.modules[name] = module
+    return module
+
+
+@dataclass(frozen=True)
+class Err(Exception):
+    value: Any
+
+
+def _case(name: str):
+    return dataclass(type(name, (), {"__annotations__": {"value": str}}))
+
+
+@dataclass
+class Task:
+    scenario: str
+    worker_id: int
+    iteration: int
+    attempt: int
+    input: bytes
+
+
+@dataclass
+class Request:
+    method: str
+    url: str
+    headers: list
+    body: bytes
+    timeout_ms: Optional[int]
+
+
+@dataclass
+class WitResponse:
+    status: int
+    headers: list
+    body: bytes
+
+
+CALLS: list = []
+
+
+def _record(kind):
+    def call(*args):
+        CALLS.append((kind, *args))
+        return args[1] if kind == "check" else None
+
+    return call
+
+
+_module("componentize_py_types", Err=Err)
+_module("wit_world")
+_module("wit_world.exports", Doer=type("Doer", (), {}), Lifecycle=type("Lifecycle", (), {}))
+_module("wit_world.imports")
+_module(
+    "wit_world.imports.types",
+    Task=Task,
+    TaskError_Retryable=_case("TaskError_Retryable"),
+    TaskError_Failed=_case("TaskError_Failed"),
+    TaskError_Abort=_case("TaskError_Abort"),
+)
+_module("wit_world.imports.metrics", **{k: _record(k) for k in ("counter", "gauge", "trend", "check")})
+HOST_HTTP = _module(
+    "wit_world.imports.http",
+    Request=Request,
+    Error_InvalidRequest=_case("Error_InvalidRequest"),
+    Error_Denied=_case("Error_Denied"),
+    Error_Network=_case("Error_Network"),
+)
+
+import loadhost  # noqa: E402 (after the fakes)
+from loadhost import config, http  # noqa: E402
+from wit_world.imports import types as wit_types  # noqa: E402
+
+
+def _entry(**app_functions):
+    """loadhost_entry freshly imported over a fake `app` with these functions."""
+    _module("app", **app_functions)
+    sys.modules.pop("loadhost_entry", None)
+    return importlib.import_module("loadhost_entry")
+
+
+class Metrics(unittest.TestCase):
+    def setUp(self):
+        CALLS.clear()
+
+    def test_tags_accept_dicts_pairs_and_nothing(self):
+        loadhost.counter("a", 2, {"k": 1})
+        loadhost.gauge("b", 3, [("x", "y")])
+        loadhost.trend("c", 1.5)
+        self.assertEqual(
+            CALLS, [("counter", "a", 2, [("k", "1")]), ("gauge", "b", 3.0, [("x", "y")]), ("trend", "c", 1.5, [])]
+        )
+
+    def test_check_returns_ok_as_bool(self):
+        self.assertIs(loadhost.check("c", 1), True)
+        self.assertIs(loadhost.check("c", None), False)
+
+
+class Env(unittest.TestCase):
+    def setUp(self):
+        config._at_runtime = True
+        os.environ.update(LH_INT="7", LH_FLOAT="0.5", LH_BOOL="Yes", LH_STR="s", LH_BAD="x")
+
+    def tearDown(self):
+        config._at_runtime = False
+
+    def test_values_parse_like_the_default(self):
+        self.assertEqual(loadhost.env("LH_INT", 1), 7)
+        self.assertEqual(loadhost.env("LH_FLOAT", 1.0), 0.5)
+        self.assertIs(loadhost.env("LH_BOOL", False), True)
+        self.assertEqual(loadhost.env("LH_STR"), "s")
+        self.assertEqual(loadhost.env("LH_UNSET", 3), 3)
+        self.assertIsNone(loadhost.env("LH_UNSET"))
+
+    def test_a_value_that_does_not_parse_aborts(self):
+        for default in (1, 1.0, True):
+            with self.assertRaises(loadhost.ConfigError) as raised:
+                loadhost.env("LH_BAD", default)
+            self.assertIsInstance(raised.exception, loadhost.Abort)
+            self.assertIn("LH_BAD='x'", str(raised.exception))
+
+    def test_reading_at_import_time_is_refused(self):
+        config._at_runtime = False
+        with self.assertRaisesRegex(RuntimeError, "build time"):
+            loadhost.env("LH_INT", 1)
+
+
+class Http(unittest.TestCase):
+    def setUp(self):
+        self.sent = []
+
+        def send(request):
+            self.sent.append(request)
+            if "denied" in request.url:
+                raise Err(HOST_HTTP.Error_Denied(request.url))
+            if "broken" in request.url:
+                raise Err(HOST_HTTP.Error_Network("refused"))
+            return WitResponse(201, [("Content-Type", b"application/json")], b'{"a": 1}')
+
+        HOST_HTTP.send = send
+
+    def test_post_json_sets_body_header_and_timeout(self):
+        response = http.post("http://h/", json={"a": 1}, headers={"x-k": "v"}, timeout=1.5)
+        request = self.sent[0]
+        self.assertEqual((request.method, request.body, request.timeout_ms), ("POST", b'{"a":1}', 1500))
+        self.assertEqual(request.headers, [("x-k", b"v"), ("content-type", b"application/json")])
+        self.assertTrue(response.ok)
+        self.assertEqual(response.json(), {"a": 1})
+        self.assertEqual(response.header("content-type"), b"application/json")
+        self.assertIsNone(response.header("missing"))
+
+    def test_get_sends_no_body_and_no_timeout(self):
+        http.get("http://h/", headers=[("a", b"\x00")])
+        self.assertEqual((self.sent[0].method, self.sent[0].body, self.sent[0].timeout_ms), ("GET", b"", None))
+
+    def test_host_errors_become_exceptions(self):
+        with self.assertRaisesRegex(http.Denied, "--allow-host"):
+            http.get("http://denied/")
+        with self.assertRaises(http.NetworkError):
+            http.delete("http://broken/")
+
+
+class Entry(unittest.TestCase):
+    TASK = Task("default", 0, 0, 0, b"")
+
+    def test_task_errors_map_to_their_variant(self):
+        for raised, variant in (
+            (loadhost.Retryable("r"), wit_types.TaskError_Retryable("r")),
+            (loadhost.Failed("f"), wit_types.TaskError_Failed("f")),
+            (loadhost.Abort("a"), wit_types.TaskError_Abort("a")),
+            (loadhost.Failed(), wit_types.TaskError_Failed("Failed")),
+        ):
+
+            def do_task(task, raised=raised):
+                raise raised
+
+            with self.assertRaises(Err) as caught:
+                _entry(do_task=do_task).Doer().do_task(self.TASK)
+            self.assertEqual(caught.exception.value, variant)
+
+    def test_other_exceptions_fail_the_task_naming_type_and_line(self):
+        def do_task(task):
+            {}["missing"]
+
+        with self.assertRaises(Err) as caught:
+            _entry(do_task=do_task).Doer().do_task(self.TASK)
+        self.assertIsInstance(caught.exception.value, wit_types.TaskError_Failed)
+        self.assertRegex(caught.exception.value.value, r"^KeyError: 'missing' \(at test_sdk\.py:\d+\)$")
+
+    def test_a_pass_returns_and_marks_the_runtime(self):
+        config._at_runtime = False
+        self.assertIsNone(_entry(do_task=lambda task: None).Doer().do_task(self.TASK))
+        self.assertTrue(config._at_runtime)
+        config._at_runtime = False
+
+    def test_without_do_task_the_import_fails(self):
+        with self.assertRaisesRegex(RuntimeError, "do_task"):
+            _entry()
+
+    def test_lifecycle_defaults_and_calls(self):
+        lifecycle = _entry(do_task=lambda task: None).Lifecycle()
+        self.assertEqual(lifecycle.setup("{}"), "")
+        self.assertIsNone(lifecycle.init(3, ""))
+        self.assertIsNone(lifecycle.teardown(""))
+        seen = []
+
+        def init(worker_id, data):
+            raise ValueError(f"no {worker_id} {data}")
+
+        lifecycle = _entry(do_task=lambda t: None, setup=lambda o: 42, init=init, teardown=seen.append).Lifecycle()
+        self.assertEqual(lifecycle.setup("{}"), "42")
+        with self.assertRaises(Err) as caught:
+            lifecycle.init(3, "42")
+        self.assertRegex(caught.exception.value, r"^ValueError: no 3 42 \(at test_sdk\.py:\d+\)$")
+        lifecycle.teardown("42")
+        self.assertEqual(seen, ["42"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,158 @@
+//! Plugins from any language: the `http-get` example in Rust, Python, JavaScript and C against the
+//! same target, `loadhost inspect` on each, every `loadhost new` template built and run, and a
+//! hand-written core module run as it is (wrapped in-process).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{Loadhost, assert_identity, plugin, root};
+use crate::target_process::TargetProcess;
+
+const LANGS: [&str; 4] = ["rust", "python", "js", "c"];
+
+/// The example's file name: `http-get` for Rust, `http-get-LANG` for the others.
+fn example(lang: &str) -> String {
+    if lang == "rust" { "http-get".to_owned() } else { format!("http-get-{lang}") }
+}
+
+fn get_run(plugin: &Path, target: &TargetProcess, tasks: &str) -> Value {
+    let url = format!("TARGET_URL={}/", target.url);
+    let run = Loadhost::run_plugin(plugin, &["-e", &url, "--allow-host", &target.authority, "-n", tasks, "-w", "4"]);
+    assert_eq!(run.code, 0, "{}: {}\n{}", plugin.display(), run.stderr, run.stdout);
+    run.summary()
+}
+
+#[test]
+fn the_four_http_get_plugins_pass_their_check_and_agree_on_counts() {
+    let target = TargetProcess::start(&[]);
+    let mut requests = Vec::new();
+    for lang in LANGS {
+        let s = get_run(&plugin(&example(lang)), &target, "200");
+        assert_identity(&s);
+        assert_eq!(s["tasks"]["passed"], 200, "{lang}: {}", s["tasks"]);
+        assert_eq!(s["checks"]["status is 200"], serde_json::json!({ "passes": 200, "fails": 0 }), "{lang}");
+        requests.push((lang, s["metrics"]["http_reqs"]["count"].as_u64().unwrap_or(0)));
+    }
+    assert!(requests.iter().all(|(_, n)| *n == 200), "one request per task in every language: {requests:?}");
+    assert_eq!(target.stats()["requests"].as_u64(), Some(4 * 200 + 1), "the target saw them all (and this /stats)");
+}
+
+fn inspect(plugin: &Path) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_loadhost")).arg("inspect").arg("--json").arg(plugin).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("inspect --json prints JSON")
+}
+
+fn names(value: &Value) -> Vec<&str> {
+    value.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect()
+}
+
+#[test]
+fn inspect_reads_each_example_as_the_capabilities_it_asks_for() {
+    for (lang, toolchain) in [("rust", "Rust"), ("python", "Python"), ("js", "JavaScript"), ("c", "C")] {
+        let i = inspect(&plugin(&example(lang)));
+        assert!(i["toolchain"].as_str().unwrap_or_default().starts_with(toolchain), "{lang}: {}", i["toolchain"]);
+        assert_eq!(i["sha256"].as_str().unwrap().len(), 64);
+        assert!(names(&i["exports"]).contains(&"loadhost:plugin/doer@0.1.0"), "{lang}: {}", i["exports"]);
+        assert!(names(&i["capabilities"]).contains(&"network: http via the host"), "{lang}");
+    }
+    let python = inspect(&plugin("http-get-python"));
+    assert!(names(&python["own_capabilities"]).contains(&"network: sockets"), "componentize-py imports sockets");
+    let c = inspect(&plugin("http-get-c"));
+    assert_eq!(
+        names(&c["own_capabilities"]),
+        ["network: http via the host", "metrics"],
+        "C asks for nothing beyond the adapter's: {c}"
+    );
+    assert_eq!(c["preview1_adapter"], true);
+    assert!(names(&c["adapter_capabilities"]).contains(&"files"));
+    assert_eq!(inspect(&plugin("noop"))["network"], false, "a plugin without HTTP asks for no network");
+}
+
+#[test]
+fn every_new_template_builds_and_runs() {
+    let target = TargetProcess::start(&[]);
+    let parent = tempfile::tempdir().unwrap();
+    // Rust templates build against the same crates as the examples; sharing their target folder
+    // keeps the dependencies compiled once.
+    let cargo_target = root().join("target").join("new-template");
+    for lang in LANGS {
+        let name = format!("hello-{lang}");
+        let new = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+            .args(["new", &name, "--lang", lang, "--dir"])
+            .arg(parent.path())
+            .output()
+            .unwrap();
+        assert!(new.status.success(), "loadhost new {name}: {}", String::from_utf8_lossy(&new.stderr));
+        let project = parent.path().join(&name);
+        assert!(project.join("README.md").is_file() && project.join("wit/plugin.wit").is_file(), "{lang}");
+        let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+        assert!(readme.contains("build.sh"), "{lang}: the README says how to build");
+        let built = Command::new(project.join("build.sh"))
+            .arg(".")
+            .arg(format!("{name}.wasm"))
+            .current_dir(&project)
+            .env("LOADHOST", env!("CARGO_BIN_EXE_loadhost"))
+            .env("CARGO_TARGET_DIR", &cargo_target)
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "{lang}: ./build.sh failed:\n{}\n{}",
+            String::from_utf8_lossy(&built.stdout),
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let s = get_run(&project.join(format!("{name}.wasm")), &target, "20");
+        assert_eq!(s["tasks"]["passed"], 20, "{lang}: {}", s["tasks"]);
+        assert_eq!(s["checks"]["status is 200"]["passes"], 20, "{lang}: {}", s["checks"]);
+    }
+    let again = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .args(["new", "hello-c", "--lang", "c", "--dir"])
+        .arg(parent.path())
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "an existing folder is not overwritten");
+}
+
+/// A core module written against the canonical ABI by hand: `do-task` takes the flattened task
+/// (scenario, worker id, iteration, attempt, input) and returns `ok`; `cabi_realloc` is a bump
+/// allocator the call resets.
+const CORE_DOER: &str = r#"(module
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 1024))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+    (local $at i32)
+    (local.set $at (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
+    (global.set $heap (i32.add (local.get $at) (local.get 3)))
+    (local.get $at))
+  (func (export "loadhost:plugin/doer@0.1.0#do-task")
+    (param i32 i32 i32 i64 i32 i32 i32) (result i32)
+    (global.set $heap (i32.const 1024))
+    (i32.store8 (i32.const 16) (i32.const 0))
+    (i32.const 16)))"#;
+
+#[test]
+fn a_core_module_runs_as_it_is_and_componentize_writes_the_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("doer.core.wasm");
+    std::fs::write(&core, wat::parse_str(CORE_DOER).unwrap()).unwrap();
+    let run = Loadhost::run_plugin(&core, &["-n", "1000", "-w", "2"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("a core module, wrapped into a component"), "{}", run.stderr);
+    assert_eq!(run.summary()["tasks"]["passed"], 1000);
+    let out = dir.path().join("doer.wasm");
+    let wrapped = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .arg("componentize")
+        .arg(&core)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(wrapped.status.success(), "{}", String::from_utf8_lossy(&wrapped.stderr));
+    let i = inspect(&out);
+    assert_eq!(i["kind"], "component");
+    assert!(names(&i["exports"]).contains(&"loadhost:plugin/doer@0.1.0"), "{i}");
+    assert!(names(&i["capabilities"]).is_empty(), "it imports nothing, so it asks for nothing: {i}");
+}
