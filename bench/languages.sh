@@ -32,8 +32,8 @@ for lang in rust python js c; do
     LOADHOST_CACHE_DIR=$cache "$LOADHOST" run "$plugin" -w 1 -n "$TASKS" --summary-json "$OUT/$lang.json" \
         >/dev/null 2>"$OUT/$lang-cached.log"
     rm -rf "$cache"
-    per_task=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(f"{s[\"duration_s\"]/s[\"tasks\"][\"passed\"]*1e6:.1f}")' "$OUT/$lang.json")
-    service=$(python3 -c 'import json,sys; print(f"{json.load(open(sys.argv[1]))[\"service_ms\"][\"mean\"]*1000:.1f} µs")' "$OUT/$lang.json")
+    per_task=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%.1f" % (s["duration_s"] / s["tasks"]["passed"] * 1e6))' "$OUT/$lang.json")
+    service=$(python3 -c 'import json,sys; print("%.1f µs" % (json.load(open(sys.argv[1]))["service_ms"]["mean"] * 1000))' "$OUT/$lang.json")
     printf '%-8s %12s %14s %14s %12s %14s\n' "$lang" "$(stat -c %s "$plugin")" "$(load_time "$OUT/$lang-first.log")" \
         "$(load_time "$OUT/$lang-cached.log")" "$per_task" "$service"
 done

@@ -16,3 +16,20 @@ fn the_second_run_loads_the_compiled_plugin_from_the_cache() {
     assert!(second.stderr.contains("noop.wasm from the compile cache in"), "{}", second.stderr);
     assert_eq!(first.summary()["plugin"]["sha256"], second.summary()["plugin"]["sha256"]);
 }
+
+#[test]
+fn cache_ls_lists_the_compiled_plugins_and_clear_deletes_them() {
+    let cache = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| Loadhost::new().env("LOADHOST_CACHE_DIR", cache.path()).args(args).run();
+    for name in ["noop", "sleep"] {
+        assert_ok(&cmd(&["run", &plugin(name).display().to_string()]));
+    }
+    let ls = cmd(&["cache", "ls"]);
+    assert_ok(&ls);
+    assert!(ls.stdout.contains("(2 entries"), "{}", ls.stdout);
+    assert_eq!(ls.stdout.matches(".cwasm").count(), 2, "{}", ls.stdout);
+    let clear = cmd(&["cache", "clear"]);
+    assert!(clear.stdout.contains("deleted 2 compiled plugins"), "{}", clear.stdout);
+    assert_eq!(std::fs::read_dir(cache.path().join("compiled")).unwrap().count(), 0);
+    assert!(cmd(&["cache", "ls"]).stdout.contains("(0 entries"));
+}
