@@ -124,6 +124,16 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         with(run(&["-n", "5", "--html", "no/such/r.html"]), 2, "--html no/such/r.html: cannot write the file"),
         with(run(&["-n", "5", "--metrics-addr", &busy_addr]), 2, &format!("--metrics-addr {busy_addr}: cannot listen")),
         with(run(&["-n", "5", "--metrics-addr", "0.0.0.0:9"]), 2, "--metrics-addr 0.0.0.0:9: not a loopback address"),
+        // Segments of a distributed plan.
+        with(run(&["-n", "5", "--segment", "4/4"]), 2, "'4/4': the index is 0-based, from 0 to N-1"),
+        with(run(&["-n", "5", "--segments", "4"]), 2, "--segments 4 needs $JOB_COMPLETION_INDEX"),
+        with(run(&["-n", "5", "--segment", "1/2", "--segments", "3"]), 2, "disagree on the number of segments"),
+        with(run(&["-n", "5", "--start-at", "tomorrow"]), 2, "is not a time"),
+        with(
+            run(&["-n", "5", "--segment", "0/2", "--control", "127.0.0.1:0"]),
+            2,
+            "--control drives one process's rate; it cannot be combined with segments",
+        ),
         // Threshold expressions (find-max's SLOs) and find-max's own flags.
         case(
             &["find-max", &http_get, "--slo", "latency_ms:p(99)<<200"],

@@ -9,6 +9,7 @@ mod closed_model;
 mod common;
 mod control;
 mod data_feed;
+mod distributed;
 mod hostile;
 mod http;
 mod languages;

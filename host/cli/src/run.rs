@@ -88,6 +88,39 @@ pub(crate) fn proc_status_bytes(field: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// This process's share, when the plan is split.
+fn describe_segment(settings: &RunSettings) -> String {
+    match settings.segment {
+        Some(s) => format!(
+            "\n  segment {} of {} (0-based): the slots and iterations k with k mod {} = {}, and its share of the workers",
+            s.index(),
+            s.count(),
+            s.count(),
+            s.index()
+        ),
+        None => String::new(),
+    }
+}
+
+/// Wait for `--start-at`, so every segment starts its load together; a stop request ends the wait.
+fn wait_for_start(settings: &RunSettings, interrupt: &Interrupt) {
+    let Some(at) = settings.options.start_at else { return };
+    match at.0.duration_since(std::time::SystemTime::now()) {
+        Ok(wait) => {
+            tracing::info!("waiting {:.1}s to start at {at}", wait.as_secs_f64());
+            let until = std::time::Instant::now() + wait;
+            while interrupt.requests() == 0 {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+            }
+        }
+        Err(late) => tracing::warn!("--start-at {at} was {:.1}s ago: starting now", late.duration().as_secs_f64()),
+    }
+}
+
 /// The limits in force, defaults included.
 fn describe_limits(settings: &RunSettings) -> String {
     let o = &settings.options;
@@ -241,7 +274,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         plugin_path: args.plugin.display().to_string(),
         plugin_sha256: plugin.sha256().to_owned(),
         config: serde_json::to_value(&settings.options).unwrap_or_default(),
-        model: format!("{}\n  {}", describe(&settings), describe_limits(&settings)),
+        model: format!("{}{}\n  {}", describe(&settings), describe_segment(&settings), describe_limits(&settings)),
         peak_rss: None,
     };
     // The endpoints are bound before any load, so a bad or busy address fails fast (exit 2) and
@@ -319,6 +352,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         rows: outputs.html.is_some().then(Vec::new),
         rss_seen: 0,
     };
+    wait_for_start(&settings, &interrupt);
     let control = control_listener.map(|listener| {
         let control = Arc::new(Control::new());
         let token = settings.options.control_token.clone();

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::criteria::{MetricDecl, OutSpec, ThresholdSpec};
+use crate::distributed::{SegmentArg, StartAt};
 use crate::units::{DirGrant, Dur, EnvPair, Percent, Rate, Size, Stage};
 
 /// What a due task does when no worker is free.
@@ -257,6 +258,28 @@ pub struct RunOptions {
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub html: Option<PathBuf>,
+
+    /// Run segment I (0-based) of N of the plan: its share of the rate, iterations, data rows and
+    /// workers, so N processes together run the whole plan exactly.
+    #[arg(long, value_name = "I/N", env = "LOADHOST_SEGMENT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segment: Option<SegmentArg>,
+
+    /// Split the plan into N segments and run the one $JOB_COMPLETION_INDEX names (a Kubernetes
+    /// Indexed Job).
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments: Option<u32>,
+
+    /// Start the load at this time (RFC 3339), so every segment starts together.
+    #[arg(long, value_name = "TIMESTAMP")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<StartAt>,
+
+    /// Write a results file that `loadhost merge` combines with other segments' exactly.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -302,6 +325,10 @@ impl RunOptions {
             out: list(self.out, file.out),
             metrics_addr: self.metrics_addr.or(file.metrics_addr),
             html: self.html.or(file.html),
+            segment: self.segment.or(file.segment),
+            segments: self.segments.or(file.segments),
+            start_at: self.start_at.or(file.start_at),
+            results: self.results.or(file.results),
         }
     }
 }

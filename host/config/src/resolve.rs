@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use loadhost_engine::{FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy};
+use loadhost_engine::{FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy, Segment};
 use thiserror::Error;
 
 use crate::options::{DataModeArg, OverloadArg, RunOptions};
@@ -123,6 +123,9 @@ pub enum ConfigError {
         /// What is wrong.
         why: &'static str,
     },
+    /// A segment that cannot run.
+    #[error("--segment: {0}")]
+    Segment(String),
     /// The stages do not form a valid curve.
     #[error("--stage: {0}")]
     Curve(#[from] loadhost_engine::CurveError),
@@ -147,6 +150,8 @@ pub struct RunSettings {
     pub max_memory: u64,
     /// Host directories the plugin may read.
     pub dirs: Vec<crate::units::DirGrant>,
+    /// This process's share of a plan run by several processes.
+    pub segment: Option<Segment>,
     /// The options in effect (defaults filled in), echoed in outputs.
     pub options: RunOptions,
 }
@@ -177,7 +182,56 @@ fn check_criteria(options: &RunOptions) -> Result<(), ConfigError> {
 }
 
 /// Check `options` and build the plan (one per scenario when there are `[[scenario]]` blocks).
-pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
+pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
+    let segment = segment(&options)?;
+    let mut settings = resolve_plans(options)?;
+    if let Some(segment) = segment {
+        if settings.plan.worker_curve().is_some() || settings.scenarios.iter().any(|p| p.worker_curve().is_some()) {
+            return Err(ConfigError::Segment(
+                "worker stages (--stage without --rate) cannot be split into segments; ramp a rate instead".into(),
+            ));
+        }
+        settings.plan = settings.plan.with_segment(segment);
+        settings.scenarios = settings.scenarios.into_iter().map(|p| p.with_segment(segment)).collect();
+        settings.max_instances = if settings.scenarios.is_empty() {
+            settings.plan.max_workers()
+        } else {
+            settings.scenarios.iter().map(Plan::max_workers).fold(0, u32::saturating_add)
+        };
+        settings.segment = Some(segment);
+    }
+    Ok(settings)
+}
+
+/// This process's segment: `--segment I/N` (or `LOADHOST_SEGMENT`), or `--segments N` with the
+/// index from Kubernetes' `JOB_COMPLETION_INDEX`.
+fn segment(options: &RunOptions) -> Result<Option<Segment>, ConfigError> {
+    let wrong = |why: String| ConfigError::Segment(why);
+    let arg = match (options.segment, options.segments) {
+        (Some(arg), Some(n)) if arg.count != n => {
+            return Err(wrong(format!("--segment {arg} and --segments {n} disagree on the number of segments")));
+        }
+        (Some(arg), _) => arg,
+        (None, Some(n)) => {
+            let name = crate::distributed::JOB_COMPLETION_INDEX;
+            let index = std::env::var(name).map_err(|_| {
+                wrong(format!("--segments {n} needs ${name} (set by a Kubernetes Indexed Job) or --segment I/{n}"))
+            })?;
+            let index: u32 = index.trim().parse().map_err(|_| {
+                wrong(format!("${name}='{index}' is not a segment index (0 to {})", n.saturating_sub(1)))
+            })?;
+            crate::distributed::SegmentArg { index, count: n }
+        }
+        (None, None) => return Ok(None),
+    };
+    if options.control.is_some() {
+        return Err(wrong("--control drives one process's rate; it cannot be combined with segments".into()));
+    }
+    Segment::new(arg.index, arg.count).map(Some).map_err(|err| wrong(err.to_string()))
+}
+
+/// Check the options and build the whole plan (one per scenario), before any segmenting.
+fn resolve_plans(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     // Limits always apply: fill in their defaults so outputs show what was in force.
     let max_memory = options.max_memory.get_or_insert(crate::units::Size(DEFAULT_MAX_MEMORY)).0;
     if !(MIN_MAX_MEMORY..=MAX_MAX_MEMORY).contains(&max_memory) {
@@ -234,6 +288,7 @@ pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
         max_instances,
         max_memory: options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0),
         dirs: options.dir.clone(),
+        segment: None,
         options,
     })
 }
@@ -370,6 +425,7 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
         plan,
         max_memory: options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0),
         dirs: options.dir.clone(),
+        segment: None,
         options,
     })
 }

@@ -73,16 +73,19 @@ pub(crate) struct Crew<F: WorkerFactory> {
 pub(crate) struct Claims {
     next: AtomicU64,
     max: u64,
+    segment: crate::segment::Segment,
 }
 
 impl Claims {
-    pub(crate) fn new(max: Option<u64>) -> Self {
-        Self { next: AtomicU64::new(0), max: max.unwrap_or(u64::MAX) }
+    /// Claims of `segment`'s share of the first `max` iterations (all of them without a cap).
+    pub(crate) fn new(max: Option<u64>, segment: crate::segment::Segment) -> Self {
+        Self { next: AtomicU64::new(0), max: max.map_or(u64::MAX, |n| segment.share_of(n)), segment }
     }
 
+    /// The next iteration, numbered as in the whole plan.
     fn claim(&self) -> Option<u64> {
-        let k = self.next.fetch_add(1, Ordering::Relaxed);
-        (k < self.max).then_some(k)
+        let j = self.next.fetch_add(1, Ordering::Relaxed);
+        (j < self.max).then(|| self.segment.global(j))
     }
 }
 

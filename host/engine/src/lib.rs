@@ -27,6 +27,7 @@ pub mod plan;
 pub mod retry;
 mod run;
 pub mod schedule;
+pub mod segment;
 mod stop;
 pub mod worker;
 
@@ -40,6 +41,7 @@ pub use plan::{Model, Overload, Plan, PlanError};
 pub use retry::{RetryError, RetryPolicy};
 pub use run::{Live, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve};
+pub use segment::{Segment, SegmentError};
 pub use stop::Interrupt;
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 

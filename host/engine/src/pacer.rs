@@ -29,6 +29,7 @@ use crate::control::Control;
 use crate::dispatch::{Dispatch, Offer, Ticket};
 use crate::retry::RetryIntake;
 use crate::schedule::RateCurve;
+use crate::segment::Segment;
 use crate::stop::Stop;
 
 /// How late the pacer may release a task before it counts as underrun: one tick of tokio's timer
@@ -86,8 +87,10 @@ pub(crate) struct Pacer {
     pub(crate) shard: usize,
     pub(crate) stop: Arc<Stop>,
     pub(crate) retries: Option<Retries>,
-    /// The next slot of the schedule.
+    /// The next slot of the schedule (in the whole plan's numbering).
     pub(crate) next_slot: u64,
+    /// This process's share: it takes every `count`-th slot from `index`.
+    segment: Segment,
     /// The next fresh task's iteration number.
     pub(crate) fresh: u64,
     /// Slots given to retries so far.
@@ -148,10 +151,26 @@ impl Pacer {
             stop,
             retries,
             next_slot: 0,
+            segment: Segment::whole(),
             fresh: 0,
             retry_slots: 0,
             hint: 0,
         }
+    }
+
+    /// Take only `segment`'s slots, and its share of the fresh tasks, numbered as in the whole plan.
+    pub(crate) fn with_segment(mut self, segment: Segment) -> Self {
+        self.next_slot = u64::from(segment.index());
+        if self.fresh_limit != u64::MAX {
+            self.fresh_limit = segment.share_of(self.fresh_limit);
+        }
+        self.segment = segment;
+        self
+    }
+
+    /// Slots this process has used so far.
+    fn slots_used(&self) -> u64 {
+        (self.next_slot - u64::from(self.segment.index())) / u64::from(self.segment.count())
     }
 
     /// When slot `k` is due, on the current (possibly re-based) schedule.
@@ -211,9 +230,10 @@ impl Pacer {
 
     /// A due retry for this slot, if the budget allows one.
     fn due_retry(&mut self, now: Instant) -> Option<Ticket> {
+        let used = self.slots_used();
         let r = self.retries.as_mut()?;
         // Retries may take `budget` of the slots used so far (the first one is always allowed).
-        if (self.retry_slots as f64) >= r.budget * (self.next_slot as f64 + 1.0) {
+        if (self.retry_slots as f64) >= r.budget * (used as f64 + 1.0) {
             return None;
         }
         let retry = r.intake.pop_due(now)?;
@@ -225,7 +245,7 @@ impl Pacer {
     /// woke on its timer: lateness is measured against it, and only then is a late task underrun.
     fn release_due(&mut self, now: Instant, slept_until: Option<Instant>) -> Step {
         let mut tally = PacerTally::default();
-        let timer_wake = slept_until.is_some() || self.next_slot == 0;
+        let timer_wake = slept_until.is_some() || self.slots_used() == 0;
         if let Some(target) = slept_until {
             let late = now.saturating_duration_since(target);
             tally.lateness = Some(late);
@@ -239,7 +259,7 @@ impl Pacer {
             if due > now {
                 break Step::Sleep(due);
             }
-            self.next_slot += 1;
+            self.next_slot += u64::from(self.segment.count());
             if timer_wake && now.saturating_duration_since(due) > TOLERANCE {
                 tally.underrun += 1;
             }
@@ -251,7 +271,7 @@ impl Pacer {
                 None if self.fresh < self.fresh_limit => {
                     tally.scheduled += 1;
                     self.fresh += 1;
-                    Ticket::new(self.fresh - 1, due)
+                    Ticket::new(self.segment.global(self.fresh - 1), due)
                 }
                 // Fresh tasks are done and no retry is due: the slot goes by empty.
                 None => continue,
@@ -360,7 +380,7 @@ impl Pacer {
                 Some(due) if due <= now => unreleased += 1,
                 _ => break,
             }
-            self.next_slot += 1;
+            self.next_slot += u64::from(self.segment.count());
             self.fresh += 1;
         }
         self.recorder.record_unstarted(self.shard, Outcome::Interrupted, unreleased);

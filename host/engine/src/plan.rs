@@ -8,6 +8,7 @@ use crate::feed::{Feed, FeedMode};
 use crate::pacer::PacerClock;
 use crate::retry::{RetryError, RetryPolicy};
 use crate::schedule::{CurveError, Ramp, RateCurve};
+use crate::segment::Segment;
 
 /// What happens to a task whose time has come but that finds no free worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -103,6 +104,8 @@ pub struct Plan {
     worker_curve: Option<RateCurve>,
     /// How long after the run's start this plan starts (a scenario's offset).
     start_delay: Duration,
+    /// This process's share of the plan (the whole plan unless `--segment`).
+    segment: Segment,
 }
 
 /// How long each lifecycle call (`setup`, a worker's `init`, `teardown`) may take by default.
@@ -155,6 +158,7 @@ impl Plan {
             grace: DEFAULT_GRACE,
             worker_curve: None,
             start_delay: Duration::ZERO,
+            segment: Segment::whole(),
         })
     }
 
@@ -307,6 +311,25 @@ impl Plan {
         self
     }
 
+    /// Run only `segment`'s share: its slots and iterations (k mod N), and its split of the
+    /// workers. Counts and limits stay the whole plan's; the engine takes the share.
+    pub fn with_segment(mut self, segment: Segment) -> Self {
+        match &mut self.model {
+            Model::Open { workers, max_workers, .. } => {
+                *workers = segment.workers(*workers);
+                *max_workers = segment.workers(*max_workers).max(*workers);
+            }
+            Model::Closed { workers, .. } => *workers = segment.workers(*workers),
+        }
+        self.segment = segment;
+        self
+    }
+
+    /// This process's share of the plan.
+    pub fn segment(&self) -> Segment {
+        self.segment
+    }
+
     /// How long after the run's start this plan starts.
     pub fn start_delay(&self) -> Duration {
         self.start_delay
@@ -340,8 +363,13 @@ impl Plan {
         }
     }
 
-    /// Tasks the open model will schedule: the curve's total capped by `max_tasks`.
+    /// Tasks this process will schedule: its segment's share of the whole plan's.
     pub fn planned_tasks(&self) -> Option<u64> {
+        self.planned_tasks_whole().map(|n| self.segment.share_of(n))
+    }
+
+    /// Tasks the whole plan schedules: the curve's total capped by `max_tasks`.
+    fn planned_tasks_whole(&self) -> Option<u64> {
         match &self.model {
             Model::Open { curve, .. } => match (curve.total_tasks(), self.task_limit()) {
                 (Some(total), Some(max)) => Some(total.min(max)),
@@ -357,7 +385,7 @@ impl Plan {
     pub fn planned_generation(&self) -> Option<Duration> {
         match &self.model {
             Model::Open { curve, .. } => {
-                let planned = self.planned_tasks()?;
+                let planned = self.planned_tasks_whole()?;
                 let mut hint = 0;
                 match curve.due(planned, &mut hint) {
                     Some(t) => Some(Duration::from_secs_f64(t)),

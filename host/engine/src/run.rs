@@ -256,14 +256,15 @@ async fn run_scenario<F: WorkerFactory>(
                 stop.clone(),
                 retries,
                 live,
-            );
+            )
+            .with_segment(plan.segment());
             Some(match plan.pacer_clock() {
                 PacerClock::Runtime => tokio::spawn(pacer.run_on_runtime()),
                 PacerClock::Thread => tokio::task::spawn_blocking(move || pacer.run_on_thread()),
             })
         }
         Model::Closed { duration, .. } => {
-            let claims = Arc::new(Claims::new(plan.task_limit()));
+            let claims = Arc::new(Claims::new(plan.task_limit(), plan.segment()));
             for (id, worker) in workers {
                 loops.spawn(crew.clone().closed_loop(id, worker, claims.clone()));
             }

@@ -12,5 +12,6 @@ mod open_model;
 mod outcomes;
 mod retries;
 mod scenarios;
+mod segments;
 mod stopping;
 mod thread_clock;
