@@ -46,3 +46,62 @@ fn four_segments_run_the_plan_exactly_with_disjoint_iterations() {
     let spread = started.iter().map(|t| t.duration_since(first).unwrap()).max().unwrap();
     assert!(spread < std::time::Duration::from_millis(500), "--start-at lines them up: {spread:?}");
 }
+
+fn merge(args: &[&std::ffi::OsStr], dir: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .arg("merge")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn merged_segments_equal_the_whole_run_and_thresholds_judge_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<std::path::PathBuf> = (0..4).map(|i| dir.path().join(format!("segment-{i}.lhr"))).collect();
+    for (i, file) in files.iter().enumerate() {
+        segment(i as u32, 4, &["--results", file.to_str().unwrap()]);
+    }
+    // The same plan in one process, for the trend the merge must reproduce exactly.
+    let whole = Loadhost::run_plugin(&fixture("metrics"), &["-r", "2000", "-n", "1000"]);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let whole = whole.summary();
+
+    let mut args: Vec<&std::ffi::OsStr> = files.iter().map(|f| f.as_os_str()).collect();
+    // Each segment records 250 sizes and would pass; the whole run records 1,000 and fails.
+    args.extend(
+        ["--summary-json", "merged.json", "--metric", "size:trend", "--threshold", "size:count<300"]
+            .map(std::ffi::OsStr::new),
+    );
+    let out = merge(&args, dir.path());
+    assert_eq!(out.status.code(), Some(99), "{}", String::from_utf8_lossy(&out.stderr));
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap()).unwrap();
+    assert_identity(&merged);
+    assert_eq!(merged["tasks"]["scheduled"], 1000, "the plan, exactly");
+    assert_eq!(merged["tasks"]["passed"], 1000);
+    assert_eq!(merged["metrics"]["size"], whole["metrics"]["size"], "the merged HDR is the HDR of all the samples");
+    assert_eq!(merged["metrics"]["tasks"]["count"], 1000);
+    assert_eq!(merged["checks"]["even"], serde_json::json!({ "passes": 500, "fails": 500 }));
+    assert_eq!(merged["thresholds"]["size:count<300"]["ok"], false);
+    assert_eq!(merged["thresholds"]["size:count<300"]["value"], 1000.0);
+    assert_eq!(merged["merged"]["parts"], 4, "{}", merged["merged"]);
+}
+
+#[test]
+fn merge_refuses_results_of_different_plugins() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.lhr");
+    let b = dir.path().join("b.lhr");
+    segment(0, 2, &["--results", a.to_str().unwrap()]);
+    let other = Loadhost::run_plugin(
+        &crate::common::plugin("noop"),
+        &["-r", "2000", "-n", "1000", "--segment", "1/2", "--results", b.to_str().unwrap()],
+    );
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    let out = merge(&[a.as_os_str(), b.as_os_str()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("b.lhr") && err.contains("plugin"), "{err}");
+}

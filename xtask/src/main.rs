@@ -5,7 +5,8 @@
 //!   the Python, JavaScript and C examples (`plugins/*-LANG`) whose toolchain is present.
 //! - `setup`: install the Python, JavaScript and C toolchains and Chromium (what the tests need
 //!   besides cargo).
-//! - `test`: setup, formatting, clippy (host and guests), the plugins, then every test.
+//! - `test`: setup, formatting, clippy (host and guests), the plugins, every test, the SDK suites,
+//!   and the Kubernetes manifests' validation.
 //! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the
 //!   bundled `http-get` plugin against it, with its summary.
 //! - `bench`: the engine/runtime overhead benchmark.
@@ -161,7 +162,9 @@ fn test(extra: &[String]) -> Result<()> {
         "loadhost-sdk",
     ]))?;
     run(cargo().args(["test", "--release", "--workspace"]).args(extra))?;
-    guests::test_sdks(&cargo_target_dir().join("release").join("loadhost"))
+    guests::test_sdks(&cargo_target_dir().join("release").join("loadhost"))?;
+    // The Kubernetes manifests, against the API schemas, offline (kubectl kustomize renders the overlays).
+    run(&mut Command::new(root().join("deploy/kubernetes/validate.sh")))
 }
 
 fn demo() -> Result<()> {

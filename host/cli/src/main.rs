@@ -13,6 +13,7 @@ mod find_max;
 mod http_serve;
 mod inspect;
 mod judge;
+mod merge;
 mod metrics_api;
 mod new;
 mod observe;
@@ -41,6 +42,9 @@ enum Command {
     /// Find the highest rate that meets the SLOs, and name what limits it (target, emitter,
     /// crew or gate).
     FindMax(Box<find_max::FindMaxArgs>),
+    /// Merge the results files of a distributed run (`run --segment I/N --results FILE`) into the
+    /// whole run's outputs, and judge thresholds on it.
+    Merge(Box<merge::MergeArgs>),
     /// Serve the built-in HTTP target on loopback: `/`, `/delay?ms=N`, `/status?code=N`,
     /// `/bytes?n=N`, `/echo`, `/stats`.
     Target(target::TargetArgs),
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(*args),
         Command::Target(args) => target::run(args),
         Command::FindMax(args) => find_max::run(*args),
+        Command::Merge(args) => merge::run(*args),
         Command::Inspect(args) => inspect::run(args),
         Command::New(args) => new::run(args),
         Command::Componentize(args) => componentize::run(args),

@@ -1,5 +1,5 @@
 //! What a run does at the end of each interval: the progress line, the CSV row, the JSON lines,
-//! the OpenMetrics numbers, the thresholds judged so far (stopping the run when an
+//! the results file's interval line, the OpenMetrics numbers, the thresholds judged so far (stopping the run when an
 //! `abort_on_fail` one fails), the rows kept for the HTML report, and a resident-memory sample.
 
 use std::fs::File;
@@ -13,6 +13,7 @@ use loadhost_output::csv::CsvWriter;
 use loadhost_output::jsonl::JsonLines;
 use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
+use loadhost_output::results::ResultsWriter;
 
 use crate::judge::LiveJudge;
 
@@ -44,6 +45,8 @@ pub struct RunObserver {
     pub csv: Option<FileOutput<CsvWriter<BufWriter<File>>>>,
     /// `--out json=FILE`.
     pub jsonl: Option<FileOutput<JsonLines<BufWriter<File>>>>,
+    /// `--results FILE`: each interval's whole window, for `loadhost merge`.
+    pub results: Option<FileOutput<ResultsWriter>>,
     /// `--metrics-addr`.
     pub exporter: Option<Arc<Exporter>>,
     /// The thresholds.
@@ -71,6 +74,10 @@ impl Observer for RunObserver {
         if let Some(jsonl) = self.jsonl.as_mut() {
             let written = jsonl.writer.interval(row, window);
             jsonl.keep(written);
+        }
+        if let Some(results) = self.results.as_mut() {
+            let written = results.writer.interval(row, window);
+            results.keep(written);
         }
         if let Some(exporter) = &self.exporter {
             exporter.update(row, window);

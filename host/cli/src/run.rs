@@ -17,6 +17,7 @@ use loadhost_output::csv::CsvWriter;
 use loadhost_output::jsonl::JsonLines;
 use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
+use loadhost_output::results::{FORMAT_VERSION, ResultsWriter, RunResults, Segment};
 use loadhost_output::{RunInfo, json, summary};
 use loadhost_runtime::http::allow::AllowRule;
 use loadhost_runtime::http::tls::TlsOptions;
@@ -332,6 +333,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         }),
         None => None,
     };
+    let results = match settings.options.results.as_deref() {
+        Some(path) => match ResultsWriter::create(path) {
+            Ok(writer) => Some(FileOutput { writer, path: path.to_owned(), error: None }),
+            Err(err) => {
+                for path in &created {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(Failure::usage(
+                    anyhow::Error::new(err).context(format!("--results {}: cannot write the file", path.display())),
+                ));
+            }
+        },
+        None => None,
+    };
+    let created: Vec<PathBuf> = created.into_iter().chain(settings.options.results.clone()).collect();
     let planned = if settings.scenarios.is_empty() {
         settings.plan.planned_generation()
     } else {
@@ -346,6 +362,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         progress: Progress::new(planned),
         csv,
         jsonl,
+        results,
         exporter,
         judge: LiveJudge::new(settings.options.threshold.clone()),
         interrupt: interrupt.clone(),
@@ -402,6 +419,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     }
     if let Some(FileOutput { writer, path, error }) = observer.jsonl.take() {
         report_write_error("out json=", &path, error.or(writer.finish(&summary_json).err()));
+    }
+    if let Some(FileOutput { writer, path, error }) = observer.results.take() {
+        let results = RunResults {
+            version: FORMAT_VERSION,
+            loadhost_version: loadhost_output::VERSION.to_owned(),
+            plugin_path: info.plugin_path.clone(),
+            plugin_sha256: info.plugin_sha256.clone(),
+            config: info.config.clone(),
+            segment: settings.segment.map(|s| Segment { index: s.index(), count: s.count() }),
+            interval: settings.plan.interval(),
+            started_at: report.started_at,
+            report: report.clone(),
+            scenarios: scenario_reports.clone(),
+            intervals: Vec::new(),
+        };
+        report_write_error("results ", &path, error.or(writer.finish(&results).err()));
     }
     if let Some((path, file)) = outputs.html {
         let rows = observer.rows.take().unwrap_or_default();

@@ -14,7 +14,7 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 /// front, so an idle interval costs a few kilobytes.
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
-    inner: Histogram<u64>,
+    pub(crate) inner: Histogram<u64>,
 }
 
 impl Default for LatencyHistogram {

@@ -48,7 +48,7 @@ impl HttpSample {
 }
 
 /// HTTP figures over some span of the run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct HttpStats {
     /// Requests that got a response or failed trying (denied ones excluded).
     pub requests: u64,

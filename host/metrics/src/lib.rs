@@ -12,6 +12,7 @@
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
+//! - [`serial`]: how windows and reports serialize (serde), exactly, for results files.
 
 #![deny(missing_docs)]
 
@@ -23,6 +24,7 @@ pub mod outcome;
 pub mod plugin;
 pub mod recorder;
 pub mod report;
+pub mod serial;
 pub mod threshold;
 pub mod window;
 

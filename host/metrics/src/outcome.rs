@@ -1,6 +1,6 @@
 //! Every scheduled task ends in exactly one terminal state; [`Counts`] proves it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The terminal state of one scheduled task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,7 +65,7 @@ pub enum AttemptEnd {
 }
 
 /// Attempts by how they ended.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attempts {
     /// Attempts that ran.
     pub total: u64,
@@ -110,7 +110,7 @@ impl Attempts {
 }
 
 /// Task counts: how many were scheduled, how each ended, and how many extra attempts ran.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Tasks whose scheduled time fell inside the run (or that the closed model started).
     pub scheduled: u64,

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::histogram::{LatencyHistogram, Percentiles};
 
 /// One series: a metric name and its tags, sorted by key so order does not make a new series.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SeriesKey {
     /// The metric name.
     pub name: String,
@@ -48,13 +48,16 @@ impl fmt::Display for SeriesKey {
 const TREND_SCALE: f64 = 1000.0;
 
 /// The aggregate of one trend series: exact count, sum, min and max, and HDR percentiles.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TrendStats {
-    hist: LatencyHistogram,
-    count: u64,
-    sum: f64,
-    min: f64,
-    max: f64,
+    pub(crate) hist: LatencyHistogram,
+    pub(crate) count: u64,
+    #[serde(with = "crate::serial::float")]
+    pub(crate) sum: f64,
+    #[serde(with = "crate::serial::float")]
+    pub(crate) min: f64,
+    #[serde(with = "crate::serial::float")]
+    pub(crate) max: f64,
 }
 
 impl TrendStats {
@@ -117,13 +120,15 @@ impl TrendStats {
 }
 
 /// The aggregated value of one series.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SeriesValue {
     /// A running total.
     Counter(u64),
     /// The latest value; `seq` orders updates recorded on different shards.
     Gauge {
         /// The latest value.
+        #[serde(with = "crate::serial::float")]
         value: f64,
         /// A run-wide sequence number of the update.
         seq: u64,
@@ -151,7 +156,7 @@ impl SeriesValue {
     }
 
     /// Fold `other` (of the same kind) into `self`; returns false on a kind mismatch.
-    fn merge(&mut self, other: &SeriesValue) -> bool {
+    pub(crate) fn merge(&mut self, other: &SeriesValue) -> bool {
         match (self, other) {
             (SeriesValue::Counter(a), SeriesValue::Counter(b)) => *a += b,
             (SeriesValue::Gauge { value, seq }, SeriesValue::Gauge { value: v, seq: s }) => {
@@ -220,7 +225,7 @@ pub enum SeriesSummary {
 }
 
 /// One series with its key.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Series {
     /// Name and tags.
     pub key: SeriesKey,
@@ -231,14 +236,14 @@ pub struct Series {
 /// All plugin series recorded in one window (an interval, a shard, or the whole run).
 #[derive(Debug, Clone, Default)]
 pub struct PluginMetrics {
-    series: HashMap<SeriesKey, SeriesValue>,
-    kind_conflicts: u64,
+    pub(crate) series: HashMap<SeriesKey, SeriesValue>,
+    pub(crate) kind_conflicts: u64,
     /// Samples that went to an overflow series (the series cap).
-    folded: u64,
+    pub(crate) folded: u64,
     /// Samples dropped because every overflow series was taken too.
-    discarded: u64,
+    pub(crate) discarded: u64,
     /// Samples refused for a malformed name or tags (see [`valid_key`]).
-    invalid: u64,
+    pub(crate) invalid: u64,
 }
 
 /// The longest metric name or tag key.

@@ -77,7 +77,7 @@ impl IntervalRow {
 }
 
 /// Point-in-time values sampled at an interval's end.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Gauges {
     /// Tasks started during the interval.
     pub started: u64,
@@ -90,7 +90,7 @@ pub struct Gauges {
 }
 
 /// How the crew changed over the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WorkerStats {
     /// Fewest workers resident at once (after start-up).
     pub min: u64,
@@ -108,7 +108,7 @@ pub struct WorkerStats {
 }
 
 /// Everything a finished run measured.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunReport {
     /// The scenario ("default" when there is one; "all" for scenarios combined).
     pub scenario: String,
@@ -124,6 +124,7 @@ pub struct RunReport {
     /// Tasks that started executing.
     pub started: u64,
     /// The planned average rate (tasks/s) in the open model; `None` in the closed model.
+    #[serde(with = "crate::serial::opt_float")]
     pub target_rate: Option<f64>,
     /// Totals over the whole run.
     pub totals: Window,

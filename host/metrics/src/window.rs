@@ -8,8 +8,9 @@ use crate::http::HttpStats;
 use crate::outcome::{Attempts, Counts, Outcome};
 use crate::plugin::PluginMetrics;
 
-/// Counts, latency views, pacer health and plugin metrics over some span of the run.
-#[derive(Debug, Clone, Default)]
+/// Counts, latency views, pacer health and plugin metrics over some span of the run. It
+/// serializes exactly (see [`crate::serial`]), so windows written by one process merge in another.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     /// Scheduled tasks and how they ended.
     pub counts: Counts,

@@ -9,6 +9,7 @@
 //! - [`jsonl`]: `--out json=FILE`: a JSON line per interval and per plugin-metric batch, then the summary.
 //! - [`openmetrics`]: `--metrics-addr`: live OpenMetrics text for Prometheus.
 //! - [`progress`]: the live progress line (only when stderr is a terminal).
+//! - [`results`]: `--results FILE`, everything a run measured, exactly, and `loadhost merge`'s merge of such files.
 //!
 //! [`RunReport`]: loadhost_metrics::RunReport
 //! [`IntervalRow`]: loadhost_metrics::IntervalRow
@@ -21,6 +22,7 @@ pub mod json;
 pub mod jsonl;
 pub mod openmetrics;
 pub mod progress;
+pub mod results;
 pub mod summary;
 
 /// What outputs say about the run besides its measurements.
