@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::criteria::{MetricDecl, ThresholdSpec};
-use loadhost_metrics::limit::limiting;
+use loadhost_metrics::limit::verdict;
 use loadhost_metrics::threshold::built_in_kind;
 use loadhost_metrics::{RunReport, ThresholdResult};
 use loadhost_output::csv::CsvWriter;
@@ -76,9 +76,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
         peak_rss: None,
     };
     let thresholds = LiveJudge::new(args.threshold.clone()).finish(&report, &scenarios);
-    let broken = thresholds.iter().find(|t| !t.passed).and_then(|t| t.value.map(|v| (t.expr.as_str(), v)));
-    let planned = if report.stopped.is_some() || report.aborted.is_some() { None } else { report.target_rate };
-    let limit = limiting(&report, planned, broken);
+    let limit = verdict(&report, &thresholds);
 
     // Every output is created before any is written: a path that cannot be written is a usage
     // error (exit 2) that leaves no other file behind.

@@ -11,7 +11,7 @@ use clap::Args;
 use loadhost_config::criteria::OutSpec;
 use loadhost_config::{RunOptions, RunSettings};
 use loadhost_engine::{Control, EngineError, Interrupt, Live, Model, Overload};
-use loadhost_metrics::limit::{Limit, limiting};
+use loadhost_metrics::limit::verdict;
 use loadhost_metrics::{RunReport, ThresholdResult};
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::jsonl::JsonLines;
@@ -456,15 +456,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     print!("{}", summary::render_thresholds(&thresholds));
     print!("{}", summary::render_verdict(limit.as_ref().map(|(l, why)| (l.name(), why.as_str()))));
     Ok(exit_code(&report, &thresholds, observer.judge.aborted_by().is_some()))
-}
-
-/// What limited the run: the host (emitter, crew, gate) before the target, which is named only
-/// when a threshold with a value broke while the host kept up. A stopped run did not fall short
-/// of its plan, it was cut short.
-fn verdict(report: &RunReport, thresholds: &[ThresholdResult]) -> Option<(Limit, String)> {
-    let broken = thresholds.iter().find(|t| !t.passed).and_then(|t| t.value.map(|v| (t.expr.as_str(), v)));
-    let planned = if report.stopped.is_some() || report.aborted.is_some() { None } else { report.target_rate };
-    limiting(report, planned, broken)
 }
 
 /// The documented exit code of a finished run: a threshold that stopped the run → 99; a stop by

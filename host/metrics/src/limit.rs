@@ -70,3 +70,12 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
     }
     broken.map(|(expr, value)| (Limit::Target, format!("{expr} broke ({value:.3}) while the host kept up")))
 }
+
+/// The run's verdict: what limited it, judged after its thresholds. The host (emitter, crew,
+/// gate) comes before the target, which is named only when a threshold with a value broke while
+/// the host kept up; a stopped or aborted run did not fall short of its plan, it was cut short.
+pub fn verdict(report: &RunReport, thresholds: &[crate::ThresholdResult]) -> Option<(Limit, String)> {
+    let broken = thresholds.iter().find(|t| !t.passed).and_then(|t| t.value.map(|v| (t.expr.as_str(), v)));
+    let planned = if report.stopped.is_some() || report.aborted.is_some() { None } else { report.target_rate };
+    limiting(report, planned, broken)
+}

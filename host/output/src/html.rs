@@ -181,13 +181,17 @@ fn header(out: &mut String, info: &RunInfo, summary: &Value) {
 fn verdict(out: &mut String, report: &RunReport, summary: &Value, thresholds: &[ThresholdResult]) {
     out.push_str("<h2>Verdict</h2>\n");
     let failed = thresholds.iter().filter(|t| !t.passed).count();
+    let limit = match loadhost_metrics::limit::verdict(report, thresholds) {
+        Some((limit, why)) => format!(" Limited by the {}: {}.", limit.name(), esc(&why)),
+        None => " The host kept up; nothing limited the run.".to_owned(),
+    };
     if thresholds.is_empty() {
-        out.push_str("<div class=\"verdict none\">No thresholds were set.</div>\n");
+        let _ = writeln!(out, "<div class=\"verdict none\">No thresholds were set.{limit}</div>");
     } else if failed == 0 {
-        let _ = writeln!(out, "<div class=\"verdict ok\">✓ All {} thresholds passed.</div>", thresholds.len());
+        let _ = writeln!(out, "<div class=\"verdict ok\">✓ All {} thresholds passed.{limit}</div>", thresholds.len());
     } else {
         let total = thresholds.len();
-        let _ = writeln!(out, "<div class=\"verdict bad\">✗ {failed} of {total} thresholds failed.</div>");
+        let _ = writeln!(out, "<div class=\"verdict bad\">✗ {failed} of {total} thresholds failed.{limit}</div>");
     }
     let mut notes = Vec::new();
     if let Some(message) = &report.aborted {
