@@ -78,3 +78,19 @@ fn a_second_sigint_skips_the_grace() {
     assert_eq!(task_count(&run.summary(), "passed"), 0);
     assert!(run.stderr.contains("stopping at once"), "{}", run.stderr);
 }
+
+#[test]
+fn sigint_stops_find_max_and_still_reports_the_steps_judged() {
+    let args = ["find-max", "--start", "50", "--step-duration", "3s", "--slo", "latency_ms:p(99)<1000"];
+    let running = Loadhost::new().args(args).args([plugin("noop")]).args(["--summary-json", "search.json"]).spawn();
+    // Into the second step (each runs 3 s); the first has been judged by then.
+    std::thread::sleep(Duration::from_millis(4500));
+    running.signal(libc::SIGINT);
+    let run = running.finish();
+    assert_eq!(run.code, 130, "stderr: {}", run.stderr);
+    assert!(run.stdout.contains("stopped by the user before the step ended: not judged"), "{}", run.stdout);
+    let search: serde_json::Value = serde_json::from_str(&run.file("search.json")).unwrap();
+    assert!(search["stopped_at_per_s"].as_f64().is_some(), "{search}");
+    let judged = search["steps"].as_array().unwrap();
+    assert!(judged.iter().all(|s| s["limit"].is_null()), "noop passes every step it finishes: {search}");
+}

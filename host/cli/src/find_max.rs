@@ -12,12 +12,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::RunOptions;
 use loadhost_config::units::{Dur, Rate};
-use loadhost_engine::EngineError;
+use loadhost_engine::{EngineError, Interrupt, Live};
 use loadhost_metrics::limit::{Limit, limiting};
 use loadhost_metrics::{IntervalRow, RunReport, Threshold};
 
@@ -103,18 +104,30 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
         args.plugin.display(),
         args.slos.iter().map(|s| s.source.as_str()).collect::<Vec<_>>().join(", ")
     );
+    // Ctrl-C or SIGTERM stops the step under way (with the usual grace); the steps judged so far
+    // are still reported and written, and the search exits 130.
+    let interrupt = Arc::new(Interrupt::new());
+    crate::signals::watch(&tokio, interrupt.clone(), first.plan.grace());
     let mut steps: Vec<Step> = Vec::new();
+    let mut stopped_at = None;
     let mut rate = args.start.0;
     for _ in 0..args.max_steps {
         step_options.rate = Some(Rate(rate));
         let settings = loadhost_config::resolve(step_options.clone()).map_err(Failure::usage)?;
         let factory = plugin.factory(grants.clone());
-        let report = tokio.block_on(loadhost_engine::run(&settings.plan, factory, &mut |_: &IntervalRow| {})).map_err(
-            |err| match err {
+        let live = Live { control: None, interrupt: Some(interrupt.clone()) };
+        let report = tokio
+            .block_on(loadhost_engine::run_live(&settings.plan, factory, &mut |_: &IntervalRow| {}, live))
+            .map_err(|err| match err {
                 EngineError::Setup(_) => Failure::aborted(err),
                 other => Failure::runtime(other),
-            },
-        )?;
+            })?;
+        if report.stopped.is_some() {
+            // A step cut short says nothing about the rate: it is not judged.
+            println!("  {rate:>9.0}/s  stopped by the user before the step ended: not judged");
+            stopped_at = Some(rate);
+            break;
+        }
         let (slo, limit) = judge(rate, &report, &args.slos)?;
         let t = &report.totals;
         println!(
@@ -151,7 +164,7 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
         }
         (None, Some((limit, why))) => println!("\n  no step passed; the limit is the {}: {why}", limit.name()),
         (Some(best), None) => println!("\n  every step passed, up to {best:.0}/s (raise --max-steps to go further)"),
-        (None, None) => println!("\n  no step ran"),
+        (None, None) => println!("\n  no step was judged"),
     }
     // `--summary-json FILE` (a run option) gets the steps and the verdict.
     if let Some(path) = &args.options.summary_json {
@@ -159,6 +172,7 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
             "highest_passing_per_s": best,
             "limit": verdict.as_ref().map(|(l, _)| l.name()),
             "why": verdict.as_ref().map(|(_, why)| why.clone()),
+            "stopped_at_per_s": stopped_at,
             "steps": steps.iter().map(|s| serde_json::json!({
                 "rate_per_s": s.rate,
                 "achieved_per_s": s.report.achieved_rate(),
@@ -174,6 +188,9 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
         std::fs::write(path, format!("{json:#}\n"))
             .with_context(|| format!("--summary-json {}: cannot write the file", path.display()))
             .map_err(Failure::runtime)?;
+    }
+    if stopped_at.is_some() {
+        return Ok(ExitCode::from(crate::exit::STOPPED));
     }
     Ok(ExitCode::SUCCESS)
 }
