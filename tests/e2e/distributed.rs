@@ -87,6 +87,19 @@ fn merged_segments_equal_the_whole_run_and_thresholds_judge_the_whole() {
     assert_eq!(merged["thresholds"]["size:count<300"]["ok"], false);
     assert_eq!(merged["thresholds"]["size:count<300"]["value"], 1000.0);
     assert_eq!(merged["merged"]["parts"], 4, "{}", merged["merged"]);
+
+    // Three of the four: refused, unless asked for a partial merge, which says what is missing.
+    let three: Vec<&std::ffi::OsStr> = files[..3].iter().map(|f| f.as_os_str()).collect();
+    let refused = merge(&three, dir.path());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("segments 3/4 are missing"), "{:?}", refused);
+    let mut partial = three.clone();
+    partial.extend(["--partial", "--summary-json", "partial.json"].map(std::ffi::OsStr::new));
+    assert_eq!(merge(&partial, dir.path()).status.code(), Some(0));
+    let partial: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("partial.json")).unwrap()).unwrap();
+    assert_eq!(partial["tasks"]["scheduled"], 750);
+    assert_eq!(partial["merged"]["missing"], serde_json::json!(["3/4"]));
 }
 
 #[test]

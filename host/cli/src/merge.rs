@@ -50,6 +50,11 @@ pub struct MergeArgs {
     /// can name it (repeatable).
     #[arg(long = "metric", value_name = "NAME:KIND")]
     metric: Vec<MetricDecl>,
+
+    /// Merge even when segments are missing (a pod that failed): the result is then not the whole
+    /// plan, and the outputs say which segments are absent.
+    #[arg(long)]
+    partial: bool,
 }
 
 /// Merge the files, judge the thresholds and write the outputs.
@@ -60,6 +65,15 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
         parts.push((path.display().to_string(), part));
     }
     let merged = results::merge_files(parts).map_err(Failure::usage)?;
+    if !merged.missing.is_empty() && !args.partial {
+        // Merging a partial set would report a fraction of the plan as if it were the run.
+        let missing: Vec<String> = merged.missing.iter().map(ToString::to_string).collect();
+        return Err(Failure::usage(anyhow::anyhow!(
+            "segments {} are missing from the {} files given: merge all of them, or pass --partial",
+            missing.join(", "),
+            merged.parts
+        )));
+    }
     check_thresholds(&args, &merged)?;
     if args.threshold.iter().any(|t| t.abort_on_fail) {
         tracing::warn!("abort_on_fail has no effect in merge: the run is over, every threshold is judged on the whole");
