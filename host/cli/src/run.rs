@@ -51,14 +51,33 @@ struct Outputs {
     summary_json: Option<(PathBuf, File)>,
     jsonl: Option<(PathBuf, File)>,
     html: Option<(PathBuf, File)>,
+    results: Option<(PathBuf, File)>,
+}
+
+/// A file flag as the user typed it: `--csv rows.csv`, `--out json=run.jsonl`.
+fn flag_path(flag: &str, path: &Path) -> String {
+    let gap = if flag.ends_with('=') { "" } else { " " };
+    format!("--{flag}{gap}{}", path.display())
 }
 
 fn open_output(flag: &str, path: &Path) -> Result<(PathBuf, File), Failure> {
-    let gap = if flag.ends_with('=') { "" } else { " " };
     File::create(path)
         .map(|file| (path.to_owned(), file))
-        .with_context(|| format!("--{flag}{gap}{}: cannot write the file", path.display()))
+        .with_context(|| format!("{}: cannot write the file", flag_path(flag, path)))
         .map_err(Failure::usage)
+}
+
+/// A streaming output over an opened file: its writer, made by `make` (which writes a header).
+fn file_output<W>(
+    flag: &str,
+    opened: Option<(PathBuf, File)>,
+    make: impl FnOnce(File) -> std::io::Result<W>,
+) -> Result<Option<FileOutput<W>>, Failure> {
+    let Some((path, file)) = opened else { return Ok(None) };
+    let writer = make(file)
+        .with_context(|| format!("{}: cannot write the file", flag_path(flag, &path)))
+        .map_err(Failure::usage)?;
+    Ok(Some(FileOutput { writer, path, error: None }))
 }
 
 fn describe(settings: &RunSettings) -> String {
@@ -229,8 +248,8 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     Ok(Grants { env: settings.env.clone(), dirs, http })
 }
 
-/// Open `--csv`, `--summary-json`, `--out json=FILE` and `--html` before any load; when one
-/// cannot be written, the ones already created are removed again.
+/// Open `--csv`, `--summary-json`, `--out json=FILE`, `--html` and `--results` before any load;
+/// when one cannot be written, the ones already created are removed again.
 fn open_outputs(settings: &RunSettings) -> Result<Outputs, Failure> {
     let jsonl = settings.options.out.iter().map(|OutSpec::Json(path)| path).next_back();
     let wanted = [
@@ -238,6 +257,7 @@ fn open_outputs(settings: &RunSettings) -> Result<Outputs, Failure> {
         ("summary-json", settings.summary_json.as_deref()),
         ("out json=", jsonl.map(PathBuf::as_path)),
         ("html", settings.options.html.as_deref()),
+        ("results", settings.options.results.as_deref()),
     ];
     let mut opened = Vec::new();
     for (flag, path) in wanted {
@@ -253,7 +273,7 @@ fn open_outputs(settings: &RunSettings) -> Result<Outputs, Failure> {
     }
     let mut opened = opened.into_iter();
     let mut next = || opened.next().flatten();
-    Ok(Outputs { csv: next(), summary_json: next(), jsonl: next(), html: next() })
+    Ok(Outputs { csv: next(), summary_json: next(), jsonl: next(), html: next(), results: next() })
 }
 
 /// Run the load test and report it.
@@ -298,7 +318,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         None => None,
     };
     let outputs = open_outputs(&settings)?;
-    let created: Vec<PathBuf> = [&outputs.csv, &outputs.summary_json, &outputs.jsonl, &outputs.html]
+    let created: Vec<PathBuf> = [&outputs.csv, &outputs.summary_json, &outputs.jsonl, &outputs.html, &outputs.results]
         .into_iter()
         .flatten()
         .map(|(p, _)| p.clone())
@@ -313,41 +333,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
 
-    let csv = match outputs.csv {
-        Some((path, file)) => Some(FileOutput {
-            writer: CsvWriter::new(BufWriter::new(file), &info.config)
-                .with_context(|| format!("--csv {}: cannot write the file", path.display()))
-                .map_err(Failure::usage)?,
-            path,
-            error: None,
-        }),
-        None => None,
-    };
-    let jsonl = match outputs.jsonl {
-        Some((path, file)) => Some(FileOutput {
-            writer: JsonLines::new(BufWriter::new(file), &info)
-                .with_context(|| format!("--out json={}: cannot write the file", path.display()))
-                .map_err(Failure::usage)?,
-            path,
-            error: None,
-        }),
-        None => None,
-    };
-    let results = match settings.options.results.as_deref() {
-        Some(path) => match ResultsWriter::create(path) {
-            Ok(writer) => Some(FileOutput { writer, path: path.to_owned(), error: None }),
-            Err(err) => {
-                for path in &created {
-                    let _ = std::fs::remove_file(path);
-                }
-                return Err(Failure::usage(
-                    anyhow::Error::new(err).context(format!("--results {}: cannot write the file", path.display())),
-                ));
-            }
-        },
-        None => None,
-    };
-    let created: Vec<PathBuf> = created.into_iter().chain(settings.options.results.clone()).collect();
+    let csv = file_output("csv", outputs.csv, |f| CsvWriter::new(BufWriter::new(f), &info.config))?;
+    let jsonl = file_output("out json=", outputs.jsonl, |f| JsonLines::new(BufWriter::new(f), &info))?;
+    let results = file_output("results", outputs.results, ResultsWriter::from_file)?;
     let planned = if settings.scenarios.is_empty() {
         settings.plan.planned_generation()
     } else {
@@ -415,7 +403,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         summary_json["scenarios"] = json::scenarios(&scenario_reports);
     }
     if let Some(FileOutput { writer, path, error }) = observer.csv.take() {
-        report_write_error("csv ", &path, error.or(writer.finish(&report, &thresholds).err()));
+        report_write_error("csv", &path, error.or(writer.finish(&report, &thresholds).err()));
     }
     if let Some(FileOutput { writer, path, error }) = observer.jsonl.take() {
         report_write_error("out json=", &path, error.or(writer.finish(&summary_json).err()));
@@ -434,13 +422,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             scenarios: scenario_reports.clone(),
             intervals: Vec::new(),
         };
-        report_write_error("results ", &path, error.or(writer.finish(&results).err()));
+        report_write_error("results", &path, error.or(writer.finish(&results).err()));
     }
     if let Some((path, file)) = outputs.html {
         let rows = observer.rows.take().unwrap_or_default();
         let page = loadhost_output::html::render(&info, &report, &scenario_reports, &rows, &thresholds);
         if let Err(err) = write_all(file, page.as_bytes()) {
-            tracing::error!("--html {}: writing failed: {err}", path.display());
+            tracing::error!("{}: writing failed: {err}", flag_path("html", &path));
         }
     }
     if let Some((path, file)) = outputs.summary_json {
@@ -478,7 +466,7 @@ fn exit_code(report: &RunReport, thresholds: &[ThresholdResult], stopped_by_thre
 
 fn report_write_error(flag: &str, path: &Path, error: Option<std::io::Error>) {
     if let Some(err) = error {
-        tracing::error!("--{flag}{}: writing failed: {err}", path.display());
+        tracing::error!("{}: writing failed: {err}", flag_path(flag, path));
     }
 }
 

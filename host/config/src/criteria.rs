@@ -8,7 +8,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use loadhost_metrics::{MetricKind, Threshold};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer};
 
 use crate::units::Dur;
 
@@ -64,11 +64,7 @@ impl fmt::Display for ThresholdSpec {
     }
 }
 
-impl Serialize for ThresholdSpec {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
+display_serialize!(ThresholdSpec);
 
 impl<'de> Deserialize<'de> for ThresholdSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -157,21 +153,6 @@ impl fmt::Display for OutSpec {
     }
 }
 
-macro_rules! text_serde {
-    ($($ty:ty),*) => {$(
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    )*};
-}
 text_serde!(MetricDecl, OutSpec);
 
 #[cfg(test)]

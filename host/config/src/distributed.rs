@@ -6,8 +6,6 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::SystemTime;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// `I/N`: segment I (0-based) of N.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentArg {
@@ -58,21 +56,6 @@ impl fmt::Display for StartAt {
     }
 }
 
-macro_rules! text_serde {
-    ($($ty:ty),*) => {$(
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    )*};
-}
 text_serde!(SegmentArg, StartAt);
 
 /// The environment variable Kubernetes sets in each pod of an Indexed Job.

@@ -12,6 +12,32 @@
 
 #![deny(missing_docs)]
 
+/// Serialize each type as its display string (the flag's own spelling).
+macro_rules! display_serialize {
+    ($($ty:ty),*) => {$(
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    )*};
+}
+
+/// Serialize each type as its display string and deserialize it by parsing a string, so a TOML
+/// value is spelled as the flag's and refused with the flag's message.
+macro_rules! text_serde {
+    ($($ty:ty),*) => {
+        display_serialize!($($ty),*);
+        $(
+            impl<'de> ::serde::Deserialize<'de> for $ty {
+                fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    <String as ::serde::Deserialize>::deserialize(d)?.parse().map_err(::serde::de::Error::custom)
+                }
+            }
+        )*
+    };
+}
+
 pub mod criteria;
 pub mod distributed;
 pub mod feed;

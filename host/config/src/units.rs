@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer};
 
 /// A length of time: one or more `<number><unit>` parts with units `ms`, `s`, `m`, `h`
 /// (`500ms`, `5s`, `1.5m`, `1m30s`).
@@ -297,51 +297,9 @@ impl fmt::Display for DirGrant {
     }
 }
 
-impl<'de> Deserialize<'de> for DirGrant {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// Serialize as the display string; deserialize from a string (and, for rates, also a number).
-macro_rules! string_serde {
-    ($ty:ty) => {
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
-            }
-        }
-    };
-}
-string_serde!(Dur);
-string_serde!(Rate);
-string_serde!(Stage);
-string_serde!(EnvPair);
-string_serde!(Percent);
-string_serde!(Size);
-string_serde!(DirGrant);
-
-impl<'de> Deserialize<'de> for Dur {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for Stage {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for EnvPair {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
+// Rates, percentages and sizes also take a TOML number, so they deserialize by hand below.
+display_serialize!(Rate, Percent, Size);
+text_serde!(Dur, Stage, EnvPair, DirGrant);
 
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -107,6 +107,18 @@ pub struct WorkerStats {
     pub replaced: u64,
 }
 
+impl WorkerStats {
+    /// Add another crew's figures, as for crews that ran side by side (scenarios, segments).
+    pub fn add(&mut self, other: &WorkerStats) {
+        self.min += other.min;
+        self.peak += other.peak;
+        self.final_ += other.final_;
+        self.grown += other.grown;
+        self.retired += other.retired;
+        self.replaced += other.replaced;
+    }
+}
+
 /// Everything a finished run measured.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunReport {
@@ -173,13 +185,7 @@ impl RunReport {
                 _ => None,
             };
             all.totals.merge(&r.totals);
-            let (w, o) = (&mut all.workers, &r.workers);
-            w.min += o.min;
-            w.peak += o.peak;
-            w.final_ += o.final_;
-            w.grown += o.grown;
-            w.retired += o.retired;
-            w.replaced += o.replaced;
+            all.workers.add(&r.workers);
             all.intervals = all.intervals.max(r.intervals);
             all.aborted = all.aborted.take().or_else(|| r.aborted.clone());
             all.stopped = all.stopped.take().or_else(|| r.stopped.clone());

@@ -65,38 +65,43 @@ fn quantiles(p: &Percentiles) -> [(&'static str, f64); 4] {
     [("0.5", p.p50), ("0.9", p.p90), ("0.99", p.p99), ("1", p.max)]
 }
 
+/// A new family, registered under `name`; the clone kept is the handle that updates it.
+fn family<M: prometheus_client::registry::Metric + Default + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+) -> M {
+    let family = M::default();
+    registry.register(name, help, family.clone());
+    family
+}
+
 impl Exporter {
     /// Register every family.
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("loadhost");
-        let mut counters = |name: &str, help: &str| {
-            let family = Counters::default();
-            registry.register(name, help, family.clone());
-            family
-        };
-        let scheduled = counters("tasks_scheduled", "Tasks scheduled");
-        let started = counters("tasks_started", "Tasks that started executing");
-        let tasks = counters("tasks", "Tasks ended, by outcome");
-        let retries = counters("retries", "Retry attempts");
-        let underrun = counters("underrun", "Tasks the pacer released late because it was late");
-        let http_requests = counters("http_requests", "HTTP requests the plugin made");
-        let http_failed = counters("http_failed", "HTTP requests without a response or with status >= 400");
-        let http_denied = counters("http_denied", "HTTP requests refused by the allow-list");
-        let plugin_counter = counters("plugin_counter", "Counters recorded by the plugin");
-        let checks = counters("checks", "Checks made by the plugin, by result");
-        let mut gauges = |name: &str, help: &str| {
-            let family = Gauges::default();
-            registry.register(name, help, family.clone());
-            family
-        };
-        let workers = gauges("workers", "Workers resident");
-        let idle = gauges("workers_idle", "Workers waiting for a task");
-        let in_flight = gauges("in_flight", "Tasks executing");
-        let lag_max = gauges("lag_max_ms", "The latest the pacer woke in the last interval (ms)");
-        let latency = gauges("latency_ms", "Task latency in the last interval, scheduled time to end (ms)");
-        let plugin_gauge = gauges("plugin_gauge", "Gauges recorded by the plugin");
-        let plugin_trend = gauges("plugin_trend", "Trends recorded by the plugin, last interval's quantiles");
-        let thresholds = gauges("threshold_passing", "1 while the threshold holds on the run so far, else 0");
+        let scheduled = family(&mut registry, "tasks_scheduled", "Tasks scheduled");
+        let started = family(&mut registry, "tasks_started", "Tasks that started executing");
+        let tasks = family(&mut registry, "tasks", "Tasks ended, by outcome");
+        let retries = family(&mut registry, "retries", "Retry attempts");
+        let underrun = family(&mut registry, "underrun", "Tasks the pacer released late because it was late");
+        let http_requests = family(&mut registry, "http_requests", "HTTP requests the plugin made");
+        let http_failed =
+            family(&mut registry, "http_failed", "HTTP requests without a response or with status >= 400");
+        let http_denied = family(&mut registry, "http_denied", "HTTP requests refused by the allow-list");
+        let plugin_counter = family(&mut registry, "plugin_counter", "Counters recorded by the plugin");
+        let checks = family(&mut registry, "checks", "Checks made by the plugin, by result");
+        let workers = family(&mut registry, "workers", "Workers resident");
+        let idle = family(&mut registry, "workers_idle", "Workers waiting for a task");
+        let in_flight = family(&mut registry, "in_flight", "Tasks executing");
+        let lag_max = family(&mut registry, "lag_max_ms", "The latest the pacer woke in the last interval (ms)");
+        let latency =
+            family(&mut registry, "latency_ms", "Task latency in the last interval, scheduled time to end (ms)");
+        let plugin_gauge = family(&mut registry, "plugin_gauge", "Gauges recorded by the plugin");
+        let plugin_trend =
+            family(&mut registry, "plugin_trend", "Trends recorded by the plugin, last interval's quantiles");
+        let thresholds =
+            family(&mut registry, "threshold_passing", "1 while the threshold holds on the run so far, else 0");
         Self {
             registry,
             scheduled,

@@ -197,7 +197,12 @@ pub struct ResultsWriter {
 impl ResultsWriter {
     /// Create (or truncate) `path` and write the header line.
     pub fn create(path: &Path) -> io::Result<Self> {
-        let mut out = BufWriter::new(File::create(path)?);
+        Self::from_file(File::create(path)?)
+    }
+
+    /// Write the header line into `file`, already created.
+    pub fn from_file(file: File) -> io::Result<Self> {
+        let mut out = BufWriter::new(file);
         writeln!(out, "{MAGIC} {FORMAT_VERSION}")?;
         Ok(Self { out, intervals: 0 })
     }
@@ -854,13 +859,7 @@ fn merge_reports(reports: &[&RunReport]) -> RunReport {
         all.started += r.started;
         all.target_rate = all.target_rate.zip(r.target_rate).map(|(a, b)| a + b);
         all.totals.merge(&r.totals);
-        let (w, o) = (&mut all.workers, &r.workers);
-        w.min += o.min;
-        w.peak += o.peak;
-        w.final_ += o.final_;
-        w.grown += o.grown;
-        w.retired += o.retired;
-        w.replaced += o.replaced;
+        all.workers.add(&r.workers);
         all.aborted = all.aborted.take().or_else(|| r.aborted.clone());
         all.stopped = all.stopped.take().or_else(|| r.stopped.clone());
         all.teardown_error = all.teardown_error.take().or_else(|| r.teardown_error.clone());
