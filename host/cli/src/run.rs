@@ -81,12 +81,13 @@ fn file_output<W>(
 }
 
 fn describe(settings: &RunSettings) -> String {
+    let live = settings.options.control.is_some();
     if !settings.scenarios.is_empty() {
         let each: Vec<String> = settings
             .scenarios
             .iter()
             .map(|plan| {
-                let model = describe_plan(plan);
+                let model = describe_plan(plan, live);
                 let at = plan.start_delay();
                 if at.is_zero() {
                     format!("{}: {model}", plan.scenario())
@@ -97,7 +98,7 @@ fn describe(settings: &RunSettings) -> String {
             .collect();
         return format!("{} scenarios\n    {}", each.len(), each.join("\n    "));
     }
-    describe_plan(&settings.plan)
+    describe_plan(&settings.plan, live)
 }
 
 /// A line of this process's `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
@@ -154,8 +155,12 @@ fn describe_limits(settings: &RunSettings) -> String {
     )
 }
 
-fn describe_plan(plan: &loadhost_engine::Plan) -> String {
-    match plan.model() {
+fn describe_plan(plan: &loadhost_engine::Plan, live: bool) -> String {
+    let loops = match plan.event_loops(live) {
+        1 => "1 event loop".to_owned(),
+        n => format!("{n} event loops"),
+    };
+    let model = match plan.model() {
         Model::Open { workers, max_workers, overload, .. } => {
             let overload = match overload {
                 Overload::Drop => "drop",
@@ -179,7 +184,8 @@ fn describe_plan(plan: &loadhost_engine::Plan) -> String {
             }
             format!("closed model: {workers} workers looping {}", bounds.join(", "))
         }
-    }
+    };
+    format!("{model}, on {loops}")
 }
 
 /// The exit code for an engine error: the plugin refused (its setup, or a first worker's init) →

@@ -108,6 +108,13 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<u32>,
 
+    /// Event loops: threads that each run their share of the workers with their own pacer and
+    /// connections (default: one per CPU, fewer when the rate needs fewer; never more than the
+    /// workers).
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+
     /// Retry a task that fails with a retryable error up to N more times.
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -296,6 +303,7 @@ impl RunOptions {
             iterations: self.iterations.or(file.iterations),
             stage: list(self.stage, file.stage),
             max_in_flight: self.max_in_flight.or(file.max_in_flight),
+            threads: self.threads.or(file.threads),
             retries: self.retries.or(file.retries),
             retry_backoff: self.retry_backoff.or(file.retry_backoff),
             retry_budget: self.retry_budget.or(file.retry_budget),

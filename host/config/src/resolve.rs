@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use loadhost_engine::{FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy, Segment};
+use loadhost_engine::{
+    FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy, Segment, Threads,
+};
 use thiserror::Error;
 
 use crate::options::{DataModeArg, OverloadArg, RunOptions};
@@ -293,6 +295,11 @@ fn resolve_plans(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     })
 }
 
+/// One event loop per CPU the process may use.
+fn default_threads() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+}
+
 /// Check one run's options and build its plan.
 fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
     for (flag, value) in [("workers", options.workers), ("max-workers", options.max_workers)] {
@@ -303,6 +310,7 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
     for (flag, value) in [
         ("iterations", options.iterations),
         ("max-in-flight", options.max_in_flight.map(u64::from)),
+        ("threads", options.threads.map(u64::from)),
         ("retries", options.retries.map(u64::from)),
         ("retry-queue", options.retry_queue.map(u64::from)),
         ("max-connections-per-host", options.max_connections_per_host.map(u64::from)),
@@ -375,9 +383,11 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
         let max_tasks = if bare { Some(1) } else { iterations };
         Model::Closed { workers: options.workers.unwrap_or(1), duration, max_tasks }
     };
-    // A real run paces on its own thread: sub-millisecond release accuracy (tests of the engine
+    // A real run has an event loop per thread, each pacing on a precise timer (tests of the engine
     // use the runtime's timer instead, which follows paused time).
-    let mut plan = Plan::new(model)?.with_pacer_clock(PacerClock::Thread);
+    let mut plan = Plan::new(model)?
+        .with_pacer_clock(PacerClock::Precise)
+        .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly));
     if !open && !ramps.is_empty() {
         plan = plan.with_worker_stages(&ramps)?;
     }

@@ -4,10 +4,10 @@
 //! In the open model the crew **grows on demand** and **retires** when surplus (seed 004). The
 //! whole growth rule is one question asked in one place: a worker that has just taken a task asks
 //! for a peer when nobody is left idle. So the crew keeps a standing reserve of one, and a single
-//! edge is enough to grow. The peer is made by the run loop on its own task, never on the pacer's
-//! path. A worker retires on its own, with no coordinator: when it was busy for less than
-//! [`RETIRE_BELOW`] of the last [`RETIRE_WINDOW`], it leaves on a coin flip, never below the
-//! minimum.
+//! edge is enough to grow. The peer is made by the shard's loop on its own task, never on the
+//! pacer's path. Tasks go to the most recently idle worker (see `dispatch`), so a surplus sits idle;
+//! a worker idle for a whole [`RETIRE_WINDOW`] retires on a coin flip (the shard's loop looks every
+//! [`RETIRE_CHECK`]), never below the minimum.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::EngineError;
-use crate::dispatch::{Intake, NoTicket, Ticket};
+use crate::dispatch::{Intake, Taken, Ticket};
 use crate::feed::Feed;
 use crate::retry::{RetryPolicy, RetryQueue, RetryRefused, RetryTicket};
 use crate::stop::Stop;
@@ -27,11 +27,13 @@ use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, Wor
 
 /// State shared by every worker of a run.
 pub(crate) struct Crew<F: WorkerFactory> {
-    factory: F,
+    factory: Arc<F>,
     pub(crate) recorder: Arc<Recorder>,
     pub(crate) stop: Arc<Stop>,
     scenario: Arc<str>,
+    /// Workers made so far; worker n of this crew gets id `ids.first + n · ids.step`.
     next_id: AtomicU32,
+    ids: WorkerIds,
     /// Workers alive (not counting ones that finished because the run is over).
     pub(crate) resident: AtomicU64,
     /// Workers waiting for a task (open model).
@@ -89,11 +91,11 @@ impl Claims {
     }
 }
 
-/// How far back a worker looks when it asks whether it is surplus.
+/// A worker idle for this long is surplus and may retire.
 pub const RETIRE_WINDOW: Duration = Duration::from_secs(1);
 
-/// A worker busy for less than this share of [`RETIRE_WINDOW`] may retire.
-pub const RETIRE_BELOW: f64 = 0.1;
+/// How often a shard looks for surplus workers.
+pub const RETIRE_CHECK: Duration = Duration::from_millis(500);
 
 /// How the crew retries: the policy, the queue to the pacer (`None` in the closed model, which
 /// retries in place), and the count of released attempts not yet settled.
@@ -147,13 +149,22 @@ pub(crate) struct Bounds {
     pub(crate) max: u32,
 }
 
+/// How a crew numbers its workers: each event loop's crew takes every `step`-th id from `first`,
+/// so ids are unique in the run and a crew's workers record into recorder shards of their own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WorkerIds {
+    pub(crate) first: u32,
+    pub(crate) step: u32,
+}
+
 impl<F: WorkerFactory> Crew<F> {
     #[allow(clippy::too_many_arguments, reason = "built once by the run loop, which owns every part")]
     pub(crate) fn new(
-        factory: F,
+        factory: Arc<F>,
         recorder: Arc<Recorder>,
         stop: Arc<Stop>,
         scenario: &str,
+        ids: WorkerIds,
         bounds: Bounds,
         grow: mpsc::UnboundedSender<Intake>,
         gate: Option<Arc<Semaphore>>,
@@ -168,6 +179,7 @@ impl<F: WorkerFactory> Crew<F> {
             stop,
             scenario: scenario.into(),
             next_id: AtomicU32::new(0),
+            ids,
             resident: AtomicU64::new(0),
             idle: AtomicU64::new(0),
             min_workers: u64::from(bounds.min),
@@ -196,15 +208,12 @@ impl<F: WorkerFactory> Crew<F> {
         self.retry.as_ref().and_then(|r| r.queue.as_ref()).map_or(0, |q| q.pending() as u64)
     }
 
-    /// The factory, for the run's `setup` and `teardown`.
-    pub(crate) fn factory(&self) -> &F {
-        &self.factory
-    }
-
     async fn make_worker(&self) -> Result<(u32, F::Worker), EngineError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = self.ids.first.wrapping_add(n.wrapping_mul(self.ids.step));
         let ctx = WorkerContext {
             id,
+            event_loop: self.ids.first,
             scenario: self.scenario.clone(),
             metrics: MetricsHandle::new(self.recorder.clone(), id),
             setup_data: self.setup_data.clone(),
@@ -243,9 +252,9 @@ impl<F: WorkerFactory> Crew<F> {
     pub(crate) async fn open_loop(self: Arc<Self>, id: u32, worker: F::Worker, intake: Intake) {
         let mut slot = Some((id, worker));
         let mut last_start = None;
-        let mut duty = Duty::new(id);
+        let mut coin = Coin::new(id);
         loop {
-            let Some(mut ticket) = self.wait_for_ticket(&intake, &mut duty).await else { break };
+            let Some(mut ticket) = self.wait_for_ticket(&intake).await else { break };
             let Some((id, worker)) = slot.as_mut() else { break };
             let shard = self.recorder.shard_for(*id);
             let holding = Holding::new(&self.recorder, shard);
@@ -262,18 +271,13 @@ impl<F: WorkerFactory> Crew<F> {
                 self.settled();
                 continue;
             };
-            let began = Instant::now();
-            last_start = Some(began);
+            last_start = Some(Instant::now());
             let (outcome, timing) = self.execute(worker, &ticket, pass).await;
-            duty.busy += began.elapsed();
-            self.conclude(shard, &ticket, &outcome, timing, &mut duty);
+            self.conclude(shard, &ticket, &outcome, timing, &mut coin);
             holding.recorded();
             self.settled();
             Self::yield_sometimes().await;
             if !self.settle(&mut slot, outcome).await {
-                break;
-            }
-            if duty.surplus() && self.leave() {
                 break;
             }
         }
@@ -281,30 +285,14 @@ impl<F: WorkerFactory> Crew<F> {
     }
 
     /// Wait, as an idle worker, for a ticket; `None` when the run is over or the worker retired.
-    async fn wait_for_ticket(&self, intake: &Intake, duty: &mut Duty) -> Option<Ticket> {
-        intake.ready();
+    async fn wait_for_ticket(&self, intake: &Intake) -> Option<Ticket> {
         self.idle.fetch_add(1, Ordering::Relaxed);
-        let ticket = loop {
-            match intake.try_take() {
-                Ok(ticket) => break Some(ticket),
-                Err(NoTicket::Closed) => break None,
-                Err(NoTicket::Empty) => {}
-            }
-            match tokio::time::timeout(RETIRE_WINDOW, intake.take()).await {
-                Ok(ticket) => break ticket,
-                // Idle for a whole window: surplus, unless a ticket is already on its way.
-                Err(_) => {
-                    if duty.surplus() && intake.withdraw() {
-                        if self.leave() {
-                            break None;
-                        }
-                        intake.ready();
-                    }
-                }
-            }
-        };
+        let taken = intake.take().await;
         self.idle.fetch_sub(1, Ordering::Relaxed);
-        ticket
+        match taken {
+            Taken::Ticket(ticket) => Some(ticket),
+            Taken::Done | Taken::Retire => None,
+        }
     }
 
     /// Wait until `n` workers are idle (the crew has started), or the run was aborted.
@@ -319,7 +307,7 @@ impl<F: WorkerFactory> Crew<F> {
     fn ask_for_peer(&self, intake: &Intake) {
         let max = self.max_workers.load(Ordering::Relaxed);
         let reserved = self.pending.fetch_add(1, Ordering::AcqRel);
-        if self.resident.load(Ordering::Acquire) + reserved >= max || self.grow.send(intake.clone()).is_err() {
+        if self.resident.load(Ordering::Acquire) + reserved >= max || self.grow.send(intake.peer()).is_err() {
             self.pending.fetch_sub(1, Ordering::AcqRel);
         }
     }
@@ -338,8 +326,8 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
-    /// Retire this worker if the crew stays at or above its minimum.
-    fn leave(&self) -> bool {
+    /// Retire a worker if the crew stays at or above its minimum (counted as retired).
+    pub(crate) fn leave(&self) -> bool {
         let mut resident = self.resident.load(Ordering::Acquire);
         loop {
             if resident <= self.min_workers {
@@ -406,7 +394,7 @@ impl<F: WorkerFactory> Crew<F> {
     /// failure is retried in place, after its backoff.
     pub(crate) async fn closed_loop(self: Arc<Self>, id: u32, worker: F::Worker, claims: Arc<Claims>) {
         let mut slot = Some((id, worker));
-        let mut duty = Duty::new(id);
+        let mut coin = Coin::new(id);
         let mut retry: Option<(u64, u32)> = None;
         // The task this worker holds, from its claim until its end is recorded (across retries).
         let mut holding: Option<Holding<'_>> = None;
@@ -439,7 +427,7 @@ impl<F: WorkerFactory> Crew<F> {
                 break;
             };
             let (outcome, timing) = self.execute(worker, &ticket, pass).await;
-            let again = self.conclude(shard, &ticket, &outcome, timing, &mut duty);
+            let again = self.conclude(shard, &ticket, &outcome, timing, &mut coin);
             if again.is_none()
                 && let Some(done) = holding.take()
             {
@@ -520,12 +508,12 @@ impl<F: WorkerFactory> Crew<F> {
         ticket: &Ticket,
         outcome: &TaskOutcome,
         timing: TaskTiming,
-        duty: &mut Duty,
+        coin: &mut Coin,
     ) -> Option<std::time::Duration> {
         let mut retry_in_place = None;
         let terminal = match (outcome, &self.retry) {
             (TaskOutcome::Retryable(_), Some(setup)) if ticket.attempt < setup.policy.max_retries => {
-                let wait = setup.policy.backoff_for(ticket.attempt, duty.unit());
+                let wait = setup.policy.backoff_for(ticket.attempt, coin.unit());
                 match &setup.queue {
                     Some(queue) => {
                         let retry = RetryTicket {
@@ -610,45 +598,25 @@ impl<F: WorkerFactory> Crew<F> {
     }
 }
 
-/// A worker's own account of how busy it was, for retirement.
-struct Duty {
-    window_start: Instant,
-    busy: Duration,
-    /// SplitMix64 state: the coin flip needs no more than a cheap, per-worker sequence.
-    coin: u64,
-}
+/// A cheap per-worker (or per-shard) random sequence: SplitMix64, for backoff jitter and for the
+/// coin flips that make a surplus crew shrink gradually.
+pub(crate) struct Coin(u64);
 
-impl Duty {
-    fn new(id: u32) -> Self {
-        Self {
-            window_start: Instant::now(),
-            busy: Duration::ZERO,
-            coin: u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        }
-    }
-
-    /// Once per window: was the worker busy for less than [`RETIRE_BELOW`] of it? Then a coin
-    /// flip, so a surplus crew shrinks gradually instead of all at once.
-    fn surplus(&mut self) -> bool {
-        let elapsed = self.window_start.elapsed();
-        if elapsed < RETIRE_WINDOW {
-            return false;
-        }
-        let share = self.busy.as_secs_f64() / elapsed.as_secs_f64();
-        self.window_start = Instant::now();
-        self.busy = Duration::ZERO;
-        share < RETIRE_BELOW && self.flip()
+impl Coin {
+    pub(crate) fn new(seed: u32) -> Self {
+        Self(u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 
     fn next(&mut self) -> u64 {
-        self.coin = self.coin.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.coin;
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
 
-    fn flip(&mut self) -> bool {
+    /// Heads or tails.
+    pub(crate) fn flip(&mut self) -> bool {
         self.next() & 1 == 1
     }
 

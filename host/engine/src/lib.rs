@@ -12,9 +12,11 @@
 //! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
+//! - `shard`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.
+//! - `timer`: the precise in-loop timer (`timerfd`) the pacer sleeps on.
 //! - [`control`]: live changes (rate, pause, crew ceiling, gate, stop) and a status snapshot.
 //! - [`worker`]: the [`Worker`]/[`WorkerFactory`] seam the runtime implements.
-//! - `run`: start, interval rows, report.
+//! - `run`: start the shards together, interval rows, live control, stops, report.
 
 #![deny(missing_docs)]
 
@@ -28,7 +30,9 @@ pub mod retry;
 mod run;
 pub mod schedule;
 pub mod segment;
+mod shard;
 mod stop;
+mod timer;
 pub mod worker;
 
 use loadhost_metrics::IntervalRow;
@@ -37,7 +41,7 @@ use thiserror::Error;
 pub use control::{Changes, Control, ControlError, RunState, Status};
 pub use feed::{Feed, FeedMode};
 pub use pacer::PacerClock;
-pub use plan::{Model, Overload, Plan, PlanError};
+pub use plan::{Model, Overload, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
 pub use retry::{RetryError, RetryPolicy};
 pub use run::{Live, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve};

@@ -92,6 +92,8 @@ pub struct Plan {
     scenario: String,
     interval: Duration,
     pacer_clock: PacerClock,
+    /// Event loops (shards) the run may use.
+    threads: Threads,
     max_in_flight: Option<u32>,
     retries: Option<RetryPolicy>,
     feed: Option<(std::sync::Arc<Feed>, FeedMode)>,
@@ -107,6 +109,18 @@ pub struct Plan {
     /// This process's share of the plan (the whole plan unless `--segment`).
     segment: Segment,
 }
+
+/// How many event loops a run may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// Up to this many, as the load needs (see [`Plan::event_loops`]).
+    Auto(u32),
+    /// This many (never more than the workers).
+    Exactly(u32),
+}
+
+/// With [`Threads::Auto`], the open model's rate one event loop takes before another is added.
+pub const RATE_PER_EVENT_LOOP: f64 = 10_000.0;
 
 /// How long each lifecycle call (`setup`, a worker's `init`, `teardown`) may take by default.
 pub const DEFAULT_LIFECYCLE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -150,6 +164,7 @@ impl Plan {
             scenario: "default".into(),
             interval: DEFAULT_INTERVAL,
             pacer_clock: PacerClock::default(),
+            threads: Threads::Exactly(1),
             max_in_flight: None,
             retries: None,
             feed: None,
@@ -177,8 +192,8 @@ impl Plan {
         self
     }
 
-    /// Pace on a dedicated OS thread (precise) or on the runtime's timer (what paused-time tests
-    /// need; the default).
+    /// Run the shards on threads of their own with a precise timer, or as tasks on the caller's
+    /// runtime with tokio's timer (what paused-time tests need; the default).
     pub fn with_pacer_clock(mut self, clock: PacerClock) -> Self {
         self.pacer_clock = clock;
         self
@@ -187,6 +202,43 @@ impl Plan {
     /// What the pacer waits on.
     pub fn pacer_clock(&self) -> PacerClock {
         self.pacer_clock
+    }
+
+    /// Split the run over `shards` event loops, exactly (never more than the workers it starts with).
+    pub fn with_shards(self, shards: u32) -> Self {
+        self.with_threads(Threads::Exactly(shards))
+    }
+
+    /// How many event loops the run may use.
+    pub fn with_threads(mut self, threads: Threads) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// How many event loops (shards) the run uses; `live` says whether its rate may be changed
+    /// while it goes (then an automatic choice cannot go by the planned rate).
+    ///
+    /// Never more than the workers it starts with (a shard needs a worker), except for a ramping
+    /// closed crew, which grows. With [`Threads::Auto`], an open model takes one event loop per
+    /// [`RATE_PER_EVENT_LOOP`] of its peak rate: each loop that sleeps between tasks pays for
+    /// its own wake-ups, and below that rate one loop has the time to spare.
+    pub fn event_loops(&self, live: bool) -> u32 {
+        let (threads, auto) = match self.threads {
+            Threads::Exactly(n) => (n.max(1), false),
+            Threads::Auto(n) => (n.max(1), true),
+        };
+        if self.worker_curve.is_some() {
+            return threads;
+        }
+        let by_workers = threads.min(self.workers().max(1));
+        match &self.model {
+            Model::Open { curve, .. } if auto && !live => {
+                let rate = curve.peak_rate() / f64::from(self.segment.count());
+                let needed = (rate / RATE_PER_EVENT_LOOP).ceil().clamp(1.0, f64::from(u32::MAX)) as u32;
+                by_workers.min(needed)
+            }
+            _ => by_workers,
+        }
     }
 
     /// Put a gate in front of the crew: at most `n` tasks execute at once, whatever the number of
@@ -429,6 +481,25 @@ mod tests {
         assert_eq!(plan.planned_tasks(), Some(50));
         assert_eq!(plan.planned_generation(), Some(Duration::from_secs(5)));
         assert_eq!(plan.target_rate(), Some(10.0));
+    }
+
+    #[test]
+    fn automatic_event_loops_follow_the_rate_and_the_workers() {
+        let open = |rate: f64, workers| {
+            let curve = RateCurve::constant(rate, Some(Duration::from_secs(1))).unwrap();
+            Plan::new(Model::Open { curve, max_tasks: None, workers, max_workers: workers, overload: Overload::Drop })
+                .unwrap()
+        };
+        let auto = Threads::Auto(4);
+        assert_eq!(open(5_000.0, 100).with_threads(auto).event_loops(false), 1);
+        assert_eq!(open(25_000.0, 100).with_threads(auto).event_loops(false), 3);
+        assert_eq!(open(25_000.0, 100).with_threads(auto).event_loops(true), 4, "a live rate may rise");
+        assert_eq!(open(5_000.0, 100).with_threads(Threads::Exactly(4)).event_loops(false), 4);
+        assert_eq!(open(90_000.0, 2).with_threads(auto).event_loops(false), 2, "never more than the workers");
+        let quarter = open(25_000.0, 100).with_segment(Segment::new(0, 4).unwrap()).with_threads(auto);
+        assert_eq!(quarter.event_loops(false), 1, "a segment's share of the rate");
+        let closed = Plan::new(Model::Closed { workers: 3, duration: Some(Duration::from_secs(1)), max_tasks: None });
+        assert_eq!(closed.unwrap().with_threads(auto).event_loops(false), 3);
     }
 
     #[test]

@@ -5,16 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use loadhost_metrics::{Gauges, IntervalRow, Outcome, Recorder, RunReport, Window, WorkerStats};
-use tokio::task::JoinSet;
+use loadhost_metrics::{Gauges, IntervalRow, Recorder, RunReport, Window, WorkerStats};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 
 use crate::control::{APPLY_EVERY, Control, CrewStatus, RunState, Status};
-use crate::crew::{Bounds, Claims, Crew, RetrySetup, TimeLimits};
-use crate::dispatch;
-use crate::pacer::{Pacer, PacerClock, Retries};
+use crate::crew::{Claims, Crew};
 use crate::plan::{Model, Plan};
-use crate::retry;
+use crate::shard::{self, Shard, ShardEnd, Shared};
 use crate::stop::{Interrupt, Stop};
 use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
@@ -161,8 +159,10 @@ impl Observer for Forward<'_, '_> {
     }
 }
 
-/// One scenario from start to report. `teardown`, when given, runs the plugin's teardown at the
-/// end with those metrics (a single-scenario run owns its lifecycle).
+/// One scenario from start to report: its shards make their crews, start together, and run until
+/// every worker has ended, while this loop cuts intervals, applies live control and handles stops.
+/// `teardown_metrics`, when given, runs the plugin's teardown at the end with those metrics (a
+/// single-scenario run owns its lifecycle).
 async fn run_scenario<F: WorkerFactory>(
     plan: &Plan,
     factory: F,
@@ -174,111 +174,42 @@ async fn run_scenario<F: WorkerFactory>(
 ) -> Result<RunReport, EngineError> {
     let Live { control, interrupt } = live;
     let stop = Arc::new(Stop::default());
-    let (grow_tx, mut grow_rx) = tokio::sync::mpsc::unbounded_channel();
-    // A ramping closed crew may shrink to nothing; otherwise the crew never goes below its start.
-    let floor = if plan.worker_curve().is_some() { 0 } else { plan.workers() };
-    let bounds = Bounds { min: floor, max: plan.max_workers() };
     // With live control the gate always exists, so it can be set while the run goes.
     let mut gate_size = plan.max_in_flight().or(control.as_ref().map(|_| UNLIMITED_GATE));
     let gate = gate_size.map(|n| Arc::new(tokio::sync::Semaphore::new(n as usize)));
     let rate_now = Arc::new(AtomicU64::new(0));
-    // Retries go back to the pacer in the open model; the closed model retries in place.
-    let outstanding = Arc::new(AtomicU64::new(0));
-    let (retry_queue, retry_intake) = match (plan.retries(), plan.is_open()) {
-        (Some(policy), true) => {
-            let (queue, intake) = retry::queue(policy.queue_limit);
-            (Some(queue), Some(intake))
-        }
-        _ => (None, None),
-    };
-    let retry_setup = plan.retries().map(|policy| RetrySetup {
-        policy: *policy,
-        queue: retry_queue,
-        outstanding: outstanding.clone(),
+    let shared = Arc::new(Shared {
+        plan: plan.clone(),
+        factory: Arc::new(factory),
+        recorder: recorder.clone(),
+        stop: stop.clone(),
+        gate: gate.clone(),
+        setup_data: setup_data.clone(),
+        control: control.clone(),
+        rate_now: rate_now.clone(),
+        claims: (!plan.is_open()).then(|| Arc::new(Claims::new(plan.task_limit(), plan.segment()))),
+        count: plan.event_loops(control.is_some()),
     });
-    let crew = Arc::new(Crew::new(
-        factory,
-        recorder.clone(),
-        stop.clone(),
-        plan.scenario(),
-        bounds,
-        grow_tx,
-        gate.clone(),
-        retry_setup,
-        plan.feed().cloned(),
-        setup_data.clone(),
-        TimeLimits { init: plan.lifecycle_timeout(), task: plan.task_timeout() },
-    ));
-    let workers = crew.start(plan.workers()).await?;
-    let initial = workers.len() as u64;
-
-    let mut started_at = SystemTime::now();
-    let mut start = Instant::now();
-    let mut loops = JoinSet::new();
-    let mut closed_deadline = None;
-    let mut closed_claims = None;
-    // Kept to collect tickets still in the channel when the grace runs out and the workers are gone.
-    let mut leftover_intake = None;
-    // A stop asked for while the crew was starting: send nothing.
+    let (crews, gos, mut done) = start_shards(&shared).await?;
+    // A stop asked for while the crews were starting: send nothing.
     if interrupt.as_ref().is_some_and(|i| i.requests() > 0) {
         stop.stop_by_user(&stop_reason(interrupt.as_deref()));
     }
-    let pacer = match plan.model() {
-        Model::Open { curve, overload, .. } => {
-            let (dispatch, intake) = dispatch::channel(plan.max_workers(), *overload, gate.clone());
-            leftover_intake = Some(intake.clone());
-            for (id, worker) in workers {
-                loops.spawn(crew.clone().open_loop(id, worker, intake.clone()));
-            }
-            // The clock starts once every worker has announced itself idle: otherwise on a busy
-            // machine the first due tasks could find no idle worker and drop.
-            crew.wait_until_idle(initial).await;
-            started_at = SystemTime::now();
-            start = Instant::now();
-            let retries = retry_intake.zip(plan.retries()).map(|(intake, policy)| Retries {
-                intake,
-                budget: policy.budget,
-                flush_timeout: policy.flush_timeout,
-                outstanding: outstanding.clone(),
-                flush_spacing: plan
-                    .target_rate()
-                    .filter(|r| *r > 0.0)
-                    .map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r)),
-                next_flush: None,
-            });
-            let live = control.clone().map(|c| (c, rate_now.clone()));
-            let pacer = Pacer::new(
-                curve.clone(),
-                plan.task_limit(),
-                start,
-                dispatch,
-                recorder.clone(),
-                stop.clone(),
-                retries,
-                live,
-            )
-            .with_segment(plan.segment());
-            Some(match plan.pacer_clock() {
-                PacerClock::Runtime => tokio::spawn(pacer.run_on_runtime()),
-                PacerClock::Thread => tokio::task::spawn_blocking(move || pacer.run_on_thread()),
-            })
-        }
-        Model::Closed { duration, .. } => {
-            let claims = Arc::new(Claims::new(plan.task_limit(), plan.segment()));
-            for (id, worker) in workers {
-                loops.spawn(crew.clone().closed_loop(id, worker, claims.clone()));
-            }
-            closed_deadline = duration.map(|d| start + d);
-            closed_claims = Some(claims);
-            None
-        }
-    };
+    let started_at = SystemTime::now();
+    let start = Instant::now();
+    for go in gos {
+        let _ = go.send(Some(start));
+    }
 
-    let mut ticker = Ticker::new(start, plan.interval(), pacer.is_none(), initial, plan.scenario());
+    let initial = crews.sum(|c| &c.resident);
+    let mut ticker = Ticker::new(start, plan.interval(), !plan.is_open(), initial, plan.scenario());
+    let closed_deadline = match plan.model() {
+        Model::Closed { duration, .. } => duration.map(|d| start + d),
+        Model::Open { .. } => None,
+    };
     let mut panics = Vec::new();
+    let mut running = shared.count;
     let mut next_apply = start + APPLY_EVERY;
-    let ramp = plan.worker_curve().cloned().zip(closed_claims);
-    let mut next_ramp = start;
     let mut applied = 0u64;
     let mut interrupts_seen = 0u32;
     // After a stop, tasks under way have until `grace_ends`; then the worker loops are dropped.
@@ -286,83 +217,58 @@ async fn run_scenario<F: WorkerFactory>(
     let mut cut = false;
     // A second interrupt: no grace, no teardown.
     let mut forced = false;
-    loop {
-        // The run is over when every worker loop has ended, unless a ramping closed crew is only
-        // empty for now (ramped down to zero before ramping up again).
-        if loops.is_empty() && (ramp.is_none() || !crew.stop.generating()) {
-            break;
-        }
+    while running > 0 {
         tokio::select! {
             biased;
-            joined = loops.join_next(), if !loops.is_empty() => match joined {
-                Some(Err(err)) if !err.is_cancelled() => panics.push(err.to_string()),
-                _ => {}
+            ended = done.recv() => match ended {
+                Some(end) => {
+                    running -= 1;
+                    panics.extend(end.panics);
+                }
+                None => {
+                    panics.push("an event loop ended without reporting (it panicked)".to_owned());
+                    break;
+                }
             },
             requests = interrupted(interrupt.as_deref(), interrupts_seen), if interrupts_seen < 2 => {
                 interrupts_seen = requests;
-                crew.stop.stop_by_user(&stop_reason(interrupt.as_deref()));
+                stop.stop_by_user(&stop_reason(interrupt.as_deref()));
                 if requests >= 2 {
                     forced = true;
                     grace_ends = Some(Instant::now());
                 }
             }
-            () = crew.stop.aborted(), if grace_ends.is_none() => {
+            () = stop.aborted(), if grace_ends.is_none() => {
                 grace_ends = Some(Instant::now() + plan.grace());
             }
             () = sleep_until(grace_ends.unwrap_or(start)), if grace_ends.is_some() && !cut => {
                 cut = true;
-                // Tasks still under way end as interrupted (each worker holds its task in a guard).
-                loops.abort_all();
+                stop.cut();
             }
-            // A ramping closed crew: follow the target number of workers over time.
-            () = sleep_until(next_ramp), if ramp.is_some() && crew.stop.generating() => {
-                next_ramp += APPLY_EVERY;
-                if let Some((curve, claims)) = &ramp {
-                    let target = curve.rate_at(start.elapsed().as_secs_f64()).round() as u64;
-                    crew.set_closed_target(target);
-                    let shortfall = crew.closed_shortfall();
-                    crew.reserve_peers(shortfall);
-                    for _ in 0..shortfall {
-                        loops.spawn(crew.clone().grow_closed(claims.clone()));
-                    }
-                }
-            }
-            Some(intake) = grow_rx.recv() => {
-                loops.spawn(crew.clone().grow(intake));
-            }
-            () = sleep_until(ticker.next_tick) => ticker.emit(&crew, observer, ticker.next_tick),
+            () = sleep_until(ticker.next_tick) => ticker.emit(&recorder, &crews, observer, ticker.next_tick),
             () = sleep_until(next_apply), if control.is_some() => {
                 next_apply += APPLY_EVERY;
                 if let Some(control) = &control {
-                    apply(control, &crew, gate.as_ref(), &mut gate_size, &mut applied);
-                    control.publish(status(control, &crew, &ticker, &rate_now, gate_size, plan.is_open(), RunState::Running));
+                    apply(control, &crews, gate.as_ref(), &mut gate_size, &mut applied);
+                    control.publish(status(control, &crews, &ticker, &rate_now, gate_size, plan.is_open(), RunState::Running));
                 }
             }
-            () = sleep_until(closed_deadline.unwrap_or(start)), if closed_deadline.is_some() && crew.stop.generating() => {
-                crew.stop.end_generation();
+            () = sleep_until(closed_deadline.unwrap_or(start)), if closed_deadline.is_some() && stop.generating() => {
+                stop.end_generation();
             }
         }
     }
     let end = Instant::now();
-    crew.in_flight.store(0, Ordering::Relaxed);
-    if let Some(intake) = &leftover_intake {
-        let left = intake.close_and_drain();
-        let outcome = if crew.stop.is_aborted() { Outcome::Interrupted } else { Outcome::Dropped };
-        recorder.record_unfinished(0, outcome, left);
-    }
+    stop.all_over();
     let teardown_error = match (&setup_data, teardown_metrics) {
         (Some(_), Some(_)) if forced => {
             tracing::warn!("the plugin's teardown was skipped: the run was stopped a second time");
             None
         }
-        (Some(data), Some(metrics)) => teardown(crew.factory(), data, plan.lifecycle_timeout(), metrics).await,
+        (Some(data), Some(metrics)) => teardown(&*shared.factory, data, plan.lifecycle_timeout(), metrics).await,
         _ => None,
     };
-    let open_model = pacer.is_some();
-    if let Some(handle) = pacer {
-        handle.await.map_err(|err| EngineError::Panicked(err.to_string()))?;
-    }
-    ticker.emit(&crew, observer, end);
+    ticker.emit(&recorder, &crews, observer, end);
     if let Some(panic) = panics.into_iter().next() {
         return Err(EngineError::Panicked(panic));
     }
@@ -373,11 +279,11 @@ async fn run_scenario<F: WorkerFactory>(
         reason => (reason, None),
     };
     if let Some(control) = &control {
-        control.publish(status(control, &crew, &ticker, &rate_now, gate_size, plan.is_open(), RunState::Done));
+        control.publish(status(control, &crews, &ticker, &rate_now, gate_size, plan.is_open(), RunState::Done));
     }
-    let generation = if open_model {
+    let generation = if plan.is_open() {
         // Queued tasks may start after the schedule ends: generation lasts until the last start.
-        let last_start = crew.last_start().map_or(Duration::ZERO, |at| at - start);
+        let last_start = crews.last_start().map_or(Duration::ZERO, |at| at - start);
         let planned = if stop.is_aborted() { Duration::ZERO } else { plan.planned_generation().unwrap_or_default() };
         last_start.max(planned)
     } else {
@@ -389,10 +295,10 @@ async fn run_scenario<F: WorkerFactory>(
     let workers = WorkerStats {
         min: ticker.min_workers,
         peak: ticker.peak_workers,
-        final_: crew.resident.load(Ordering::Relaxed),
-        grown: crew.grown.load(Ordering::Relaxed),
-        retired: crew.retired.load(Ordering::Relaxed),
-        replaced: crew.replaced.load(Ordering::Relaxed),
+        final_: crews.sum(|c| &c.resident),
+        grown: crews.sum(|c| &c.grown),
+        retired: crews.sum(|c| &c.retired),
+        replaced: crews.sum(|c| &c.replaced),
     };
     Ok(RunReport {
         scenario: plan.scenario().to_owned(),
@@ -400,7 +306,7 @@ async fn run_scenario<F: WorkerFactory>(
         started_at,
         elapsed,
         generation,
-        started: crew.started.load(Ordering::Relaxed),
+        started: crews.sum(|c| &c.started),
         target_rate: plan.target_rate(),
         totals: ticker.totals,
         workers,
@@ -409,6 +315,81 @@ async fn run_scenario<F: WorkerFactory>(
         stopped,
         teardown_error,
     })
+}
+
+/// Start every shard and wait until each has its crew up. When one cannot, the others are told
+/// not to start and its error is returned: nothing was sent.
+async fn start_shards<F: WorkerFactory>(
+    shared: &Arc<Shared<F>>,
+) -> Result<(Crews<F>, Vec<oneshot::Sender<Option<Instant>>>, mpsc::UnboundedReceiver<ShardEnd>), EngineError> {
+    let (done_tx, mut done) = mpsc::unbounded_channel();
+    let mut gos = Vec::new();
+    let mut readies = Vec::new();
+    for index in 0..shared.count {
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let (go_tx, go_rx) = oneshot::channel();
+        // On an error here the shards already started see their `go` dropped and end.
+        shard::launch(Shard { shared: shared.clone(), index }, ready_tx, go_rx, done_tx.clone())?;
+        gos.push(go_tx);
+        readies.push(ready_rx);
+    }
+    drop(done_tx);
+    let mut crews = Vec::new();
+    let mut failure = None;
+    for ready in readies {
+        match ready.await {
+            Ok(Ok(crew)) => crews.push(crew),
+            Ok(Err(err)) => {
+                failure.get_or_insert(err);
+            }
+            Err(_) => {
+                failure.get_or_insert(EngineError::Panicked("an event loop ended before its crew was ready".into()));
+            }
+        }
+    }
+    if let Some(err) = failure {
+        for go in gos {
+            let _ = go.send(None);
+        }
+        while done.recv().await.is_some() {}
+        shared.stop.all_over();
+        return Err(err);
+    }
+    Ok((Crews(crews), gos, done))
+}
+
+/// The crews of every shard, summed for the interval rows, the status and the report.
+struct Crews<F: WorkerFactory>(Vec<Arc<Crew<F>>>);
+
+impl<F: WorkerFactory> Crews<F> {
+    /// One counter, added over the shards.
+    fn sum(&self, counter: impl Fn(&Crew<F>) -> &AtomicU64) -> u64 {
+        self.0.iter().map(|crew| counter(crew).load(Ordering::Relaxed)).sum()
+    }
+
+    /// When the last task of the run started.
+    fn last_start(&self) -> Option<Instant> {
+        self.0.iter().filter_map(|crew| crew.last_start()).max()
+    }
+
+    /// Retries waiting for their time.
+    fn retries_pending(&self) -> u64 {
+        self.0.iter().map(|crew| crew.retries_pending()).sum()
+    }
+
+    /// A new ceiling for the whole crew, dealt out to the shards.
+    fn set_max_workers(&self, max: u32) {
+        let count = self.0.len() as u32;
+        for (index, crew) in self.0.iter().enumerate() {
+            crew.max_workers.store(u64::from(shard::share(max, index as u32, count)), Ordering::Relaxed);
+        }
+    }
+
+    fn stop_by_user(&self, reason: &str) {
+        if let Some(crew) = self.0.first() {
+            crew.stop.stop_by_user(reason);
+        }
+    }
 }
 
 /// Cuts the run into intervals: drains the recorder, samples gauges, and keeps the totals.
@@ -445,8 +426,14 @@ impl Ticker {
         }
     }
 
-    fn emit<F: WorkerFactory>(&mut self, crew: &Crew<F>, observer: &mut dyn Observer, at: Instant) {
-        let mut window = crew.recorder.drain();
+    fn emit<F: WorkerFactory>(
+        &mut self,
+        recorder: &Recorder,
+        crews: &Crews<F>,
+        observer: &mut dyn Observer,
+        at: Instant,
+    ) {
+        let mut window = recorder.drain();
         if window.plugin.folded() > 0 && self.totals.plugin.folded() == 0 {
             tracing::warn!(
                 "the plugin has made more than {} metric series: samples for new ones go to NAME{{overflow:true}}; \
@@ -461,25 +448,20 @@ impl Ticker {
                  counted as invalid_samples"
             );
         }
-        let started_total = crew.started.load(Ordering::Relaxed);
+        let started_total = crews.sum(|c| &c.started);
         let started = started_total - self.last_started;
         self.last_started = started_total;
         if self.closed_model {
             // The closed model has no pacer: a task is scheduled when a worker claims it.
-            let fresh_total = crew.claimed.load(Ordering::Relaxed);
+            let fresh_total = crews.sum(|c| &c.claimed);
             window.counts.scheduled = fresh_total - self.last_fresh;
             self.last_fresh = fresh_total;
         }
         let end = at.saturating_duration_since(self.start);
-        let workers = crew.resident.load(Ordering::Relaxed);
+        let workers = crews.sum(|c| &c.resident);
         self.min_workers = self.min_workers.min(workers);
         self.peak_workers = self.peak_workers.max(workers);
-        let gauges = Gauges {
-            started,
-            workers,
-            idle: crew.idle.load(Ordering::Relaxed),
-            in_flight: crew.in_flight.load(Ordering::Relaxed),
-        };
+        let gauges = Gauges { started, workers, idle: crews.sum(|c| &c.idle), in_flight: crews.sum(|c| &c.in_flight) };
         let mut row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         row.scenario = self.scenario.clone();
         observer.on_window(&row, &window);
@@ -506,7 +488,7 @@ async fn interrupted(interrupt: Option<&Interrupt>, seen: u32) -> u32 {
 /// Apply what was requested since the last look: the crew's ceiling, the gate, a stop.
 fn apply<F: WorkerFactory>(
     control: &Control,
-    crew: &Crew<F>,
+    crews: &Crews<F>,
     gate: Option<&Arc<tokio::sync::Semaphore>>,
     gate_size: &mut Option<u32>,
     applied: &mut u64,
@@ -518,7 +500,7 @@ fn apply<F: WorkerFactory>(
     *applied = version;
     let requested = control.requested();
     if let Some(max) = requested.max_workers {
-        crew.max_workers.store(u64::from(max), Ordering::Relaxed);
+        crews.set_max_workers(max);
     }
     if let (Some(want), Some(gate), Some(size)) = (requested.max_in_flight, gate, gate_size.as_mut()) {
         if want > *size {
@@ -535,14 +517,14 @@ fn apply<F: WorkerFactory>(
         *size = want;
     }
     if requested.stop {
-        crew.stop.stop_by_user("stopped through the control API");
+        crews.stop_by_user("stopped through the control API");
     }
 }
 
 /// The status snapshot.
 fn status<F: WorkerFactory>(
     control: &Control,
-    crew: &Crew<F>,
+    crews: &Crews<F>,
     ticker: &Ticker,
     rate_now: &AtomicU64,
     gate_size: Option<u32>,
@@ -552,7 +534,7 @@ fn status<F: WorkerFactory>(
     let requested = control.requested();
     let state = match state {
         RunState::Done => RunState::Done,
-        _ if crew.stop.is_aborted() || !crew.stop.generating() => RunState::Stopping,
+        _ if crews.0.first().is_some_and(|c| c.stop.is_aborted() || !c.stop.generating()) => RunState::Stopping,
         _ if requested.paused || requested.rate == Some(0.0) => RunState::Paused,
         other => other,
     };
@@ -561,14 +543,14 @@ fn status<F: WorkerFactory>(
         elapsed_s: ticker.start.elapsed().as_secs_f64(),
         rate_per_s: open.then(|| f64::from_bits(rate_now.load(Ordering::Relaxed))),
         workers: CrewStatus {
-            resident: crew.resident.load(Ordering::Relaxed),
-            idle: crew.idle.load(Ordering::Relaxed),
-            max: crew.max_workers.load(Ordering::Relaxed),
+            resident: crews.sum(|c| &c.resident),
+            idle: crews.sum(|c| &c.idle),
+            max: crews.sum(|c| &c.max_workers),
         },
-        in_flight: crew.in_flight.load(Ordering::Relaxed),
+        in_flight: crews.sum(|c| &c.in_flight),
         max_in_flight: gate_size.filter(|n| *n != UNLIMITED_GATE),
-        retries_pending: crew.retries_pending(),
-        started: crew.started.load(Ordering::Relaxed),
+        retries_pending: crews.retries_pending(),
+        started: crews.sum(|c| &c.started),
         tasks: ticker.totals.counts,
     }
 }

@@ -69,6 +69,14 @@ impl Segment {
         u64::from(self.index) + j * u64::from(self.count)
     }
 
+    /// Part `part` of `parts` of this segment: the numbers k with k mod (N·parts) = I + N·part, so
+    /// the parts of a segment deal its numbers out round-robin exactly as segments deal the plan's
+    /// (`parts` event loops of one process split its share this way).
+    pub fn split(&self, part: u32, parts: u32) -> Segment {
+        let parts = parts.max(1);
+        Segment { index: self.index + self.count * part.min(parts - 1), count: self.count * parts }
+    }
+
     /// This segment's workers out of `total`: an equal split, the remainder to the first
     /// segments, and at least one (a segment with no worker could not run its share).
     pub fn workers(&self, total: u32) -> u32 {
@@ -94,6 +102,27 @@ mod tests {
         }
         let thirds: Vec<u64> = (0..3).map(|i| Segment::new(i, 3).unwrap().share_of(1000)).collect();
         assert_eq!(thirds, [334, 333, 333]);
+    }
+
+    #[test]
+    fn the_parts_of_a_segment_deal_exactly_its_numbers() {
+        for (index, count) in [(0, 1), (1, 3), (2, 4)] {
+            let segment = Segment::new(index, count).unwrap();
+            for parts in 1..=4u32 {
+                let total = 1001;
+                let shares: Vec<u64> = (0..parts).map(|p| segment.split(p, parts).share_of(total)).collect();
+                assert_eq!(shares.iter().sum::<u64>(), segment.share_of(total), "{index}/{count} in {parts}");
+                let mut mine: Vec<u64> = (0..parts)
+                    .flat_map(|p| {
+                        let part = segment.split(p, parts);
+                        (0..part.share_of(total)).map(move |j| part.global(j))
+                    })
+                    .collect();
+                mine.sort_unstable();
+                let expected: Vec<u64> = (0..segment.share_of(total)).map(|j| segment.global(j)).collect();
+                assert_eq!(mine, expected, "{index}/{count} in {parts}");
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,10 @@ pub(crate) struct Stop {
     reason: Mutex<Option<String>>,
     /// The stop came from the user (a signal, the control API), not from the plugin.
     by_user: std::sync::atomic::AtomicBool,
+    /// The grace after an abort is over: every event loop drops its worker loops.
+    cut: std::sync::atomic::AtomicBool,
+    /// Every event loop has ended: their runtimes may go.
+    over: std::sync::atomic::AtomicBool,
 }
 
 impl Stop {
@@ -62,6 +66,43 @@ impl Stop {
     /// The abort reason, if the run was aborted.
     pub(crate) fn reason(&self) -> Option<String> {
         self.reason.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The grace is over: tasks still under way are to be dropped (and end as interrupted).
+    pub(crate) fn cut(&self) {
+        self.cut.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Resolve once the grace is over ([`Stop::cut`]).
+    pub(crate) async fn cutting(&self) {
+        loop {
+            let mut notified = pin!(self.notify.notified());
+            notified.as_mut().enable();
+            if self.cut.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Every event loop has ended.
+    pub(crate) fn all_over(&self) {
+        self.over.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Resolve once every event loop has ended ([`Stop::all_over`]). An event loop that ends
+    /// early keeps its runtime going until then: connections it opened may serve other loops.
+    pub(crate) async fn over(&self) {
+        loop {
+            let mut notified = pin!(self.notify.notified());
+            notified.as_mut().enable();
+            if self.over.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Resolve once the run is aborted.

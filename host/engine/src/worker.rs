@@ -106,6 +106,8 @@ impl WorkerError {
 pub struct WorkerContext {
     /// Unique in the run and stable for the worker's life; a replacement gets a new id.
     pub id: u32,
+    /// The event loop (shard) the worker runs on, from 0: workers of one loop share its thread.
+    pub event_loop: u32,
     /// The scenario the worker runs tasks for.
     pub scenario: Arc<str>,
     /// Where the worker records metrics the plugin reports.

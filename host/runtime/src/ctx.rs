@@ -10,7 +10,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::http::HttpClient;
+use crate::http::{Connections, RunConnections, WorkerHttp};
 use crate::limits::InstanceLimits;
 use crate::worker::Grants;
 
@@ -23,15 +23,23 @@ pub(crate) struct DoerCtx {
     pub(crate) metrics: MetricsHandle,
     /// The instance's memory and table caps.
     pub(crate) limits: InstanceLimits,
-    /// The run's HTTP client, for the one-call `loadhost:plugin/http` interface.
-    pub(crate) http_client: Arc<HttpClient>,
+    /// This worker's HTTP, for the one-call `loadhost:plugin/http` interface…
+    pub(crate) http_client: Arc<WorkerHttp>,
+    /// …and the connections it keeps for it.
+    pub(crate) connections: Connections,
 }
 
 impl DoerCtx {
     /// A context that grants only what the user passed: the `-e` environment, the `--dir`
     /// directories read-only and, for hosts on the allow-list, HTTP and sockets. Nothing else: stdin
     /// closed, stdout and stderr discarded.
-    pub(crate) fn new(grants: &Grants, metrics: MetricsHandle, max_memory: usize) -> anyhow::Result<Self> {
+    pub(crate) fn new(
+        grants: &Grants,
+        run: &Arc<RunConnections>,
+        event_loop: u32,
+        metrics: MetricsHandle,
+        max_memory: usize,
+    ) -> anyhow::Result<Self> {
         let mut wasi = WasiCtx::builder();
         wasi.envs(&grants.env);
         for (host, guest) in &grants.dirs {
@@ -58,7 +66,8 @@ impl DoerCtx {
             // the check above.
             wasi.allow_tcp(true).allow_udp(true).allow_ip_name_lookup(true);
         }
-        let hooks = HostHttpHooks { client: grants.http.clone(), metrics: metrics.clone() };
+        let http = grants.http.for_worker();
+        let hooks = HostHttpHooks { client: http.clone(), metrics: metrics.clone() };
         Ok(Self {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
@@ -66,7 +75,8 @@ impl DoerCtx {
             hooks,
             metrics,
             limits: InstanceLimits::new(max_memory),
-            http_client: grants.http.clone(),
+            http_client: http,
+            connections: Connections::new(run.clone(), event_loop),
         })
     }
 }
@@ -85,7 +95,7 @@ impl WasiHttpView for DoerCtx {
 
 /// Sends plugin requests through the run's pooled client, after the allow-list.
 struct HostHttpHooks {
-    client: Arc<HttpClient>,
+    client: Arc<WorkerHttp>,
     metrics: MetricsHandle,
 }
 

@@ -34,7 +34,7 @@ mod wasmtime_engine;
 pub mod worker;
 
 pub use cache::{CacheOutcome, CompileCache};
-pub use http::{HttpClient, HttpOptions};
+pub use http::{HttpClient, HttpOptions, WorkerHttp};
 pub use plugin::{Plugin, PluginError};
 pub use wasmtime_engine::{CapacityError, Runtime, RuntimeOptions, check_capacity};
 pub use worker::{Grants, WasmWorker, WasmWorkerFactory};

@@ -9,7 +9,7 @@ use wasmtime::component::Instance;
 
 use crate::bindings::{self, Workload, WorkloadPre};
 use crate::ctx::DoerCtx;
-use crate::http::{HttpClient, HttpOptions};
+use crate::http::{HttpClient, HttpOptions, RunConnections};
 use crate::limits::LimitError;
 use crate::plugin::{LifecycleExports, Plugin, one_line};
 
@@ -39,6 +39,8 @@ pub struct WasmWorkerFactory {
     max_memory: usize,
     pre: WorkloadPre<DoerCtx>,
     grants: Arc<Grants>,
+    /// The connections this run's workers share (a factory serves one run).
+    connections: Arc<RunConnections>,
     lifecycle: Option<LifecycleExports>,
     setup_options: Arc<str>,
 }
@@ -50,9 +52,13 @@ impl WasmWorkerFactory {
         self
     }
 
-    /// A store and a bare instance of the plugin.
-    async fn instance(&self, metrics: MetricsHandle) -> Result<(Store<DoerCtx>, Instance), WorkerError> {
-        let ctx = DoerCtx::new(&self.grants, metrics, self.max_memory)
+    /// A store and a bare instance of the plugin, for a worker on `event_loop`.
+    async fn instance(
+        &self,
+        metrics: MetricsHandle,
+        event_loop: u32,
+    ) -> Result<(Store<DoerCtx>, Instance), WorkerError> {
+        let ctx = DoerCtx::new(&self.grants, &self.connections, event_loop, metrics, self.max_memory)
             .map_err(|err| WorkerError::new(format!("granting the plugin's directories: {err:#}")))?;
         let mut store = Store::new(&self.engine, ctx);
         store.limiter(|ctx| &mut ctx.limits);
@@ -68,6 +74,9 @@ impl WasmWorkerFactory {
         Ok((store, instance))
     }
 }
+
+/// Setup and teardown run outside the event loops, on the run's own runtime.
+const LIFECYCLE_LOOP: u32 = u32::MAX;
 
 /// A lifecycle call's error, as one line: the plugin's own message, or the trap.
 fn lifecycle_error(call: &str, result: wasmtime::Result<Result<(), String>>) -> Result<(), WorkerError> {
@@ -86,6 +95,7 @@ impl Plugin {
             max_memory: self.runtime.max_memory,
             pre: self.pre.clone(),
             grants: Arc::new(grants),
+            connections: RunConnections::new(),
             lifecycle: self.lifecycle,
             setup_options: Arc::from(""),
         }
@@ -104,7 +114,7 @@ impl WorkerFactory for WasmWorkerFactory {
     type Worker = WasmWorker;
 
     async fn new_worker(&self, ctx: WorkerContext) -> Result<WasmWorker, WorkerError> {
-        let (mut store, raw) = self.instance(ctx.metrics).await?;
+        let (mut store, raw) = self.instance(ctx.metrics, ctx.event_loop).await?;
         if let Some(lifecycle) = &self.lifecycle {
             let init = raw
                 .get_typed_func::<(u32, &str), (Result<(), String>,)>(&mut store, lifecycle.init)
@@ -135,7 +145,7 @@ impl WorkerFactory for WasmWorkerFactory {
 impl WasmWorkerFactory {
     async fn run_setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
         let Some(lifecycle) = &self.lifecycle else { return Ok(None) };
-        let (mut store, raw) = self.instance(metrics).await?;
+        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP).await?;
         let setup = raw
             .get_typed_func::<(&str,), (Result<String, String>,)>(&mut store, lifecycle.setup)
             .map_err(|err| WorkerError::new(one_line(&err)))?;
@@ -148,7 +158,7 @@ impl WasmWorkerFactory {
 
     async fn run_teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {
         let Some(lifecycle) = &self.lifecycle else { return Ok(()) };
-        let (mut store, raw) = self.instance(metrics).await?;
+        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP).await?;
         let teardown = raw
             .get_typed_func::<(&str,), (Result<(), String>,)>(&mut store, lifecycle.teardown)
             .map_err(|err| WorkerError::new(one_line(&err)))?;

@@ -27,6 +27,8 @@ pub struct FakeFactory {
     /// The scenario of each worker made, and how many setups and teardowns ran.
     pub scenarios: Arc<Mutex<Vec<String>>>,
     pub lifecycle_calls: Arc<AtomicU32>,
+    /// Every task run: the worker's id and the task's iteration.
+    pub ran: Arc<Mutex<Vec<(u32, u64)>>>,
 }
 
 impl FakeFactory {
@@ -42,6 +44,7 @@ impl FakeFactory {
             teardown: Arc::default(),
             scenarios: Arc::default(),
             lifecycle_calls: Arc::default(),
+            ran: Arc::default(),
         }
     }
 
@@ -52,6 +55,8 @@ impl FakeFactory {
 }
 
 pub struct FakeWorker {
+    id: u32,
+    ran: Arc<Mutex<Vec<(u32, u64)>>>,
     script: Script,
     active: Arc<AtomicU64>,
     peak_active: Arc<AtomicU64>,
@@ -61,6 +66,7 @@ impl Worker for FakeWorker {
     async fn run(&mut self, task: Task<'_>) -> TaskOutcome {
         let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
         self.peak_active.fetch_max(now, Ordering::SeqCst);
+        self.ran.lock().unwrap().push((self.id, task.iteration));
         let (took, outcome) = (self.script)(&task);
         if !took.is_zero() {
             tokio::time::sleep(took).await;
@@ -96,6 +102,8 @@ impl WorkerFactory for FakeFactory {
         self.inits.lock().unwrap().push(ctx.setup_data.as_deref().map(str::to_owned));
         self.scenarios.lock().unwrap().push(ctx.scenario.to_string());
         Ok(FakeWorker {
+            id: ctx.id,
+            ran: self.ran.clone(),
             script: self.script.clone(),
             active: self.active.clone(),
             peak_active: self.peak_active.clone(),

@@ -13,5 +13,6 @@ mod outcomes;
 mod retries;
 mod scenarios;
 mod segments;
+mod shards;
 mod stopping;
 mod thread_clock;

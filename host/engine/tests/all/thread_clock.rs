@@ -9,7 +9,7 @@ fn plan(rate: f64, millis: u64, workers: u32, overload: Overload) -> Plan {
     let curve = RateCurve::constant(rate, Some(ms(millis))).unwrap();
     Plan::new(Model::Open { curve, max_tasks: None, workers, max_workers: workers, overload })
         .unwrap()
-        .with_pacer_clock(PacerClock::Thread)
+        .with_pacer_clock(PacerClock::Precise)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,14 +13,14 @@ use loadhost_metrics::HttpSample;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
-use super::HttpClient;
+use super::WorkerHttp;
 
 /// What is recorded once the body is done.
 pub(crate) struct Pending {
     pub(crate) started: Instant,
     pub(crate) status: u16,
     pub(crate) metrics: MetricsHandle,
-    pub(crate) client: Arc<HttpClient>,
+    pub(crate) client: Arc<WorkerHttp>,
     /// The per-host connection slot, held until the body is done.
     pub(crate) _permit: Option<OwnedSemaphorePermit>,
 }

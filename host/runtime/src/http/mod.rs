@@ -6,12 +6,17 @@
 //! - [`tls`]: system roots, `--ca-cert`, `--insecure`.
 //! - `body`: times each request until its response body is done.
 //!
-//! One [`HttpClient`] serves every worker of a run, so keep-alive connections are reused across
-//! tasks and workers. HTTP/1.1 by default; HTTP/2 by ALPN on https, or for every request with
-//! `h2c` (prior knowledge on cleartext).
+//! One [`HttpClient`] holds a process's network settings (allow-list, TLS, per-host caps); each
+//! worker sends through a [`WorkerHttp`] of its own, whose connections live on the worker's event
+//! loop: the one-call path keeps its own HTTP/1.1 connections and drives them inline (see `conn`),
+//! wasi:http goes through a keep-alive pool of the worker's. A request and its connection are then
+//! driven by the thread that runs the worker, with no wake-up crossing threads, and a worker keeps
+//! its connections across tasks the way a wrk connection or a k6 VU does. HTTP/1.1 by default;
+//! HTTP/2 by ALPN on https, or for every request with `h2c` (prior knowledge on cleartext).
 
 pub mod allow;
 mod body;
+mod conn;
 pub mod connector;
 pub mod tls;
 
@@ -20,7 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::BodyExt as _;
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use loadhost_engine::MetricsHandle;
@@ -49,15 +55,26 @@ pub struct HttpOptions {
 
 type Pooled = Client<hyper_rustls::HttpsConnector<CountingConnector>, WasiBody>;
 
-/// The run's HTTP client, shared by every worker.
+/// A process's network settings and what its workers share: the allow-list, TLS, the per-host caps.
 pub struct HttpClient {
-    client: Pooled,
+    tls: rustls::ClientConfig,
+    h2c: bool,
     allow: AllowList,
-    wire: Arc<WireCounters>,
     per_host: Option<u32>,
     slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     denial_logged: AtomicBool,
 }
+
+/// One worker's HTTP: its connector, its keep-alive pool for wasi:http and its wire counters,
+/// under the process's settings.
+pub struct WorkerHttp {
+    client: Pooled,
+    connector: hyper_rustls::HttpsConnector<CountingConnector>,
+    wire: Arc<WireCounters>,
+    shared: Arc<HttpClient>,
+}
+
+pub(crate) use conn::{Connections, RunConnections};
 
 type SendResult =
     Result<(http::Response<WasiBody>, Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send>), HttpError>;
@@ -68,24 +85,39 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 impl HttpClient {
     /// Build the client (TLS configuration errors name the flag).
     pub fn new(options: &HttpOptions) -> anyhow::Result<Arc<Self>> {
-        let wire = Arc::new(WireCounters::default());
-        let tls = tls::client_config(&options.tls)?;
-        let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
-        let connector = if options.h2c { builder.enable_http2() } else { builder.enable_all_versions() }
-            .wrap_connector(CountingConnector::new(wire.clone()));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(IDLE_TIMEOUT)
-            .pool_timer(TokioTimer::new())
-            .http2_only(options.h2c)
-            .build(connector);
         Ok(Arc::new(Self {
-            client,
+            tls: tls::client_config(&options.tls)?,
+            h2c: options.h2c,
             allow: AllowList::new(options.allow.clone()),
-            wire,
             per_host: options.max_connections_per_host,
             slots: Mutex::default(),
             denial_logged: AtomicBool::new(false),
         }))
+    }
+
+    /// A connector (TLS, ALPN) whose connections count into `wire`.
+    fn connector(&self, wire: &Arc<WireCounters>) -> hyper_rustls::HttpsConnector<CountingConnector> {
+        let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(self.tls.clone()).https_or_http();
+        if self.h2c { builder.enable_http2() } else { builder.enable_all_versions() }
+            .wrap_connector(CountingConnector::new(wire.clone()))
+    }
+
+    /// A keep-alive pool whose connections run as tasks of the runtime that opens them.
+    fn pooled(&self, connector: hyper_rustls::HttpsConnector<CountingConnector>) -> Pooled {
+        Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .pool_timer(TokioTimer::new())
+            .http2_only(self.h2c)
+            .build(connector)
+    }
+
+    /// One worker's HTTP. Its connections are driven on the runtime that sends the requests (the
+    /// worker's event loop), and close when the worker is dropped.
+    pub fn for_worker(self: &Arc<Self>) -> Arc<WorkerHttp> {
+        let wire = Arc::new(WireCounters::default());
+        let connector = self.connector(&wire);
+        let client = self.pooled(connector.clone());
+        Arc::new(WorkerHttp { client, connector, wire, shared: self.clone() })
     }
 
     /// The allow-list (also used for wasi:sockets).
@@ -118,16 +150,13 @@ impl HttpClient {
         };
         semaphore.acquire_owned().await.ok()
     }
+}
 
+impl WorkerHttp {
     /// Record a finished request, with the connections and bytes counted since the last one.
     pub(crate) fn record(&self, metrics: &MetricsHandle, sample: HttpSample) {
         metrics.http_request(sample);
-        let w = &self.wire;
-        metrics.http_wire(
-            w.connections.swap(0, Ordering::Relaxed),
-            w.sent.swap(0, Ordering::Relaxed),
-            w.received.swap(0, Ordering::Relaxed),
-        );
+        drain_wire(&self.wire, metrics);
     }
 
     /// Send an allowed request through the pool.
@@ -138,7 +167,7 @@ impl HttpClient {
         metrics: MetricsHandle,
     ) -> SendResult {
         let authority = request.uri().authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
-        let permit = self.slot(&authority).await;
+        let permit = self.shared.slot(&authority).await;
         let started = Instant::now();
         let sent = self.client.request(request);
         let response = match options.and_then(|o| o.first_byte_timeout.or(o.connect_timeout)) {
@@ -183,11 +212,19 @@ pub(crate) enum FetchError {
     Network(String),
 }
 
-impl HttpClient {
-    /// Send a whole request and read the whole response: the one-call path, with the same pool,
-    /// allow-list and metrics as wasi:http but one host call instead of a dozen or more.
+impl WorkerHttp {
+    /// Whether a request to `host:port` may go out (the process's allow-list).
+    pub(crate) fn permits(&self, host: &str, port: u16, metrics: &MetricsHandle) -> bool {
+        self.shared.permits(host, port, metrics)
+    }
+
+    /// Send a whole request and read the whole response: the one-call path, with the same
+    /// allow-list and metrics as wasi:http, on the worker's own connections (`conns`), in one host
+    /// call instead of a dozen or more.
+    #[allow(clippy::too_many_arguments, reason = "one request's parts, as the WIT record carries them")]
     pub(crate) async fn fetch(
-        self: &Arc<Self>,
+        &self,
+        conns: &mut Connections,
         method: &str,
         url: &str,
         headers: Vec<(String, Vec<u8>)>,
@@ -207,24 +244,18 @@ impl HttpClient {
         if !self.permits(host, port, metrics) {
             return Err(FetchError::Denied(url.to_owned()));
         }
+        let target = conn::Target { https, host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), port };
         let authority = uri.authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
         let method = http::Method::from_bytes(method.as_bytes()).map_err(|err| invalid(format!("{err}")))?;
         let mut builder = http::Request::builder().method(method).uri(uri);
         for (name, value) in headers {
             builder = builder.header(name, value);
         }
-        let body: WasiBody =
-            http_body_util::Full::new(bytes::Bytes::from(body)).map_err(|never| match never {}).boxed_unsync();
-        let request = builder.body(body).map_err(|err| invalid(format!("{err}")))?;
+        let request = builder.body(Full::new(Bytes::from(body))).map_err(|err| invalid(format!("{err}")))?;
 
-        let _permit = self.slot(&authority).await;
+        let permit = self.shared.slot(&authority).await;
         let started = Instant::now();
-        let exchange = async {
-            let response = self.client.request(request).await.map_err(|err| format!("{:?}", client_error(&err)))?;
-            let (parts, body) = response.into_parts();
-            let body = body.collect().await.map_err(|err| format!("reading the response body: {err}"))?.to_bytes();
-            Ok::<_, String>((parts, body))
-        };
+        let exchange = conns.exchange(self, &target, permit.is_some(), request);
         let result = match timeout {
             Some(limit) => tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| Err("timed out".into())),
             None => exchange.await,
@@ -243,6 +274,15 @@ impl HttpClient {
             }
         }
     }
+}
+
+/// Move the connections and bytes counted in `wire` into the worker's metrics.
+fn drain_wire(wire: &WireCounters, metrics: &MetricsHandle) {
+    metrics.http_wire(
+        wire.connections.swap(0, Ordering::Relaxed),
+        wire.sent.swap(0, Ordering::Relaxed),
+        wire.received.swap(0, Ordering::Relaxed),
+    );
 }
 
 /// Map a pooled-client error to the wasi:http error code the plugin sees.

@@ -1,0 +1,353 @@
+//! A worker's own connections for the one-call `loadhost:plugin/http` path.
+//!
+//! hyper's connection-level client (`hyper::client::conn`), with each HTTP/1.1 connection driven
+//! inside the call that sends on it: a request is then one task's work, with no pool shared between
+//! tasks and no connection task to wake (a pooled client runs every connection as a task of its
+//! own, so each request costs at least two task switches and, on a multi-threaded runtime, wake-ups
+//! across threads). HTTP/2 (ALPN on https, or `--h2c`) multiplexes, so its connection runs as a
+//! task on the worker's own event loop.
+//!
+//! Each worker keeps its own HTTP/1.1 connections (one per target, as a wrk connection or a k6 VU
+//! does). HTTP/2 sessions are shared by the workers of one event loop, per target. A host under
+//! `--max-connections-per-host` is the exception: its connections are the run's, handed from one
+//! request to the next (whichever event loop sends it), so no more than the cap of them are open.
+//!
+//! A kept-alive connection the server closed meanwhile is replaced, and the request sent again,
+//! only when hyper says it was not sent; anything else is the request's error.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
+use std::task::Poll;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::{TrySendError, http1, http2};
+use hyper_util::client::legacy::connect::Connection as _;
+use hyper_util::rt::TokioExecutor;
+use tower_service::Service as _;
+
+use super::WorkerHttp;
+use super::connector::CountedConn;
+
+type Io = hyper_rustls::MaybeHttpsStream<CountedConn>;
+type RequestBody = Full<Bytes>;
+
+/// Where a request goes: one connection (or HTTP/2 session) per target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub(crate) https: bool,
+    pub(crate) host: String,
+    pub(crate) port: u16,
+}
+
+impl Target {
+    fn uri(&self) -> Result<http::Uri, String> {
+        let scheme = if self.https { "https" } else { "http" };
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        format!("{scheme}://{host}:{}/", self.port).parse().map_err(|err| format!("{err}"))
+    }
+}
+
+enum Conn {
+    H1 { send: http1::SendRequest<RequestBody>, driver: Pin<Box<http1::Connection<Io, RequestBody>>> },
+    H2 { send: http2::SendRequest<RequestBody> },
+}
+
+/// How one attempt on a connection failed.
+enum Failed {
+    /// The request never left: the connection was closed first. Safe to send again.
+    NotSent(Box<http::Request<RequestBody>>),
+    /// Anything else.
+    Error(String),
+}
+
+/// The most targets one worker (or event loop, for HTTP/2) keeps a connection to; past it the
+/// oldest is closed.
+const MAX_TARGETS: usize = 16;
+
+/// Event-loop slots for HTTP/2 sessions (a loop's index is taken modulo this).
+const LOOP_SLOTS: usize = 64;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Connections the workers of one run share: per event loop, what each target speaks (and its
+/// HTTP/2 session); and the idle connections to hosts under a per-host cap.
+pub(crate) struct RunConnections {
+    loops: Box<[LoopConnections]>,
+    capped: Mutex<Vec<(Target, Conn)>>,
+}
+
+#[derive(Default)]
+struct LoopConnections {
+    /// Targets whose protocol is known, and the HTTP/2 session when it is HTTP/2.
+    known: Mutex<Vec<(Target, Option<http2::SendRequest<RequestBody>>)>>,
+    /// Held while a first connection to a target whose protocol is unknown is made, so the
+    /// workers of a loop open one HTTP/2 session, not one each.
+    first: tokio::sync::Mutex<()>,
+}
+
+impl LoopConnections {
+    /// What `target` is known to speak: `None` unknown, `Some(None)` HTTP/1.1, else its session.
+    fn known(&self, target: &Target) -> Option<Option<http2::SendRequest<RequestBody>>> {
+        let mut known = lock(&self.known);
+        known.retain(|(_, session)| session.as_ref().is_none_or(|s| !s.is_closed()));
+        known.iter().find(|(t, _)| t == target).map(|(_, session)| session.clone())
+    }
+
+    fn learn(&self, target: &Target, conn: &Conn) {
+        let mut known = lock(&self.known);
+        if known.iter().any(|(t, _)| t == target) {
+            return;
+        }
+        if known.len() >= MAX_TARGETS {
+            known.remove(0);
+        }
+        let session = match conn {
+            Conn::H2 { send } => Some(send.clone()),
+            Conn::H1 { .. } => None,
+        };
+        known.push((target.clone(), session));
+    }
+}
+
+impl RunConnections {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            loops: (0..LOOP_SLOTS).map(|_| LoopConnections::default()).collect(),
+            capped: Mutex::default(),
+        })
+    }
+}
+
+/// One worker's connections, at most one per target, kept alive between tasks.
+pub(crate) struct Connections {
+    open: Vec<(Target, Conn)>,
+    run: Arc<RunConnections>,
+    event_loop: usize,
+}
+
+impl Connections {
+    /// The connections of a worker on `event_loop`, in run `run`.
+    pub(crate) fn new(run: Arc<RunConnections>, event_loop: u32) -> Self {
+        Self { open: Vec::new(), run, event_loop: event_loop as usize % LOOP_SLOTS }
+    }
+
+    /// Send `request` (absolute URI) to `target` and read the whole response. `capped`: the target
+    /// is under a per-host cap and the caller holds one of its slots, so the connection is the run's
+    /// (taken from its idle ones, or opened) and goes back to them before the slot is released.
+    pub(crate) async fn exchange(
+        &mut self,
+        http: &WorkerHttp,
+        target: &Target,
+        capped: bool,
+        mut request: http::Request<RequestBody>,
+    ) -> Result<(http::response::Parts, Bytes), String> {
+        let mut fresh = false;
+        loop {
+            let conn = match self.take(target, capped) {
+                Some(conn) => conn,
+                None => {
+                    fresh = true;
+                    // Boxed: connecting (TLS, an HTTP/2 handshake) is a large future that would
+                    // otherwise size, and be copied with, every request's future.
+                    Box::pin(self.connect(http, target)).await?
+                }
+            };
+            let exchanged = match conn {
+                Conn::H1 { send, driver } => exchange_h1(send, driver, request).await,
+                Conn::H2 { send } => Box::pin(exchange_h2(send, request)).await,
+            };
+            match exchanged {
+                Ok((parts, body, Some(conn))) => {
+                    self.keep(target.clone(), conn, capped);
+                    return Ok((parts, body));
+                }
+                Ok((parts, body, None)) => return Ok((parts, body)),
+                Err(Failed::NotSent(again)) if !fresh => request = *again,
+                Err(Failed::NotSent(_)) => return Err("the connection closed before the request was sent".into()),
+                Err(Failed::Error(why)) => return Err(why),
+            }
+        }
+    }
+
+    fn loop_connections(&self) -> &LoopConnections {
+        &self.run.loops[self.event_loop]
+    }
+
+    /// A connection to `target`: the event loop's HTTP/2 session, or an HTTP/1.1 connection (the
+    /// worker's own, or the run's under a cap).
+    fn take(&mut self, target: &Target, capped: bool) -> Option<Conn> {
+        if let Some(Some(send)) = self.loop_connections().known(target) {
+            return Some(Conn::H2 { send });
+        }
+        if capped {
+            let mut idle = lock(&self.run.capped);
+            let at = idle.iter().position(|(t, _)| t == target)?;
+            return Some(idle.swap_remove(at).1);
+        }
+        let at = self.open.iter().position(|(t, _)| t == target)?;
+        Some(self.open.swap_remove(at).1)
+    }
+
+    /// A new connection to `target`. The first one of an event loop to a target learns what it
+    /// speaks; until then the loop's workers wait for it, and an HTTP/2 session it opens serves
+    /// them all.
+    async fn connect(&self, http: &WorkerHttp, target: &Target) -> Result<Conn, String> {
+        let shared = self.loop_connections();
+        if shared.known(target).is_some() {
+            return connect(http, target).await;
+        }
+        let _first = shared.first.lock().await;
+        match shared.known(target) {
+            Some(Some(send)) => Ok(Conn::H2 { send }),
+            _ => {
+                let conn = connect(http, target).await?;
+                shared.learn(target, &conn);
+                Ok(conn)
+            }
+        }
+    }
+
+    fn keep(&mut self, target: Target, conn: Conn, capped: bool) {
+        match conn {
+            // Its session is already shared by the event loop.
+            Conn::H2 { .. } => {}
+            conn if capped => lock(&self.run.capped).push((target, conn)),
+            conn => {
+                if self.open.len() >= MAX_TARGETS {
+                    self.open.remove(0);
+                }
+                self.open.push((target, conn));
+            }
+        }
+    }
+}
+
+/// Open a connection to `target` (TLS and ALPN through the worker's connector).
+async fn connect(http: &WorkerHttp, target: &Target) -> Result<Conn, String> {
+    let uri = target.uri()?;
+    let io = http.connector.clone().call(uri).await.map_err(|err| connect_error(err.as_ref()))?;
+    if http.shared.h2c || io.connected().is_negotiated_h2() {
+        let (send, connection) =
+            http2::handshake(TokioExecutor::new(), io).await.map_err(|err| format!("HTTP/2 handshake: {err}"))?;
+        // HTTP/2 multiplexes: its connection runs on the worker's own event loop.
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        return Ok(Conn::H2 { send });
+    }
+    let (send, driver) = http1::handshake(io).await.map_err(|err| format!("HTTP/1.1 handshake: {err}"))?;
+    Ok(Conn::H1 { send, driver: Box::pin(driver) })
+}
+
+type Exchanged = Result<(http::response::Parts, Bytes, Option<Conn>), Failed>;
+
+/// One request on an HTTP/1.1 connection, driving it; it comes back when it can carry another.
+async fn exchange_h1(
+    mut send: http1::SendRequest<RequestBody>,
+    mut driver: Pin<Box<http1::Connection<Io, RequestBody>>>,
+    request: http::Request<RequestBody>,
+) -> Exchanged {
+    let request = origin_form(request);
+    if drive(driver.as_mut(), send.ready()).await.is_err() {
+        return Err(Failed::NotSent(Box::new(request)));
+    }
+    let response = drive(driver.as_mut(), send.try_send_request(request)).await.map_err(not_sent)?;
+    let (parts, body) = response.into_parts();
+    let body = drive(driver.as_mut(), read(body)).await?;
+    let reusable = !send.is_closed();
+    Ok((parts, body, reusable.then_some(Conn::H1 { send, driver })))
+}
+
+/// One request on the event loop's HTTP/2 session.
+async fn exchange_h2(mut send: http2::SendRequest<RequestBody>, request: http::Request<RequestBody>) -> Exchanged {
+    if send.ready().await.is_err() {
+        return Err(Failed::NotSent(Box::new(request)));
+    }
+    let response = send.try_send_request(request).await.map_err(not_sent)?;
+    let (parts, body) = response.into_parts();
+    let body = read(body).await?;
+    let reusable = !send.is_closed();
+    Ok((parts, body, reusable.then_some(Conn::H2 { send })))
+}
+
+/// HTTP/1.1 sends the path (origin form) and names the host in a `Host` header.
+fn origin_form(mut request: http::Request<RequestBody>) -> http::Request<RequestBody> {
+    let uri = request.uri().clone();
+    if let Some(authority) = uri.authority()
+        && !request.headers().contains_key(http::header::HOST)
+    {
+        let host = authority.as_str().rsplit_once('@').map_or(authority.as_str(), |(_, host)| host);
+        if let Ok(value) = http::HeaderValue::from_str(host) {
+            request.headers_mut().insert(http::header::HOST, value);
+        }
+    }
+    if uri.scheme().is_some() {
+        let path = uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
+        if let Ok(origin) = path.parse() {
+            *request.uri_mut() = origin;
+        }
+    }
+    request
+}
+
+async fn read(body: Incoming) -> Result<Bytes, Failed> {
+    body.collect()
+        .await
+        .map(http_body_util::Collected::to_bytes)
+        .map_err(|err| Failed::Error(format!("reading the response body: {err}")))
+}
+
+fn not_sent(mut err: TrySendError<http::Request<RequestBody>>) -> Failed {
+    match err.take_message() {
+        Some(request) => Failed::NotSent(Box::new(request)),
+        None => Failed::Error(hyper_error(err.error())),
+    }
+}
+
+/// Poll `work` while also driving the HTTP/1.1 connection it needs. Should the connection end
+/// first, `work` is polled once more: it then fails with the connection's error.
+async fn drive<W: Future>(mut driver: Pin<&mut http1::Connection<Io, RequestBody>>, work: W) -> W::Output {
+    let mut work = pin!(work);
+    let mut ended = false;
+    poll_fn(|cx| {
+        if let Poll::Ready(out) = work.as_mut().poll(cx) {
+            return Poll::Ready(out);
+        }
+        if !ended && driver.as_mut().poll(cx).is_ready() {
+            ended = true;
+            return work.as_mut().poll(cx);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// A connection error as the plugin sees it: the I/O error's kind when there is one.
+fn connect_error(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut source = Some(err);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => "ConnectionRefused".to_owned(),
+                std::io::ErrorKind::TimedOut => "ConnectionTimeout".to_owned(),
+                _ => format!("connecting: {io}"),
+            };
+        }
+        source = cause.source();
+    }
+    format!("connecting: {err}")
+}
+
+fn hyper_error(err: &hyper::Error) -> String {
+    if err.is_incomplete_message() || err.is_closed() || err.is_canceled() {
+        "HttpResponseIncomplete".to_owned()
+    } else {
+        format!("HttpProtocolError: {err}")
+    }
+}
