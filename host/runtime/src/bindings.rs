@@ -7,7 +7,7 @@
 wasmtime::component::bindgen!({
     path: "../../wit",
     world: "workload",
-    imports: { "loadhost:plugin/http.send": async },
+    imports: { "loadhost:plugin/http.send": async, "loadhost:plugin/http.send-with": async },
     exports: { default: async },
 });
 

@@ -64,6 +64,9 @@ pub struct Request {
     headers: Vec<(String, Vec<u8>)>,
     body: Vec<u8>,
     timeout: Option<Duration>,
+    /// Whether the response's headers and body come back into the plugin.
+    keep_headers: bool,
+    keep_body: bool,
 }
 
 /// A `GET` request.
@@ -88,7 +91,15 @@ pub fn delete(url: &str) -> Request {
 
 /// A request with any method.
 pub fn request(method: Method, url: &str) -> Request {
-    Request { method, url: url.to_owned(), headers: Vec::new(), body: Vec::new(), timeout: None }
+    Request {
+        method,
+        url: url.to_owned(),
+        headers: Vec::new(),
+        body: Vec::new(),
+        timeout: None,
+        keep_headers: true,
+        keep_body: true,
+    }
 }
 
 /// A complete response.
@@ -145,6 +156,20 @@ impl Request {
         self
     }
 
+    /// Do not bring the response body into the plugin ([`Response::body`] is empty), as k6's
+    /// `discardResponseBodies`: the host still reads it whole and counts it in the HTTP metrics.
+    pub fn discard_body(mut self) -> Self {
+        self.keep_body = false;
+        self
+    }
+
+    /// Do not bring the response headers into the plugin ([`Response::headers`] is empty): a
+    /// plugin that only checks the status saves copying each header in.
+    pub fn without_headers(mut self) -> Self {
+        self.keep_headers = false;
+        self
+    }
+
     /// Send the request and read the whole response.
     pub fn send(self) -> Result<Response, HttpError> {
         if use_wasi_http() { self.send_wasi_http() } else { self.send_one_call() }
@@ -154,6 +179,7 @@ impl Request {
     fn send_one_call(self) -> Result<Response, HttpError> {
         use crate::bindings::loadhost::plugin::http as host;
         let started = Instant::now();
+        let parts = host::ResponseParts { headers: self.keep_headers, body: self.keep_body };
         let request = host::Request {
             method: method_name(&self.method).to_owned(),
             url: self.url,
@@ -161,7 +187,7 @@ impl Request {
             body: self.body,
             timeout_ms: self.timeout.map(|limit| u32::try_from(limit.as_millis()).unwrap_or(u32::MAX)),
         };
-        match host::send(&request) {
+        match host::send_with(&request, parts) {
             Ok(response) => Ok(Response {
                 status: response.status,
                 headers: response.headers,
@@ -204,9 +230,16 @@ impl Request {
             Some(Err(())) | None => return Err(HttpError::Network("the response was already taken".into())),
         };
         let status = response.status();
-        let headers = response.headers().entries().into_iter().collect::<Vec<(String, Vec<u8>)>>();
+        let headers = if self.keep_headers {
+            response.headers().entries().into_iter().collect::<Vec<(String, Vec<u8>)>>()
+        } else {
+            Vec::new()
+        };
         let body = response.consume().map_err(|()| HttpError::Network("the response body was taken".into()))?;
-        let bytes = read_body(body)?;
+        let mut bytes = read_body(body)?;
+        if !self.keep_body {
+            bytes = Vec::new();
+        }
         Ok(Response { status, headers, body: bytes, elapsed: started.elapsed() })
     }
 
