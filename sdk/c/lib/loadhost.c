@@ -363,9 +363,15 @@ loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhos
         .timeout_ms = {request->timeout_ms > 0, request->timeout_ms},
     };
 
+    /* The parts the plugin will not read stay in the host (which still reads and counts them). */
+    loadhost_plugin_http_response_parts_t parts = {
+        .headers = !request->discard_headers,
+        .body = !request->discard_body,
+    };
+
     loadhost_plugin_http_error_t raw_error;
     double started = now_ms();
-    bool ok = loadhost_plugin_http_send(&raw, &response->raw, &raw_error);
+    bool ok = loadhost_plugin_http_send_with(&raw, &parts, &response->raw, &raw_error);
     response->elapsed_ms = now_ms() - started;
     if (headers != stack_headers) {
         free(headers);

@@ -18,7 +18,8 @@
  * - the task and its result: loadhost_task, loadhost_do_task, loadhost_retryable/failed/abort;
  * - optional lifecycle: loadhost_setup, loadhost_init, loadhost_teardown (no-ops unless defined);
  * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS;
- * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send, loadhost_response_*;
+ * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send (its request may leave the
+ *   response headers and body out: discard_headers, discard_body), loadhost_response_*;
  * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double;
  * - the raw bindings wit-bindgen generated: workload_with_lifecycle.h.
  *
@@ -178,13 +179,21 @@ typedef struct loadhost_request {
     /* Give up when no response has started after this many milliseconds; 0 waits as long as the
      * host lets it. */
     uint32_t timeout_ms;
+    /* Leave the response headers in the host: the response has none (loadhost_response_header
+     * gives NULL). For a plugin that only checks the status; the Rust SDK's `without_headers()`. */
+    bool discard_headers;
+    /* Leave the response body in the host: body is "" and body_len 0, as k6's
+     * `discardResponseBodies`; the Rust SDK's `discard_body()`. Either way the host reads the whole
+     * response and counts it in the HTTP metrics (data_received, ...). */
+    bool discard_body;
 } loadhost_request;
 
 /* A complete response, or why none came. Free it with loadhost_response_free. */
 typedef struct loadhost_response {
     /* The status code (when the request returned LOADHOST_HTTP_OK). */
     uint16_t status;
-    /* The whole body; NUL-terminated (the NUL is not counted in body_len). */
+    /* The whole body ("" when the request set discard_body); NUL-terminated (the NUL is not
+     * counted in body_len). */
     const uint8_t *body;
     /* The length of body in bytes. */
     size_t body_len;
@@ -192,7 +201,8 @@ typedef struct loadhost_response {
     const char *error;
     /* From sending the request to the end of the body, as the plugin saw it. */
     double elapsed_ms;
-    /* The raw response: its headers are raw.headers (see loadhost_response_header). */
+    /* The raw response: its headers are raw.headers (see loadhost_response_header; none when the
+     * request set discard_headers). */
     loadhost_plugin_http_response_t raw;
     /* Private: error when it was allocated. */
     char *owned_error;

@@ -22,6 +22,9 @@ extern int32_t __wasm_import_loadhost_plugin_metrics_check(uint8_t *, size_t, in
 __attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("send")))
 extern void __wasm_import_loadhost_plugin_http_send(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, int32_t, uint8_t *);
 
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("send-with")))
+extern void __wasm_import_loadhost_plugin_http_send_with(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, int32_t, int32_t, int32_t, uint8_t *);
+
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 
 __attribute__((__weak__, __export_name__("cabi_post_loadhost:plugin/lifecycle@0.1.0#setup")))
@@ -322,6 +325,64 @@ bool loadhost_plugin_http_send(loadhost_plugin_http_request_t *request, loadhost
   }
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_loadhost_plugin_http_send((uint8_t *) ((*request).method).ptr, ((*request).method).len, (uint8_t *) ((*request).url).ptr, ((*request).url).len, (uint8_t *) ((*request).headers).ptr, ((*request).headers).len, (uint8_t *) ((*request).body).ptr, ((*request).body).len, option, option1, ptr);
+  loadhost_plugin_http_result_response_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (loadhost_plugin_http_response_t) {
+        (uint16_t) (uint16_t) ((int32_t) *((uint16_t*) (ptr + sizeof(void*)))),
+        (workload_with_lifecycle_list_tuple2_string_list_u8_t) (workload_with_lifecycle_list_tuple2_string_list_u8_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) },
+        (workload_with_lifecycle_list_u8_t) (workload_with_lifecycle_list_u8_t) { (uint8_t*)(*((uint8_t **) (ptr + (4*sizeof(void*))))), (*((size_t*) (ptr + (5*sizeof(void*))))) },
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_http_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_http_send_with(loadhost_plugin_http_request_t *request, loadhost_plugin_http_response_parts_t *parts, loadhost_plugin_http_response_t *ret, loadhost_plugin_http_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(6*sizeof(void*))];
+  int32_t option;
+  int32_t option1;
+  if (((*request).timeout_ms).is_some) {
+    const uint32_t *payload0 = &((*request).timeout_ms).val;
+    option = 1;
+    option1 = (int32_t) (*payload0);
+  } else {
+    option = 0;
+    option1 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_http_send_with((uint8_t *) ((*request).method).ptr, ((*request).method).len, (uint8_t *) ((*request).url).ptr, ((*request).url).len, (uint8_t *) ((*request).headers).ptr, ((*request).headers).len, (uint8_t *) ((*request).body).ptr, ((*request).body).len, option, option1, (*parts).headers, (*parts).body, ptr);
   loadhost_plugin_http_result_response_error_t result;
   switch ((int32_t) *((uint8_t*) (ptr + 0))) {
     case 0: {

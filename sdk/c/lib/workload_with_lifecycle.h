@@ -112,6 +112,15 @@ typedef struct loadhost_plugin_http_error_t {
 // Connecting, sending or receiving failed.
 #define LOADHOST_PLUGIN_HTTP_ERROR_NETWORK 2
 
+// Which parts of a response to hand back (`send-with`). The host always reads the whole body
+// and counts it in the built-in metrics; what is left out is simply not copied into the plugin.
+typedef struct loadhost_plugin_http_response_parts_t {
+  // The response headers (left out: an empty list).
+  bool   headers;
+  // The response body (left out: an empty body, as k6's `discardResponseBodies`).
+  bool   body;
+} loadhost_plugin_http_response_parts_t;
+
 typedef struct {
   bool is_err;
   union {
@@ -159,6 +168,9 @@ extern bool loadhost_plugin_metrics_check(workload_with_lifecycle_string_t *name
 // Imported Functions from `loadhost:plugin/http@0.1.0`
 // Send a request and read the whole response.
 extern bool loadhost_plugin_http_send(loadhost_plugin_http_request_t *request, loadhost_plugin_http_response_t *ret, loadhost_plugin_http_error_t *err);
+// `send`, handing back only the parts asked for: for a plugin that checks the status alone, the
+// headers and the body are most of what a response costs to bring into it.
+extern bool loadhost_plugin_http_send_with(loadhost_plugin_http_request_t *request, loadhost_plugin_http_response_parts_t *parts, loadhost_plugin_http_response_t *ret, loadhost_plugin_http_error_t *err);
 
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 bool exports_loadhost_plugin_lifecycle_setup(workload_with_lifecycle_string_t *options, workload_with_lifecycle_string_t *ret, workload_with_lifecycle_string_t *err);

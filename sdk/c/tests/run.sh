@@ -78,6 +78,8 @@ PY
 if run get 0 http-get-c -e TARGET_URL="$url" --allow-host "$addr" -r 50 -d 3s; then
     expect get 'tasks["passed"] == tasks["scheduled"] > 100 and checks["status is 200"] == {"passes": tasks["passed"], "fails": 0}'
     expect get 'metrics["http_reqs"]["count"] == tasks["scheduled"]'
+    # It leaves headers and body in the host (discard_headers, discard_body), which still counts them.
+    expect get 'metrics["data_received"]["count"] > 0'
 fi
 # A 5xx is retryable (so retried), another non-200 is failed (not retried).
 if run get-503 0 http-get-c -e TARGET_URL="${url}status?code=503" --allow-host "$addr" -w 1 -n 3 --retries 1; then
@@ -90,10 +92,11 @@ fi
 if run get-denied 0 http-get-c -e TARGET_URL="$url" -w 1 -n 3 --retries 1; then
     expect get-denied 'metrics["http_denied"]["count"] == 6 and tasks["retries"] == 3'
 fi
-# The whole surface: lifecycle, metrics with tags, POST, custom requests, the data feed.
+# The whole surface: lifecycle, metrics with tags, POST, custom requests, responses without their
+# headers or body, the data feed.
 printf '{"id": 1}\n{"id": 22}\n' >"$work/feed.jsonl"
 if run surface 0 surface -e TARGET_URL="$url" --allow-host "$addr" -w 2 -n 10 --data "$work/feed.jsonl"; then
-    expect surface 'tasks["passed"] == 10 and len(checks) == 9 and all(c == {"passes": 10, "fails": 0} for c in checks.values())'
+    expect surface 'tasks["passed"] == 10 and len(checks) == 12 and all(c == {"passes": 10, "fails": 0} for c in checks.values())'
     expect surface 'metrics["c_tasks{scenario:default}"]["count"] == 10 and metrics["c_input_len{kind:feed,lang:c}"]["count"] == 10'
     expect surface 's["teardown_error"] is None and "c_worker" in metrics'
 fi

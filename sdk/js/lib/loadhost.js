@@ -12,14 +12,15 @@
 //   }
 //
 // Layout: task errors (retryable/failed/abort), metrics (counter/gauge/trend/check), configuration
-// from the environment (env/envOr/environment), HTTP (get/post/put/del/request), task input helpers.
+// from the environment (env/envOr/environment), HTTP (get/post/put/del/request, with
+// withoutHeaders()/discardBody() for a plugin that reads only the status), task input helpers.
 //
 // The module's top level runs at BUILD time (the engine is snapshotted after evaluating it), when no
 // host function may be called: read the environment, send requests and record metrics inside
 // doTask/init/setup, never at the top level.
 
 import * as hostMetrics from 'loadhost:plugin/metrics@0.1.0';
-import { send as hostSend } from 'loadhost:plugin/http@0.1.0';
+import { sendWith as hostSendWith } from 'loadhost:plugin/http@0.1.0';
 import { getEnvironment } from 'wasi:cli/environment@0.2.6';
 
 // ---------------------------------------------------------------------------------------------
@@ -172,7 +173,10 @@ export class HttpError extends Error {
   }
 }
 
-/** A complete response: `status`, `headers` ([name, Uint8Array] pairs), `body` (Uint8Array). */
+/**
+ * A complete response: `status`, `headers` ([name, Uint8Array] pairs; empty after
+ * `withoutHeaders()`), `body` (Uint8Array; empty after `discardBody()`).
+ */
 export class Response {
   /** Wraps the host's response; `elapsedMs` is from sending to the end of the body. */
   constructor(raw, elapsedMs) {
@@ -212,6 +216,9 @@ export class Request {
   #headers = [];
   #body = new Uint8Array(0);
   #timeoutMs = undefined;
+  // Which parts of the response come back into the plugin (the WIT `response-parts`).
+  #keepHeaders = true;
+  #keepBody = true;
 
   /** A request with `method` (e.g. 'GET') to `url` (http://host[:port]/path or https://…). */
   constructor(method, url) {
@@ -242,18 +249,39 @@ export class Request {
     return this;
   }
 
+  /**
+   * Do not bring the response body into the plugin (`body` is empty), as k6's
+   * `discardResponseBodies`: the host still reads it whole and counts it in the HTTP metrics.
+   */
+  discardBody() {
+    this.#keepBody = false;
+    return this;
+  }
+
+  /**
+   * Do not bring the response headers into the plugin (`headers` is empty): a plugin that only
+   * checks the status saves copying each header in.
+   */
+  withoutHeaders() {
+    this.#keepHeaders = false;
+    return this;
+  }
+
   /** Send the request and read the whole response; throws an HttpError when none came. */
   send() {
     const started = performance.now();
     let raw;
     try {
-      raw = hostSend({
-        method: this.#method,
-        url: this.#url,
-        headers: this.#headers,
-        body: this.#body,
-        timeoutMs: this.#timeoutMs,
-      });
+      raw = hostSendWith(
+        {
+          method: this.#method,
+          url: this.#url,
+          headers: this.#headers,
+          body: this.#body,
+          timeoutMs: this.#timeoutMs,
+        },
+        { headers: this.#keepHeaders, body: this.#keepBody },
+      );
     } catch (e) {
       // The bindings throw the WIT error variant ({tag, val}) as the `payload` of an Error.
       const payload = e !== null && typeof e === 'object' ? e.payload : undefined;

@@ -51,6 +51,12 @@ class Request:
 
 
 @dataclass
+class ResponseParts:
+    headers: bool
+    body: bool
+
+
+@dataclass
 class WitResponse:
     status: int
     headers: list
@@ -83,6 +89,7 @@ _module("wit_world.imports.metrics", **{k: _record(k) for k in ("counter", "gaug
 HOST_HTTP = _module(
     "wit_world.imports.http",
     Request=Request,
+    ResponseParts=ResponseParts,
     Error_InvalidRequest=_case("Error_InvalidRequest"),
     Error_Denied=_case("Error_Denied"),
     Error_Network=_case("Error_Network"),
@@ -149,16 +156,20 @@ class Env(unittest.TestCase):
 class Http(unittest.TestCase):
     def setUp(self):
         self.sent = []
+        self.parts = []
 
-        def send(request):
+        # As the host's `send-with`: the whole response is read, only the parts asked for come back.
+        def send_with(request, parts):
             self.sent.append(request)
+            self.parts.append(parts)
             if "denied" in request.url:
                 raise Err(HOST_HTTP.Error_Denied(request.url))
             if "broken" in request.url:
                 raise Err(HOST_HTTP.Error_Network("refused"))
-            return WitResponse(201, [("Content-Type", b"application/json")], b'{"a": 1}')
+            headers = [("Content-Type", b"application/json")] if parts.headers else []
+            return WitResponse(201, headers, b'{"a": 1}' if parts.body else b"")
 
-        HOST_HTTP.send = send
+        HOST_HTTP.send_with = send_with
 
     def test_post_json_sets_body_header_and_timeout(self):
         response = http.post("http://h/", json={"a": 1}, headers={"x-k": "v"}, timeout=1.5)
@@ -173,6 +184,25 @@ class Http(unittest.TestCase):
     def test_get_sends_no_body_and_no_timeout(self):
         http.get("http://h/", headers=[("a", b"\x00")])
         self.assertEqual((self.sent[0].method, self.sent[0].body, self.sent[0].timeout_ms), ("GET", b"", None))
+
+    def test_by_default_headers_and_body_come_back(self):
+        response = http.get("http://h/")
+        self.assertEqual(self.parts, [ResponseParts(headers=True, body=True)])
+        self.assertEqual((response.header("content-type"), response.body), (b"application/json", b'{"a": 1}'))
+
+    def test_discard_headers_and_discard_body_ask_for_the_status_only(self):
+        response = http.get("http://h/", discard_headers=True, discard_body=True)
+        self.assertEqual(self.parts, [ResponseParts(headers=False, body=False)])
+        self.assertEqual((response.status, response.headers, response.body), (201, [], b""))
+        self.assertIsNone(response.header("content-type"))
+
+    def test_each_part_is_left_out_on_its_own(self):
+        kept_body = http.post("http://h/", json={"a": 1}, discard_headers=True)
+        kept_headers = http.request("PUT", "http://h/", body="x", discard_body=True)
+        self.assertEqual(self.parts, [ResponseParts(False, True), ResponseParts(True, False)])
+        self.assertEqual((kept_body.headers, kept_body.json()), ([], {"a": 1}))
+        self.assertEqual((kept_headers.header("content-type"), kept_headers.body), (b"application/json", b""))
+        self.assertEqual([r.method for r in self.sent], ["POST", "PUT"])
 
     def test_host_errors_become_exceptions(self):
         with self.assertRaisesRegex(http.Denied, "--allow-host"):

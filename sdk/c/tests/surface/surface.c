@@ -1,6 +1,7 @@
 /*
  * Exercises the whole C SDK surface for sdk/c/tests/run.sh: lifecycle, metrics with tags, HTTP
- * POST with headers, the data feed, settings, and each kind of task error. Every property it
+ * POST with headers, responses without their headers or body, the data feed, settings, and each
+ * kind of task error. Every property it
  * checks is a named check, so the run's summary says which one broke.
  *
  * Settings (`-e KEY=VALUE`): TARGET_URL (the built-in target's root), ABORT_AT (abort the run at
@@ -65,6 +66,7 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     snprintf(url, sizeof url, "%secho", loadhost_env("TARGET_URL", "http://127.0.0.1:8080/"));
     const char *body = task->input_len ? (const char *)task->input : "{\"hello\": \"c\"}";
     loadhost_response response;
+    loadhost_http_status status;
     if (loadhost_http_post(url, "application/json", body, strlen(body), &response) != LOADHOST_HTTP_OK) {
         loadhost_result result = loadhost_retryable("%s", response.error);
         loadhost_response_free(&response);
@@ -81,12 +83,42 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     loadhost_trend("c_echo_ms", response.elapsed_ms, LOADHOST_NO_TAGS);
     loadhost_response_free(&response);
 
+    /* The same POST leaving out the body, the headers, then both: the host reads the whole
+     * response either way and hands back only the parts asked for. */
+    const loadhost_header json_type[] = {{"content-type", "application/json"}};
+    loadhost_request echo = {.method = "POST", .url = url, .headers = json_type, .header_count = 1,
+                             .body = body, .body_len = strlen(body), .discard_body = true};
+    status = loadhost_http_send(&echo, &response);
+    content_type = loadhost_response_header(&response, "content-type");
+    loadhost_check("discard_body: headers without body",
+                   status == LOADHOST_HTTP_OK && response.status == 200 && response.body_len == 0 &&
+                       response.body[0] == '\0' && content_type &&
+                       strcmp(content_type, "application/json") == 0,
+                   LOADHOST_NO_TAGS);
+    loadhost_response_free(&response);
+    echo.discard_body = false;
+    echo.discard_headers = true;
+    status = loadhost_http_send(&echo, &response);
+    loadhost_check("discard_headers: body without headers",
+                   status == LOADHOST_HTTP_OK && response.status == 200 && response.raw.headers.len == 0 &&
+                       loadhost_response_header(&response, "content-type") == NULL &&
+                       response.body_len == strlen(body) && memcmp(response.body, body, response.body_len) == 0,
+                   LOADHOST_NO_TAGS);
+    loadhost_response_free(&response);
+    echo.discard_body = true;
+    status = loadhost_http_send(&echo, &response);
+    loadhost_check("discard both: the status alone",
+                   status == LOADHOST_HTTP_OK && response.status == 200 && response.raw.headers.len == 0 &&
+                       response.body_len == 0,
+                   LOADHOST_NO_TAGS);
+    loadhost_response_free(&response);
+
     /* A custom request: PUT with a header and a timeout, answered 404 by the target. */
     const loadhost_header headers[] = {{"x-plugin", "surface"}};
     snprintf(url, sizeof url, "%snowhere", loadhost_env("TARGET_URL", "http://127.0.0.1:8080/"));
     const loadhost_request request = {
         .method = "PUT", .url = url, .headers = headers, .header_count = 1, .timeout_ms = 5000};
-    loadhost_http_status status = loadhost_http_send(&request, &response);
+    status = loadhost_http_send(&request, &response);
     loadhost_check("custom request answered 404", status == LOADHOST_HTTP_OK && response.status == 404,
                    LOADHOST_NO_TAGS);
     loadhost_response_free(&response);

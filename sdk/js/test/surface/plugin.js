@@ -39,6 +39,17 @@ export function doTask(task) {
   const target = envOr('TARGET_URL', 'http://127.0.0.1:8080/');
   const echoed = post(new URL('/echo', target).href).json({ id: 7 }).timeout(5000).send();
   check('echo round trip', echoed.isSuccess() && echoed.json().id === 7 && echoed.header('Content-Type') === 'application/json');
+  // The response parts a request asks for: the host reads the whole response either way.
+  const echo = () => post(new URL('/echo', target).href).json({ id: 7 });
+  const noBody = echo().discardBody().send();
+  check('discardBody: headers without body', noBody.isSuccess() && noBody.body.length === 0
+    && noBody.text() === '' && noBody.header('content-type') === 'application/json');
+  const noHeaders = echo().withoutHeaders().send();
+  check('withoutHeaders: body without headers', noHeaders.isSuccess() && noHeaders.headers.length === 0
+    && noHeaders.header('content-type') === undefined && noHeaders.json().id === 7);
+  const statusOnly = echo().withoutHeaders().discardBody().send();
+  check('withoutHeaders and discardBody: the status alone', statusOnly.status === 200
+    && statusOnly.headers.length === 0 && statusOnly.body.length === 0);
   try {
     post('http://127.0.0.1:9/').send();
     check('denied request throws HttpError', false);

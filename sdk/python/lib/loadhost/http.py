@@ -7,6 +7,7 @@ metrics (`http_reqs`, `http_req_duration`, ...) for every request without plugin
 
     response = http.get("http://127.0.0.1:8080/")
     echoed = http.post("http://127.0.0.1:8080/echo", json={"id": 7})
+    status_only = http.get("http://127.0.0.1:8080/", discard_headers=True, discard_body=True)
 
 A host the user did not allow (`loadhost run --allow-host HOST[:PORT]`) raises `Denied` without any
 connection being made. Unlike the Rust SDK there is no wasi:http path: the Python plugin's world
@@ -46,9 +47,9 @@ class Response:
     def __init__(self, status: int, headers: list, body: bytes, elapsed: float):
         #: The status code.
         self.status = status
-        #: Header names (lower-case) and values, as `(str, bytes)` pairs.
+        #: Header names (lower-case) and values, as `(str, bytes)` pairs (empty with `discard_headers`).
         self.headers = headers
-        #: The whole body.
+        #: The whole body (`b""` with `discard_body`).
         self.body = body
         #: Seconds from sending the request to the end of the body, as the plugin saw it.
         self.elapsed = elapsed
@@ -83,12 +84,27 @@ def _bytes(value) -> bytes:
     return value.encode() if isinstance(value, str) else bytes(value)
 
 
-def request(method: str, url: str, *, headers=None, body=b"", json=None, timeout=None) -> Response:
+def request(
+    method: str,
+    url: str,
+    *,
+    headers=None,
+    body=b"",
+    json=None,
+    timeout=None,
+    discard_headers=False,
+    discard_body=False,
+) -> Response:
     """Send a request with any method and return the whole response.
 
     `headers` is a dict or a sequence of `(name, value)` pairs (values str or bytes). `json` (any
     JSON-serialisable value) replaces `body` and sets `content-type: application/json` unless given.
     `timeout` is in seconds: give up when no response has started by then. Raises `HttpError`.
+
+    `discard_headers=True` leaves the response headers out of the plugin (`Response.headers` is
+    empty); `discard_body=True` leaves the body out (`Response.body` is `b""`), as k6's
+    `discardResponseBodies`. The host still reads the whole response and counts it in the HTTP
+    metrics (`data_received`, ...); a plugin that only checks the status saves copying them in.
     """
     pairs = list(headers.items() if isinstance(headers, dict) else headers or ())
     if json is not None:
@@ -103,9 +119,10 @@ def request(method: str, url: str, *, headers=None, body=b"", json=None, timeout
         body=_bytes(body),
         timeout_ms=timeout_ms,
     )
+    parts = _host.ResponseParts(headers=not discard_headers, body=not discard_body)
     started = time.perf_counter()
     try:
-        response = _host.send(wit_request)
+        response = _host.send_with(wit_request, parts)
     except Err as err:
         raise _error(err.value) from None
     return Response(response.status, response.headers, response.body, time.perf_counter() - started)
