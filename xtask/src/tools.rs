@@ -58,7 +58,11 @@ fn debian() -> Result<()> {
         return Ok(());
     }
     if !root_user() {
-        bail!("the tests need {} (Debian: apt-get install {}): install them, or run as root", missing.join(", "), missing.join(" "));
+        bail!(
+            "the tests need {} (Debian: apt-get install {}): install them, or run as root",
+            missing.join(", "),
+            missing.join(" ")
+        );
     }
     let policy = PathBuf::from("/usr/sbin/policy-rc.d");
     let placed = !policy.exists();
@@ -84,9 +88,10 @@ fn pypi() -> Result<()> {
     let venv = venv();
     let present = |check: &Installed| match check {
         Installed::Command(cmd) => venv.join("bin").join(cmd).is_file(),
-        Installed::Module(module) => {
-            Command::new(venv.join("bin/python")).args(["-c", &format!("import {module}")]).output().is_ok_and(|o| o.status.success())
-        }
+        Installed::Module(module) => Command::new(venv.join("bin/python"))
+            .args(["-c", &format!("import {module}")])
+            .output()
+            .is_ok_and(|o| o.status.success()),
     };
     let missing: Vec<&str> = PYPI.iter().filter(|(_, check)| !present(check)).map(|(pkg, _)| *pkg).collect();
     if missing.is_empty() {
