@@ -59,7 +59,17 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         with(run(&["-n", "5", "--max-memory", "1MiB"]), 2, "--max-memory 1MiB: expected between 2MiB and 4GiB"),
         with(run(&["-n", "5", "--task-timeout", "0s"]), 2, "--task-timeout must be longer than 0s"),
         with(run(&["--stage", "10s"]), 2, "is not a stage: expected DURATION:RATE"),
-        with(run(&["-e", "NOEQUALS"]), 2, "'NOEQUALS' is not KEY=VALUE"),
+        with(run(&["-e", "LOADHOST_SURELY_UNSET"]), 2, "'LOADHOST_SURELY_UNSET' is not set in loadhost's environment"),
+        with(run(&["-e", "=x"]), 2, "'=x' is not KEY=VALUE or KEY: the name is empty"),
+        with(run(&["-n", "5", "--env-file", "missing.env"]), 2, "--env-file missing.env: cannot read it"),
+        with(run(&["-n", "5", "--env-file", "bad.env"]), 2, "--env-file bad.env: line 2: expected KEY=VALUE"),
+        with(run(&["-n", "5", "--max-response-body", "0"]), 2, "--max-response-body must be at least 1"),
+        with(run(&["--tag", "team"]), 2, "'team' is not KEY=VALUE"),
+        with(
+            run(&["-n", "5", "--control-token-file", "missing.token"]),
+            2,
+            "--control-token-file missing.token: cannot read",
+        ),
         with(run(&["--overload", "sometimes"]), 2, "invalid value 'sometimes' for '--overload <POLICY>'"),
         // Options that cannot go together.
         with(run(&["-r", "10"]), 2, "--rate needs --duration or --iterations"),
@@ -171,7 +181,8 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
 }
 
 /// The files the cases refer to, written into each run's folder.
-const FILES: [(&str, &[u8]); 7] = [
+const FILES: [(&str, &[u8]); 8] = [
+    ("bad.env", b"A=1\nnot a pair\n"),
     ("text.txt", b"hello"),
     ("core.wasm", b"\0asm\x01\0\0\0"),
     ("bad.toml", b"rate = 10\nratez = 5\n"),

@@ -9,8 +9,13 @@ fn the_second_run_loads_the_compiled_plugin_from_the_cache() {
     let first = once();
     assert_ok(&first);
     assert!(first.stderr.contains("noop.wasm compiled in"), "{}", first.stderr);
-    let entries: Vec<_> = std::fs::read_dir(cache.path().join("compiled")).unwrap().collect();
-    assert_eq!(entries.len(), 1, "one artifact per plugin");
+    let names: Vec<String> = std::fs::read_dir(cache.path().join("compiled"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.iter().filter(|n| n.ends_with(".cwasm")).count(), 1, "one artifact per plugin: {names:?}");
+    assert_eq!(names.iter().filter(|n| n.ends_with(".cwasm.sha256")).count(), 1, "and its digest: {names:?}");
     let second = once();
     assert_ok(&second);
     assert!(second.stderr.contains("noop.wasm from the compile cache in"), "{}", second.stderr);

@@ -17,6 +17,7 @@ mod lifecycle;
 mod open_model;
 mod outputs;
 mod plugin_metrics;
+mod sandbox;
 mod scenarios;
 mod stop_signal;
 mod streams;

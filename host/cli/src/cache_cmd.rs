@@ -71,6 +71,10 @@ pub fn run(command: CacheCommand) -> Result<ExitCode, Failure> {
                 std::fs::remove_file(path)
                     .with_context(|| format!("{}: cannot delete", path.display()))
                     .map_err(Failure::runtime)?;
+                // Its recorded sha256, beside it.
+                let mut digest = path.as_os_str().to_owned();
+                digest.push(".sha256");
+                let _ = std::fs::remove_file(digest);
             }
             println!("{}: deleted {} compiled plugins", dir.display(), entries.len());
         }

@@ -44,6 +44,15 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Response<Full<B
     json(status, &serde_json::json!({ "error": message.to_string() }))
 }
 
+/// Whether `presented` is `Bearer TOKEN`, compared in constant time, so response times say nothing
+/// about how much of a guess was right.
+fn authorized(presented: Option<&[u8]>, token: &str) -> bool {
+    use subtle::ConstantTimeEq as _;
+    let Some(guess) = presented.and_then(|p| p.strip_prefix(b"Bearer ")) else { return false };
+    // `ct_eq` on slices of different lengths is false at once; the length is not the secret.
+    bool::from(guess.ct_eq(token.as_bytes()))
+}
+
 fn status_json(control: &Control) -> serde_json::Value {
     serde_json::to_value(control.status()).unwrap_or_default()
 }
@@ -53,11 +62,10 @@ async fn answer(
     control: Arc<Control>,
     token: Option<Arc<str>>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    if let Some(token) = token {
-        let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        if presented != Some(&format!("Bearer {token}")) {
-            return Ok(error(StatusCode::UNAUTHORIZED, "missing or wrong Authorization: Bearer token"));
-        }
+    if let Some(token) = token
+        && !authorized(req.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes()), &token)
+    {
+        return Ok(error(StatusCode::UNAUTHORIZED, "missing or wrong Authorization: Bearer token"));
     }
     let response = match (req.method().clone(), req.uri().path()) {
         (Method::GET, "/v1/status") => json(StatusCode::OK, &status_json(&control)),
@@ -88,4 +96,18 @@ async fn answer(
         _ => error(StatusCode::NOT_FOUND, "not found: GET|PATCH /v1/status, POST /v1/stop"),
     };
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_bearer_token_is_authorized() {
+        assert!(authorized(Some(b"Bearer s3cret"), "s3cret"));
+        for wrong in [&b"Bearer s3cre"[..], b"Bearer s3cretX", b"bearer s3cret", b"s3cret", b""] {
+            assert!(!authorized(Some(wrong), "s3cret"), "{}", String::from_utf8_lossy(wrong));
+        }
+        assert!(!authorized(None, "s3cret"));
+    }
 }

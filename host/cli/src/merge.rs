@@ -82,12 +82,20 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
     let Merged { report, scenarios, rows, plugin_path, plugin_sha256, config, parts, segments, missing } = merged;
     let segment_names: Vec<String> = segments.iter().map(ToString::to_string).collect();
     let missing_names: Vec<String> = missing.iter().map(ToString::to_string).collect();
+    // The parts were one run, so their tags are the run's (they travel in its echoed config).
+    let tags = config["tag"]
+        .as_array()
+        .map(|tags| {
+            tags.iter().filter_map(|t| t.as_str()?.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect()
+        })
+        .unwrap_or_default();
     let info = RunInfo {
         plugin_path,
         plugin_sha256,
         config,
         model: describe(parts, &segment_names, &missing_names),
         peak_rss: None,
+        tags,
     };
     let thresholds = LiveJudge::new(args.threshold.clone()).finish(&report, &scenarios);
     let limit = verdict(&report, &thresholds);

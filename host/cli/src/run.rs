@@ -248,6 +248,7 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
         tls: TlsOptions { ca_certs: options.ca_cert.clone(), insecure: options.insecure },
         h2c: options.h2c,
         max_connections_per_host: options.max_connections_per_host,
+        max_response_body: options.max_response_body.map_or(u64::MAX, |s| s.0),
     };
     let http = HttpClient::new(&http).map_err(Failure::usage)?;
     let dirs = settings.dirs.iter().map(|d| (d.host.clone(), d.guest.clone())).collect();
@@ -303,6 +304,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         config: serde_json::to_value(&settings.options).unwrap_or_default(),
         model: format!("{}{}\n  {}", describe(&settings), describe_segment(&settings), describe_limits(&settings)),
         peak_rss: None,
+        tags: settings.options.tag.iter().map(|t| (t.key.clone(), t.value.clone())).collect(),
     };
     // The endpoints are bound before any load, so a bad or busy address fails fast (exit 2) and
     // leaves no output files behind.
@@ -323,6 +325,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         }
         None => None,
     };
+    // Whatever the allow-list says, the plugin may not reach the host's own listeners.
+    for (listener, flag) in [(&control_listener, "--control"), (&metrics_listener, "--metrics-addr")] {
+        if let Some(addr) = listener.as_ref().and_then(|l| l.local_addr().ok()) {
+            grants.http.refuse_listener(addr, flag);
+        }
+    }
     let outputs = open_outputs(&settings)?;
     let created: Vec<PathBuf> = [&outputs.csv, &outputs.summary_json, &outputs.jsonl, &outputs.html, &outputs.results]
         .into_iter()
@@ -372,9 +380,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     });
     let result = if settings.scenarios.is_empty() {
         let live = Live { control, interrupt: Some(interrupt) };
-        tokio
-            .block_on(loadhost_engine::run_live(&settings.plan, factory, &mut observer, live))
-            .map(|report| (report, Vec::new()))
+        match tokio.block_on(loadhost_engine::run_live(&settings.plan, factory, &mut observer, live)) {
+            Ok(report) => Ok((report, Vec::new(), None)),
+            Err(EngineError::Broken { report, reason }) => Ok((*report, Vec::new(), Some(reason))),
+            Err(err) => Err(err),
+        }
     } else {
         let run = loadhost_engine::run_scenarios(&settings.scenarios, factory, &mut observer, Some(interrupt));
         tokio.block_on(run).map(|runs| {
@@ -382,12 +392,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             let mut all = RunReport::combine(&runs.reports).unwrap_or_else(|| runs.reports[0].clone());
             all.teardown_error = runs.teardown_error;
             all.totals.merge(&runs.lifecycle);
-            (all, runs.reports)
+            (all, runs.reports, runs.broken)
         })
     };
     observer.progress.finish();
-    let (report, scenario_reports) = result.map_err(|err| {
-        // Nothing was measured: leave no empty output files behind.
+    let (report, scenario_reports, broken) = result.map_err(|err| {
+        // Only a setup or a first crew that failed gets here: nothing was run, so no empty output
+        // files are left behind. Once the load has started, every output is finished and kept.
         for path in &created {
             let _ = std::fs::remove_file(path);
         }
@@ -449,6 +460,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     }
     print!("{}", summary::render_thresholds(&thresholds));
     print!("{}", summary::render_verdict(limit.as_ref().map(|(l, why)| (l.name(), why.as_str()))));
+    if let Some(reason) = broken {
+        // Every output above holds what was measured; the error is the host's, after them.
+        return Err(Failure::runtime(anyhow::anyhow!("internal error after the load started: {reason}")));
+    }
     Ok(exit_code(&report, &thresholds, observer.judge.aborted_by().is_some()))
 }
 

@@ -9,6 +9,7 @@
 //! - [`feed`]: reading `--data` (JSON lines or CSV) into one shared feed.
 //! - [`file`]: reading a TOML file with errors that name the file, line and key.
 //! - [`resolve`]: checking the combination and turning it into an engine [`Plan`](loadhost_engine::Plan).
+//! - [`secrets`]: the plugin's environment (`-e`, `--env-file`) and the control token, never echoed.
 
 #![deny(missing_docs)]
 
@@ -44,6 +45,7 @@ pub mod feed;
 pub mod file;
 pub mod options;
 pub mod resolve;
+pub mod secrets;
 pub mod units;
 
 pub use options::RunOptions;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::criteria::{MetricDecl, OutSpec, ThresholdSpec};
 use crate::distributed::{SegmentArg, StartAt};
-use crate::units::{DirGrant, Dur, EnvPair, Percent, Rate, Size, Stage};
+use crate::units::{DirGrant, Dur, EnvPair, Percent, REDACTED, Rate, Size, Stage, Tag};
 
 /// What a due task does when no worker is free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -145,10 +145,23 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overload: Option<OverloadArg>,
 
-    /// An environment variable for the plugin (repeatable); the plugin sees nothing else.
-    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    /// An environment variable for the plugin (repeatable): KEY=VALUE, or KEY to pass loadhost's own
+    /// value of KEY; the plugin sees nothing else. Values are never written to an output.
+    #[arg(short = 'e', long = "env", value_name = "KEY[=VALUE]")]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvPair>,
+
+    /// Environment variables for the plugin from FILE: KEY=VALUE lines, `#` comments and blank
+    /// lines (repeatable; -e wins over a file for the same KEY).
+    #[arg(long, value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_file: Vec<PathBuf>,
+
+    /// A label of the run, written to every output (repeatable; team, build, commit, …). Unlike -e
+    /// values, tags are meant to be read.
+    #[arg(long, value_name = "KEY=VALUE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tag: Vec<Tag>,
 
     /// Let the plugin read a host directory: DIR, or DIR::GUEST_PATH to mount it elsewhere
     /// (repeatable, read-only). Without it a plugin sees no files.
@@ -166,6 +179,12 @@ pub struct RunOptions {
     #[arg(long, value_name = "SIZE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_memory: Option<Size>,
+
+    /// The largest response body the host reads for a plugin (default 64MiB or --max-memory,
+    /// whichever is smaller): past it the request fails, naming this flag, and nothing more is kept.
+    #[arg(long, value_name = "SIZE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_response_body: Option<Size>,
 
     /// After a stop (Ctrl-C, SIGTERM, the control API, an abort), how long tasks under way may
     /// finish before they end as interrupted (default 5s).
@@ -219,10 +238,16 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<std::net::SocketAddr>,
 
-    /// Require `Authorization: Bearer TOKEN` on the control API (needed to bind off loopback).
-    #[arg(long, value_name = "TOKEN")]
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Require `Authorization: Bearer TOKEN` on the control API (needed to bind off loopback). Also
+    /// from $LOADHOST_CONTROL_TOKEN or --control-token-file, which keep it off the command line.
+    #[arg(long, value_name = "TOKEN", env = "LOADHOST_CONTROL_TOKEN", hide_env_values = true)]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "redacted")]
     pub control_token: Option<String>,
+
+    /// Read the control API's token from FILE (its first line).
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_token_file: Option<PathBuf>,
 
     /// Write the end-of-run summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
@@ -289,6 +314,14 @@ pub struct RunOptions {
     pub results: Option<PathBuf>,
 }
 
+/// A secret, written out: only that there is one.
+fn redacted<S: serde::Serializer>(secret: &Option<String>, out: S) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(_) => out.serialize_str(REDACTED),
+        None => out.serialize_none(),
+    }
+}
+
 impl RunOptions {
     /// These options (the flags) with anything they leave unset taken from `file`.
     pub fn or(self, file: RunOptions) -> RunOptions {
@@ -311,9 +344,12 @@ impl RunOptions {
             flush_retries_timeout: self.flush_retries_timeout.or(file.flush_retries_timeout),
             overload: self.overload.or(file.overload),
             env: list(self.env, file.env),
+            env_file: list(self.env_file, file.env_file),
+            tag: list(self.tag, file.tag),
             dir: list(self.dir, file.dir),
             task_timeout: self.task_timeout.or(file.task_timeout),
             max_memory: self.max_memory.or(file.max_memory),
+            max_response_body: self.max_response_body.or(file.max_response_body),
             grace: self.grace.or(file.grace),
             allow_host: list(self.allow_host, file.allow_host),
             ca_cert: list(self.ca_cert, file.ca_cert),
@@ -323,6 +359,7 @@ impl RunOptions {
             data: self.data.or(file.data),
             control: self.control.or(file.control),
             control_token: self.control_token.or(file.control_token),
+            control_token_file: self.control_token_file.or(file.control_token_file),
             lifecycle_timeout: self.lifecycle_timeout.or(file.lifecycle_timeout),
             data_mode: self.data_mode.or(file.data_mode),
             summary_json: self.summary_json.or(file.summary_json),

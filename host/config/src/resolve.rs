@@ -30,6 +30,9 @@ pub use loadhost_engine::plan::{DEFAULT_GRACE, DEFAULT_TASK_TIMEOUT};
 /// Each instance's memory cap when `--max-memory` does not say: ample for compiled guests (a Rust
 /// plugin starts at about 1 MiB), and 1,000 workers still cannot take more than 128 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 128 << 20;
+
+/// The largest response body the host reads for a plugin, unless `--max-memory` is smaller.
+pub const DEFAULT_MAX_RESPONSE_BODY: u64 = 64 << 20;
 /// The smallest memory cap: one 64 KiB wasm page times the 17 a Rust plugin starts with, rounded up.
 const MIN_MAX_MEMORY: u64 = 2 << 20;
 /// A plugin's memories are 32-bit.
@@ -131,6 +134,9 @@ pub enum ConfigError {
     /// The stages do not form a valid curve.
     #[error("--stage: {0}")]
     Curve(#[from] loadhost_engine::CurveError),
+    /// A secret (the plugin's environment, the control token) cannot be read.
+    #[error(transparent)]
+    Secret(#[from] crate::secrets::SecretError),
 }
 
 /// Everything `loadhost run` needs, checked.
@@ -186,7 +192,11 @@ fn check_criteria(options: &RunOptions) -> Result<(), ConfigError> {
 /// Check `options` and build the plan (one per scenario when there are `[[scenario]]` blocks).
 pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
     let segment = segment(&options)?;
+    let env = crate::secrets::plugin_env(&options)?;
+    let token = crate::secrets::control_token(&options)?;
     let mut settings = resolve_plans(options)?;
+    settings.env = env;
+    settings.options.control_token = token;
     if let Some(segment) = segment {
         if settings.plan.worker_curve().is_some() || settings.scenarios.iter().any(|p| p.worker_curve().is_some()) {
             return Err(ConfigError::Segment(
@@ -238,6 +248,10 @@ fn resolve_plans(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     let max_memory = options.max_memory.get_or_insert(crate::units::Size(DEFAULT_MAX_MEMORY)).0;
     if !(MIN_MAX_MEMORY..=MAX_MAX_MEMORY).contains(&max_memory) {
         return Err(ConfigError::MaxMemory(crate::units::Size(max_memory)));
+    }
+    let body = options.max_response_body.get_or_insert(crate::units::Size(DEFAULT_MAX_RESPONSE_BODY.min(max_memory)));
+    if body.0 == 0 {
+        return Err(ConfigError::Zero { flag: "max-response-body" });
     }
     if options.task_timeout.get_or_insert(crate::units::Dur(DEFAULT_TASK_TIMEOUT)).0.is_zero() {
         return Err(ConfigError::ZeroTaskTimeout);

@@ -177,7 +177,11 @@ impl<'de> Deserialize<'de> for Percent {
     }
 }
 
-/// `KEY=VALUE` for the plugin's environment.
+/// A variable of the plugin's environment (`-e`): `KEY=VALUE`, or `KEY` alone to pass loadhost's
+/// own value of `KEY` (as `docker run -e KEY` does), so a secret need not be on a command line.
+///
+/// Its value never reaches an output: written out (the config echoed in every output, the options
+/// the plugin's `setup` gets) it reads `KEY=[redacted]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvPair {
     /// The variable's name.
@@ -186,18 +190,59 @@ pub struct EnvPair {
     pub value: String,
 }
 
+/// What an output shows in place of a secret.
+pub const REDACTED: &str = "[redacted]";
+
 impl FromStr for EnvPair {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
         match text.split_once('=') {
             Some((key, value)) if !key.is_empty() => Ok(EnvPair { key: key.to_owned(), value: value.to_owned() }),
-            _ => Err(format!("'{text}' is not KEY=VALUE")),
+            Some(_) => Err(format!("'{text}' is not KEY=VALUE or KEY: the name is empty")),
+            None if !text.is_empty() => match std::env::var(text) {
+                Ok(value) => Ok(EnvPair { key: text.to_owned(), value }),
+                Err(_) => Err(format!(
+                    "'{text}' is not set in loadhost's environment (-e KEY passes loadhost's own value of KEY; -e KEY=VALUE sets one)"
+                )),
+            },
+            None => Err("an empty -e: expected KEY=VALUE or KEY".to_owned()),
         }
     }
 }
 
 impl fmt::Display for EnvPair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={REDACTED}", self.key)
+    }
+}
+
+/// A label of the run (`--tag KEY=VALUE`, as k6's `--tag`): meant for reports (team, build, commit),
+/// so written to every output, unlike `-e` values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag {
+    /// The label's name: letters, digits, `_`, `-` and `.`, at most 64.
+    pub key: String,
+    /// Its value.
+    pub value: String,
+}
+
+impl FromStr for Tag {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (key, value) = text.split_once('=').ok_or_else(|| format!("'{text}' is not KEY=VALUE"))?;
+        let name_ok = !key.is_empty()
+            && key.len() <= 64
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !name_ok {
+            return Err(format!("'{text}': the name '{key}' must be 1 to 64 letters, digits, '_', '-' or '.'"));
+        }
+        Ok(Tag { key: key.to_owned(), value: value.to_owned() })
+    }
+}
+
+impl fmt::Display for Tag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}={}", self.key, self.value)
     }
@@ -299,7 +344,7 @@ impl fmt::Display for DirGrant {
 
 // Rates, percentages and sizes also take a TOML number, so they deserialize by hand below.
 display_serialize!(Rate, Percent, Size);
-text_serde!(Dur, Stage, EnvPair, DirGrant);
+text_serde!(Dur, Stage, EnvPair, Tag, DirGrant);
 
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -409,10 +454,27 @@ mod tests {
     }
 
     #[test]
-    fn env_pairs_need_a_key() {
+    fn env_pairs_need_a_key_and_never_show_their_value() {
         assert_eq!("A=1".parse::<EnvPair>(), Ok(EnvPair { key: "A".into(), value: "1".into() }));
         assert_eq!("A=".parse::<EnvPair>().map(|p| p.value), Ok(String::new()));
         assert!("=1".parse::<EnvPair>().is_err());
-        assert!("A".parse::<EnvPair>().is_err());
+        assert!("".parse::<EnvPair>().is_err());
+        let unset = "LOADHOST_TEST_SURELY_UNSET_VARIABLE".parse::<EnvPair>().unwrap_err();
+        assert!(unset.contains("not set in loadhost's environment"), "{unset}");
+        // `PATH` is set in any process that runs tests: -e KEY takes loadhost's own value.
+        let path = "PATH".parse::<EnvPair>().unwrap();
+        assert_eq!(Some(path.value.clone()), std::env::var("PATH").ok());
+        assert_eq!(path.to_string(), "PATH=[redacted]");
+        assert_eq!(serde_json::to_string(&path).unwrap(), "\"PATH=[redacted]\"");
+    }
+
+    #[test]
+    fn tags_need_a_plain_name() {
+        assert_eq!("team=checkout".parse::<Tag>(), Ok(Tag { key: "team".into(), value: "checkout".into() }));
+        assert_eq!("build.id=a=b".parse::<Tag>().map(|t| t.value), Ok("a=b".to_owned()));
+        for bad in ["team", "=x", "a b=1", "é=1"] {
+            assert!(bad.parse::<Tag>().is_err(), "{bad}");
+        }
+        assert_eq!("team=x".parse::<Tag>().unwrap().to_string(), "team=x", "tags are meant for reports");
     }
 }

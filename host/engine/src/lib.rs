@@ -65,9 +65,17 @@ pub enum EngineError {
     /// The plugin's `setup` failed or timed out: nothing was sent.
     #[error("the plugin's setup failed: {0}")]
     Setup(String),
-    /// A bug: a task of the engine panicked.
+    /// A bug: a task of the engine panicked before the load started.
     #[error("internal error: {0}")]
     Panicked(String),
+    /// A bug: a task of the engine panicked after the load started. What was measured is kept.
+    #[error("internal error after the load started: {reason}")]
+    Broken {
+        /// Everything measured until then.
+        report: Box<loadhost_metrics::RunReport>,
+        /// What broke.
+        reason: String,
+    },
 }
 
 /// Told about each interval as the run goes (CSV rows, the progress line).

@@ -109,6 +109,9 @@ pub struct ScenarioRuns {
     pub teardown_error: Option<String>,
     /// Metrics the plugin recorded in its `setup` and `teardown`.
     pub lifecycle: Window,
+    /// Set when a task of the engine panicked after the load started (a bug): why. The reports
+    /// still hold everything measured.
+    pub broken: Option<String>,
 }
 
 /// Run several plans at once, each a scenario with its own pacer, crew and metrics, starting after
@@ -122,7 +125,12 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
     interrupt: Option<Arc<Interrupt>>,
 ) -> Result<ScenarioRuns, EngineError> {
     let Some(first) = plans.first() else {
-        return Ok(ScenarioRuns { reports: Vec::new(), teardown_error: None, lifecycle: Window::default() });
+        return Ok(ScenarioRuns {
+            reports: Vec::new(),
+            teardown_error: None,
+            lifecycle: Window::default(),
+            broken: None,
+        });
     };
     let lifecycle = Arc::new(Recorder::new(1));
     let lifecycle_metrics = MetricsHandle::new(lifecycle.clone(), LIFECYCLE_ID);
@@ -138,12 +146,23 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
             run_scenario(plan, factory, &mut forward, live, setup_data, recorder, None).await
         }
     });
-    let reports = futures_util::future::join_all(runs).await.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut reports = Vec::new();
+    let mut broken = None;
+    for result in futures_util::future::join_all(runs).await {
+        match result {
+            Ok(report) => reports.push(report),
+            Err(EngineError::Broken { report, reason }) => {
+                broken.get_or_insert(reason);
+                reports.push(*report);
+            }
+            Err(other) => return Err(other),
+        }
+    }
     let teardown_error = match &setup_data {
         Some(data) => teardown(&factory, data, first.lifecycle_timeout(), lifecycle_metrics).await,
         None => None,
     };
-    Ok(ScenarioRuns { reports, teardown_error, lifecycle: lifecycle.drain() })
+    Ok(ScenarioRuns { reports, teardown_error, lifecycle: lifecycle.drain(), broken })
 }
 
 /// Forwards one scenario's rows to the observer every scenario shares.
@@ -269,9 +288,6 @@ async fn run_scenario<F: WorkerFactory>(
         _ => None,
     };
     ticker.emit(&recorder, &crews, observer, end);
-    if let Some(panic) = panics.into_iter().next() {
-        return Err(EngineError::Panicked(panic));
-    }
 
     let elapsed = end - start;
     let (aborted, stopped) = match stop.reason() {
@@ -300,7 +316,7 @@ async fn run_scenario<F: WorkerFactory>(
         retired: crews.sum(|c| &c.retired),
         replaced: crews.sum(|c| &c.replaced),
     };
-    Ok(RunReport {
+    let report = RunReport {
         scenario: plan.scenario().to_owned(),
         offset: plan.start_delay(),
         started_at,
@@ -314,7 +330,12 @@ async fn run_scenario<F: WorkerFactory>(
         aborted,
         stopped,
         teardown_error,
-    })
+    };
+    match panics.into_iter().next() {
+        // The load ran: what it measured is the caller's to write, beside the error.
+        Some(reason) => Err(EngineError::Broken { report: Box::new(report), reason }),
+        None => Ok(report),
+    }
 }
 
 /// Start every shard and wait until each has its crew up. When one cannot, the others are told

@@ -47,6 +47,16 @@ impl fmt::Display for SeriesKey {
 /// trend in milliseconds keeps microsecond resolution.
 const TREND_SCALE: f64 = 1000.0;
 
+/// The largest trend (and gauge) value a plugin may record, either sign. A histogram's size grows
+/// with the range of its values; past this (a thousand billion, in the recorded unit) a value is
+/// no measurement but a bug or an attack, and is counted as an invalid sample instead.
+pub const MAX_SAMPLE: f64 = 1e15;
+
+/// Whether a trend or gauge value can be recorded: finite and within [`MAX_SAMPLE`].
+pub fn valid_sample(value: f64) -> bool {
+    value.is_finite() && value.abs() <= MAX_SAMPLE
+}
+
 /// The aggregate of one trend series: exact count, sum, min and max, and HDR percentiles.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TrendStats {
@@ -158,7 +168,8 @@ impl SeriesValue {
     /// Fold `other` (of the same kind) into `self`; returns false on a kind mismatch.
     pub(crate) fn merge(&mut self, other: &SeriesValue) -> bool {
         match (self, other) {
-            (SeriesValue::Counter(a), SeriesValue::Counter(b)) => *a += b,
+            // A plugin chooses its deltas: a total saturates rather than wrap round to a small number.
+            (SeriesValue::Counter(a), SeriesValue::Counter(b)) => *a = a.saturating_add(*b),
             (SeriesValue::Gauge { value, seq }, SeriesValue::Gauge { value: v, seq: s }) => {
                 if *s >= *seq {
                     *value = *v;

@@ -171,14 +171,21 @@ impl Recorder {
         self.plugin_sample(shard, key, |p, key| p.counter(key, delta));
     }
 
-    /// Set a plugin gauge.
+    /// Set a plugin gauge (a non-finite or absurd value is an invalid sample).
     pub fn gauge(&self, shard: usize, key: SeriesKey, value: f64) {
+        if !crate::plugin::valid_sample(value) {
+            return self.with(shard, |w| w.plugin.note_invalid());
+        }
         let seq = self.gauge_seq.fetch_add(1, Ordering::Relaxed);
         self.plugin_sample(shard, key, |p, key| p.gauge(key, value, seq));
     }
 
-    /// Record a plugin trend value.
+    /// Record a plugin trend value (a non-finite or absurd value is an invalid sample, so no
+    /// histogram grows past a bounded range).
     pub fn trend(&self, shard: usize, key: SeriesKey, value: f64) {
+        if !crate::plugin::valid_sample(value) {
+            return self.with(shard, |w| w.plugin.note_invalid());
+        }
         self.plugin_sample(shard, key, |p, key| p.trend(key, value));
     }
 
@@ -224,6 +231,24 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absurd_plugin_values_are_invalid_samples_and_counters_saturate() {
+        let rec = Recorder::new(1);
+        for value in [1e300, -1e300, f64::NAN, f64::INFINITY] {
+            rec.trend(0, SeriesKey::new("size".into(), Vec::new()), value);
+            rec.gauge(0, SeriesKey::new("level".into(), Vec::new()), value);
+        }
+        rec.trend(0, SeriesKey::new("size".into(), Vec::new()), 12.5);
+        rec.counter(0, SeriesKey::new("n".into(), Vec::new()), u64::MAX);
+        rec.counter(0, SeriesKey::new("n".into(), Vec::new()), u64::MAX);
+        let w = rec.drain();
+        assert_eq!(w.plugin.invalid(), 8);
+        let series = w.plugin.series();
+        let value = |name: &str| &series.iter().find(|s| s.key.name == name).unwrap().value;
+        assert!(matches!(value("n"), crate::plugin::SeriesValue::Counter(u64::MAX)), "saturated, not wrapped");
+        assert!(matches!(value("size"), crate::plugin::SeriesValue::Trend(t) if t.count() == 1));
+    }
 
     #[test]
     fn drain_merges_shards_and_empties_them() {

@@ -172,6 +172,10 @@ fn header(out: &mut String, info: &RunInfo, summary: &Value) {
     for (name, value) in items {
         let _ = writeln!(out, "<dt>{name}</dt><dd>{value}</dd>");
     }
+    if !info.tags.is_empty() {
+        let tags: Vec<String> = info.tags.iter().map(|(k, v)| format!("<code>{}={}</code>", esc(k), esc(v))).collect();
+        let _ = writeln!(out, "<dt>tags</dt><dd>{}</dd>", tags.join(" "));
+    }
     if let Some(rss) = lookup(summary, &["host", "peak_rss_mb"]).and_then(Value::as_f64) {
         let _ = writeln!(out, "<dt>host peak RSS</dt><dd>{} MiB</dd>", num(rss));
     }
@@ -682,6 +686,7 @@ mod tests {
             config: json!({ "rate": "4/s", "duration": "3s" }),
             model: "open: 4/s for 3s".into(),
             peak_rss: Some(50 << 20),
+            tags: vec![("team".into(), "checkout".into())],
         };
         (info, report, rows)
     }
@@ -755,6 +760,13 @@ mod tests {
         let ours = html.replace(UPLOT_JS, "");
         assert!(!ours.contains("http://") && !ours.contains("https://"), "a URL outside uPlot's banner");
         assert!(!html.contains("<link") && !html.contains("@import"), "nothing may be loaded");
+    }
+
+    #[test]
+    fn the_runs_tags_are_in_its_header() {
+        let (info, report, rows) = run("noop.wasm");
+        let html = render(&info, &report, &[], &rows, &[]);
+        assert!(html.contains("<dt>tags</dt><dd><code>team=checkout</code></dd>"), "the --tag labels are shown");
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub fn summary(info: &RunInfo, report: &RunReport) -> Value {
         "version": VERSION,
         "plugin": { "path": info.plugin_path, "sha256": info.plugin_sha256 },
         "config": info.config,
+        "tags": info.tags_json(),
         "started_at": humantime::format_rfc3339_millis(report.started_at).to_string(),
         "duration_s": report.elapsed.as_secs_f64(),
         "tasks": {

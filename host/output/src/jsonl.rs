@@ -36,6 +36,7 @@ impl<W: Write> JsonLines<W> {
             "version": VERSION,
             "plugin": { "path": info.plugin_path, "sha256": info.plugin_sha256 },
             "config": info.config,
+            "tags": info.tags_json(),
         });
         writeln!(out, "{start}")?;
         out.flush()?;
@@ -125,6 +126,7 @@ mod tests {
             config: json!({"rate": "10/s"}),
             model: String::new(),
             peak_rss: None,
+            tags: Vec::new(),
         };
         let mut writer = JsonLines::new(Vec::new(), &info).unwrap();
         let mut window = Window::default();

@@ -38,6 +38,15 @@ pub struct RunInfo {
     pub model: String,
     /// The host process's peak resident memory, in bytes, once the run is over (when known).
     pub peak_rss: Option<u64>,
+    /// The run's labels (`--tag KEY=VALUE`), in order.
+    pub tags: Vec<(String, String)>,
+}
+
+impl RunInfo {
+    /// The tags as a JSON object (`{"team": "checkout", …}`), as every output writes them.
+    pub fn tags_json(&self) -> serde_json::Value {
+        self.tags.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect()
+    }
 }
 
 /// The loadhost version, in every output.

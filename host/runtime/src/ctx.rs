@@ -27,6 +27,8 @@ pub(crate) struct DoerCtx {
     pub(crate) http_client: Arc<WorkerHttp>,
     /// …and the connections it keeps for it.
     pub(crate) connections: Connections,
+    /// What the plugin may reach, for its name lookups.
+    allow: Arc<crate::http::allow::AllowList>,
 }
 
 impl DoerCtx {
@@ -67,7 +69,11 @@ impl DoerCtx {
             wasi.allow_tcp(true).allow_udp(true).allow_ip_name_lookup(true);
         }
         let http = grants.http.for_worker();
-        let hooks = HostHttpHooks { client: http.clone(), metrics: metrics.clone() };
+        let hooks = HostHttpHooks {
+            client: http.clone(),
+            metrics: metrics.clone(),
+            under_way: Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_REQUESTS_PER_INSTANCE)),
+        };
         Ok(Self {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
@@ -77,7 +83,16 @@ impl DoerCtx {
             limits: InstanceLimits::new(max_memory),
             http_client: http,
             connections: Connections::new(run.clone(), event_loop),
+            allow: grants.http.allow_list().clone(),
         })
+    }
+}
+
+impl DoerCtx {
+    /// The store's sockets behind the allow-list's name filter (see `name_lookup`).
+    pub(crate) fn name_lookup(&mut self) -> crate::name_lookup::Filtered<'_> {
+        let allow = self.allow.clone();
+        crate::name_lookup::Filtered { sockets: wasmtime_wasi::sockets::WasiSocketsView::sockets(self), allow }
     }
 }
 
@@ -97,6 +112,8 @@ impl WasiHttpView for DoerCtx {
 struct HostHttpHooks {
     client: Arc<WorkerHttp>,
     metrics: MetricsHandle,
+    /// Requests this instance has under way: a plugin may not open them without bound.
+    under_way: Arc<tokio::sync::Semaphore>,
 }
 
 type IoFuture = Box<dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>;
@@ -119,6 +136,13 @@ impl wasmtime_wasi_http::WasiHttpHooks for HostHttpHooks {
         if !self.client.permits(host, port, &self.metrics) {
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }
-        Box::new(self.client.clone().send(request, options, self.metrics.clone()))
+        let Ok(under_way) = self.under_way.clone().try_acquire_owned() else {
+            tracing::debug!(
+                "the plugin has {} wasi:http requests under way: refusing more",
+                crate::http::MAX_REQUESTS_PER_INSTANCE
+            );
+            return Box::new(async { Err(wasmtime_wasi_http::Error::ConnectionLimitReached) });
+        };
+        Box::new(self.client.clone().send(request, options, self.metrics.clone(), under_way))
     }
 }

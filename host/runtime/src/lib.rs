@@ -29,6 +29,7 @@ pub mod http;
 mod http_host;
 pub mod limits;
 mod metrics_host;
+mod name_lookup;
 pub mod plugin;
 mod wasmtime_engine;
 pub mod worker;

@@ -202,6 +202,14 @@ fn linker(runtime: &Runtime) -> Result<Linker<DoerCtx>, PluginError> {
         |err: wasmtime::Error| PluginError::Invalid { path: PathBuf::from("<host>"), message: one_line(&err) };
     let mut linker = Linker::new(&runtime.engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(internal)?;
+    // Name lookups go through the allow-list: wasi's own implementation, behind a filter.
+    linker.allow_shadowing(true);
+    wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::add_to_linker::<_, crate::name_lookup::NameLookup>(
+        &mut linker,
+        DoerCtx::name_lookup,
+    )
+    .map_err(internal)?;
+    linker.allow_shadowing(false);
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(internal)?;
     crate::bindings::Workload::add_to_linker::<_, wasmtime::component::HasSelf<DoerCtx>>(&mut linker, |ctx| ctx)
         .map_err(internal)?;

@@ -8,7 +8,7 @@
 //! | `/` | `200`, body `ok\n` |
 //! | `/delay?ms=N` | `200` after N milliseconds |
 //! | `/status?code=N` | status N |
-//! | `/bytes?n=N` | `200` with N bytes (at most 64 MiB) |
+//! | `/bytes?n=N` | `200` with N bytes, streamed 64 KiB at a time (at most 4 GiB) |
 //! | `/echo` | `200` with the request's body and content type |
 //! | `/stats` | JSON counts of requests and connections served so far |
 //!

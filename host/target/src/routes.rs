@@ -7,13 +7,51 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 
 use crate::Stats;
 
-/// The largest body `/bytes` sends, so a typo cannot exhaust memory.
-pub const MAX_BYTES: usize = 64 << 20;
+/// The largest body `/bytes` sends: it is streamed (the target holds 64 KiB of it at a time), so
+/// a test can send a body far larger than any plugin should read.
+pub const MAX_BYTES: u64 = 4 << 30;
+
+/// What every route answers with: a whole body, or `/bytes`'s stream.
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// `n` bytes of `x`, 64 KiB at a time.
+struct Stream {
+    left: u64,
+}
+
+/// The piece `Stream` sends over and over.
+static CHUNK: [u8; 64 << 10] = [b'x'; 64 << 10];
+
+impl http_body::Body for Stream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        if self.left == 0 {
+            return std::task::Poll::Ready(None);
+        }
+        let n = self.left.min(CHUNK.len() as u64) as usize;
+        self.left -= n as u64;
+        std::task::Poll::Ready(Some(Ok(http_body::Frame::data(Bytes::from_static(&CHUNK[..n])))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
+    }
+}
 
 /// The longest `/delay` waits.
 pub const MAX_DELAY: Duration = Duration::from_secs(60);
@@ -27,15 +65,15 @@ fn query_number(req: &Request<Incoming>, key: &str) -> Option<u64> {
         .and_then(|(_, v)| v.parse().ok())
 }
 
-fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(body.into()));
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let mut response = Response::new(Full::new(body.into()).boxed_unsync());
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain"));
     response
 }
 
 /// Answer one request.
-pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Response<Full<Bytes>>, Infallible> {
+pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Response<Body>, Infallible> {
     stats.requests.fetch_add(1, Ordering::Relaxed);
     let response = match req.uri().path() {
         "/" => text(StatusCode::OK, "ok\n"),
@@ -52,8 +90,10 @@ pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Respons
             }
         }
         "/bytes" => {
-            let n = query_number(&req, "n").unwrap_or(0).min(MAX_BYTES as u64) as usize;
-            text(StatusCode::OK, vec![b'x'; n])
+            let n = query_number(&req, "n").unwrap_or(0).min(MAX_BYTES);
+            let mut response = text(StatusCode::OK, Bytes::new());
+            *response.body_mut() = Stream { left: n }.boxed_unsync();
+            response
         }
         "/echo" => {
             let content_type = req.headers().get(header::CONTENT_TYPE).cloned();

@@ -78,3 +78,20 @@ async fn a_worker_that_cannot_start_stops_the_run_before_any_load() {
         other => panic!("expected a start failure, got {:?}", other.map(|r| *r.counts())),
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_bug_after_the_load_started_keeps_what_was_measured() {
+    // A worker loop that panics is a bug of the host, not a plugin's trap: the run reports it as an
+    // error, but with the report of everything measured until then, for the outputs.
+    let factory = FakeFactory::new(|task| {
+        assert!(task.iteration != 5, "a bug in the worker on purpose");
+        (ms(1), TaskOutcome::Passed)
+    });
+    let plan = Plan::new(Model::Closed { workers: 2, duration: None, max_tasks: Some(50) }).unwrap();
+    let result = loadhost_engine::run(&plan, factory, &mut |_: &loadhost_metrics::IntervalRow| {}).await;
+    let Err(EngineError::Broken { report, reason }) = result else {
+        panic!("expected a broken run, got {result:?}");
+    };
+    assert!(reason.contains("panicked"), "{reason}");
+    assert!(report.counts().passed >= 5, "what ran is kept: {:?}", report.counts());
+}

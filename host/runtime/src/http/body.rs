@@ -23,18 +23,22 @@ pub(crate) struct Pending {
     pub(crate) client: Arc<WorkerHttp>,
     /// The per-host connection slot, held until the body is done.
     pub(crate) _permit: Option<OwnedSemaphorePermit>,
+    /// The instance's slot for requests under way, held until the body is done.
+    pub(crate) _under_way: OwnedSemaphorePermit,
 }
 
-/// A response body that records its request when it ends.
+/// A response body that records its request when it ends, and fails once it is larger than
+/// `--max-response-body` (the plugin reads it in pieces, so the host never holds more than a piece).
 pub(crate) struct TimedBody {
     inner: Incoming,
     pending: Option<Pending>,
     bytes: u64,
+    limit: u64,
 }
 
 impl TimedBody {
-    pub(crate) fn new(inner: Incoming, pending: Pending) -> Self {
-        Self { inner, pending: Some(pending), bytes: 0 }
+    pub(crate) fn new(inner: Incoming, pending: Pending, limit: u64) -> Self {
+        Self { inner, pending: Some(pending), bytes: 0, limit }
     }
 
     fn finish(&mut self, status: Option<u16>) {
@@ -56,6 +60,15 @@ impl Body for TimedBody {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.bytes += data.len() as u64;
+                    if this.bytes > this.limit {
+                        if let Some(p) = &this.pending {
+                            tracing::debug!("{}", p.client.shared.body_too_large());
+                        }
+                        this.finish(None);
+                        return Poll::Ready(Some(Err(wasmtime_wasi_http::Error::HttpResponseBodySize(Some(
+                            this.limit,
+                        )))));
+                    }
                 }
                 Poll::Ready(Some(Ok(frame)))
             }

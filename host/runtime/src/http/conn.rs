@@ -56,6 +56,20 @@ enum Conn {
     H2 { send: http2::SendRequest<RequestBody> },
 }
 
+/// Why an exchange got no response.
+pub(crate) enum ExchangeError {
+    /// The destination is refused: it is one of the host's own listeners.
+    Denied(String),
+    /// Connecting, sending or receiving failed.
+    Failed(String),
+}
+
+impl From<String> for ExchangeError {
+    fn from(why: String) -> Self {
+        ExchangeError::Failed(why)
+    }
+}
+
 /// How one attempt on a connection failed.
 enum Failed {
     /// The request never left: the connection was closed first. Safe to send again.
@@ -146,7 +160,7 @@ impl Connections {
         target: &Target,
         capped: bool,
         mut request: http::Request<RequestBody>,
-    ) -> Result<(http::response::Parts, Bytes), String> {
+    ) -> Result<(http::response::Parts, Bytes), ExchangeError> {
         let mut fresh = false;
         loop {
             let conn = match self.take(target, capped) {
@@ -159,8 +173,8 @@ impl Connections {
                 }
             };
             let exchanged = match conn {
-                Conn::H1 { send, driver } => exchange_h1(send, driver, request).await,
-                Conn::H2 { send } => Box::pin(exchange_h2(send, request)).await,
+                Conn::H1 { send, driver } => exchange_h1(http, send, driver, request).await,
+                Conn::H2 { send } => Box::pin(exchange_h2(http, send, request)).await,
             };
             match exchanged {
                 Ok((parts, body, Some(conn))) => {
@@ -169,8 +183,10 @@ impl Connections {
                 }
                 Ok((parts, body, None)) => return Ok((parts, body)),
                 Err(Failed::NotSent(again)) if !fresh => request = *again,
-                Err(Failed::NotSent(_)) => return Err("the connection closed before the request was sent".into()),
-                Err(Failed::Error(why)) => return Err(why),
+                Err(Failed::NotSent(_)) => {
+                    return Err(ExchangeError::Failed("the connection closed before the request was sent".into()));
+                }
+                Err(Failed::Error(why)) => return Err(ExchangeError::Failed(why)),
             }
         }
     }
@@ -197,7 +213,7 @@ impl Connections {
     /// A new connection to `target`. The first one of an event loop to a target learns what it
     /// speaks; until then the loop's workers wait for it, and an HTTP/2 session it opens serves
     /// them all.
-    async fn connect(&self, http: &WorkerHttp, target: &Target) -> Result<Conn, String> {
+    async fn connect(&self, http: &WorkerHttp, target: &Target) -> Result<Conn, ExchangeError> {
         let shared = self.loop_connections();
         if shared.known(target).is_some() {
             return connect(http, target).await;
@@ -229,7 +245,7 @@ impl Connections {
 }
 
 /// Open a connection to `target` (TLS and ALPN through the worker's connector).
-async fn connect(http: &WorkerHttp, target: &Target) -> Result<Conn, String> {
+async fn connect(http: &WorkerHttp, target: &Target) -> Result<Conn, ExchangeError> {
     let uri = target.uri()?;
     let io = http.connector.clone().call(uri).await.map_err(|err| connect_error(err.as_ref()))?;
     if http.shared.h2c || io.connected().is_negotiated_h2() {
@@ -249,6 +265,7 @@ type Exchanged = Result<(http::response::Parts, Bytes, Option<Conn>), Failed>;
 
 /// One request on an HTTP/1.1 connection, driving it; it comes back when it can carry another.
 async fn exchange_h1(
+    http: &WorkerHttp,
     mut send: http1::SendRequest<RequestBody>,
     mut driver: Pin<Box<http1::Connection<Io, RequestBody>>>,
     request: http::Request<RequestBody>,
@@ -259,19 +276,23 @@ async fn exchange_h1(
     }
     let response = drive(driver.as_mut(), send.try_send_request(request)).await.map_err(not_sent)?;
     let (parts, body) = response.into_parts();
-    let body = drive(driver.as_mut(), read(body)).await?;
+    let body = drive(driver.as_mut(), read(body, http)).await?;
     let reusable = !send.is_closed();
     Ok((parts, body, reusable.then_some(Conn::H1 { send, driver })))
 }
 
 /// One request on the event loop's HTTP/2 session.
-async fn exchange_h2(mut send: http2::SendRequest<RequestBody>, request: http::Request<RequestBody>) -> Exchanged {
+async fn exchange_h2(
+    http: &WorkerHttp,
+    mut send: http2::SendRequest<RequestBody>,
+    request: http::Request<RequestBody>,
+) -> Exchanged {
     if send.ready().await.is_err() {
         return Err(Failed::NotSent(Box::new(request)));
     }
     let response = send.try_send_request(request).await.map_err(not_sent)?;
     let (parts, body) = response.into_parts();
-    let body = read(body).await?;
+    let body = read(body, http).await?;
     let reusable = !send.is_closed();
     Ok((parts, body, reusable.then_some(Conn::H2 { send })))
 }
@@ -296,11 +317,38 @@ fn origin_form(mut request: http::Request<RequestBody>) -> http::Request<Request
     request
 }
 
-async fn read(body: Incoming) -> Result<Bytes, Failed> {
-    body.collect()
-        .await
-        .map(http_body_util::Collected::to_bytes)
-        .map_err(|err| Failed::Error(format!("reading the response body: {err}")))
+/// Read a whole body, but never more than `http`'s `--max-response-body`: past it the request
+/// fails and what was read is let go, so a huge body costs the host at most the cap.
+async fn read(mut body: Incoming, http: &WorkerHttp) -> Result<Bytes, Failed> {
+    let limit = usize::try_from(http.shared.max_body).unwrap_or(usize::MAX);
+    // A body that says it is too large fails before any of it is read.
+    if usize::try_from(http_body::Body::size_hint(&body).lower()).unwrap_or(usize::MAX) > limit {
+        return Err(Failed::Error(http.shared.body_too_large()));
+    }
+    let mut whole: Vec<u8> = Vec::new();
+    let mut only: Option<Bytes> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|err| Failed::Error(format!("reading the response body: {err}")))?;
+        let Ok(data) = frame.into_data() else { continue };
+        let read = whole.len() + only.as_ref().map_or(0, Bytes::len) + data.len();
+        if read > limit {
+            return Err(Failed::Error(http.shared.body_too_large()));
+        }
+        // One frame (the usual small response) is kept as it came; more are joined, growing the
+        // buffer by doubling but never past the cap.
+        match only.take() {
+            None if whole.is_empty() => only = Some(data),
+            first => {
+                if read > whole.capacity() {
+                    let want = whole.capacity().saturating_mul(2).max(read).min(limit);
+                    whole.reserve_exact(want - whole.len());
+                }
+                whole.extend_from_slice(&first.unwrap_or_default());
+                whole.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(only.unwrap_or_else(|| Bytes::from(whole)))
 }
 
 fn not_sent(mut err: TrySendError<http::Request<RequestBody>>) -> Failed {
@@ -328,20 +376,27 @@ async fn drive<W: Future>(mut driver: Pin<&mut http1::Connection<Io, RequestBody
     .await
 }
 
-/// A connection error as the plugin sees it: the I/O error's kind when there is one.
-fn connect_error(err: &(dyn std::error::Error + 'static)) -> String {
+/// A connection error as the plugin sees it: the I/O error's kind when there is one, and a refusal
+/// when the destination is one of the host's own listeners.
+fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
     let mut source = Some(err);
     while let Some(cause) = source {
+        if let Some(own) = cause.downcast_ref::<super::connector::OwnListener>() {
+            return ExchangeError::Denied(own.to_string());
+        }
         if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            return match io.kind() {
+            if let Some(own) = io.get_ref().and_then(|inner| inner.downcast_ref::<super::connector::OwnListener>()) {
+                return ExchangeError::Denied(own.to_string());
+            }
+            return ExchangeError::Failed(match io.kind() {
                 std::io::ErrorKind::ConnectionRefused => "ConnectionRefused".to_owned(),
                 std::io::ErrorKind::TimedOut => "ConnectionTimeout".to_owned(),
                 _ => format!("connecting: {io}"),
-            };
+            });
         }
         source = cause.source();
     }
-    format!("connecting: {err}")
+    ExchangeError::Failed(format!("connecting: {err}"))
 }
 
 fn hyper_error(err: &hyper::Error) -> String {

@@ -1,9 +1,11 @@
-//! The TCP connector under the pooled client: it counts connections opened and the bytes that
-//! cross each socket (TLS included), which is what `http_connections_opened`, `data_sent` and
+//! The TCP connector under every HTTP connection: it resolves the name, refuses the host's own
+//! listeners (whatever name leads there), and counts connections opened and the bytes that cross
+//! each socket (TLS included), which is what `http_connections_opened`, `data_sent` and
 //! `data_received` report.
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +16,8 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+
+use super::allow::OwnListeners;
 
 /// Connections and wire bytes of a run, shared by every worker.
 #[derive(Debug, Default)]
@@ -26,16 +30,48 @@ pub struct WireCounters {
     pub received: AtomicU64,
 }
 
-/// Opens TCP connections for the pooled client, counting them.
+/// Opens TCP connections, counting them.
 #[derive(Debug, Clone)]
 pub struct CountingConnector {
     counters: Arc<WireCounters>,
+    own: OwnListeners,
 }
 
 impl CountingConnector {
-    /// A connector adding to `counters`.
-    pub fn new(counters: Arc<WireCounters>) -> Self {
-        Self { counters }
+    /// A connector adding to `counters` that never connects to `own`.
+    pub fn new(counters: Arc<WireCounters>, own: OwnListeners) -> Self {
+        Self { counters, own }
+    }
+}
+
+/// A connection refused because it would reach one of the host's own listeners.
+#[derive(Debug, thiserror::Error)]
+#[error("{addr} is loadhost's own {flag} listener: a plugin may never reach the host's own ports")]
+pub struct OwnListener {
+    /// Where the name led.
+    pub addr: SocketAddr,
+    /// The flag that opened the listener.
+    pub flag: &'static str,
+}
+
+/// The addresses `host:port` resolves to, minus the host's own listeners; refused outright when
+/// every one of them is the host's.
+async fn destinations(host: &str, port: u16, own: &OwnListeners) -> io::Result<Vec<SocketAddr>> {
+    let resolved: Vec<SocketAddr> = tokio::net::lookup_host((host, port)).await?.collect();
+    let mut refused = None;
+    let allowed: Vec<SocketAddr> = resolved
+        .into_iter()
+        .filter(|addr| match own.reached_by(*addr) {
+            Some(flag) => {
+                refused.get_or_insert(OwnListener { addr: *addr, flag });
+                false
+            }
+            None => true,
+        })
+        .collect();
+    match (allowed.is_empty(), refused) {
+        (true, Some(own)) => Err(io::Error::new(io::ErrorKind::PermissionDenied, own)),
+        _ => Ok(allowed),
     }
 }
 
@@ -50,11 +86,12 @@ impl tower_service::Service<Uri> for CountingConnector {
 
     fn call(&mut self, uri: Uri) -> Self::Future {
         let counters = self.counters.clone();
+        let own = self.own.clone();
         Box::pin(async move {
             let host = uri.host().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no host in the URI"))?;
             let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
             let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
-            let stream = TcpStream::connect((host.as_str(), port)).await?;
+            let stream = TcpStream::connect(&destinations(&host, port, &own).await?[..]).await?;
             // Requests are small and latency-bound: never wait to coalesce writes.
             stream.set_nodelay(true)?;
             counters.connections.fetch_add(1, Ordering::Relaxed);

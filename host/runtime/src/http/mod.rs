@@ -21,6 +21,7 @@ pub mod connector;
 pub mod tls;
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,13 +36,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
 
-use self::allow::{AllowList, AllowRule};
+use self::allow::{AllowList, AllowRule, Ports};
 use self::body::{Pending, TimedBody};
 use self::connector::{CountingConnector, WireCounters};
 use self::tls::TlsOptions;
 
 /// How plugins may use the network.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// Hosts a plugin may reach (HTTP and sockets); empty: nothing.
     pub allow: Vec<AllowRule>,
@@ -51,6 +52,20 @@ pub struct HttpOptions {
     pub h2c: bool,
     /// At most this many requests in flight (so connections, over HTTP/1.1) per host:port.
     pub max_connections_per_host: Option<u32>,
+    /// The largest response body the host reads for a plugin (`--max-response-body`).
+    pub max_response_body: u64,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            allow: Vec::new(),
+            tls: TlsOptions::default(),
+            h2c: false,
+            max_connections_per_host: None,
+            max_response_body: 64 << 20,
+        }
+    }
 }
 
 type Pooled = Client<hyper_rustls::HttpsConnector<CountingConnector>, WasiBody>;
@@ -59,11 +74,18 @@ type Pooled = Client<hyper_rustls::HttpsConnector<CountingConnector>, WasiBody>;
 pub struct HttpClient {
     tls: rustls::ClientConfig,
     h2c: bool,
-    allow: AllowList,
+    allow: Arc<AllowList>,
     per_host: Option<u32>,
     slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     denial_logged: AtomicBool,
+    max_body: u64,
 }
+
+/// The most hosts the per-host caps keep a count for; past it, idle ones are forgotten.
+const MAX_CAPPED_HOSTS: usize = 4096;
+
+/// The most wasi:http requests one instance may have under way at once.
+pub const MAX_REQUESTS_PER_INSTANCE: usize = 64;
 
 /// One worker's HTTP: its connector, its keep-alive pool for wasi:http and its wire counters,
 /// under the process's settings.
@@ -74,6 +96,7 @@ pub struct WorkerHttp {
     shared: Arc<HttpClient>,
 }
 
+use conn::ExchangeError;
 pub(crate) use conn::{Connections, RunConnections};
 
 type SendResult =
@@ -88,10 +111,11 @@ impl HttpClient {
         Ok(Arc::new(Self {
             tls: tls::client_config(&options.tls)?,
             h2c: options.h2c,
-            allow: AllowList::new(options.allow.clone()),
+            allow: Arc::new(AllowList::new(options.allow.clone())),
             per_host: options.max_connections_per_host,
             slots: Mutex::default(),
             denial_logged: AtomicBool::new(false),
+            max_body: options.max_response_body,
         }))
     }
 
@@ -99,7 +123,7 @@ impl HttpClient {
     fn connector(&self, wire: &Arc<WireCounters>) -> hyper_rustls::HttpsConnector<CountingConnector> {
         let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(self.tls.clone()).https_or_http();
         if self.h2c { builder.enable_http2() } else { builder.enable_all_versions() }
-            .wrap_connector(CountingConnector::new(wire.clone()))
+            .wrap_connector(CountingConnector::new(wire.clone(), self.allow.own_listeners().clone()))
     }
 
     /// A keep-alive pool whose connections run as tasks of the runtime that opens them.
@@ -121,8 +145,14 @@ impl HttpClient {
     }
 
     /// The allow-list (also used for wasi:sockets).
-    pub fn allow_list(&self) -> &AllowList {
+    pub fn allow_list(&self) -> &Arc<AllowList> {
         &self.allow
+    }
+
+    /// Refuse plugins the host's own listener on `addr` (opened for `flag`), whatever the
+    /// allow-list says: call it for every listener before the load starts.
+    pub fn refuse_listener(&self, addr: SocketAddr, flag: &'static str) {
+        self.allow.own_listeners().add(addr, flag);
     }
 
     /// Whether a request to `host:port` may go out; logs the first denial with the flag to use.
@@ -130,25 +160,49 @@ impl HttpClient {
         if self.allow.allows(host, port) {
             return true;
         }
-        metrics.http_denied();
-        if !self.denial_logged.swap(true, Ordering::Relaxed) {
-            let rule =
-                AllowRule { host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), port: Some(port) };
-            tracing::warn!(
-                "the plugin tried to reach {rule}, which is not allowed: pass --allow-host {rule} to allow it \
-                 (later denials are only counted, as http_denied)"
-            );
-        }
+        let rule =
+            AllowRule { host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), ports: Ports::One(port) };
+        self.deny(
+            metrics,
+            &format!(
+                "the plugin tried to reach {rule}, which is not allowed: pass --allow-host {rule} to allow it (a bare \
+                 --allow-host HOST allows ports 80 and 443 only, HOST:* every port)"
+            ),
+        );
         false
     }
 
-    async fn slot(&self, authority: &str) -> Option<OwnedSemaphorePermit> {
+    /// Count a refused request; log why the first time.
+    pub(crate) fn deny(&self, metrics: &MetricsHandle, why: &str) {
+        metrics.http_denied();
+        if !self.denial_logged.swap(true, Ordering::Relaxed) {
+            tracing::warn!("{why} (later denials are only counted, as http_denied)");
+        }
+    }
+
+    /// A slot under the per-host cap for `host:port` (normalised: `h`, `H:80` and `user@h` are
+    /// one host), when there is a cap.
+    async fn slot(&self, host: &str, port: u16) -> Option<OwnedSemaphorePermit> {
         let cap = self.per_host?;
+        let key = format!("{}:{port}", host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase());
         let semaphore = {
             let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-            slots.entry(authority.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(cap as usize))).clone()
+            if slots.len() >= MAX_CAPPED_HOSTS && !slots.contains_key(&key) {
+                // Forget hosts with nothing under way: the map stays bounded whatever a plugin tries.
+                slots.retain(|_, s| s.available_permits() < cap as usize);
+            }
+            slots.entry(key).or_insert_with(|| Arc::new(Semaphore::new(cap as usize))).clone()
         };
         semaphore.acquire_owned().await.ok()
+    }
+
+    /// Why a body over the cap failed, for the plugin.
+    pub(crate) fn body_too_large(&self) -> String {
+        format!(
+            "the response body is larger than --max-response-body {:.1}MiB, so the host stopped reading it \
+             (raise the flag to read it whole)",
+            self.max_body as f64 / f64::from(1 << 20)
+        )
     }
 }
 
@@ -165,9 +219,13 @@ impl WorkerHttp {
         request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         metrics: MetricsHandle,
+        under_way: OwnedSemaphorePermit,
     ) -> SendResult {
         let authority = request.uri().authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
-        let permit = self.shared.slot(&authority).await;
+        let host = request.uri().host().unwrap_or_default().to_owned();
+        let port =
+            request.uri().port_u16().unwrap_or(if request.uri().scheme_str() == Some("https") { 443 } else { 80 });
+        let permit = self.shared.slot(&host, port).await;
         let started = Instant::now();
         let sent = self.client.request(request);
         let response = match options.and_then(|o| o.first_byte_timeout.or(o.connect_timeout)) {
@@ -183,17 +241,30 @@ impl WorkerHttp {
         match response {
             Ok(response) => {
                 let (parts, body) = response.into_parts();
-                let pending =
-                    Pending { started, status: parts.status.as_u16(), metrics, client: self.clone(), _permit: permit };
-                let body = TimedBody::new(body, pending).boxed_unsync();
+                let pending = Pending {
+                    started,
+                    status: parts.status.as_u16(),
+                    metrics,
+                    client: self.clone(),
+                    _permit: permit,
+                    _under_way: under_way,
+                };
+                let body = TimedBody::new(body, pending, self.shared.max_body).boxed_unsync();
                 let io: Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send> =
                     Box::new(async { Ok(()) });
                 Ok((http::Response::from_parts(parts, body), io))
             }
-            Err(err) => {
-                self.record(&metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
-                Err(client_error(&err))
-            }
+            Err(err) => match client_error(&err) {
+                HttpError::HttpRequestDenied => {
+                    self.shared
+                        .deny(&metrics, &format!("the plugin tried to reach {authority}: {}", own_listener(&err)));
+                    Err(HttpError::HttpRequestDenied)
+                }
+                other => {
+                    self.record(&metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
+                    Err(other)
+                }
+            },
         }
     }
 }
@@ -245,7 +316,6 @@ impl WorkerHttp {
             return Err(FetchError::Denied(url.to_owned()));
         }
         let target = conn::Target { https, host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), port };
-        let authority = uri.authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
         let method = http::Method::from_bytes(method.as_bytes()).map_err(|err| invalid(format!("{err}")))?;
         let mut builder = http::Request::builder().method(method).uri(uri);
         for (name, value) in headers {
@@ -253,11 +323,13 @@ impl WorkerHttp {
         }
         let request = builder.body(Full::new(Bytes::from(body))).map_err(|err| invalid(format!("{err}")))?;
 
-        let permit = self.shared.slot(&authority).await;
+        let permit = self.shared.slot(&target.host, port).await;
         let started = Instant::now();
         let exchange = conns.exchange(self, &target, permit.is_some(), request);
         let result = match timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| Err("timed out".into())),
+            Some(limit) => tokio::time::timeout(limit, exchange)
+                .await
+                .unwrap_or_else(|_| Err(ExchangeError::Failed("timed out".into()))),
             None => exchange.await,
         };
         match result {
@@ -268,7 +340,11 @@ impl WorkerHttp {
                 self.record(metrics, sample);
                 Ok(WholeResponse { status, headers: parts.headers, body })
             }
-            Err(why) => {
+            Err(ExchangeError::Denied(why)) => {
+                self.shared.deny(metrics, &format!("the plugin tried to reach {url}: {why}"));
+                Err(FetchError::Denied(format!("{url}: {why}")))
+            }
+            Err(ExchangeError::Failed(why)) => {
                 self.record(metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
                 Err(FetchError::Network(format!("{url}: {why}")))
             }
@@ -285,12 +361,30 @@ fn drain_wire(wire: &WireCounters, metrics: &MetricsHandle) {
     );
 }
 
+/// Why a pooled-client request was refused: the host's own listener it would have reached.
+fn own_listener(err: &hyper_util::client::legacy::Error) -> String {
+    use std::error::Error as _;
+    let mut source = err.source();
+    while let Some(cause) = source {
+        if let Some(own) =
+            cause.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()?.downcast_ref::<connector::OwnListener>())
+        {
+            return own.to_string();
+        }
+        source = cause.source();
+    }
+    err.to_string()
+}
+
 /// Map a pooled-client error to the wasi:http error code the plugin sees.
 fn client_error(err: &hyper_util::client::legacy::Error) -> HttpError {
     use std::error::Error as _;
     let mut source = err.source();
     while let Some(cause) = source {
         if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io.get_ref().is_some_and(|inner| inner.is::<connector::OwnListener>()) {
+                return HttpError::HttpRequestDenied;
+            }
             return match io.kind() {
                 std::io::ErrorKind::ConnectionRefused => HttpError::ConnectionRefused,
                 std::io::ErrorKind::TimedOut => HttpError::ConnectionTimeout,

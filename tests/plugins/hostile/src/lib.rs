@@ -8,12 +8,13 @@
 //! - `panic`: panic, which traps
 //! - `read-file`: read the file `FILE` (default `/etc/passwd`); fails with the error if it cannot
 //! - `tags`: count `hostile_series` with a tag value no other task uses (the cardinality cap)
+//! - `absurd`: record trends of ±1e300 and NaN and add u64::MAX to a counter, over 1,000 tag values
 //! - `trap-init`: trap in the lifecycle's `init`, so no worker can start
 
 use std::hint::black_box;
 
 use loadhost_sdk::config::env_or;
-use loadhost_sdk::metrics::counter;
+use loadhost_sdk::metrics::{counter, trend};
 use loadhost_sdk::{Doer, Lifecycle, Task, TaskResult, failed};
 
 struct Hostile;
@@ -61,6 +62,14 @@ impl Doer for Hostile {
                 std::fs::read(&path).map_err(|err| failed(format!("cannot read {path}: {err}")))?;
             }
             "tags" => counter("hostile_series", 1, &[("id", &task.iteration.to_string())]),
+            "absurd" => {
+                let tag = (task.iteration % 1000).to_string();
+                let tags = [("k", tag.as_str())];
+                for value in [1e300, -1e300, f64::NAN] {
+                    trend("absurd", value, &tags);
+                }
+                counter("huge", u64::MAX, &tags);
+            }
             _ => {}
         }
         Ok(())

@@ -1,4 +1,5 @@
-//! Exercises the lifecycle: `setup` returns a token made from the options it got; `init` keeps it
+//! Exercises the lifecycle: `setup` returns a token made from the options it got (and fails if
+//! they hold the value of any `SECRET_*` variable it was given); `init` keeps it
 //! (counter `inits`); each task checks it has it (counter `tasks_with_setup`); `teardown` checks it
 //! got the same token (counter `teardowns`). `SETUP_FAIL=1` / `INIT_FAIL=1` / `TEARDOWN_FAIL=1`
 //! make that step fail; `SETUP_SLEEP_MS=N` makes setup slow.
@@ -24,6 +25,16 @@ impl Lifecycle for Plugin {
         std::thread::sleep(std::time::Duration::from_millis(env_or("SETUP_SLEEP_MS", 0)));
         if env_or("SETUP_FAIL", 0) == 1 {
             return Err("setup failed on purpose".into());
+        }
+        // The options echo the run's configuration: the plugin sees its `SECRET_*` variables, but
+        // their values must never appear there, only their names.
+        for (key, value) in std::env::vars().filter(|(k, _)| k.starts_with("SECRET_")) {
+            if options.contains(&value) {
+                return Err(format!("setup's options hold the value of {key}"));
+            }
+            if !options.contains(&format!("{key}=")) && !options.contains("env-file") {
+                return Err(format!("setup's options do not name {key}: {options}"));
+            }
         }
         Ok(token(&options))
     }
