@@ -182,6 +182,12 @@ fn huge_bodies_fail_at_the_cap_and_keep_the_host_small() {
     let summary = run.summary();
     assert_eq!(task_count(&summary, "failed"), 4, "{}", run.stderr);
     assert!(run.stderr.contains("--max-response-body 64.0MiB"), "the error names the flag: {}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("a task failed").count(),
+        1,
+        "logged once per run, not per event loop: {}",
+        run.stderr
+    );
     let rss = summary["host"]["peak_rss_mb"].as_f64().unwrap();
     assert!(rss < 512.0, "four 600 MB bodies took the host to {rss} MB");
 }

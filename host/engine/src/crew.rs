@@ -67,8 +67,9 @@ pub(crate) struct Crew<F: WorkerFactory> {
     pub(crate) in_flight: AtomicU64,
     /// When the last task of the run started (each worker reports once, as it finishes).
     last_start: Mutex<Option<Instant>>,
-    /// The first failure of each kind is logged in full; the rest only at debug level.
-    logged: [AtomicBool; 6],
+    /// The first failure of each kind in the run (every event loop's crew shares these) is logged
+    /// in full; the rest only at debug level.
+    logged: Arc<FirstFailures>,
 }
 
 /// The closed model's shared iteration counter.
@@ -142,6 +143,9 @@ impl Drop for Holding<'_> {
     }
 }
 
+/// Whether the first failure of each kind has been logged yet (one flag per kind).
+pub(crate) type FirstFailures = [AtomicBool; 6];
+
 /// The crew's bounds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
@@ -172,6 +176,7 @@ impl<F: WorkerFactory> Crew<F> {
         feed: Option<Arc<Feed>>,
         setup_data: Option<Arc<str>>,
         limits: TimeLimits,
+        logged: Arc<FirstFailures>,
     ) -> Self {
         Self {
             factory,
@@ -199,7 +204,7 @@ impl<F: WorkerFactory> Crew<F> {
             claimed: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_start: Mutex::new(None),
-            logged: Default::default(),
+            logged,
         }
     }
 

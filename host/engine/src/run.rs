@@ -208,6 +208,7 @@ async fn run_scenario<F: WorkerFactory>(
         rate_now: rate_now.clone(),
         claims: (!plan.is_open()).then(|| Arc::new(Claims::new(plan.task_limit(), plan.segment()))),
         count: plan.event_loops(control.is_some()),
+        logged: Arc::default(),
     });
     let (crews, gos, mut done) = start_shards(&shared).await?;
     // A stop asked for while the crews were starting: send nothing.

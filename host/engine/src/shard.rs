@@ -26,7 +26,9 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::EngineError;
 use crate::control::{APPLY_EVERY, Control};
-use crate::crew::{Bounds, Claims, Coin, Crew, RETIRE_CHECK, RETIRE_WINDOW, RetrySetup, TimeLimits, WorkerIds};
+use crate::crew::{
+    Bounds, Claims, Coin, Crew, FirstFailures, RETIRE_CHECK, RETIRE_WINDOW, RetrySetup, TimeLimits, WorkerIds,
+};
 use crate::dispatch::{self, Intake, Roster};
 use crate::pacer::{BATCH_TASKS, BATCH_WINDOW, Pacer, PacerClock, Retries};
 use crate::plan::{Model, Plan};
@@ -51,6 +53,8 @@ pub(crate) struct Shared<F: WorkerFactory> {
     pub(crate) claims: Option<Arc<Claims>>,
     /// How many shards the run has.
     pub(crate) count: u32,
+    /// The first failure of each kind is logged once for the whole run.
+    pub(crate) logged: Arc<FirstFailures>,
 }
 
 /// One shard of a run.
@@ -102,6 +106,7 @@ impl<F: WorkerFactory> Shard<F> {
             plan.feed().cloned(),
             sh.setup_data.clone(),
             TimeLimits { init: plan.lifecycle_timeout(), task: plan.task_timeout() },
+            sh.logged.clone(),
         )
     }
 
