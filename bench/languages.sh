@@ -2,7 +2,8 @@
 # Per-language plugin figures: the same no-op (plugins/noop, noop-python, noop-js, noop-c) as a
 # component's size, its first-run compile time (empty compile cache), its cached start, and the
 # per-task cost of calling it (one worker, TASKS tasks: the run's duration ÷ tasks, and the mean
-# service time). Loopback only; every run is bounded by its task count.
+# service time). Loopback only; every run is bounded by its task count. It builds the plugins and
+# the release binary first, as bench/http.sh does, so the figures are of the code checked out.
 #
 #   bench/languages.sh            TASKS=20000 by default
 set -euo pipefail
@@ -13,7 +14,11 @@ OUT=target/bench/languages
 mkdir -p "$OUT"
 
 cargo xtask plugins >/dev/null
-LOADHOST=${CARGO_TARGET_DIR:-target}/release/loadhost
+cargo build --release -q -p loadhost
+# The binary just built, wherever cargo puts it: CARGO_TARGET_DIR, a config's build.target-dir, or
+# ./target (cargo metadata knows which).
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+LOADHOST=$target_dir/release/loadhost
 
 # The log line "plugin PATH compiled in 9.3s" / "… from the compile cache in 4.1ms".
 load_time() { sed -n 's/.* \(compiled\|from the compile cache\) in \([0-9.]*[a-zµ]*\).*/\2/p' "$1" | head -n 1; }

@@ -18,7 +18,10 @@ mkdir -p "$OUT"
 
 cargo xtask plugins >/dev/null
 cargo build --release -q -p loadhost
-LOADHOST=${CARGO_TARGET_DIR:-target}/release/loadhost
+# The binary just built, wherever cargo puts it: CARGO_TARGET_DIR, a config's build.target-dir, or
+# ./target (cargo metadata knows which).
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+LOADHOST=$target_dir/release/loadhost
 
 "$LOADHOST" run target/plugins/flaky.wasm -e FAIL_PCT=10 -e FATAL_PCT=1 --retries 2 \
     -r "$RATE" -d "${DURATION}s" --summary-json "$OUT/summary.json" --csv "$OUT/intervals.csv" \

@@ -9,7 +9,7 @@
 # bounds each browser run.
 set -euo pipefail
 
-# Must equal the number of charts in host/output/src/html.rs (CHARTS); a unit test there checks it.
+# Must equal the number of charts in host/output/src/html/charts.rs (CHARTS); a unit test there checks it.
 expected_charts=4
 
 me=check_html

@@ -24,11 +24,21 @@ fn a_gate_of_16_in_front_of_a_20_ms_target_is_named_as_the_limit() {
     let args = ["-e", &url, "--allow-host", &target.authority, "--max-in-flight", "16"];
     let steps = ["--start", "100", "--factor", "2", "--step-duration", "2s", "--slo", "latency_ms:p(99)<200"];
     let (run, result) = search(&plugin("http-get"), &[&args[..], &steps[..]].concat());
-    // 16 permits × 20 ms ≈ 800 tasks/s: 400/s passes, 800/s does not.
-    assert_eq!(result["limit"], "gate", "{result:#}");
-    let best = result["highest_passing_per_s"].as_f64().unwrap();
-    assert!((200.0..=400.0).contains(&best), "{best}");
-    assert!(run.stdout.contains("the limit is the gate"), "{}", run.stdout);
+    // 16 permits × 20 ms ≈ 800 tasks/s: 400/s passes, 800/s does not, and the gate says so. A busy
+    // machine may fall behind first, which the search must then name as the emitter; either way
+    // the host is the limit, never the target, whose 20 ms stay far inside the SLO.
+    let limit = result["limit"].as_str().unwrap_or_default();
+    assert!(limit == "gate" || limit == "emitter", "the gate or the host, never the target: {result:#}");
+    assert!(run.stdout.contains(&format!("the limit is the {limit}")), "{}", run.stdout);
+    // A step at or past the gate's capacity never passes.
+    if let Some(best) = result["highest_passing_per_s"].as_f64() {
+        assert!(best <= 400.0, "{best}/s passed through a gate of about 800/s: {result:#}");
+    }
+    if limit == "gate" {
+        // Named from the gate's own measurements, and only once the steps reached it.
+        let best = result["highest_passing_per_s"].as_f64().unwrap_or_default();
+        assert!((200.0..=400.0).contains(&best), "{result:#}");
+    }
 }
 
 #[test]
@@ -37,7 +47,14 @@ fn a_plugin_that_burns_cpu_finds_the_host_as_the_limit() {
     let (_, result) = search(&fixture("burn"), &steps);
     let limit = result["limit"].as_str().unwrap();
     assert!(limit == "emitter" || limit == "crew", "the host, not the (absent) target: {result:#}");
-    assert!(result["highest_passing_per_s"].as_f64().unwrap() >= 400.0);
+    // The search stops at its first failing step, and the steps before it passed: how many pass
+    // depends on how busy the machine is (a busy one may fail the first), the order does not.
+    let steps = result["steps"].as_array().unwrap();
+    let (last, passed) = steps.split_last().expect("at least one step was judged");
+    assert_eq!(last["limit"], result["limit"], "{result:#}");
+    assert!(passed.iter().all(|step| step["limit"].is_null()), "{result:#}");
+    let best = passed.last().map(|step| step["rate_per_s"].as_f64().unwrap());
+    assert_eq!(result["highest_passing_per_s"].as_f64(), best, "{result:#}");
 }
 
 #[test]

@@ -58,7 +58,7 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         with(run(&["--max-memory", "12XB"]), 2, "invalid value '12XB' for '--max-memory <SIZE>'"),
         with(run(&["-n", "5", "--max-memory", "1MiB"]), 2, "--max-memory 1MiB: expected between 2MiB and 4GiB"),
         with(run(&["-n", "5", "--task-timeout", "0s"]), 2, "--task-timeout must be longer than 0s"),
-        with(run(&["--stage", "10s"]), 2, "is not a stage: expected DURATION:RATE"),
+        with(run(&["--stage", "10s"]), 2, "is not a stage: expected DURATION:TARGET"),
         with(run(&["-e", "LOADHOST_SURELY_UNSET"]), 2, "'LOADHOST_SURELY_UNSET' is not set in loadhost's environment"),
         with(run(&["-e", "=x"]), 2, "'=x' is not KEY=VALUE or KEY: the name is empty"),
         with(run(&["-n", "5", "--env-file", "missing.env"]), 2, "--env-file missing.env: cannot read it"),
@@ -104,31 +104,55 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
             "--summary-json no/such/dir/s.json: cannot write the file",
         ),
         with(run(&["-n", "5", "--control", &busy_addr]), 2, &format!("--control {busy_addr}: cannot listen")),
-        // Thresholds are judged before any load: unknown metrics, wrong aggregates, bad options.
+        // Thresholds are judged before any load: unknown metrics, wrong aggregates, bad options. Each
+        // error names the flag and the expression once (clap's own words for a value that does not
+        // parse, `--threshold 'EXPR': …` for one that cannot be judged).
         with(
             run(&["-n", "5", "--threshold", "nosuch:count<1"]),
             2,
-            "threshold 'nosuch:count<1': no metric named nosuch",
+            "error: --threshold 'nosuch:count<1': no metric named nosuch (built in: latency_ms,",
+        ),
+        with(
+            run(&["-n", "5", "--threshold", "latency_ms:p(99)<<200"]),
+            2,
+            "error: invalid value 'latency_ms:p(99)<<200' for '--threshold <EXPR>': '<200' is not a number; expected METRIC",
         ),
         with(
             run(&["-n", "5", "--threshold", "latency_ms:rate<1"]),
             2,
-            "latency_ms (a trend: p(N), avg, min, max, med, count) has no rate",
+            "--threshold 'latency_ms:rate<1': latency_ms (a trend: p(N), avg, min, max, med, count) has no rate",
         ),
         with(
             run(&["-n", "5", "--threshold", "latency_ms{scenario:nope}:p(99)<1"]),
             2,
-            "no scenario named 'nope' (the run has: default)",
+            "--threshold 'latency_ms{scenario:nope}:p(99)<1': no scenario named 'nope' (the run has: default)",
         ),
-        with(run(&["-n", "5", "--threshold", "latency_ms{status:500}:p(99)<1"]), 2, "latency_ms takes no tags"),
-        with(run(&["-n", "5", "--threshold", "latency_ms:p(99)<1;abort"]), 2, "unknown option 'abort'"),
+        with(
+            run(&["-n", "5", "--threshold", "latency_ms{status:500}:p(99)<1"]),
+            2,
+            "--threshold 'latency_ms{status:500}:p(99)<1': latency_ms takes no tags",
+        ),
+        with(
+            run(&["-n", "5", "--threshold", "latency_ms:p(99)<1;abort"]),
+            2,
+            "for '--threshold <EXPR>': unknown option 'abort' (expected abort_on_fail or delay=DURATION)",
+        ),
+        with(
+            run(&["-n", "5", "--threshold", "latency_ms:p(99)<1;delay=5s"]),
+            2,
+            "for '--threshold <EXPR>': delay= only applies with abort_on_fail",
+        ),
         with(
             run(&["-n", "5", "--metric", "latency_ms:trend"]),
             2,
             "--metric latency_ms:trend: that name is a built-in",
         ),
         with(run(&["-n", "5", "--metric", "login:histogram"]), 2, "unknown metric kind 'histogram'"),
-        with(run(&["-n", "5", "--metric", "login:counter", "--threshold", "login:p(99)<1"]), 2, "has no p(99)"),
+        with(
+            run(&["-n", "5", "--metric", "login:counter", "--threshold", "login:p(99)<1"]),
+            2,
+            "--threshold 'login:p(99)<1': login (a counter: count, rate) has no p(99)",
+        ),
         with(run(&["-n", "5", "--out", "influx=x"]), 2, "'influx=x' is not an output: expected json=FILE"),
         with(run(&["-n", "5", "--out", "json=no/such/x.jsonl"]), 2, "--out json=no/such/x.jsonl: cannot write"),
         with(run(&["-n", "5", "--html", "no/such/r.html"]), 2, "--html no/such/r.html: cannot write the file"),
@@ -148,8 +172,9 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         case(
             &["find-max", &http_get, "--slo", "latency_ms:p(99)<<200"],
             2,
-            "threshold 'latency_ms:p(99)<<200': '<200' is not a number",
+            "invalid value 'latency_ms:p(99)<<200' for '--slo <EXPR>': '<200' is not a number",
         ),
+        case(&["find-max", &http_get, "--slo", "nosuch:count<1"], 2, "--slo 'nosuch:count<1': no metric named nosuch"),
         case(&["find-max", &http_get, "--slo", "nonsense"], 2, "no ':' between the metric and the aggregate"),
         case(
             &["find-max", &http_get, "--slo", "latency_ms:p(99)<200", "--factor", "1"],
@@ -173,11 +198,41 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         let lines: Vec<&str> = run.stderr.lines().collect();
         assert_eq!(lines.len(), 1, "`{what}`: exactly one line on stderr, got: {}", run.stderr);
         assert!(lines[0].contains(&case.says), "`{what}`: expected '{}' in: {}", case.says, lines[0]);
+        assert_eq!(lines[0].matches(&case.says).count(), 1, "`{what}`: said once, not twice: {}", lines[0]);
         assert!(run.stdout.is_empty(), "`{what}`: no summary when nothing ran: {}", run.stdout);
         assert!(!run.dir.path().join("summary.json").exists(), "`{what}`: no output file for a run that never started");
     }
     let stats = target.stats();
     assert_eq!(stats["requests"].as_u64(), Some(1), "no load reached the target, only this /stats: {stats}");
+}
+
+#[test]
+fn run_help_tells_the_defaults_and_what_stages_ramp() {
+    let run = Loadhost::new().args(["run", "--help"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let help = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for says in [
+        "the crew starts with N (default 100)",
+        "a closed model of N workers looping (default 1)",
+        "up to N workers (default 1000)",
+        "With --rate it ramps the rate (tasks/s), starting from --rate",
+        "without --rate it ramps the number of looping workers, starting from -w (default 1)",
+        "(default 100ms; needs --retries)",
+        "(default 20; needs --retries)",
+        "(default 100,000; needs --retries)",
+        "(default 5s; needs --retries)",
+        "interrupted (default 5s)",
+        "(default 60s)",
+        "(default 128MiB)",
+        "(default 30s)",
+        "default: one per CPU",
+        "a bare HOST ports 80 and 443 only",
+        "--metrics-addr <ADDR>",
+        "loopback addresses only",
+        "Count it as dropped (the default)",
+    ] {
+        assert!(help.contains(says), "`run --help` should say '{says}':\n{}", run.stdout);
+    }
 }
 
 /// The files the cases refer to, written into each run's folder.

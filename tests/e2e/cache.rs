@@ -38,3 +38,18 @@ fn cache_ls_lists_the_compiled_plugins_and_clear_deletes_them() {
     assert_eq!(std::fs::read_dir(cache.path().join("compiled")).unwrap().count(), 0);
     assert!(cmd(&["cache", "ls"]).stdout.contains("(0 entries"));
 }
+
+#[test]
+fn listing_into_a_reader_that_has_gone_away_is_a_clean_exit() {
+    // `loadhost cache ls | head -1` and `loadhost inspect … | head -3`: the pipe closes early.
+    let cache = tempfile::tempdir().unwrap();
+    let cmd = || Loadhost::new().env("LOADHOST_CACHE_DIR", cache.path());
+    assert_ok(&cmd().arg_run(&plugin("noop"), &[]).run());
+    for args in
+        [vec!["cache".to_owned(), "ls".to_owned()], vec!["inspect".to_owned(), plugin("noop").display().to_string()]]
+    {
+        let (code, stderr) = cmd().args(&args).run_with_stdout_closed();
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -1,7 +1,9 @@
 //! Running the binary and reading what it wrote.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -95,15 +97,26 @@ impl Loadhost {
         self.dir.path()
     }
 
+    /// Start the command with its stdout and stderr piped to the test.
+    fn start(&mut self) -> std::process::Child {
+        self.cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("loadhost starts")
+    }
+
     /// Start the command without waiting for it.
     pub fn spawn(mut self) -> Running {
-        let child = self
-            .cmd
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("loadhost starts");
-        Running { child, dir: self.dir }
+        let mut child = self.start();
+        let stdout = drain(child.stdout.take().expect("a piped stdout"));
+        let stderr = drain(child.stderr.take().expect("a piped stderr"));
+        Running { child, stdout, stderr, dir: self.dir }
+    }
+
+    /// Run the command with its stdout closed before it writes (a reader such as `head` that has
+    /// gone away): returns the exit code and stderr.
+    pub fn run_with_stdout_closed(mut self) -> (i32, String) {
+        let mut child = self.start();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("loadhost ends");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
     pub fn run(self) -> Run {
@@ -130,9 +143,28 @@ pub fn assert_ok(run: &Run) {
     assert_eq!(run.code, 0, "exit code {}\nstderr: {}\nstdout: {}", run.code, run.stderr, run.stdout);
 }
 
+/// Read `pipe` to its end on a thread of its own, so the child never blocks writing to it: a pipe
+/// holds 64 KiB, and a child that logs more than that while nobody reads would wait forever.
+fn drain(mut pipe: impl std::io::Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        // A read error ends the output early; what was read is still returned for the assertions.
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+/// How long [`Running::finish`] waits before it calls the child hung: far beyond any run of the
+/// suite on a busy machine, so only a run that never ends reaches it, and it fails instead of
+/// hanging the suite.
+pub const HUNG_AFTER: Duration = Duration::from_secs(600);
+
 /// A run under way (see [`Loadhost::spawn`]).
 pub struct Running {
     child: std::process::Child,
+    /// The child's stdout and stderr, read as it writes them.
+    stdout: JoinHandle<Vec<u8>>,
+    stderr: JoinHandle<Vec<u8>>,
     dir: TempDir,
 }
 
@@ -145,26 +177,45 @@ impl Running {
         assert_eq!(sent, 0, "kill({pid}, {signal})");
     }
 
-    /// Wait until `ready` holds for the file `name` in the run's folder (at most 20 s).
-    pub fn wait_for_file(&self, name: &str, ready: impl Fn(&str) -> bool) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::time::Instant::now() < deadline {
+    /// Wait until `ready` holds for the file `name` in the run's folder. The limit (60 s) only
+    /// catches a run that never gets there: a busy machine may take seconds to start one.
+    pub fn wait_for_file(&mut self, name: &str, ready: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
             if std::fs::read_to_string(self.dir.path().join(name)).is_ok_and(|text| ready(&text)) {
                 return;
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("loadhost ended ({status}) before {name} got ready");
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
         panic!("{name} never got ready");
     }
 
-    /// Wait for the process to end.
-    pub fn finish(self) -> Run {
-        let out = self.child.wait_with_output().expect("loadhost ends");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            dir: self.dir,
+    /// Wait for the process to end (a run still going after [`HUNG_AFTER`] is killed and fails
+    /// the test, with what it printed).
+    pub fn finish(mut self) -> Run {
+        let deadline = Instant::now() + HUNG_AFTER;
+        let status = loop {
+            match self.child.try_wait().expect("waiting for loadhost") {
+                Some(status) => break Some(status),
+                None if Instant::now() >= deadline => break None,
+                None => std::thread::sleep(Duration::from_millis(10)),
+            }
+        };
+        if status.is_none() {
+            // Killing it closes its pipes, so the readers below end.
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
+        let text = |reader: JoinHandle<Vec<u8>>| {
+            String::from_utf8_lossy(&reader.join().expect("the pipe reader ends")).into_owned()
+        };
+        let (stdout, stderr) = (text(self.stdout), text(self.stderr));
+        let Some(status) = status else {
+            panic!("loadhost was still running after {HUNG_AFTER:?}: killed\nstderr: {stderr}\nstdout: {stdout}");
+        };
+        Run { code: status.code().unwrap_or(-1), stdout, stderr, dir: self.dir }
     }
 }

@@ -76,9 +76,16 @@ fn merged_segments_equal_the_whole_run_and_thresholds_judge_the_whole() {
     );
     let out = merge(&args, dir.path());
     assert_eq!(out.status.code(), Some(99), "{}", String::from_utf8_lossy(&out.stderr));
-    let merged: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap()).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("merged.json")).unwrap();
+    let merged: Value = serde_json::from_str(&text).unwrap();
     assert_identity(&merged);
+    // The merged summary is the same type as a run's, `merged` included, byte for byte.
+    let typed: loadhost_output::summary::Summary = serde_json::from_str(&text).unwrap();
+    assert_eq!(String::from_utf8(loadhost_output::json::to_bytes(&typed).unwrap()).unwrap(), text);
+    assert_eq!(
+        typed.merged.as_ref().map(|m| m.segments.clone()),
+        Some(vec!["0/4", "1/4", "2/4", "3/4"].into_iter().map(String::from).collect())
+    );
     assert_eq!(merged["tasks"]["scheduled"], 1000, "the plan, exactly");
     assert_eq!(merged["tasks"]["passed"], 1000);
     assert_eq!(merged["metrics"]["size"], whole["metrics"]["size"], "the merged HDR is the HDR of all the samples");

@@ -1,5 +1,8 @@
 //! Ctrl-C and SIGTERM: the run stops releasing tasks, gives the ones under way `--grace`, counts
 //! the rest as interrupted, writes every output and exits 130. A second signal skips the grace.
+//!
+//! A busy machine can delay any step by seconds, so time is judged against what the run would
+//! have taken otherwise (the grace, the tasks' own length, the unstopped run), never a tight bound.
 
 use std::time::{Duration, Instant};
 
@@ -9,10 +12,18 @@ use crate::common::{Loadhost, Run, Running, assert_identity, plugin, task_count}
 fn start(sleep_ms: u64, grace: &str) -> Running {
     let sleep = format!("SLEEP_MS={sleep_ms}");
     let args = ["-e", &sleep, "-r", "50", "-d", "60s", "--grace", grace, "--csv", "rows.csv"];
-    let running = Loadhost::new().arg_run(&plugin("sleep"), &args).spawn();
+    let mut running = Loadhost::new().arg_run(&plugin("sleep"), &args).spawn();
     // Two interval rows: the load is well under way.
     running.wait_for_file("rows.csv", |csv| csv.lines().filter(|l| !l.starts_with('#')).count() >= 3);
     running
+}
+
+/// No task of 20 s ended but by the stop: each was interrupted, or dropped when it came due with
+/// no idle worker (the crew grows on demand, and a busy machine can leave it a step behind).
+fn assert_cut_short(s: &serde_json::Value) {
+    let (interrupted, dropped) = (task_count(s, "interrupted"), task_count(s, "dropped"));
+    assert_eq!(interrupted + dropped, task_count(s, "scheduled"), "{}", s["tasks"]);
+    assert!(interrupted > 0, "{}", s["tasks"]);
 }
 
 /// The outputs a stopped run must still have written in full.
@@ -42,11 +53,14 @@ fn sigint_lets_tasks_under_way_finish_within_the_grace() {
     let run = running.finish();
     assert_complete_outputs(&run);
     let s = run.summary();
-    // Every task that started finishes within the grace; one released at the very moment of the
-    // signal but not yet started ends as interrupted.
-    assert_eq!(task_count(&s, "passed"), task_count(&s, "started"), "{}", s["tasks"]);
-    assert!(task_count(&s, "interrupted") <= 2, "{}", s["tasks"]);
-    assert!(task_count(&s, "scheduled") < 60 * 50, "nothing is released after the signal");
+    // Every task that started finishes within the grace; only tasks that never started (released at
+    // the moment of the signal, or dropped for want of an idle worker) end otherwise.
+    let (scheduled, started, passed) =
+        (task_count(&s, "scheduled"), task_count(&s, "started"), task_count(&s, "passed"));
+    assert_eq!(passed, started, "{}", s["tasks"]);
+    let never_started = task_count(&s, "interrupted") + task_count(&s, "dropped");
+    assert_eq!(never_started, scheduled - started, "{}", s["tasks"]);
+    assert!(scheduled < 60 * 50, "nothing is released after the signal");
     assert!(run.stderr.contains("press Ctrl-C again"), "{}", run.stderr);
 }
 
@@ -60,8 +74,10 @@ fn sigterm_interrupts_what_outlasts_the_grace() {
     assert_complete_outputs(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "passed"), 0, "{}", s["tasks"]);
-    assert_eq!(task_count(&s, "interrupted"), task_count(&s, "scheduled"), "{}", s["tasks"]);
-    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(5), "the grace is 1 s: {took:?}");
+    assert_cut_short(&s);
+    // The grace is waited out, the 20 s tasks are not (none passed), and the 60 s run is cut short.
+    assert!(took >= Duration::from_secs(1), "the 1 s grace is waited out: {took:?}");
+    assert!(took < Duration::from_secs(60), "less than the unstopped run: {took:?}");
 }
 
 #[test]
@@ -74,8 +90,12 @@ fn a_second_sigint_skips_the_grace() {
     let run = running.finish();
     let took = sent.elapsed();
     assert_complete_outputs(&run);
-    assert!(took < Duration::from_secs(5), "no 60 s grace after the second signal: {took:?}");
-    assert_eq!(task_count(&run.summary(), "passed"), 0);
+    // With the 60 s grace honoured the 20 s tasks would have run to their end and passed: none did,
+    // and the run ended before the grace would have.
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 0, "{}", s["tasks"]);
+    assert_cut_short(&s);
+    assert!(took < Duration::from_secs(60), "no 60 s grace after the second signal: {took:?}");
     assert!(run.stderr.contains("stopping at once"), "{}", run.stderr);
 }
 
@@ -90,7 +110,7 @@ fn sigint_stops_find_max_and_still_writes_its_report() {
     let started = Instant::now();
     let run = running.finish();
     assert_eq!(run.code, 130, "stderr: {}", run.stderr);
-    assert!(started.elapsed() < Duration::from_secs(30), "the step was cut short, not run out");
+    assert!(started.elapsed() < Duration::from_secs(57), "the 60 s step was cut short, not run out");
     assert!(run.stdout.contains("stopped by the user before the step ended: not judged"), "{}", run.stdout);
     let search: serde_json::Value = serde_json::from_str(&run.file("search.json")).unwrap();
     assert_eq!(search["stopped_at_per_s"].as_f64(), Some(50.0), "{search}");

@@ -2,6 +2,7 @@
 //! `$XDG_CACHE_HOME/loadhost`, else `~/.cache/loadhost`). Interpreter guests (Python, JS) take
 //! about ten seconds to compile; a cached one starts in milliseconds.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,26 +47,26 @@ fn entries(dir: &std::path::Path) -> Result<Vec<(PathBuf, u64, u64)>, Failure> {
     Ok(out)
 }
 
+/// `n` and the noun in its number: "1 entry", "2 entries".
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// List or clear.
 pub fn run(command: CacheCommand) -> Result<ExitCode, Failure> {
     let dir = compiled_dir()?;
     let entries = entries(&dir)?;
     match command {
-        CacheCommand::Ls => {
-            println!(
-                "{} ({} entries, {} bytes)",
-                dir.display(),
-                entries.len(),
-                entries.iter().map(|e| e.1).sum::<u64>()
-            );
+        CacheCommand::Ls => crate::stdout::write(|out| {
+            let total = entries.iter().map(|e| e.1).sum::<u64>();
+            writeln!(out, "{} ({}, {total} bytes)", dir.display(), count(entries.len(), "entry", "entries"))?;
             for (path, size, age) in &entries {
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                println!(
-                    "  {name}  {size} bytes  {}",
-                    humantime::format_duration(std::time::Duration::from_secs(*age))
-                );
+                let age = humantime::format_duration(std::time::Duration::from_secs(*age));
+                writeln!(out, "  {name}  {size} bytes  {age}")?;
             }
-        }
+            Ok(())
+        })?,
         CacheCommand::Clear => {
             for (path, _, _) in &entries {
                 std::fs::remove_file(path)
@@ -76,7 +77,8 @@ pub fn run(command: CacheCommand) -> Result<ExitCode, Failure> {
                 digest.push(".sha256");
                 let _ = std::fs::remove_file(digest);
             }
-            println!("{}: deleted {} compiled plugins", dir.display(), entries.len());
+            let deleted = count(entries.len(), "compiled plugin", "compiled plugins");
+            crate::stdout::write(|out| writeln!(out, "{}: deleted {deleted}", dir.display()))?;
         }
     }
     Ok(ExitCode::SUCCESS)

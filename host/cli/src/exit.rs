@@ -1,4 +1,4 @@
-//! Exit codes, as documented in the README and DESIGN.md §6:
+//! Exit codes, as documented in the README ("Exit codes"):
 //! 0 success; 1 runtime error of the host; 2 usage or configuration error; 3 plugin rejected;
 //! 4 the plugin aborted the run; 99 a threshold failed; 130 stopped by the user.
 

@@ -1,4 +1,4 @@
-//! `loadhost find-max`: a capacity search (seed 001). It runs the plugin at rising constant rates
+//! `loadhost find-max`: a capacity search. It runs the plugin at rising constant rates
 //! (`--start`, times `--factor` each step, `--step-duration` each) until a step fails, and names
 //! what limited it:
 //!
@@ -20,10 +20,10 @@ use loadhost_config::RunOptions;
 use loadhost_config::units::{Dur, Rate};
 use loadhost_engine::{EngineError, Interrupt, Live};
 use loadhost_metrics::limit::{Limit, limiting};
-use loadhost_metrics::{IntervalRow, RunReport, Threshold};
+use loadhost_metrics::{IntervalRow, RunReport, Threshold, ThresholdError};
 
 use crate::exit::Failure;
-use crate::run::{load_plugin, runtime_and_grants};
+use crate::prepare::{load_plugin, runtime_and_grants};
 
 /// Arguments of `loadhost find-max`.
 #[derive(Debug, Args)]
@@ -44,7 +44,7 @@ pub struct FindMaxArgs {
     step_duration: Dur,
 
     /// A service-level objective every passing step must meet (repeatable, threshold syntax):
-    /// `latency_ms:p(99)<200`, `tasks_failed:rate<0.01`, `http_req_failed:rate<0.01`.
+    /// `latency_ms:p(99)<200`, `tasks_not_passed:rate<0.01`, `http_req_failed:rate<0.01`.
     #[arg(long = "slo", value_name = "EXPR", required = true)]
     slos: Vec<Threshold>,
 
@@ -72,7 +72,7 @@ struct Step {
 fn judge(rate: f64, report: &RunReport, slos: &[Threshold]) -> Result<(SloResults, Limited), Failure> {
     let mut slo = Vec::new();
     for threshold in slos {
-        let verdict = threshold.evaluate(report).map_err(Failure::usage)?;
+        let verdict = threshold.evaluate(report).map_err(|err| slo_error(threshold, err))?;
         slo.push((threshold.source.clone(), verdict.value, verdict.passed));
     }
     let broken = slo.iter().find(|(_, _, passed)| !passed).map(|(expr, value, _)| (expr.as_str(), *value));
@@ -80,16 +80,14 @@ fn judge(rate: f64, report: &RunReport, slos: &[Threshold]) -> Result<(SloResult
     Ok((slo, limit))
 }
 
+/// An SLO that cannot be judged, named as the user wrote it.
+fn slo_error(slo: &Threshold, err: ThresholdError) -> Failure {
+    Failure::usage(anyhow::anyhow!("--slo '{}': {err}", slo.source))
+}
+
 /// Search.
 pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
-    if args.options.rate.is_some() || args.options.duration.is_some() || !args.options.stage.is_empty() {
-        return Err(Failure::usage(anyhow::anyhow!(
-            "find-max sets the rate and duration itself: use --start, --factor and --step-duration"
-        )));
-    }
-    if args.factor.is_nan() || args.factor <= 1.0 || !args.factor.is_finite() {
-        return Err(Failure::usage(anyhow::anyhow!("--factor must be more than 1, got {}", args.factor)));
-    }
+    check(&args)?;
     let mut step_options = args.options.clone();
     step_options.summary_json = None;
     step_options.csv = None;
@@ -108,89 +106,137 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
     // are still reported and written, and the search exits 130.
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), first.plan.grace());
-    let mut steps: Vec<Step> = Vec::new();
-    let mut stopped_at = None;
+    let mut search = Search { steps: Vec::new(), stopped_at: None };
     let mut rate = args.start.0;
     for _ in 0..args.max_steps {
         step_options.rate = Some(Rate(rate));
         let settings = loadhost_config::resolve(step_options.clone()).map_err(Failure::usage)?;
-        let factory = plugin.factory(grants.clone());
         let live = Live { control: None, interrupt: Some(interrupt.clone()) };
-        let report = tokio
-            .block_on(loadhost_engine::run_live(&settings.plan, factory, &mut |_: &IntervalRow| {}, live))
-            .map_err(|err| match err {
-                EngineError::Setup(_) => Failure::aborted(err),
-                other => Failure::runtime(other),
-            })?;
+        let mut quiet = |_: &IntervalRow| {};
+        let run = loadhost_engine::run_live(&settings.plan, plugin.factory(grants.clone()), &mut quiet, live);
+        let report = tokio.block_on(run).map_err(|err| match err {
+            EngineError::Setup(_) => Failure::aborted(err),
+            other => Failure::runtime(other),
+        })?;
         if report.stopped.is_some() {
             // A step cut short says nothing about the rate: it is not judged.
             println!("  {rate:>9.0}/s  stopped by the user before the step ended: not judged");
-            stopped_at = Some(rate);
+            search.stopped_at = Some(rate);
             break;
         }
         let (slo, limit) = judge(rate, &report, &args.slos)?;
-        let t = &report.totals;
-        println!(
-            "  {:>9.0}/s  achieved {:>9.1}/s  latency p99 {:>8.2} ms  dropped {:>6} (gate {:>6})  underrun {:>5}  {}",
-            rate,
-            report.achieved_rate(),
-            t.latency.percentiles().p99,
-            report.counts().dropped,
-            t.dropped_at_gate,
-            t.underrun,
-            match &limit {
-                None => "pass".to_owned(),
-                Some((limit, why)) => format!("limit: {} ({why})", limit.name()),
-            }
-        );
-        let stop = limit.is_some();
-        steps.push(Step { rate, report, slo, limit });
-        if stop {
+        let step = Step { rate, report, slo, limit };
+        print_step(&step);
+        let limited = step.limit.is_some();
+        search.steps.push(step);
+        if limited {
             break;
         }
         rate *= args.factor;
     }
-
-    let best = steps
-        .iter()
-        .filter(|s| s.limit.is_none())
-        .map(|s| s.rate)
-        .fold(None, |best: Option<f64>, r| Some(best.map_or(r, |b| b.max(r))));
-    let verdict = steps.iter().find_map(|s| s.limit.clone());
-    match (&best, &verdict) {
-        (Some(best), Some((limit, why))) => {
-            println!("\n  highest passing rate: {best:.0}/s");
-            println!("  the limit is the {}: {why}", limit.name());
-        }
-        (None, Some((limit, why))) => println!("\n  no step passed; the limit is the {}: {why}", limit.name()),
-        (Some(best), None) => println!("\n  every step passed, up to {best:.0}/s (raise --max-steps to go further)"),
-        (None, None) => println!("\n  no step was judged"),
-    }
+    search.print_verdict();
     // `--summary-json FILE` (a run option) gets the steps and the verdict.
     if let Some(path) = &args.options.summary_json {
-        let json = serde_json::json!({
-            "highest_passing_per_s": best,
-            "limit": verdict.as_ref().map(|(l, _)| l.name()),
-            "why": verdict.as_ref().map(|(_, why)| why.clone()),
-            "stopped_at_per_s": stopped_at,
-            "steps": steps.iter().map(|s| serde_json::json!({
-                "rate_per_s": s.rate,
-                "achieved_per_s": s.report.achieved_rate(),
-                "latency_p99_ms": s.report.totals.latency.percentiles().p99,
-                "dropped": s.report.counts().dropped,
-                "dropped_at_gate": s.report.totals.dropped_at_gate,
-                "underrun": s.report.totals.underrun,
-                "workers_peak": s.report.workers.peak,
-                "slo": s.slo.iter().map(|(e, v, p)| serde_json::json!({"expr": e, "value": v, "passed": p})).collect::<Vec<_>>(),
-                "limit": s.limit.as_ref().map(|(l, _)| l.name()),
-            })).collect::<Vec<_>>(),
-        });
-        std::fs::write(path, format!("{json:#}\n"))
+        std::fs::write(path, format!("{:#}\n", search.to_json()))
             .with_context(|| format!("--summary-json {}: cannot write the file", path.display()))
             .map_err(Failure::runtime)?;
     }
-    if stopped_at.is_some() {
-        return Ok(ExitCode::from(crate::exit::STOPPED));
+    Ok(if search.stopped_at.is_some() { ExitCode::from(crate::exit::STOPPED) } else { ExitCode::SUCCESS })
+}
+
+/// The flags find-max sets itself are not given, the factor grows, and every SLO can be judged:
+/// all before any load, as `run` judges its thresholds.
+fn check(args: &FindMaxArgs) -> Result<(), Failure> {
+    if args.options.rate.is_some() || args.options.duration.is_some() || !args.options.stage.is_empty() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "find-max sets the rate and duration itself: use --start, --factor and --step-duration"
+        )));
     }
-    Ok(ExitCode::SUCCESS)
+    if args.factor.is_nan() || args.factor <= 1.0 || !args.factor.is_finite() {
+        return Err(Failure::usage(anyhow::anyhow!("--factor must be more than 1, got {}", args.factor)));
+    }
+    let declared = |name: &str| args.options.metric.iter().find(|d| d.name == name).map(|d| d.kind);
+    for slo in &args.slos {
+        slo.validate(&declared, &["default"]).map_err(|err| slo_error(slo, err))?;
+    }
+    Ok(())
+}
+
+fn print_step(step: &Step) {
+    let report = &step.report;
+    let t = &report.totals;
+    println!(
+        "  {:>9.0}/s  achieved {:>9.1}/s  latency p99 {:>8.2} ms  dropped {:>6} (gate {:>6})  underrun {:>5}  {}",
+        step.rate,
+        report.achieved_rate(),
+        t.latency.percentiles().p99,
+        report.counts().dropped,
+        t.dropped_at_gate,
+        t.underrun,
+        match &step.limit {
+            None => "pass".to_owned(),
+            Some((limit, why)) => format!("limit: {} ({why})", limit.name()),
+        }
+    );
+}
+
+/// The steps judged, and the rate at which the user stopped the search, if they did.
+struct Search {
+    steps: Vec<Step>,
+    stopped_at: Option<f64>,
+}
+
+impl Search {
+    /// The highest rate whose step passed.
+    fn best(&self) -> Option<f64> {
+        self.steps.iter().filter(|s| s.limit.is_none()).map(|s| s.rate).reduce(f64::max)
+    }
+
+    /// What limited the first step that failed.
+    fn verdict(&self) -> Limited {
+        self.steps.iter().find_map(|s| s.limit.clone())
+    }
+
+    fn print_verdict(&self) {
+        match (self.best(), self.verdict()) {
+            (Some(best), Some((limit, why))) => {
+                println!("\n  highest passing rate: {best:.0}/s");
+                println!("  the limit is the {}: {why}", limit.name());
+            }
+            (None, Some((limit, why))) => println!("\n  no step passed; the limit is the {}: {why}", limit.name()),
+            (Some(best), None) => {
+                println!("\n  every step passed, up to {best:.0}/s (raise --max-steps to go further)")
+            }
+            (None, None) => println!("\n  no step was judged"),
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let verdict = self.verdict();
+        serde_json::json!({
+            "highest_passing_per_s": self.best(),
+            "limit": verdict.as_ref().map(|(l, _)| l.name()),
+            "why": verdict.as_ref().map(|(_, why)| why.clone()),
+            "stopped_at_per_s": self.stopped_at,
+            "steps": self.steps.iter().map(Step::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl Step {
+    fn to_json(&self) -> serde_json::Value {
+        let slo: Vec<_> =
+            self.slo.iter().map(|(e, v, p)| serde_json::json!({"expr": e, "value": v, "passed": p})).collect();
+        serde_json::json!({
+            "rate_per_s": self.rate,
+            "achieved_per_s": self.report.achieved_rate(),
+            "latency_p99_ms": self.report.totals.latency.percentiles().p99,
+            "dropped": self.report.counts().dropped,
+            "dropped_at_gate": self.report.totals.dropped_at_gate,
+            "underrun": self.report.totals.underrun,
+            "workers_peak": self.report.workers.peak,
+            "slo": slo,
+            "limit": self.limit.as_ref().map(|(l, _)| l.name()),
+        })
+    }
 }

@@ -2,6 +2,7 @@
 //! its sha256 and size, the toolchain that built it, its exports, and its imports read as the
 //! capabilities it asks for. A reviewer reads this before running a shared workload.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -82,10 +83,12 @@ pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
         .with_context(|| format!("{path}: cannot read the plugin"))
         .map_err(Failure::usage)?;
     let inspection = inspect(&bytes).with_context(|| path.clone()).map_err(Failure::plugin)?;
-    if args.json {
-        println!("{:#}", to_json(&path, &inspection));
-    } else {
-        print!("{}", to_text(&path, &inspection));
-    }
+    crate::stdout::write(|out| {
+        if args.json {
+            writeln!(out, "{:#}", to_json(&path, &inspection))
+        } else {
+            write!(out, "{}", to_text(&path, &inspection))
+        }
+    })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,17 +8,22 @@
 mod cache_cmd;
 mod componentize;
 mod control_api;
+mod describe;
 mod exit;
 mod find_max;
 mod http_serve;
 mod inspect;
 mod judge;
+mod memory;
 mod merge;
 mod metrics_api;
 mod new;
 mod observe;
+mod outputs;
+mod prepare;
 mod run;
 mod signals;
+mod stdout;
 mod target;
 
 use std::io::IsTerminal as _;
@@ -45,8 +50,8 @@ enum Command {
     /// Merge the results files of a distributed run (`run --segment I/N --results FILE`) into the
     /// whole run's outputs, and judge thresholds on it.
     Merge(Box<merge::MergeArgs>),
-    /// Serve the built-in HTTP target on loopback: `/`, `/delay?ms=N`, `/status?code=N`,
-    /// `/bytes?n=N`, `/echo`, `/stats`.
+    /// Serve the built-in HTTP target: `/`, `/delay?ms=N`, `/status?code=N`, `/bytes?n=N`, `/echo`
+    /// (the request's body back) and `/stats` (JSON counts of requests and connections).
     Target(target::TargetArgs),
     /// Show what a plugin is and what it asks for: sha256, size, toolchain, exports, and its
     /// imports read as capabilities (network, files, environment, clocks, random).

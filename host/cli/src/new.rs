@@ -4,6 +4,7 @@
 //! (`sdk/LANG/lib`, or the Rust SDK's sources), the build script (`sdk/LANG/build.sh`) and the
 //! contract (`wit/plugin.wit`). The project's README has the build and run commands.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -24,6 +25,18 @@ pub enum Lang {
     Js,
     /// C (clang, wasi-libc, `loadhost componentize`).
     C,
+}
+
+impl Lang {
+    /// The language's name as people write it, for messages.
+    fn name(self) -> &'static str {
+        match self {
+            Lang::Rust => "Rust",
+            Lang::Python => "Python",
+            Lang::Js => "JavaScript",
+            Lang::C => "C",
+        }
+    }
 }
 
 /// Arguments of `loadhost new`.
@@ -170,13 +183,16 @@ pub fn run(args: NewArgs) -> Result<ExitCode, Failure> {
         .with_context(|| format!("{}: cannot create the project", root.display()))
         .map_err(Failure::usage)?;
     let setup = if toolchain_script(args.lang).is_some() { "./toolchain.sh install && " } else { "" };
-    println!(
-        "created {} ({:?} plugin)\n  build: cd {} && {setup}./build.sh . {}.wasm\n  run:   loadhost run {}.wasm (see its README.md)",
-        root.display(),
-        args.lang,
-        root.display(),
-        args.name,
-        args.name
-    );
+    crate::stdout::write(|out| {
+        writeln!(
+            out,
+            "created {} ({} plugin)\n  build: cd {} && {setup}./build.sh . {}.wasm\n  run:   loadhost run {}.wasm (see its README.md)",
+            root.display(),
+            args.lang.name(),
+            root.display(),
+            args.name,
+            args.name
+        )
+    })?;
     Ok(ExitCode::SUCCESS)
 }

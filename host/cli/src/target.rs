@@ -12,8 +12,29 @@ use loadhost_target::Target;
 
 use crate::exit::Failure;
 
+/// What each route answers, shown after `loadhost target --help`'s options. Routes match on the
+/// path alone, whatever the method; `loadhost_target::routes` is the code, and its limits are
+/// read from there so the two cannot drift apart.
+fn routes_help() -> String {
+    use loadhost_target::routes::{MAX_BYTES, MAX_DELAY};
+    format!(
+        "Routes (any method):
+  /                200, body \"ok\\n\"
+  /delay?ms=N      200, body \"ok\\n\", after N milliseconds (at most {delay} s)
+  /status?code=N   status N (100..=999), body \"status N\\n\"; 400 when N is missing or out of range
+  /bytes?n=N       200 with N bytes of 'x', streamed 64 KiB at a time (at most {gib} GiB)
+  /echo            200 with the request's body and its content-type (text/plain when it has none)
+  /stats           200, JSON {{\"requests\": R, \"connections\": C}}: the requests answered (every
+                   route, /stats included) and the TCP connections accepted since the target started
+  anything else    404, body \"not found\\n\"",
+        delay = MAX_DELAY.as_secs(),
+        gib = MAX_BYTES >> 30,
+    )
+}
+
 /// Arguments of `loadhost target`.
 #[derive(Debug, Args)]
+#[command(after_help = routes_help())]
 pub struct TargetArgs {
     /// Where to listen; port 0 picks a free port (the address is printed on stdout).
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
@@ -49,9 +70,9 @@ pub fn run(args: TargetArgs) -> Result<ExitCode, Failure> {
     runtime.block_on(async {
         let target = Target::bind(args.addr, tls).await.map_err(Failure::usage)?;
         let url = target.url().map_err(Failure::runtime)?;
-        // The first line on stdout is the URL, so scripts can start a target on port 0 and read it.
-        println!("listening on {url}");
-        let _ = std::io::stdout().flush();
+        // The first line on stdout is the URL, so scripts can start a target on port 0 and read it
+        // (flushed at once; a reader that has gone away does not stop the target).
+        crate::stdout::write(|out| writeln!(out, "listening on {url}"))?;
         let duration = args.duration.map(|d| d.0);
         let stop = async move {
             match duration {

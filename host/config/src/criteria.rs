@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use loadhost_metrics::{MetricKind, Threshold};
+use loadhost_metrics::{MetricKind, Threshold, ThresholdError};
 use serde::{Deserialize, Deserializer};
+use thiserror::Error;
 
 use crate::units::Dur;
 
@@ -23,29 +24,44 @@ pub struct ThresholdSpec {
     pub delay: Duration,
 }
 
-impl FromStr for ThresholdSpec {
-    type Err = String;
+/// Why a `--threshold` does not parse. The message says what is wrong and leaves naming the flag
+/// and the expression to the caller (clap's `invalid value '…' for '--threshold <EXPR>'`, or the
+/// TOML file's line), so neither is said twice.
+#[derive(Debug, Error, PartialEq)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The expression itself.
+    #[error(transparent)]
+    Expr(#[from] ThresholdError),
+    /// Something after a `;` that is not an option.
+    #[error("unknown option '{0}' (expected abort_on_fail or delay=DURATION)")]
+    UnknownOption(String),
+    /// `delay=` with something other than a duration (the message quotes the value).
+    #[error("delay: {0}")]
+    Delay(String),
+    /// `delay=` means when to start judging for the abort: alone it means nothing.
+    #[error("delay= only applies with abort_on_fail")]
+    DelayWithoutAbort,
+}
 
-    fn from_str(text: &str) -> Result<Self, String> {
+impl FromStr for ThresholdSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<Self, SpecError> {
         let mut parts = text.split(';');
-        let expr = parts.next().unwrap_or_default();
-        let threshold: Threshold = expr.parse().map_err(|err: loadhost_metrics::ThresholdError| err.to_string())?;
+        let threshold: Threshold = parts.next().unwrap_or_default().parse()?;
         let mut spec = ThresholdSpec { threshold, abort_on_fail: false, delay: Duration::ZERO };
         for option in parts.map(str::trim).filter(|p| !p.is_empty()) {
             match option.split_once('=') {
                 None if matches!(option, "abort_on_fail" | "abortOnFail") => spec.abort_on_fail = true,
                 Some(("delay" | "delayAbortEval", value)) => {
-                    spec.delay = value.trim().parse::<Dur>().map_err(|err| format!("threshold '{expr}': {err}"))?.0;
+                    spec.delay = value.trim().parse::<Dur>().map_err(SpecError::Delay)?.0;
                 }
-                _ => {
-                    return Err(format!(
-                        "threshold '{expr}': unknown option '{option}' (expected abort_on_fail or delay=DURATION)"
-                    ));
-                }
+                _ => return Err(SpecError::UnknownOption(option.to_owned())),
             }
         }
         if !spec.delay.is_zero() && !spec.abort_on_fail {
-            return Err(format!("threshold '{expr}': delay= only applies with abort_on_fail"));
+            return Err(SpecError::DelayWithoutAbort);
         }
         Ok(spec)
     }
@@ -82,9 +98,14 @@ impl<'de> Deserialize<'de> for ThresholdSpec {
             },
         }
         match Raw::deserialize(d)? {
-            Raw::Text(text) => text.parse().map_err(serde::de::Error::custom),
+            // The file's error names the place; the message names the expression once.
+            Raw::Text(text) => {
+                text.parse().map_err(|err| serde::de::Error::custom(format!("threshold '{text}': {err}")))
+            }
             Raw::Table { threshold, abort_on_fail, delay } => {
-                let mut spec: ThresholdSpec = threshold.parse().map_err(serde::de::Error::custom)?;
+                let mut spec: ThresholdSpec = threshold
+                    .parse()
+                    .map_err(|err| serde::de::Error::custom(format!("threshold '{threshold}': {err}")))?;
                 spec.abort_on_fail = abort_on_fail;
                 spec.delay = delay.map_or(Duration::ZERO, |d| d.0);
                 if !spec.delay.is_zero() && !abort_on_fail {
@@ -96,6 +117,55 @@ impl<'de> Deserialize<'de> for ThresholdSpec {
             }
         }
     }
+}
+
+/// Why the criteria cannot be judged; one line naming the flag and what it was given.
+#[derive(Debug, Error, PartialEq)]
+#[non_exhaustive]
+pub enum CriteriaError {
+    /// A threshold that cannot be judged: unknown metric, wrong aggregate, unknown scenario.
+    #[error("--threshold '{expr}': {error}")]
+    Threshold {
+        /// The expression as written.
+        expr: String,
+        /// What is wrong with it.
+        error: ThresholdError,
+    },
+    /// A `--metric` declaration that clashes.
+    #[error("--metric {decl}: {why}")]
+    Metric {
+        /// The declaration as written.
+        decl: String,
+        /// What is wrong.
+        why: &'static str,
+    },
+}
+
+/// Check, before any load, that the declarations do not clash and that every threshold can be
+/// judged: its metric is built in or declared with `--metric`, its aggregate suits the metric's
+/// kind, and a scenario tag names one of `scenarios`. An unknown metric is an error, never a silent
+/// pass. `loadhost run` and `loadhost merge` both check with this.
+pub fn check(metrics: &[MetricDecl], thresholds: &[ThresholdSpec], scenarios: &[&str]) -> Result<(), CriteriaError> {
+    let mut declared = std::collections::HashMap::new();
+    for decl in metrics {
+        let clash = if loadhost_metrics::threshold::built_in_kind(&decl.name).is_some() {
+            Some("that name is a built-in metric")
+        } else if declared.insert(decl.name.as_str(), decl.kind).is_some_and(|kind| kind != decl.kind) {
+            Some("declared twice with different kinds")
+        } else {
+            None
+        };
+        if let Some(why) = clash {
+            return Err(CriteriaError::Metric { decl: decl.to_string(), why });
+        }
+    }
+    let lookup = |name: &str| declared.get(name).copied();
+    for spec in thresholds {
+        spec.threshold
+            .validate(&lookup, scenarios)
+            .map_err(|error| CriteriaError::Threshold { expr: spec.threshold.source.clone(), error })?;
+    }
+    Ok(())
 }
 
 /// A plugin metric declared ahead of the run, so thresholds on it can be checked before load.
@@ -178,9 +248,25 @@ mod tests {
             ("latency_ms:p(99)<200;abort_on_fail;delay=soon", "not a duration"),
             ("latency_ms<200", "no ':'"),
         ] {
-            let err = bad.parse::<ThresholdSpec>().unwrap_err();
+            let err = bad.parse::<ThresholdSpec>().unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");
+            assert!(!err.contains("threshold '"), "the caller names the flag and the expression: {err}");
         }
+    }
+
+    #[test]
+    fn criteria_errors_name_the_flag_and_the_expression_once() {
+        let specs = |texts: &[&str]| texts.iter().map(|t| t.parse::<ThresholdSpec>().unwrap()).collect::<Vec<_>>();
+        let err = check(&[], &specs(&["nosuch:count<1"]), &["default"]).unwrap_err().to_string();
+        assert!(err.starts_with("--threshold 'nosuch:count<1': no metric named nosuch (built in:"), "{err}");
+        assert_eq!(err.matches("nosuch:count<1").count(), 1, "{err}");
+        let err = check(&[], &specs(&["latency_ms:rate<1"]), &["default"]).unwrap_err().to_string();
+        assert!(err.starts_with("--threshold 'latency_ms:rate<1': latency_ms (a trend"), "{err}");
+        let decl: MetricDecl = "login:trend".parse().unwrap();
+        assert!(check(std::slice::from_ref(&decl), &specs(&["login:p(99)<5"]), &["default"]).is_ok());
+        let twice = ["login:trend".parse().unwrap(), "login:counter".parse().unwrap()];
+        let err = check(&twice, &[], &["default"]).unwrap_err().to_string();
+        assert_eq!(err, "--metric login:counter: declared twice with different kinds");
     }
 
     #[test]

@@ -3,12 +3,14 @@
 //!
 //! # Layout
 //! - [`units`]: durations (`500ms`, `1m30s`), rates (`2000`, `120/m`), stages (`30s:1000`), `KEY=VALUE`.
-//! - [`options`]: [`RunOptions`], the flags and TOML keys of `loadhost run`, and how they merge.
+//! - [`merge`]: the macro that makes one list of options into the flags, the TOML keys, the
+//!   `[[scenario]]` block and their merges ([`merge::Merge`]).
+//! - [`options`]: that list, [`RunOptions`] with each option's `--help`: the one place a flag is added.
 //! - [`criteria`]: `--threshold` with its abort options, `--metric` declarations, `--out json=FILE`.
 //! - [`distributed`]: `--segment I/N`, `--segments N`, `--start-at` for one plan run by many processes.
 //! - [`feed`]: reading `--data` (JSON lines or CSV) into one shared feed.
-//! - [`file`]: reading a TOML file with errors that name the file, line and key.
-//! - [`resolve`]: checking the combination and turning it into an engine [`Plan`](loadhost_engine::Plan).
+//! - [`file`](mod@file): reading a TOML file with errors that name the file, line and key.
+//! - [`resolve`](mod@resolve): checking the combination and turning it into an engine [`Plan`](loadhost_engine::Plan).
 //! - [`secrets`]: the plugin's environment (`-e`, `--env-file`) and the control token, never echoed.
 
 #![deny(missing_docs)]
@@ -43,6 +45,8 @@ pub mod criteria;
 pub mod distributed;
 pub mod feed;
 pub mod file;
+#[macro_use]
+pub mod merge;
 pub mod options;
 pub mod resolve;
 pub mod secrets;

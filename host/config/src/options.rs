@@ -1,5 +1,7 @@
-//! The options of `loadhost run`. One struct is both the clap flags and the TOML schema, so the
-//! names cannot drift apart: a TOML key is the flag's long name (`max-workers = 50`).
+//! The options of `loadhost run`. One list of fields is the clap flags, the TOML schema, the
+//! `[[scenario]]` block and their merges ([`define_options!`](crate::merge)), so the names cannot
+//! drift apart: a TOML key is the flag's long name (`max-workers = 50`). A default that `--help`
+//! states is checked against the constant the code uses (the tests below).
 
 use std::path::PathBuf;
 
@@ -14,7 +16,7 @@ use crate::units::{DirGrant, Dur, EnvPair, Percent, REDACTED, Rate, Size, Stage,
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OverloadArg {
-    /// Count it as dropped.
+    /// Count it as dropped (the default).
     Drop,
     /// Let it wait for a worker.
     Queue,
@@ -26,292 +28,263 @@ pub enum OverloadArg {
 pub enum DataModeArg {
     /// Each row once; the run ends when they run out.
     Once,
-    /// Wrap around to the first row.
+    /// Wrap around to the first row (the default).
     Loop,
 }
 
-/// One `[[scenario]]` block of a TOML config: a load of its own that runs alongside the others.
-///
-/// Its model (`rate`, `workers`, `stage`) is its own; what it leaves unset of the bounds and
-/// policies (`duration`, `iterations`, `max-workers`, `overload`, `max-in-flight`) comes from the
-/// top level. Everything else (the plugin's environment, network, retries, data, outputs) is shared.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct ScenarioOptions {
-    /// The name plugins see in `task.scenario` and outputs group by.
-    pub name: String,
-    /// Start this long after the run starts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start_after: Option<Dur>,
-    /// Open model: tasks per second.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
-    /// Workers (closed model without `rate`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workers: Option<u32>,
-    /// Open model: the crew's ceiling.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_workers: Option<u32>,
-    /// How long the scenario generates load.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub duration: Option<Dur>,
-    /// Stop after this many tasks.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iterations: Option<u64>,
-    /// Ramps, as `--stage`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stage: Vec<Stage>,
-    /// Open model: drop or queue.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub overload: Option<OverloadArg>,
-    /// The scenario's own gate.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_in_flight: Option<u32>,
-}
+define_options! {
+    /// Flags of `loadhost run` that may also come from a TOML file (`-c`). Flags win over the file.
+    #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+    pub struct RunOptions {
+        /// The open model: task starts per second (N, N/s, N/m or N/h), on a fixed schedule
+        /// whatever the workers are doing. Without it the model is closed: workers looping.
+        #[scenario(own)]
+        #[arg(short = 'r', long, value_name = "RATE")]
+        pub rate: Option<Rate>,
 
-/// Flags of `loadhost run` that may also come from a TOML file (`-c`). Flags win over the file.
-#[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct RunOptions {
-    /// Open model: task starts per second (N, N/s, N/m or N/h).
-    #[arg(short = 'r', long, value_name = "RATE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
+        /// Workers (plugin instances). Open model: the crew starts with N (default 100) and never
+        /// retires below it. Without --rate: a closed model of N workers looping (default 1), or
+        /// the start of the --stage ramp.
+        #[scenario(own)]
+        #[arg(short = 'w', long, value_name = "N")]
+        pub workers: Option<u32>,
 
-    /// Workers (plugin instances). Without --rate: a closed model of N looping workers.
-    #[arg(short = 'w', long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workers: Option<u32>,
+        /// Open model: the crew grows on demand up to N workers (default 1000) and retires the
+        /// surplus.
+        #[scenario(inherit)]
+        #[arg(long, value_name = "N")]
+        pub max_workers: Option<u32>,
 
-    /// Open model: the most workers the crew may have.
-    #[arg(long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_workers: Option<u32>,
+        /// How long to generate load (500ms, 10s, 5m, 1h, 1m30s); with --stage, the last target
+        /// holds until then (or the stages are cut there).
+        #[scenario(inherit)]
+        #[arg(short = 'd', long, value_name = "DURATION")]
+        pub duration: Option<Dur>,
 
-    /// How long to generate load (500ms, 10s, 5m, 1h, 1m30s).
-    #[arg(short = 'd', long, value_name = "DURATION")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub duration: Option<Dur>,
+        /// Stop after N tasks are scheduled.
+        #[scenario(inherit)]
+        #[arg(short = 'n', long, value_name = "N")]
+        pub iterations: Option<u64>,
 
-    /// Stop after N tasks are scheduled.
-    #[arg(short = 'n', long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iterations: Option<u64>,
+        /// A ramp, linear over DURATION to TARGET (repeatable, in order): with --rate, of the
+        /// rate; without, of the closed model's looping workers.
+        ///
+        /// With --rate it ramps the rate (tasks/s), starting from --rate (-r 0 to start from
+        /// nothing); without --rate it ramps the number of looping workers, starting from -w
+        /// (default 1), as k6's --stage does. Without -d the run lasts as long as the stages; with
+        /// -d the last target holds until then, or the stages are cut there.
+        #[scenario(own)]
+        #[arg(long = "stage", value_name = "DURATION:TARGET")]
+        pub stage: Vec<Stage>,
 
-    /// A ramp: the rate moves linearly to RATE over DURATION (repeatable, in order).
-    #[arg(long = "stage", value_name = "DURATION:RATE")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stage: Vec<Stage>,
+        /// The gate: at most N tasks execute at once, whatever the number of workers; waiting for
+        /// a permit shows as gate_wait_ms.
+        #[scenario(inherit)]
+        #[arg(long, value_name = "N")]
+        pub max_in_flight: Option<u32>,
 
-    /// The gate: at most N tasks execute at once, whatever the number of workers.
-    #[arg(long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_in_flight: Option<u32>,
+        /// Event loops: threads that each run their share of the plan with their own workers,
+        /// pacer and connections (default: one per CPU, but never more than the workers, and in
+        /// the open model one per 10,000 tasks/s of the peak rate).
+        #[arg(long, value_name = "N")]
+        pub threads: Option<u32>,
 
-    /// Event loops: threads that each run their share of the workers with their own pacer and
-    /// connections (default: one per CPU, fewer when the rate needs fewer; never more than the
-    /// workers).
-    #[arg(long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u32>,
+        /// Retry a task that fails with a retryable error up to N more times (exponential backoff
+        /// with full jitter).
+        #[arg(long, value_name = "N")]
+        pub retries: Option<u32>,
 
-    /// Retry a task that fails with a retryable error up to N more times.
-    #[arg(long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retries: Option<u32>,
+        /// The base of the retry backoff: retry n waits a random time below base · 2ⁿ⁻¹ (default
+        /// 100ms; needs --retries).
+        #[arg(long, value_name = "DURATION")]
+        pub retry_backoff: Option<Dur>,
 
-    /// The base of the exponential retry backoff: retry n waits a random time below base · 2ⁿ⁻¹.
-    #[arg(long, value_name = "DURATION")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_backoff: Option<Dur>,
+        /// Open model: retries may take at most PCT% of the rate's slots (default 20; needs
+        /// --retries).
+        #[arg(long, value_name = "PCT")]
+        pub retry_budget: Option<Percent>,
 
-    /// Open model: retries may take at most PCT% of the rate's slots.
-    #[arg(long, value_name = "PCT")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_budget: Option<Percent>,
+        /// The most retries waiting at once; beyond it a retryable failure ends as failed (default
+        /// 100,000; needs --retries).
+        #[arg(long, value_name = "N")]
+        pub retry_queue: Option<u32>,
 
-    /// The most retries waiting at once; beyond it a retryable failure ends as failed.
-    #[arg(long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_queue: Option<u32>,
+        /// After the schedule ends, keep running pending retries for at most this long (default
+        /// 5s; needs --retries).
+        #[arg(long, value_name = "DURATION")]
+        pub flush_retries_timeout: Option<Dur>,
 
-    /// After the schedule ends, keep running pending retries for at most this long.
-    #[arg(long, value_name = "DURATION")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flush_retries_timeout: Option<Dur>,
+        /// Open model: what a due task does when no worker is free.
+        #[scenario(inherit)]
+        #[arg(long, value_enum, value_name = "POLICY")]
+        pub overload: Option<OverloadArg>,
 
-    /// Open model: what a due task does when every worker is busy.
-    #[arg(long, value_enum, value_name = "POLICY")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub overload: Option<OverloadArg>,
+        /// An environment variable for the plugin (repeatable): KEY=VALUE, or KEY to pass loadhost's own
+        /// value of KEY; the plugin sees nothing else. Values are never written to an output.
+        #[arg(short = 'e', long = "env", value_name = "KEY[=VALUE]")]
+        pub env: Vec<EnvPair>,
 
-    /// An environment variable for the plugin (repeatable): KEY=VALUE, or KEY to pass loadhost's own
-    /// value of KEY; the plugin sees nothing else. Values are never written to an output.
-    #[arg(short = 'e', long = "env", value_name = "KEY[=VALUE]")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<EnvPair>,
+        /// Environment variables for the plugin from FILE: KEY=VALUE lines, `#` comments and blank
+        /// lines (repeatable; -e wins over a file for the same KEY).
+        #[arg(long, value_name = "FILE")]
+        pub env_file: Vec<PathBuf>,
 
-    /// Environment variables for the plugin from FILE: KEY=VALUE lines, `#` comments and blank
-    /// lines (repeatable; -e wins over a file for the same KEY).
-    #[arg(long, value_name = "FILE")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env_file: Vec<PathBuf>,
+        /// A label of the run, written to every output (repeatable; team, build, commit, …). Unlike -e
+        /// values, tags are meant to be read.
+        #[arg(long, value_name = "KEY=VALUE")]
+        pub tag: Vec<Tag>,
 
-    /// A label of the run, written to every output (repeatable; team, build, commit, …). Unlike -e
-    /// values, tags are meant to be read.
-    #[arg(long, value_name = "KEY=VALUE")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tag: Vec<Tag>,
+        /// Let the plugin read a host directory: DIR, or DIR::GUEST_PATH to mount it elsewhere
+        /// (repeatable, read-only). Without it a plugin sees no files.
+        #[arg(long = "dir", value_name = "DIR[::GUEST]")]
+        pub dir: Vec<DirGrant>,
 
-    /// Let the plugin read a host directory: DIR, or DIR::GUEST_PATH to mount it elsewhere
-    /// (repeatable, read-only). Without it a plugin sees no files.
-    #[arg(long = "dir", value_name = "DIR[::GUEST]")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dir: Vec<DirGrant>,
+        /// The longest one task may run; past it the task ends as timed_out and its instance is
+        /// replaced (default 60s).
+        #[arg(long, value_name = "DURATION")]
+        pub task_timeout: Option<Dur>,
 
-    /// The longest one task may run; past it the task ends as timed_out and its instance is
-    /// replaced (default 60s).
-    #[arg(long, value_name = "DURATION")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_timeout: Option<Dur>,
+        /// The most linear memory one plugin instance may use, from 2MiB to 4GiB (default 128MiB);
+        /// past it the task traps with "memory limit".
+        #[arg(long, value_name = "SIZE")]
+        pub max_memory: Option<Size>,
 
-    /// The most linear memory one plugin instance may use (default 128MiB).
-    #[arg(long, value_name = "SIZE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_memory: Option<Size>,
+        /// The largest response body the host reads for a plugin (default 64MiB or --max-memory,
+        /// whichever is smaller): past it the request fails, naming this flag, and nothing more is kept.
+        #[arg(long, value_name = "SIZE")]
+        pub max_response_body: Option<Size>,
 
-    /// The largest response body the host reads for a plugin (default 64MiB or --max-memory,
-    /// whichever is smaller): past it the request fails, naming this flag, and nothing more is kept.
-    #[arg(long, value_name = "SIZE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_response_body: Option<Size>,
+        /// After a stop (Ctrl-C, SIGTERM, the control API, an abort), how long tasks under way may
+        /// finish before they end as interrupted (default 5s).
+        #[arg(long, value_name = "DURATION")]
+        pub grace: Option<Dur>,
 
-    /// After a stop (Ctrl-C, SIGTERM, the control API, an abort), how long tasks under way may
-    /// finish before they end as interrupted (default 5s).
-    #[arg(long, value_name = "DURATION")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grace: Option<Dur>,
+        /// What the plugin may reach over HTTP and sockets, and the only names it may look up
+        /// (repeatable; nothing without it): HOST:PORT that port, a bare HOST ports 80 and 443
+        /// only, HOST:* every port. Never the host's own --control and --metrics-addr listeners.
+        #[arg(long = "allow-host", value_name = "HOST[:PORT|:*]")]
+        pub allow_host: Vec<String>,
 
-    /// Let the plugin reach HOST (any port) or HOST:PORT over HTTP and sockets (repeatable). Without
-    /// it a plugin reaches nothing.
-    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow_host: Vec<String>,
+        /// Trust the certificates in this PEM file for https, besides the system's (repeatable).
+        #[arg(long = "ca-cert", value_name = "FILE")]
+        pub ca_cert: Vec<PathBuf>,
 
-    /// Trust the certificates in this PEM file for https, besides the system's (repeatable).
-    #[arg(long = "ca-cert", value_name = "FILE")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ca_cert: Vec<PathBuf>,
+        /// Accept any https certificate (self-signed test targets only).
+        #[arg(long)]
+        pub insecure: bool,
 
-    /// Accept any https certificate (self-signed test targets only).
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub insecure: bool,
+        /// Send every HTTP request over HTTP/2 (prior knowledge on cleartext: h2c).
+        #[arg(long)]
+        pub h2c: bool,
 
-    /// Send every HTTP request over HTTP/2 (prior knowledge on cleartext: h2c).
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub h2c: bool,
+        /// At most N requests in flight, and N connections open, per host:port; those connections
+        /// are shared by the whole run (without it each worker keeps its own).
+        #[arg(long, value_name = "N")]
+        pub max_connections_per_host: Option<u32>,
 
-    /// At most N requests in flight (so N connections over HTTP/1.1) to each host:port.
-    #[arg(long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_connections_per_host: Option<u32>,
+        /// A data feed: task k gets row k as its input (JSON lines, or CSV with a header, each row
+        /// a JSON object); loaded once and shared by every worker and scenario.
+        #[arg(long, value_name = "FILE")]
+        pub data: Option<PathBuf>,
 
-    /// A data feed: one row per task as its input (JSON lines, or CSV with a header).
-    #[arg(long, value_name = "FILE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<PathBuf>,
+        /// When the rows run out: end the run (once) or wrap around (loop, the default).
+        #[arg(long, value_enum, value_name = "MODE")]
+        pub data_mode: Option<DataModeArg>,
 
-    /// When the rows run out: end the run (once) or wrap around (loop, the default).
-    #[arg(long, value_enum, value_name = "MODE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data_mode: Option<DataModeArg>,
+        /// The longest each of the plugin's setup, per-worker init and teardown may take (default
+        /// 30s).
+        #[arg(long, value_name = "DURATION")]
+        pub lifecycle_timeout: Option<Dur>,
 
-    /// The longest each of the plugin's setup, per-worker init and teardown may take.
-    #[arg(long, value_name = "DURATION")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lifecycle_timeout: Option<Dur>,
+        /// Serve the live control API on ADDR (GET/PATCH /v1/status, POST /v1/stop): loopback
+        /// only, unless a --control-token is given.
+        #[arg(long, value_name = "ADDR")]
+        pub control: Option<std::net::SocketAddr>,
 
-    /// Serve the live control API on ADDR (GET/PATCH /v1/status, POST /v1/stop).
-    #[arg(long, value_name = "ADDR")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub control: Option<std::net::SocketAddr>,
+        /// Require `Authorization: Bearer TOKEN` on the control API (needed to bind off loopback). Also
+        /// from $LOADHOST_CONTROL_TOKEN or --control-token-file, which keep it off the command line.
+        #[arg(long, value_name = "TOKEN", env = "LOADHOST_CONTROL_TOKEN", hide_env_values = true)]
+        #[serde(serialize_with = "redacted")]
+        pub control_token: Option<String>,
 
-    /// Require `Authorization: Bearer TOKEN` on the control API (needed to bind off loopback). Also
-    /// from $LOADHOST_CONTROL_TOKEN or --control-token-file, which keep it off the command line.
-    #[arg(long, value_name = "TOKEN", env = "LOADHOST_CONTROL_TOKEN", hide_env_values = true)]
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "redacted")]
-    pub control_token: Option<String>,
+        /// Read the control API's token from FILE (its first line).
+        #[arg(long, value_name = "FILE")]
+        pub control_token_file: Option<PathBuf>,
 
-    /// Read the control API's token from FILE (its first line).
-    #[arg(long, value_name = "FILE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub control_token_file: Option<PathBuf>,
+        /// Write the end-of-run summary as JSON to FILE (keys in docs/outputs.md).
+        #[arg(long, value_name = "FILE")]
+        pub summary_json: Option<PathBuf>,
 
-    /// Write the end-of-run summary as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary_json: Option<PathBuf>,
+        /// Scenarios run together (TOML `[[scenario]]` blocks only).
+        #[arg(skip)]
+        #[serde(rename = "scenario")]
+        pub scenarios: Vec<ScenarioOptions>,
 
-    /// Scenarios run together (TOML `[[scenario]]` blocks only).
-    #[arg(skip)]
-    #[serde(default, rename = "scenario", skip_serializing_if = "Vec::is_empty")]
-    pub scenarios: Vec<ScenarioOptions>,
+        /// Write one CSV row per second (per interval) to FILE, with a config comment and a closing
+        /// footer.
+        #[arg(long, value_name = "FILE")]
+        pub csv: Option<PathBuf>,
 
-    /// Write one CSV row per interval to FILE.
-    #[arg(long, value_name = "FILE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub csv: Option<PathBuf>,
+        /// A pass/fail criterion in k6's syntax, such as 'latency_ms:p(99)<200' (repeatable),
+        /// checked before any load; a failure exits 99. Append ';abort_on_fail' to stop the run
+        /// when it fails, ';delay=10s' to judge that only after 10s.
+        #[arg(long = "threshold", value_name = "EXPR")]
+        pub threshold: Vec<ThresholdSpec>,
 
-    /// A pass/fail criterion in k6's syntax, such as 'latency_ms:p(99)<200' (repeatable); a failure
-    /// exits 99. Append ';abort_on_fail' to stop the run when it fails, ';delay=10s' to wait first.
-    #[arg(long = "threshold", value_name = "EXPR")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub threshold: Vec<ThresholdSpec>,
+        /// Declare a metric the plugin records, NAME:KIND (trend, counter, rate, gauge), so thresholds
+        /// on it are checked before any load (repeatable).
+        #[arg(long = "metric", value_name = "NAME:KIND")]
+        pub metric: Vec<MetricDecl>,
 
-    /// Declare a metric the plugin records, NAME:KIND (trend, counter, rate, gauge), so thresholds
-    /// on it are checked before any load (repeatable).
-    #[arg(long = "metric", value_name = "NAME:KIND")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub metric: Vec<MetricDecl>,
+        /// A streaming output: json=FILE writes a JSON line per interval and per plugin-metric
+        /// batch, and the summary last.
+        #[arg(long = "out", value_name = "json=FILE")]
+        pub out: Vec<OutSpec>,
 
-    /// A streaming output: json=FILE writes a JSON line per interval and per plugin-metric batch.
-    #[arg(long = "out", value_name = "json=FILE")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub out: Vec<OutSpec>,
+        /// Serve OpenMetrics text for Prometheus on ADDR (GET /metrics) while the run goes; loopback
+        /// addresses only (the endpoint has no authentication).
+        #[arg(long, value_name = "ADDR")]
+        pub metrics_addr: Option<std::net::SocketAddr>,
 
-    /// Serve OpenMetrics text for Prometheus on ADDR (GET /metrics) while the run goes.
-    #[arg(long, value_name = "ADDR")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metrics_addr: Option<std::net::SocketAddr>,
+        /// Write a self-contained HTML report (charts and tables) to FILE.
+        #[arg(long, value_name = "FILE")]
+        pub html: Option<PathBuf>,
 
-    /// Write a self-contained HTML report (charts and tables) to FILE.
-    #[arg(long, value_name = "FILE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub html: Option<PathBuf>,
+        /// Run segment I (0-based) of N of the plan: its share of the rate, iterations, data rows and
+        /// workers, so N processes together run the whole plan exactly.
+        #[arg(long, value_name = "I/N", env = "LOADHOST_SEGMENT")]
+        pub segment: Option<SegmentArg>,
 
-    /// Run segment I (0-based) of N of the plan: its share of the rate, iterations, data rows and
-    /// workers, so N processes together run the whole plan exactly.
-    #[arg(long, value_name = "I/N", env = "LOADHOST_SEGMENT")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub segment: Option<SegmentArg>,
+        /// Split the plan into N segments and run the one $JOB_COMPLETION_INDEX names (a Kubernetes
+        /// Indexed Job).
+        #[arg(long, value_name = "N")]
+        pub segments: Option<u32>,
 
-    /// Split the plan into N segments and run the one $JOB_COMPLETION_INDEX names (a Kubernetes
-    /// Indexed Job).
-    #[arg(long, value_name = "N")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub segments: Option<u32>,
+        /// Start the load at this time (RFC 3339), so every segment starts together.
+        #[arg(long, value_name = "TIMESTAMP")]
+        pub start_at: Option<StartAt>,
 
-    /// Start the load at this time (RFC 3339), so every segment starts together.
-    #[arg(long, value_name = "TIMESTAMP")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start_at: Option<StartAt>,
+        /// Write a results file that `loadhost merge` combines with other segments' exactly.
+        #[arg(long, value_name = "FILE")]
+        pub results: Option<PathBuf>,
+    }
 
-    /// Write a results file that `loadhost merge` combines with other segments' exactly.
-    #[arg(long, value_name = "FILE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub results: Option<PathBuf>,
+    /// One `[[scenario]]` block of a TOML config: a load of its own that runs alongside the others.
+    ///
+    /// Its model (`rate`, `workers`, `stage`) is its own; what it leaves unset of the bounds and
+    /// policies (`duration`, `iterations`, `max-workers`, `overload`, `max-in-flight`) comes from the
+    /// top level. Everything else (the plugin's environment, network, retries, data, outputs) is
+    /// shared. Which options a block accepts is the `#[scenario(…)]` mark on each option above.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+    pub struct ScenarioOptions {
+        /// The name plugins see in `task.scenario` and outputs group by.
+        pub name: String,
+        /// Start this long after the run starts.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub start_after: Option<Dur>,
+    }
 }
 
 /// A secret, written out: only that there is one.
@@ -322,65 +295,68 @@ fn redacted<S: serde::Serializer>(secret: &Option<String>, out: S) -> Result<S::
     }
 }
 
-impl RunOptions {
-    /// These options (the flags) with anything they leave unset taken from `file`.
-    pub fn or(self, file: RunOptions) -> RunOptions {
-        fn list<T>(flags: Vec<T>, file: Vec<T>) -> Vec<T> {
-            if flags.is_empty() { file } else { flags }
-        }
-        RunOptions {
-            rate: self.rate.or(file.rate),
-            workers: self.workers.or(file.workers),
-            max_workers: self.max_workers.or(file.max_workers),
-            duration: self.duration.or(file.duration),
-            iterations: self.iterations.or(file.iterations),
-            stage: list(self.stage, file.stage),
-            max_in_flight: self.max_in_flight.or(file.max_in_flight),
-            threads: self.threads.or(file.threads),
-            retries: self.retries.or(file.retries),
-            retry_backoff: self.retry_backoff.or(file.retry_backoff),
-            retry_budget: self.retry_budget.or(file.retry_budget),
-            retry_queue: self.retry_queue.or(file.retry_queue),
-            flush_retries_timeout: self.flush_retries_timeout.or(file.flush_retries_timeout),
-            overload: self.overload.or(file.overload),
-            env: list(self.env, file.env),
-            env_file: list(self.env_file, file.env_file),
-            tag: list(self.tag, file.tag),
-            dir: list(self.dir, file.dir),
-            task_timeout: self.task_timeout.or(file.task_timeout),
-            max_memory: self.max_memory.or(file.max_memory),
-            max_response_body: self.max_response_body.or(file.max_response_body),
-            grace: self.grace.or(file.grace),
-            allow_host: list(self.allow_host, file.allow_host),
-            ca_cert: list(self.ca_cert, file.ca_cert),
-            insecure: self.insecure || file.insecure,
-            h2c: self.h2c || file.h2c,
-            max_connections_per_host: self.max_connections_per_host.or(file.max_connections_per_host),
-            data: self.data.or(file.data),
-            control: self.control.or(file.control),
-            control_token: self.control_token.or(file.control_token),
-            control_token_file: self.control_token_file.or(file.control_token_file),
-            lifecycle_timeout: self.lifecycle_timeout.or(file.lifecycle_timeout),
-            data_mode: self.data_mode.or(file.data_mode),
-            summary_json: self.summary_json.or(file.summary_json),
-            scenarios: list(self.scenarios, file.scenarios),
-            csv: self.csv.or(file.csv),
-            threshold: list(self.threshold, file.threshold),
-            metric: list(self.metric, file.metric),
-            out: list(self.out, file.out),
-            metrics_addr: self.metrics_addr.or(file.metrics_addr),
-            html: self.html.or(file.html),
-            segment: self.segment.or(file.segment),
-            segments: self.segments.or(file.segments),
-            start_at: self.start_at.or(file.start_at),
-            results: self.results.or(file.results),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve::{
+        DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE, DEFAULT_LIFECYCLE_TIMEOUT,
+        DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_WORKERS, DEFAULT_OPEN_WORKERS,
+        DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
+    };
+
+    fn parse(toml: &str) -> Result<RunOptions, String> {
+        crate::file::parse(std::path::Path::new("run.toml"), toml).map_err(|e| e.to_string())
+    }
+
+    /// Every option of `loadhost run`, set in a file.
+    const EVERY_OPTION: &str = r#"
+        rate = 100
+        workers = 2
+        max-workers = 9
+        duration = "5s"
+        iterations = 50
+        stage = ["1s:10"]
+        max-in-flight = 4
+        threads = 1
+        retries = 2
+        retry-backoff = "10ms"
+        retry-budget = 5
+        retry-queue = 10
+        flush-retries-timeout = "1s"
+        overload = "queue"
+        env = ["A=1"]
+        env-file = ["a.env"]
+        tag = ["team=x"]
+        dir = ["/tmp"]
+        task-timeout = "2s"
+        max-memory = "64MiB"
+        max-response-body = "1MiB"
+        grace = "1s"
+        allow-host = ["127.0.0.1:8080"]
+        ca-cert = ["ca.pem"]
+        insecure = true
+        h2c = true
+        max-connections-per-host = 3
+        data = "rows.jsonl"
+        data-mode = "once"
+        lifecycle-timeout = "3s"
+        control = "127.0.0.1:9000"
+        control-token = "secret"
+        control-token-file = "token"
+        summary-json = "s.json"
+        csv = "rows.csv"
+        threshold = ["latency_ms:p(99)<200"]
+        metric = ["login:trend"]
+        out = ["json=run.jsonl"]
+        metrics-addr = "127.0.0.1:9001"
+        html = "r.html"
+        segment = "0/2"
+        segments = 2
+        start-at = "2026-11-29T23:00:00Z"
+        results = "r.lhr"
+        [[scenario]]
+        name = "a"
+    "#;
 
     #[test]
     fn flags_win_and_unset_flags_fall_back_to_the_file() {
@@ -395,5 +371,122 @@ mod tests {
         assert_eq!(merged.rate, Some(Rate(10.0)));
         assert_eq!(merged.duration, Some("5s".parse().unwrap()));
         assert_eq!(merged.env.len(), 1);
+    }
+
+    #[test]
+    fn every_option_merges_both_ways() {
+        let every = parse(EVERY_OPTION).unwrap();
+        // The file sets every flag (and the scenarios), so this test covers a flag added later too.
+        let flags = RunOptions::augment_args(clap::Command::new("run")).get_arguments().count();
+        let written = serde_json::to_value(&every).unwrap();
+        assert_eq!(written.as_object().unwrap().len(), flags + 1, "EVERY_OPTION misses an option: {written}");
+        assert_eq!(RunOptions::default().or(every.clone()), every, "unset flags take the file's");
+        assert_eq!(every.clone().or(RunOptions::default()), every, "set flags stay");
+    }
+
+    #[test]
+    fn scenario_blocks_take_exactly_their_keys() {
+        let block = r#"
+            [[scenario]]
+            name = "a"
+            start-after = "1s"
+            rate = 5
+            workers = 2
+            max-workers = 3
+            duration = "2s"
+            iterations = 9
+            stage = ["1s:10"]
+            overload = "queue"
+            max-in-flight = 1
+        "#;
+        let scenario = &parse(block).unwrap().scenarios[0];
+        assert_eq!((scenario.max_in_flight, scenario.overload), (Some(1), Some(OverloadArg::Queue)));
+        let err = parse("[[scenario]]\nname = \"a\"\nthreads = 2\n").unwrap_err();
+        assert!(err.starts_with("run.toml:3:1: unknown field `threads`, expected one of"), "{err}");
+        let mut accepted: Vec<&str> =
+            err.split("expected one of").nth(1).unwrap().split('`').skip(1).step_by(2).collect();
+        accepted.sort_unstable();
+        let mut expected = vec![
+            "name",
+            "start-after",
+            "rate",
+            "workers",
+            "max-workers",
+            "duration",
+            "iterations",
+            "stage",
+            "overload",
+            "max-in-flight",
+        ];
+        expected.sort_unstable();
+        assert_eq!(accepted, expected);
+        assert!(parse("[[scenario]]\nrate = 5\n").unwrap_err().contains("missing field `name`"));
+    }
+
+    #[test]
+    fn a_scenario_has_its_own_model_and_falls_back_for_bounds() {
+        let top = parse(EVERY_OPTION).unwrap();
+        let scenario =
+            ScenarioOptions { name: "a".into(), workers: Some(7), iterations: Some(3), ..Default::default() };
+        let own = scenario.within(&top);
+        assert_eq!((own.rate, own.workers, own.stage.len()), (None, Some(7), 0), "the model is the scenario's alone");
+        assert_eq!((own.iterations, own.duration), (Some(3), top.duration), "bounds fall back");
+        assert_eq!(
+            (own.max_workers, own.max_in_flight, own.overload),
+            (top.max_workers, top.max_in_flight, top.overload)
+        );
+        assert_eq!((&own.env, own.retries, &own.data), (&top.env, top.retries, &top.data), "the rest is shared");
+    }
+
+    /// `1234567` as `1,234,567`, as the help writes large numbers.
+    fn thousands(n: u64) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    #[test]
+    fn help_states_the_defaults_the_code_uses() {
+        let command = RunOptions::augment_args(clap::Command::new("run"));
+        let help = |long: &str| {
+            let arg = command.get_arguments().find(|a| a.get_long() == Some(long)).unwrap();
+            let text = arg.get_long_help().or(arg.get_help()).unwrap().to_string();
+            let values: Vec<String> =
+                arg.get_possible_values().iter().filter_map(|v| v.get_help().map(ToString::to_string)).collect();
+            format!("{text} {}", values.join(" "))
+        };
+        let cases = [
+            ("workers", format!("(default {DEFAULT_OPEN_WORKERS})")),
+            ("workers", format!("(default {DEFAULT_CLOSED_WORKERS})")),
+            ("max-workers", format!("(default {DEFAULT_MAX_WORKERS})")),
+            ("retry-backoff", format!("(default {}", Dur(DEFAULT_RETRY_BACKOFF))),
+            ("retry-budget", format!("(default {}", DEFAULT_RETRY_BUDGET * 100.0)),
+            ("retry-queue", format!("(default {}", thousands(DEFAULT_RETRY_QUEUE.into()))),
+            ("flush-retries-timeout", format!("(default {}", Dur(DEFAULT_FLUSH_RETRIES_TIMEOUT))),
+            ("task-timeout", format!("(default {})", Dur(DEFAULT_TASK_TIMEOUT))),
+            ("grace", format!("(default {})", Dur(DEFAULT_GRACE))),
+            ("lifecycle-timeout", format!("(default {})", Dur(DEFAULT_LIFECYCLE_TIMEOUT))),
+            ("max-memory", format!("(default {})", Size(DEFAULT_MAX_MEMORY))),
+            ("max-response-body", format!("(default {} or --max-memory", Size(DEFAULT_MAX_RESPONSE_BODY))),
+            ("threads", format!("one per {} tasks/s", thousands(loadhost_engine::RATE_PER_EVENT_LOOP as u64))),
+            ("threads", "one per CPU".to_owned()),
+            ("overload", "dropped (the default)".to_owned()),
+            ("data-mode", "(loop, the default)".to_owned()),
+            ("metrics-addr", "loopback addresses only".to_owned()),
+            ("control", "loopback only, unless a --control-token".to_owned()),
+            ("stage", "With --rate it ramps the rate".to_owned()),
+            ("stage", "without --rate it ramps the number of looping workers".to_owned()),
+            ("allow-host", "a bare HOST ports 80 and 443".to_owned()),
+        ];
+        for (long, says) in cases {
+            let text = help(long);
+            assert!(text.contains(&says), "--{long}'s help should say '{says}': {text}");
+        }
     }
 }

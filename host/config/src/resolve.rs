@@ -1,13 +1,21 @@
 //! From options to a runnable plan: the checks that need more than one option at a time.
+//!
+//! [`resolve`] reads as its steps: this process's segment and the secrets; the limits every run
+//! has (their defaults filled in, so outputs show what was in force); the directories and the
+//! pass/fail criteria; the data feed, loaded once and shared by every scenario; a plan per
+//! scenario (`plan_one`: counts, model, then the plan's options and retries); and last the split
+//! into segments.
 
-use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use loadhost_engine::{
-    FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy, Segment, Threads,
+    Feed, FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy, Segment, Threads,
 };
 use thiserror::Error;
 
 use crate::options::{DataModeArg, OverloadArg, RunOptions};
+use crate::units::{Dur, Size};
 
 /// Workers the open model starts with (and never retires below) when `--workers` does not say.
 /// Idle instances cost about 2 KiB each, and a floor this size absorbs bursts of due tasks without
@@ -17,16 +25,19 @@ pub const DEFAULT_OPEN_WORKERS: u32 = 100;
 /// The open model's crew ceiling when `--max-workers` does not say.
 pub const DEFAULT_MAX_WORKERS: u32 = 1000;
 
+/// The closed model's workers when `--workers` does not say (k6's one VU).
+pub const DEFAULT_CLOSED_WORKERS: u32 = 1;
+
 /// The base retry backoff when `--retry-backoff` does not say.
-pub const DEFAULT_RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
+pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(100);
 /// The share of slots retries may take when `--retry-budget` does not say (as Envoy's default).
 pub const DEFAULT_RETRY_BUDGET: f64 = 0.2;
 /// How long pending retries are flushed when `--flush-retries-timeout` does not say.
-pub const DEFAULT_FLUSH_RETRIES_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub const DEFAULT_FLUSH_RETRIES_TIMEOUT: Duration = Duration::from_secs(5);
 /// The retry queue's bound when `--retry-queue` does not say (about 3 MB of tickets).
 pub const DEFAULT_RETRY_QUEUE: u32 = 100_000;
 
-pub use loadhost_engine::plan::{DEFAULT_GRACE, DEFAULT_TASK_TIMEOUT};
+pub use loadhost_engine::plan::{DEFAULT_GRACE, DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_TASK_TIMEOUT};
 /// Each instance's memory cap when `--max-memory` does not say: ample for compiled guests (a Rust
 /// plugin starts at about 1 MiB), and 1,000 workers still cannot take more than 128 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 128 << 20;
@@ -105,7 +116,7 @@ pub enum ConfigError {
     DataModeOnly,
     /// `--max-memory` outside what a plugin can use.
     #[error("--max-memory {0}: expected between 2MiB and 4GiB")]
-    MaxMemory(crate::units::Size),
+    MaxMemory(Size),
     /// `--task-timeout` of zero.
     #[error("--task-timeout must be longer than 0s")]
     ZeroTaskTimeout,
@@ -117,17 +128,9 @@ pub enum ConfigError {
         /// What is wrong with it.
         why: String,
     },
-    /// A threshold that cannot be judged: unknown metric, wrong aggregate, unknown scenario.
-    #[error("--threshold {0}")]
-    Threshold(#[from] loadhost_metrics::ThresholdError),
-    /// A `--metric` declaration that clashes.
-    #[error("--metric {decl}: {why}")]
-    Metric {
-        /// The declaration as written.
-        decl: String,
-        /// What is wrong.
-        why: &'static str,
-    },
+    /// A `--threshold` that cannot be judged or a `--metric` declaration that clashes.
+    #[error(transparent)]
+    Criteria(#[from] crate::criteria::CriteriaError),
     /// A segment that cannot run.
     #[error("--segment: {0}")]
     Segment(String),
@@ -139,79 +142,59 @@ pub enum ConfigError {
     Secret(#[from] crate::secrets::SecretError),
 }
 
-/// Everything `loadhost run` needs, checked.
+/// Everything `loadhost run` needs, checked: what is derived from the options, beside the options
+/// themselves (read every option from [`RunSettings::options`]).
 #[derive(Debug, Clone)]
 pub struct RunSettings {
     /// What the engine will do (the first scenario's plan when there are several).
     pub plan: Plan,
     /// The `[[scenario]]` plans, run together; empty for a single run.
     pub scenarios: Vec<Plan>,
-    /// The plugin's environment.
+    /// The plugin's environment, from `-e` and `--env-file` (values read, `-e` winning).
     pub env: Vec<(String, String)>,
-    /// Where to write the summary JSON.
-    pub summary_json: Option<PathBuf>,
-    /// Where to write the per-interval CSV.
-    pub csv: Option<PathBuf>,
     /// Instances the runtime must be able to hold at once.
     pub max_instances: u32,
-    /// Each instance's memory cap, in bytes.
-    pub max_memory: u64,
-    /// Host directories the plugin may read.
-    pub dirs: Vec<crate::units::DirGrant>,
     /// This process's share of a plan run by several processes.
     pub segment: Option<Segment>,
-    /// The options in effect (defaults filled in), echoed in outputs.
+    /// The options in effect (the limits' defaults filled in), echoed in outputs.
     pub options: RunOptions,
 }
 
-/// Check, before any load, that every threshold can be judged: its metric is built in or
-/// declared with `--metric`, its aggregate suits the metric's kind, and a scenario tag names a
-/// scenario of the run. An unknown metric is an error, never a silent pass.
-fn check_criteria(options: &RunOptions) -> Result<(), ConfigError> {
-    let mut declared = std::collections::HashMap::new();
-    for decl in &options.metric {
-        if loadhost_metrics::threshold::built_in_kind(&decl.name).is_some() {
-            return Err(ConfigError::Metric { decl: decl.to_string(), why: "that name is a built-in metric" });
-        }
-        if declared.insert(decl.name.as_str(), decl.kind).is_some_and(|kind| kind != decl.kind) {
-            return Err(ConfigError::Metric { decl: decl.to_string(), why: "declared twice with different kinds" });
-        }
+impl RunSettings {
+    /// Each instance's memory cap, in bytes (`--max-memory`, which [`resolve`] always fills in).
+    pub fn max_memory(&self) -> u64 {
+        self.options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0)
     }
-    let scenarios: Vec<&str> = if options.scenarios.is_empty() {
-        vec!["default"]
-    } else {
-        options.scenarios.iter().map(|s| s.name.as_str()).collect()
-    };
-    let lookup = |name: &str| declared.get(name).copied();
-    for spec in &options.threshold {
-        spec.threshold.validate(&lookup, &scenarios)?;
+
+    /// Every plan of the run: the scenarios', or the one plan.
+    pub fn plans(&self) -> &[Plan] {
+        if self.scenarios.is_empty() { std::slice::from_ref(&self.plan) } else { &self.scenarios }
     }
-    Ok(())
 }
 
+/// The data feed, loaded once: every scenario's plan holds the same rows.
+type SharedFeed = Option<(Arc<Feed>, FeedMode)>;
+
 /// Check `options` and build the plan (one per scenario when there are `[[scenario]]` blocks).
-pub fn resolve(options: RunOptions) -> Result<RunSettings, ConfigError> {
+pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     let segment = segment(&options)?;
     let env = crate::secrets::plugin_env(&options)?;
-    let token = crate::secrets::control_token(&options)?;
-    let mut settings = resolve_plans(options)?;
-    settings.env = env;
-    settings.options.control_token = token;
+    options.control_token = crate::secrets::control_token(&options)?;
+    fill_limits(&mut options)?;
+    check_dirs(&options)?;
+    check_criteria(&options)?;
+    let feed = load_feed(&options)?;
+    let (plan, scenarios) = if options.scenarios.is_empty() {
+        (plan_one(&options, &feed)?, Vec::new())
+    } else {
+        let plans = plan_scenarios(&options, &feed)?;
+        (plans[0].clone(), plans)
+    };
+    let mut settings = RunSettings { plan, scenarios, env, max_instances: 0, segment: None, options };
     if let Some(segment) = segment {
-        if settings.plan.worker_curve().is_some() || settings.scenarios.iter().any(|p| p.worker_curve().is_some()) {
-            return Err(ConfigError::Segment(
-                "worker stages (--stage without --rate) cannot be split into segments; ramp a rate instead".into(),
-            ));
-        }
-        settings.plan = settings.plan.with_segment(segment);
-        settings.scenarios = settings.scenarios.into_iter().map(|p| p.with_segment(segment)).collect();
-        settings.max_instances = if settings.scenarios.is_empty() {
-            settings.plan.max_workers()
-        } else {
-            settings.scenarios.iter().map(Plan::max_workers).fold(0, u32::saturating_add)
-        };
-        settings.segment = Some(segment);
+        split(&mut settings, segment)?;
     }
+    settings.max_instances = settings.plans().iter().map(Plan::max_workers).fold(0, u32::saturating_add);
     Ok(settings)
 }
 
@@ -242,71 +225,93 @@ fn segment(options: &RunOptions) -> Result<Option<Segment>, ConfigError> {
     Segment::new(arg.index, arg.count).map(Some).map_err(|err| wrong(err.to_string()))
 }
 
-/// Check the options and build the whole plan (one per scenario), before any segmenting.
-fn resolve_plans(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
-    // Limits always apply: fill in their defaults so outputs show what was in force.
-    let max_memory = options.max_memory.get_or_insert(crate::units::Size(DEFAULT_MAX_MEMORY)).0;
+/// The limits every run has: fill in their defaults, so outputs show what was in force, and check
+/// them.
+fn fill_limits(options: &mut RunOptions) -> Result<(), ConfigError> {
+    let max_memory = options.max_memory.get_or_insert(Size(DEFAULT_MAX_MEMORY)).0;
     if !(MIN_MAX_MEMORY..=MAX_MAX_MEMORY).contains(&max_memory) {
-        return Err(ConfigError::MaxMemory(crate::units::Size(max_memory)));
+        return Err(ConfigError::MaxMemory(Size(max_memory)));
     }
-    let body = options.max_response_body.get_or_insert(crate::units::Size(DEFAULT_MAX_RESPONSE_BODY.min(max_memory)));
+    let body = options.max_response_body.get_or_insert(Size(DEFAULT_MAX_RESPONSE_BODY.min(max_memory)));
     if body.0 == 0 {
         return Err(ConfigError::Zero { flag: "max-response-body" });
     }
-    if options.task_timeout.get_or_insert(crate::units::Dur(DEFAULT_TASK_TIMEOUT)).0.is_zero() {
+    if options.task_timeout.get_or_insert(Dur(DEFAULT_TASK_TIMEOUT)).0.is_zero() {
         return Err(ConfigError::ZeroTaskTimeout);
     }
-    options.grace.get_or_insert(crate::units::Dur(DEFAULT_GRACE));
+    options.grace.get_or_insert(Dur(DEFAULT_GRACE));
+    Ok(())
+}
+
+/// Every `--dir` is a directory there is.
+fn check_dirs(options: &RunOptions) -> Result<(), ConfigError> {
     for grant in &options.dir {
         if !grant.host.is_dir() {
             let why = if grant.host.exists() { "not a directory" } else { "no such directory" };
             return Err(ConfigError::Dir { grant: grant.to_string(), why: why.to_owned() });
         }
     }
-    check_criteria(&options)?;
-    if options.scenarios.is_empty() {
-        return resolve_one(options);
+    Ok(())
+}
+
+/// Check, before any load, that every threshold can be judged in this run's scenarios.
+fn check_criteria(options: &RunOptions) -> Result<(), ConfigError> {
+    let scenarios: Vec<&str> = if options.scenarios.is_empty() {
+        vec!["default"]
+    } else {
+        options.scenarios.iter().map(|s| s.name.as_str()).collect()
+    };
+    crate::criteria::check(&options.metric, &options.threshold, &scenarios)?;
+    Ok(())
+}
+
+/// `--data`, loaded once for the whole run (the engine's workers borrow its rows, no copies).
+fn load_feed(options: &RunOptions) -> Result<SharedFeed, ConfigError> {
+    let mode = match options.data_mode {
+        Some(DataModeArg::Once) => FeedMode::Once,
+        Some(DataModeArg::Loop) | None => FeedMode::Loop,
+    };
+    match &options.data {
+        Some(path) => Ok(Some((Arc::new(crate::feed::load(path)?), mode))),
+        None if options.data_mode.is_some() => Err(ConfigError::DataModeOnly),
+        None => Ok(None),
     }
+}
+
+/// One plan per `[[scenario]]` block, each from [`ScenarioOptions::within`] the top level, named
+/// and delayed by its block.
+///
+/// [`ScenarioOptions::within`]: crate::options::ScenarioOptions::within
+fn plan_scenarios(options: &RunOptions, feed: &SharedFeed) -> Result<Vec<Plan>, ConfigError> {
     if options.control.is_some() {
         return Err(ConfigError::ControlWithScenarios);
     }
+    let top = RunOptions { scenarios: Vec::new(), ..options.clone() };
     let mut names = std::collections::HashSet::new();
-    let mut plans = Vec::new();
-    let mut max_instances = 0u32;
+    let mut plans = Vec::with_capacity(options.scenarios.len());
     for scenario in &options.scenarios {
-        if scenario.name.trim().is_empty() || !names.insert(scenario.name.clone()) {
+        if scenario.name.trim().is_empty() || !names.insert(scenario.name.as_str()) {
             return Err(ConfigError::ScenarioName(scenario.name.clone()));
         }
-        let own = RunOptions {
-            rate: scenario.rate,
-            workers: scenario.workers,
-            stage: scenario.stage.clone(),
-            max_workers: scenario.max_workers.or(options.max_workers),
-            duration: scenario.duration.or(options.duration),
-            iterations: scenario.iterations.or(options.iterations),
-            overload: scenario.overload.or(options.overload),
-            max_in_flight: scenario.max_in_flight.or(options.max_in_flight),
-            scenarios: Vec::new(),
-            ..options.clone()
-        };
         let wrap = |error| ConfigError::Scenario { name: scenario.name.clone(), error: Box::new(error) };
-        let settings = resolve_one(own).map_err(wrap)?;
-        max_instances = max_instances.saturating_add(settings.max_instances);
-        let delay = scenario.start_after.map_or(std::time::Duration::ZERO, |d| d.0);
-        plans.push(settings.plan.with_scenario(scenario.name.clone()).with_start_delay(delay));
+        let plan = plan_one(&scenario.within(&top), feed).map_err(wrap)?;
+        let delay = scenario.start_after.map_or(Duration::ZERO, |d| d.0);
+        plans.push(plan.with_scenario(scenario.name.clone()).with_start_delay(delay));
     }
-    Ok(RunSettings {
-        plan: plans[0].clone(),
-        scenarios: plans,
-        env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
-        summary_json: options.summary_json.clone(),
-        csv: options.csv.clone(),
-        max_instances,
-        max_memory: options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0),
-        dirs: options.dir.clone(),
-        segment: None,
-        options,
-    })
+    Ok(plans)
+}
+
+/// Split every plan into this process's segment. A worker ramp has no exact split.
+fn split(settings: &mut RunSettings, segment: Segment) -> Result<(), ConfigError> {
+    if settings.plans().iter().any(|p| p.worker_curve().is_some()) {
+        return Err(ConfigError::Segment(
+            "worker stages (--stage without --rate) cannot be split into segments; ramp a rate instead".into(),
+        ));
+    }
+    settings.plan = settings.plan.clone().with_segment(segment);
+    settings.scenarios = std::mem::take(&mut settings.scenarios).into_iter().map(|p| p.with_segment(segment)).collect();
+    settings.segment = Some(segment);
+    Ok(())
 }
 
 /// One event loop per CPU the process may use.
@@ -314,14 +319,50 @@ fn default_threads() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
 }
 
-/// Check one run's options and build its plan.
-fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
-    for (flag, value) in [("workers", options.workers), ("max-workers", options.max_workers)] {
-        if value == Some(0) {
-            return Err(ConfigError::Zero { flag });
+/// Check one run's (or scenario's) options and build its plan.
+fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, ConfigError> {
+    check_counts(options)?;
+    let ramps: Vec<Ramp> = options.stage.iter().map(|s| Ramp { duration: s.duration.0, target: s.target.0 }).collect();
+    // A `once` feed bounds the run by its rows, like -n.
+    let iterations = match feed {
+        Some((feed, FeedMode::Once)) => {
+            Some(options.iterations.map_or(feed.len() as u64, |n| n.min(feed.len() as u64)))
         }
+        _ => options.iterations,
+    };
+    // As in k6: --rate makes the open model, and --stage then ramps the rate; without --rate,
+    // --stage ramps the number of looping workers.
+    let model = if options.rate.is_some() {
+        open_model(options, &ramps, iterations)?
+    } else {
+        closed_model(options, &ramps, iterations)?
+    };
+    // A real run has an event loop per thread, each pacing on a precise timer (tests of the engine
+    // use the runtime's timer instead, which follows paused time).
+    let mut plan = Plan::new(model)?
+        .with_pacer_clock(PacerClock::Precise)
+        .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly));
+    if !plan.is_open() && !ramps.is_empty() {
+        plan = plan.with_worker_stages(&ramps)?;
     }
+    if let Some(n) = options.max_in_flight {
+        plan = plan.with_max_in_flight(n)?;
+    }
+    if let Some((feed, mode)) = feed {
+        plan = plan.with_feed(Arc::clone(feed), *mode)?;
+    }
+    plan = plan
+        .with_lifecycle_timeout(options.lifecycle_timeout.map_or(DEFAULT_LIFECYCLE_TIMEOUT, |d| d.0))
+        .with_task_timeout(options.task_timeout.map_or(DEFAULT_TASK_TIMEOUT, |d| d.0))
+        .with_grace(options.grace.map_or(DEFAULT_GRACE, |d| d.0));
+    with_retries(plan, options)
+}
+
+/// Counts that must be positive are, and a duration is longer than nothing.
+fn check_counts(options: &RunOptions) -> Result<(), ConfigError> {
     for (flag, value) in [
+        ("workers", options.workers.map(u64::from)),
+        ("max-workers", options.max_workers.map(u64::from)),
         ("iterations", options.iterations),
         ("max-in-flight", options.max_in_flight.map(u64::from)),
         ("threads", options.threads.map(u64::from)),
@@ -336,99 +377,57 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
     if options.duration.is_some_and(|d| d.0.is_zero()) {
         return Err(ConfigError::ZeroDuration);
     }
-    let duration = options.duration.map(|d| d.0);
-    // As in k6: --rate makes the open model, and --stage then ramps the rate; without --rate,
-    // --stage ramps the number of looping workers.
-    let open = options.rate.is_some();
-    let ramps: Vec<Ramp> = options.stage.iter().map(|s| Ramp { duration: s.duration.0, target: s.target.0 }).collect();
-    let stages_total: Option<std::time::Duration> = (!ramps.is_empty()).then(|| ramps.iter().map(|r| r.duration).sum());
-    let feed = match &options.data {
-        Some(path) => Some(std::sync::Arc::new(crate::feed::load(path)?)),
-        None if options.data_mode.is_some() => return Err(ConfigError::DataModeOnly),
-        None => None,
-    };
-    let feed_mode = match options.data_mode {
-        Some(DataModeArg::Once) => FeedMode::Once,
-        Some(DataModeArg::Loop) | None => FeedMode::Loop,
-    };
-    // A `once` feed bounds the run by its rows, like -n.
-    let iterations = match (&feed, feed_mode) {
-        (Some(feed), FeedMode::Once) => {
-            Some(options.iterations.map_or(feed.len() as u64, |n| n.min(feed.len() as u64)))
-        }
-        _ => options.iterations,
-    };
+    Ok(())
+}
 
-    let model = if open {
-        if options.rate.is_some_and(|r| r.0 == 0.0) && options.stage.is_empty() {
-            return Err(ConfigError::ZeroRate);
-        }
-        if duration.is_none() && iterations.is_none() && options.stage.is_empty() {
-            return Err(ConfigError::Unbounded { model: "--rate" });
-        }
-        if let (Some(workers), Some(max)) = (options.workers, options.max_workers)
-            && workers > max
-        {
-            return Err(ConfigError::WorkersAboveMax { workers, max });
-        }
-        let ramps: Vec<Ramp> =
-            options.stage.iter().map(|s| Ramp { duration: s.duration.0, target: s.target.0 }).collect();
-        let curve = RateCurve::new(options.rate.map_or(0.0, |r| r.0), &ramps, duration)?;
-        let max_workers = options.max_workers.unwrap_or(DEFAULT_MAX_WORKERS.max(options.workers.unwrap_or(0)));
-        let workers = options.workers.unwrap_or(DEFAULT_OPEN_WORKERS.min(max_workers));
-        let overload = match options.overload {
-            Some(OverloadArg::Queue) => Overload::Queue,
-            Some(OverloadArg::Drop) | None => Overload::Drop,
-        };
-        Model::Open { curve, max_tasks: iterations, workers, max_workers, overload }
-    } else {
-        if options.max_workers.is_some() {
-            return Err(ConfigError::OpenOnly { flag: "max-workers" });
-        }
-        if options.overload.is_some() {
-            return Err(ConfigError::OpenOnly { flag: "overload" });
-        }
-        // Like k6 with no options at all: one worker, one task, a smoke test.
-        let duration = duration.or(stages_total);
-        let bare = options.workers.is_none() && duration.is_none() && iterations.is_none();
-        if !bare && duration.is_none() && iterations.is_none() {
-            return Err(ConfigError::Unbounded { model: "--workers" });
-        }
-        let max_tasks = if bare { Some(1) } else { iterations };
-        Model::Closed { workers: options.workers.unwrap_or(1), duration, max_tasks }
+/// `--rate`: tasks on a schedule (the rate ramped by `ramps`), a crew from `--workers` growing up
+/// to `--max-workers`.
+fn open_model(options: &RunOptions, ramps: &[Ramp], iterations: Option<u64>) -> Result<Model, ConfigError> {
+    let duration = options.duration.map(|d| d.0);
+    if options.rate.is_some_and(|r| r.0 == 0.0) && ramps.is_empty() {
+        return Err(ConfigError::ZeroRate);
+    }
+    if duration.is_none() && iterations.is_none() && ramps.is_empty() {
+        return Err(ConfigError::Unbounded { model: "--rate" });
+    }
+    if let (Some(workers), Some(max)) = (options.workers, options.max_workers)
+        && workers > max
+    {
+        return Err(ConfigError::WorkersAboveMax { workers, max });
+    }
+    let curve = RateCurve::new(options.rate.map_or(0.0, |r| r.0), ramps, duration)?;
+    let max_workers = options.max_workers.unwrap_or(DEFAULT_MAX_WORKERS.max(options.workers.unwrap_or(0)));
+    let workers = options.workers.unwrap_or(DEFAULT_OPEN_WORKERS.min(max_workers));
+    let overload = match options.overload {
+        Some(OverloadArg::Queue) => Overload::Queue,
+        Some(OverloadArg::Drop) | None => Overload::Drop,
     };
-    // A real run has an event loop per thread, each pacing on a precise timer (tests of the engine
-    // use the runtime's timer instead, which follows paused time).
-    let mut plan = Plan::new(model)?
-        .with_pacer_clock(PacerClock::Precise)
-        .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly));
-    if !open && !ramps.is_empty() {
-        plan = plan.with_worker_stages(&ramps)?;
+    Ok(Model::Open { curve, max_tasks: iterations, workers, max_workers, overload })
+}
+
+/// No `--rate`: workers looping, as many as `--workers` (or the stages' ramp, set on the plan),
+/// for `--duration` (or as long as the stages) or `--iterations`.
+fn closed_model(options: &RunOptions, ramps: &[Ramp], iterations: Option<u64>) -> Result<Model, ConfigError> {
+    if options.max_workers.is_some() {
+        return Err(ConfigError::OpenOnly { flag: "max-workers" });
     }
-    if let Some(n) = options.max_in_flight {
-        plan = plan.with_max_in_flight(n)?;
+    if options.overload.is_some() {
+        return Err(ConfigError::OpenOnly { flag: "overload" });
     }
-    if let Some(feed) = feed {
-        plan = plan.with_feed(feed, feed_mode)?;
+    let stages_total = (!ramps.is_empty()).then(|| ramps.iter().map(|r| r.duration).sum());
+    let duration = options.duration.map(|d| d.0).or(stages_total);
+    // Like k6 with no options at all: one worker, one task, a smoke test.
+    let bare = options.workers.is_none() && duration.is_none() && iterations.is_none();
+    if !bare && duration.is_none() && iterations.is_none() {
+        return Err(ConfigError::Unbounded { model: "--workers" });
     }
-    if let Some(limit) = options.lifecycle_timeout {
-        plan = plan.with_lifecycle_timeout(limit.0);
-    }
-    plan = plan
-        .with_task_timeout(options.task_timeout.map_or(DEFAULT_TASK_TIMEOUT, |d| d.0))
-        .with_grace(options.grace.map_or(DEFAULT_GRACE, |d| d.0));
-    if let Some(max_retries) = options.retries {
-        if options.retry_budget.is_some() && !plan.is_open() {
-            return Err(ConfigError::OpenOnly { flag: "retry-budget" });
-        }
-        plan = plan.with_retries(RetryPolicy {
-            max_retries,
-            backoff: options.retry_backoff.map_or(DEFAULT_RETRY_BACKOFF, |d| d.0),
-            budget: options.retry_budget.map_or(DEFAULT_RETRY_BUDGET, |p| p.0),
-            flush_timeout: options.flush_retries_timeout.map_or(DEFAULT_FLUSH_RETRIES_TIMEOUT, |d| d.0),
-            queue_limit: options.retry_queue.unwrap_or(DEFAULT_RETRY_QUEUE) as usize,
-        })?;
-    } else {
+    let max_tasks = if bare { Some(1) } else { iterations };
+    Ok(Model::Closed { workers: options.workers.unwrap_or(DEFAULT_CLOSED_WORKERS), duration, max_tasks })
+}
+
+/// `--retries` and the options that tune it, which mean nothing without it.
+fn with_retries(plan: Plan, options: &RunOptions) -> Result<Plan, ConfigError> {
+    let Some(max_retries) = options.retries else {
         for (flag, set) in [
             ("retry-backoff", options.retry_backoff.is_some()),
             ("retry-budget", options.retry_budget.is_some()),
@@ -439,19 +438,18 @@ fn resolve_one(options: RunOptions) -> Result<RunSettings, ConfigError> {
                 return Err(ConfigError::RetriesOnly { flag });
             }
         }
+        return Ok(plan);
+    };
+    if options.retry_budget.is_some() && !plan.is_open() {
+        return Err(ConfigError::OpenOnly { flag: "retry-budget" });
     }
-    Ok(RunSettings {
-        scenarios: Vec::new(),
-        max_instances: plan.max_workers(),
-        env: options.env.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
-        summary_json: options.summary_json.clone(),
-        csv: options.csv.clone(),
-        plan,
-        max_memory: options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0),
-        dirs: options.dir.clone(),
-        segment: None,
-        options,
-    })
+    Ok(plan.with_retries(RetryPolicy {
+        max_retries,
+        backoff: options.retry_backoff.map_or(DEFAULT_RETRY_BACKOFF, |d| d.0),
+        budget: options.retry_budget.map_or(DEFAULT_RETRY_BUDGET, |p| p.0),
+        flush_timeout: options.flush_retries_timeout.map_or(DEFAULT_FLUSH_RETRIES_TIMEOUT, |d| d.0),
+        queue_limit: options.retry_queue.unwrap_or(DEFAULT_RETRY_QUEUE) as usize,
+    })?)
 }
 
 #[cfg(test)]
@@ -540,6 +538,21 @@ mod tests {
         assert_eq!((checkout.scenario(), checkout.is_open()), ("checkout", false));
         assert_eq!(checkout.start_delay(), std::time::Duration::from_secs(2));
         assert_eq!(s.max_instances, DEFAULT_MAX_WORKERS + 2);
+    }
+
+    #[test]
+    fn scenarios_share_one_data_feed() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = dir.path().join("rows.jsonl");
+        std::fs::write(&rows, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n").unwrap();
+        let toml = format!(
+            "data = {:?}\ndata-mode = \"once\"\nduration = \"10s\"\n[[scenario]]\nname = \"a\"\nrate = 100\n[[scenario]]\nname = \"b\"\nworkers = 1\n",
+            rows.display().to_string()
+        );
+        let s = resolve(crate::file::parse(std::path::Path::new("run.toml"), &toml).unwrap()).unwrap();
+        let (a, b) = (s.scenarios[0].feed().unwrap(), s.scenarios[1].feed().unwrap());
+        assert!(std::sync::Arc::ptr_eq(a, b), "one load, one buffer for every scenario");
+        assert_eq!(s.scenarios[0].planned_tasks(), Some(3), "a once feed bounds each scenario by its rows");
     }
 
     #[test]

@@ -106,12 +106,13 @@ impl fmt::Display for Rate {
     }
 }
 
-/// One ramp of `--stage DUR:RATE`: the rate moves linearly to RATE over DUR.
+/// One ramp of `--stage DUR:TARGET`: the rate (with `--rate`) or the closed model's looping
+/// workers (without) move linearly to TARGET over DUR.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stage {
     /// How long the ramp takes.
     pub duration: Dur,
-    /// The rate reached at its end.
+    /// The rate, or the number of workers, reached at its end.
     pub target: Rate,
 }
 
@@ -121,7 +122,7 @@ impl FromStr for Stage {
     fn from_str(text: &str) -> Result<Self, String> {
         let (dur, rate) = text
             .split_once(':')
-            .ok_or_else(|| format!("'{text}' is not a stage: expected DURATION:RATE, such as 30s:1000"))?;
+            .ok_or_else(|| format!("'{text}' is not a stage: expected DURATION:TARGET, such as 30s:1000"))?;
         let duration: Dur = dur.parse().map_err(|e| format!("stage '{text}': {e}"))?;
         let target: Rate = rate.parse().map_err(|e| format!("stage '{text}': {e}"))?;
         if duration.0.is_zero() {
@@ -401,10 +402,10 @@ mod tests {
     }
 
     #[test]
-    fn stages_are_duration_colon_rate() {
+    fn stages_are_duration_colon_target() {
         let s: Stage = "30s:1000".parse().unwrap();
         assert_eq!((s.duration.0, s.target.0), (Duration::from_secs(30), 1000.0));
-        assert!("30s".parse::<Stage>().unwrap_err().contains("DURATION:RATE"));
+        assert!("30s".parse::<Stage>().unwrap_err().contains("DURATION:TARGET"));
         assert!("0s:10".parse::<Stage>().unwrap_err().contains("longer than 0s"));
         assert!("x:10".parse::<Stage>().unwrap_err().contains("expected a duration"));
     }

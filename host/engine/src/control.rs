@@ -1,4 +1,4 @@
-//! Live control of a run (seed 000's config updates, seed 002's snapshot): settings changed while
+//! Live control of a run: settings changed while
 //! the run goes, and a point-in-time status of every counter.
 //!
 //! The handle is made before the run and shared with whoever drives it (the CLI serves it over

@@ -1,7 +1,7 @@
 //! The crew: the workers, each on its own tokio task, running tasks from the pacer (open model)
 //! or back to back (closed model), and replacing themselves after a trap.
 //!
-//! In the open model the crew **grows on demand** and **retires** when surplus (seed 004). The
+//! In the open model the crew **grows on demand** and **retires** when surplus. The
 //! whole growth rule is one question asked in one place: a worker that has just taken a task asks
 //! for a peer when nobody is left idle. So the crew keeps a standing reserve of one, and a single
 //! edge is enough to grow. The peer is made by the shard's loop on its own task, never on the
@@ -9,27 +9,26 @@
 //! a worker idle for a whole [`RETIRE_WINDOW`] retires on a coin flip (the shard's loop looks every
 //! [`RETIRE_CHECK`]), never below the minimum.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loadhost_metrics::{AttemptRecord, Outcome, Recorder, TaskTiming};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::EngineError;
 use crate::dispatch::{Intake, Taken, Ticket};
-use crate::feed::Feed;
 use crate::retry::{RetryPolicy, RetryQueue, RetryRefused, RetryTicket};
-use crate::stop::Stop;
+use crate::shared::{Claims, FailureKind, Shared, share};
 use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 
-/// State shared by every worker of a run.
+/// The workers of one event loop, and what they count.
 pub(crate) struct Crew<F: WorkerFactory> {
-    factory: Arc<F>,
-    pub(crate) recorder: Arc<Recorder>,
-    pub(crate) stop: Arc<Stop>,
+    /// What every event loop of the run shares: the plan, the factory, the recorder, the stop, the
+    /// gate, the setup data.
+    pub(crate) run: Arc<Shared<F>>,
     scenario: Arc<str>,
     /// Workers made so far; worker n of this crew gets id `ids.first + n · ids.step`.
     next_id: AtomicU32,
@@ -51,45 +50,14 @@ pub(crate) struct Crew<F: WorkerFactory> {
     closed_target: AtomicU64,
     /// Growth requests to the run loop, which makes the peer off the pacer's path.
     grow: mpsc::UnboundedSender<Intake>,
-    /// The gate (`--max-in-flight`): at most this many tasks execute at once.
-    gate: Option<Arc<Semaphore>>,
     /// Retries: the policy, and the queue to the pacer (open model only).
     retry: Option<RetrySetup>,
-    /// Task inputs, one row per iteration.
-    feed: Option<Arc<Feed>>,
-    /// What the plugin's `setup` returned, for every worker's `init`.
-    setup_data: Option<Arc<str>>,
-    /// How long making a worker and running a task may take.
-    limits: TimeLimits,
     pub(crate) started: AtomicU64,
     /// Iterations claimed: the closed model's scheduled tasks (a retry is not a new task).
     pub(crate) claimed: AtomicU64,
     pub(crate) in_flight: AtomicU64,
     /// When the last task of the run started (each worker reports once, as it finishes).
     last_start: Mutex<Option<Instant>>,
-    /// The first failure of each kind in the run (every event loop's crew shares these) is logged
-    /// in full; the rest only at debug level.
-    logged: Arc<FirstFailures>,
-}
-
-/// The closed model's shared iteration counter.
-pub(crate) struct Claims {
-    next: AtomicU64,
-    max: u64,
-    segment: crate::segment::Segment,
-}
-
-impl Claims {
-    /// Claims of `segment`'s share of the first `max` iterations (all of them without a cap).
-    pub(crate) fn new(max: Option<u64>, segment: crate::segment::Segment) -> Self {
-        Self { next: AtomicU64::new(0), max: max.map_or(u64::MAX, |n| segment.share_of(n)), segment }
-    }
-
-    /// The next iteration, numbered as in the whole plan.
-    fn claim(&self) -> Option<u64> {
-        let j = self.next.fetch_add(1, Ordering::Relaxed);
-        (j < self.max).then(|| self.segment.global(j))
-    }
 }
 
 /// A worker idle for this long is surplus and may retire.
@@ -104,15 +72,6 @@ pub(crate) struct RetrySetup {
     pub(crate) policy: RetryPolicy,
     pub(crate) queue: Option<RetryQueue>,
     pub(crate) outstanding: Arc<AtomicU64>,
-}
-
-/// How long the crew lets plugin code run.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TimeLimits {
-    /// Making a worker, with its `init`.
-    pub(crate) init: Duration,
-    /// One task.
-    pub(crate) task: Duration,
 }
 
 /// A task a worker has taken and not yet recorded. When the grace after a stop runs out, the run
@@ -143,9 +102,6 @@ impl Drop for Holding<'_> {
     }
 }
 
-/// Whether the first failure of each kind has been logged yet (one flag per kind).
-pub(crate) type FirstFailures = [AtomicBool; 6];
-
 /// The crew's bounds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
@@ -162,27 +118,17 @@ pub(crate) struct WorkerIds {
 }
 
 impl<F: WorkerFactory> Crew<F> {
-    #[allow(clippy::too_many_arguments, reason = "built once by the run loop, which owns every part")]
+    /// The crew of one event loop: its ids, its bounds, where it asks to grow, how it retries.
     pub(crate) fn new(
-        factory: Arc<F>,
-        recorder: Arc<Recorder>,
-        stop: Arc<Stop>,
-        scenario: &str,
+        run: Arc<Shared<F>>,
         ids: WorkerIds,
         bounds: Bounds,
         grow: mpsc::UnboundedSender<Intake>,
-        gate: Option<Arc<Semaphore>>,
         retry: Option<RetrySetup>,
-        feed: Option<Arc<Feed>>,
-        setup_data: Option<Arc<str>>,
-        limits: TimeLimits,
-        logged: Arc<FirstFailures>,
     ) -> Self {
         Self {
-            factory,
-            recorder,
-            stop,
-            scenario: scenario.into(),
+            scenario: run.plan.scenario().into(),
+            run,
             next_id: AtomicU32::new(0),
             ids,
             resident: AtomicU64::new(0),
@@ -194,17 +140,12 @@ impl<F: WorkerFactory> Crew<F> {
             grown: AtomicU64::new(0),
             retired: AtomicU64::new(0),
             grow,
-            gate,
             retry,
-            feed,
-            setup_data,
-            limits,
             replaced: AtomicU64::new(0),
             started: AtomicU64::new(0),
             claimed: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_start: Mutex::new(None),
-            logged,
         }
     }
 
@@ -220,15 +161,15 @@ impl<F: WorkerFactory> Crew<F> {
             id,
             event_loop: self.ids.first,
             scenario: self.scenario.clone(),
-            metrics: MetricsHandle::new(self.recorder.clone(), id),
-            setup_data: self.setup_data.clone(),
+            metrics: MetricsHandle::new(self.run.recorder.clone(), id),
+            setup_data: self.run.setup_data.clone(),
         };
-        match tokio::time::timeout(self.limits.init, self.factory.new_worker(ctx)).await {
+        match tokio::time::timeout(self.run.plan.lifecycle_timeout(), self.run.factory.new_worker(ctx)).await {
             Ok(Ok(worker)) => Ok((id, worker)),
             Ok(Err(source)) => Err(EngineError::WorkerStart { id, source }),
             Err(_) => Err(EngineError::WorkerStart {
                 id,
-                source: WorkerError::refused(format!("init took longer than {:?}", self.limits.init)),
+                source: WorkerError::refused(format!("init took longer than {:?}", self.run.plan.lifecycle_timeout())),
             }),
         }
     }
@@ -261,9 +202,9 @@ impl<F: WorkerFactory> Crew<F> {
         loop {
             let Some(mut ticket) = self.wait_for_ticket(&intake).await else { break };
             let Some((id, worker)) = slot.as_mut() else { break };
-            let shard = self.recorder.shard_for(*id);
-            let holding = Holding::new(&self.recorder, shard);
-            if self.stop.is_aborted() {
+            let shard = self.run.recorder.shard_for(*id);
+            let holding = Holding::new(&self.run.recorder, shard);
+            if self.run.stop.is_aborted() {
                 drop(holding);
                 self.settled();
                 continue;
@@ -302,7 +243,7 @@ impl<F: WorkerFactory> Crew<F> {
 
     /// Wait until `n` workers are idle (the crew has started), or the run was aborted.
     pub(crate) async fn wait_until_idle(&self, n: u64) {
-        while self.idle.load(Ordering::Acquire) < n && !self.stop.is_aborted() {
+        while self.idle.load(Ordering::Acquire) < n && !self.run.stop.is_aborted() {
             tokio::task::yield_now().await;
         }
     }
@@ -317,17 +258,28 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
-    /// Make a peer asked for by a worker and run it; called by the run loop on a task of its own.
-    pub(crate) async fn grow(self: Arc<Self>, intake: Intake) {
+    /// Make a peer that was reserved (`pending`) and count it as grown; `None` when it could not
+    /// be made (said once).
+    async fn make_peer(&self) -> Option<(u32, F::Worker)> {
         let made = self.make_worker().await;
         self.pending.fetch_sub(1, Ordering::AcqRel);
         match made {
-            Ok((id, worker)) => {
+            Ok(peer) => {
                 self.resident.fetch_add(1, Ordering::AcqRel);
                 self.grown.fetch_add(1, Ordering::Relaxed);
-                self.open_loop(id, worker, intake).await;
+                Some(peer)
             }
-            Err(err) => self.log_once(5, 0, "could not grow the crew", &err.to_string()),
+            Err(err) => {
+                self.log_once(FailureKind::Growth, 0, "could not grow the crew", &err.to_string());
+                None
+            }
+        }
+    }
+
+    /// Make a peer asked for by a worker and run it; called by the run loop on a task of its own.
+    pub(crate) async fn grow(self: Arc<Self>, intake: Intake) {
+        if let Some((id, worker)) = self.make_peer().await {
+            self.open_loop(id, worker, intake).await;
         }
     }
 
@@ -372,15 +324,8 @@ impl<F: WorkerFactory> Crew<F> {
 
     /// Make one more closed-model worker (a ramp going up) and run it.
     pub(crate) async fn grow_closed(self: Arc<Self>, claims: Arc<Claims>) {
-        let made = self.make_worker().await;
-        self.pending.fetch_sub(1, Ordering::AcqRel);
-        match made {
-            Ok((id, worker)) => {
-                self.resident.fetch_add(1, Ordering::AcqRel);
-                self.grown.fetch_add(1, Ordering::Relaxed);
-                self.closed_loop(id, worker, claims).await;
-            }
-            Err(err) => self.log_once(5, 0, "could not grow the crew", &err.to_string()),
+        if let Some((id, worker)) = self.make_peer().await {
+            self.closed_loop(id, worker, claims).await;
         }
     }
 
@@ -403,7 +348,7 @@ impl<F: WorkerFactory> Crew<F> {
         let mut retry: Option<(u64, u32)> = None;
         // The task this worker holds, from its claim until its end is recorded (across retries).
         let mut holding: Option<Holding<'_>> = None;
-        while self.stop.generating() || retry.is_some() {
+        while self.run.stop.generating() || retry.is_some() {
             if retry.is_none() && self.above_closed_target() && self.leave() {
                 break;
             }
@@ -415,15 +360,15 @@ impl<F: WorkerFactory> Crew<F> {
                         (iteration, 0)
                     }
                     None => {
-                        self.stop.end_generation();
+                        self.run.stop.end_generation();
                         break;
                     }
                 },
             };
             let Some((id, worker)) = slot.as_mut() else { break };
-            let shard = self.recorder.shard_for(*id);
+            let shard = self.run.recorder.shard_for(*id);
             if holding.is_none() {
-                holding = Some(Holding::new(&self.recorder, shard));
+                holding = Some(Holding::new(&self.run.recorder, shard));
             }
             // The closed model has no schedule: a task is due when its worker gets to it.
             let ticket = Ticket { iteration, attempt, scheduled: Instant::now(), permit: None };
@@ -443,13 +388,13 @@ impl<F: WorkerFactory> Crew<F> {
                 retry = Some((iteration, attempt + 1));
                 tokio::select! {
                     () = tokio::time::sleep(wait) => {}
-                    () = self.stop.aborted() => break,
+                    () = self.run.stop.aborted() => break,
                 }
             }
             if !self.settle(&mut slot, outcome).await {
                 if retry.take().is_some() {
                     // The replacement failed: the retry cannot run.
-                    self.recorder.record_task(shard, Outcome::Failed, None);
+                    self.run.recorder.record_task(shard, Outcome::Failed, None);
                     if let Some(done) = holding.take() {
                         done.recorded();
                     }
@@ -462,7 +407,7 @@ impl<F: WorkerFactory> Crew<F> {
     /// Get through the gate: with the permit the pacer already took, or by waiting for one.
     /// `None` when the run was aborted while waiting.
     async fn pass_gate(&self, carried: Option<OwnedSemaphorePermit>) -> Option<GatePass> {
-        let Some(gate) = &self.gate else { return Some(GatePass { _permit: None, waited: None }) };
+        let Some(gate) = &self.run.gate else { return Some(GatePass { _permit: None, waited: None }) };
         if let Some(permit) = carried {
             return Some(GatePass { _permit: Some(permit), waited: Some(Duration::ZERO) });
         }
@@ -472,19 +417,20 @@ impl<F: WorkerFactory> Crew<F> {
                 _permit: Some(permit),
                 waited: Some(began.elapsed()),
             }),
-            () = self.stop.aborted() => None,
+            () = self.run.stop.aborted() => None,
         }
     }
 
     /// Run one attempt; how it ended and its timings.
     async fn execute(&self, worker: &mut F::Worker, ticket: &Ticket, pass: GatePass) -> (TaskOutcome, TaskTiming) {
-        let input = self.feed.as_deref().map_or(&[][..], |feed| feed.row(ticket.iteration));
+        let input = self.run.plan.feed().map_or(&[][..], |feed| feed.row(ticket.iteration));
         let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input };
         self.started.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let called = Instant::now();
         // An unpolled timer costs nothing: a task that finishes on its first poll never arms it.
-        let outcome = tokio::time::timeout(self.limits.task, worker.run(task)).await.unwrap_or(TaskOutcome::TimedOut);
+        let outcome =
+            tokio::time::timeout(self.run.plan.task_timeout(), worker.run(task)).await.unwrap_or(TaskOutcome::TimedOut);
         let ended = Instant::now();
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         let timing = TaskTiming {
@@ -529,7 +475,7 @@ impl<F: WorkerFactory> Crew<F> {
                         match queue.push(retry) {
                             Ok(()) => None,
                             // The pacer is gone: stopped before this retry's turn, or its flush is over.
-                            Err(RetryRefused::Closed) if self.stop.is_aborted() => Some(Outcome::Interrupted),
+                            Err(RetryRefused::Closed) if self.run.stop.is_aborted() => Some(Outcome::Interrupted),
                             Err(RetryRefused::Full | RetryRefused::Closed) => Some(Outcome::Failed),
                         }
                     }
@@ -542,7 +488,7 @@ impl<F: WorkerFactory> Crew<F> {
             _ => Some(outcome.terminal()),
         };
         let record = AttemptRecord { end: outcome.attempt_end(), retry: ticket.attempt > 0, timing, terminal };
-        self.recorder.record_attempt(shard, record);
+        self.run.recorder.record_attempt(shard, record);
         retry_in_place
     }
 
@@ -559,20 +505,20 @@ impl<F: WorkerFactory> Crew<F> {
         let id = slot.as_ref().map_or(0, |(id, _)| *id);
         match &outcome {
             TaskOutcome::Passed => {}
-            TaskOutcome::Failed(msg) => self.log_once(0, id, "failed", msg),
-            TaskOutcome::Retryable(msg) => self.log_once(1, id, "failed (retryable)", msg),
-            TaskOutcome::Trapped(msg) => self.log_once(2, id, "trapped", msg),
+            TaskOutcome::Failed(msg) => self.log_once(FailureKind::Failed, id, "failed", msg),
+            TaskOutcome::Retryable(msg) => self.log_once(FailureKind::Retryable, id, "failed (retryable)", msg),
+            TaskOutcome::Trapped(msg) => self.log_once(FailureKind::Trapped, id, "trapped", msg),
             TaskOutcome::TimedOut => {
                 self.log_once(
-                    3,
+                    FailureKind::TimedOut,
                     id,
                     "timed out",
-                    &format!("still running after {:?} (--task-timeout)", self.limits.task),
+                    &format!("still running after {:?} (--task-timeout)", self.run.plan.task_timeout()),
                 );
             }
             TaskOutcome::Abort(msg) => {
-                self.log_once(4, id, "aborted the run", msg);
-                self.stop.abort(msg.clone());
+                self.log_once(FailureKind::Aborted, id, "aborted the run", msg);
+                self.run.stop.abort(msg.clone());
             }
         }
         if !outcome.poisons_worker() {
@@ -594,8 +540,8 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
-    fn log_once(&self, kind: usize, id: u32, what: &str, msg: &str) {
-        if !self.logged[kind].swap(true, Ordering::Relaxed) {
+    fn log_once(&self, kind: FailureKind, id: u32, what: &str, msg: &str) {
+        if self.run.logged.first(kind) {
             tracing::warn!("a task {what} on worker {id}: {msg} (later ones are logged at debug level)");
         } else {
             tracing::debug!("a task {what} on worker {id}: {msg}");
@@ -635,4 +581,38 @@ impl Coin {
 struct GatePass {
     _permit: Option<OwnedSemaphorePermit>,
     waited: Option<Duration>,
+}
+
+/// The crews of every shard, summed for the interval rows, the status and the report.
+pub(crate) struct Crews<F: WorkerFactory>(pub(crate) Vec<Arc<Crew<F>>>);
+
+impl<F: WorkerFactory> Crews<F> {
+    /// One counter, added over the shards.
+    pub(crate) fn sum(&self, counter: impl Fn(&Crew<F>) -> &AtomicU64) -> u64 {
+        self.0.iter().map(|crew| counter(crew).load(Ordering::Relaxed)).sum()
+    }
+
+    /// When the last task of the run started.
+    pub(crate) fn last_start(&self) -> Option<Instant> {
+        self.0.iter().filter_map(|crew| crew.last_start()).max()
+    }
+
+    /// Retries waiting for their time.
+    pub(crate) fn retries_pending(&self) -> u64 {
+        self.0.iter().map(|crew| crew.retries_pending()).sum()
+    }
+
+    /// A new ceiling for the whole crew, dealt out to the shards.
+    pub(crate) fn set_max_workers(&self, max: u32) {
+        let count = self.0.len() as u32;
+        for (index, crew) in self.0.iter().enumerate() {
+            crew.max_workers.store(u64::from(share(max, index as u32, count)), Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn stop_by_user(&self, reason: &str) {
+        if let Some(crew) = self.0.first() {
+            crew.run.stop.stop_by_user(reason);
+        }
+    }
 }

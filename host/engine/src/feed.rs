@@ -1,4 +1,4 @@
-//! A data feed (seed 000's ReadTasks, k6's SharedArray): one row per task as `task.input`, held
+//! A data feed (as k6's SharedArray): one row per task as `task.input`, held
 //! once for the whole run and lent to every worker, never copied per worker.
 //!
 //! Task `k` gets row `k` (a retry keeps its row). With [`FeedMode::Once`] the run schedules no

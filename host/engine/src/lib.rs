@@ -13,17 +13,23 @@
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
 //! - `shard`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.
+//! - `shared`: what the event loops of a run share.
 //! - `timer`: the precise in-loop timer (`timerfd`) the pacer sleeps on.
 //! - [`control`]: live changes (rate, pause, crew ceiling, gate, stop) and a status snapshot.
 //! - [`worker`]: the [`Worker`]/[`WorkerFactory`] seam the runtime implements.
-//! - `run`: start the shards together, interval rows, live control, stops, report.
+//! - `run`: the entry points (one plan, scenarios).
+//! - `lifecycle`: the plugin's setup and teardown around a run.
+//! - `coordinator`: one scenario's run loop: shards start together; live control, stops, report.
+//! - `ticker`: interval rows from the recorder and the crews' gauges.
 
 #![deny(missing_docs)]
 
 pub mod control;
+mod coordinator;
 mod crew;
 mod dispatch;
 pub mod feed;
+mod lifecycle;
 pub mod pacer;
 pub mod plan;
 pub mod retry;
@@ -31,7 +37,9 @@ mod run;
 pub mod schedule;
 pub mod segment;
 mod shard;
+mod shared;
 mod stop;
+mod ticker;
 mod timer;
 pub mod worker;
 
@@ -39,11 +47,11 @@ use loadhost_metrics::IntervalRow;
 use thiserror::Error;
 
 pub use control::{Changes, Control, ControlError, RunState, Status};
+pub use coordinator::Live;
 pub use feed::{Feed, FeedMode};
-pub use pacer::PacerClock;
-pub use plan::{Model, Overload, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
+pub use plan::{Model, Overload, PacerClock, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
 pub use retry::{RetryError, RetryPolicy};
-pub use run::{Live, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
+pub use run::{ScenarioRuns, run, run_live, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve};
 pub use segment::{Segment, SegmentError};
 pub use stop::Interrupt;

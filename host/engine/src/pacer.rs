@@ -13,9 +13,9 @@
 //!   the crew's limit, not the emitter's.
 //!
 //! Releasing is one synchronous step ([`Pacer::release_due`]); waiting is the driver's job. The
-//! [`PacerClock::Precise`] driver sleeps inside its shard's event loop on a `timerfd` (the kernel's
+//! [`PacerClock::Precise`](crate::PacerClock::Precise) driver sleeps inside its shard's event loop on a `timerfd` (the kernel's
 //! high-resolution timer), so a released task wakes a worker on the same thread; the
-//! [`PacerClock::Runtime`] driver uses tokio's timer (1 ms granularity), which is what tests under
+//! [`PacerClock::Runtime`](crate::PacerClock::Runtime) driver uses tokio's timer (1 ms granularity), which is what tests under
 //! paused time need.
 //!
 //! With the precise clock the pacer also releases, on each wake, up to [`BATCH_TASKS`] tasks due
@@ -46,18 +46,6 @@ use crate::timer::PreciseTimer;
 /// (1 ms) plus a millisecond for waking. The thread driver is far more precise than that, so the
 /// same tolerance keeps the two comparable.
 pub const TOLERANCE: Duration = Duration::from_millis(2);
-
-/// What the pacer waits on between batches, and where a run's event loops (shards) run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PacerClock {
-    /// tokio's timer, every shard a task on the caller's runtime: 1 ms granularity, and follows
-    /// paused test time.
-    #[default]
-    Runtime,
-    /// Every shard on an OS thread of its own with a single-threaded runtime, pacing on a
-    /// `timerfd` in that runtime: release accuracy in microseconds, nothing crossing threads.
-    Precise,
-}
 
 /// With the precise clock, a wake also releases the tasks due this soon after the one it woke
 /// for (each stamped with its own due time, so it may start up to this much early)…
@@ -511,70 +499,46 @@ impl Pacer {
         }
     }
 
-    /// Drive the pacer with tokio's timer, on the run's runtime.
-    pub(crate) async fn run_on_runtime(mut self) {
-        let mut phase = Phase::default();
-        loop {
-            match self.next_action(&mut phase) {
-                Action::Stop => break,
-                Action::Pause => tokio::select! {
-                    () = tokio::time::sleep(PAUSE_POLL) => {}
-                    () = self.stop.aborted() => break,
-                },
-                Action::Sleep(next) => tokio::select! {
-                    () = sleep_until(next) => phase.slept(next),
-                    () = self.stop.aborted() => break,
-                },
-                Action::Send(ticket) => {
-                    if !self.send(ticket).await {
-                        break;
-                    }
+    /// Drive the pacer on `clock`: tokio's timer (what paused-time tests need), or a precise timer
+    /// in the shard's own event loop (see [`PacerClock::Precise`](crate::PacerClock::Precise)).
+    pub(crate) async fn run(mut self, clock: crate::PacerClock) {
+        let timer = match clock {
+            crate::PacerClock::Runtime => None,
+            crate::PacerClock::Precise => match PreciseTimer::new() {
+                Ok(timer) => Some(timer),
+                Err(err) => {
+                    tracing::warn!("no precise timer ({err}): pacing on the runtime's 1 ms timer instead");
+                    None
                 }
-                Action::Yield(ticket) => {
-                    tokio::task::yield_now().await;
-                    if !self.offer_again(ticket) {
-                        break;
-                    }
-                }
-            }
-        }
-        self.finish();
-    }
-
-    /// Drive the pacer inside its shard's event loop on a precise timer (see [`PacerClock::Precise`]).
-    pub(crate) async fn run_precise(mut self) {
-        let timer = match PreciseTimer::new() {
-            Ok(timer) => timer,
-            Err(err) => {
-                tracing::warn!("no precise timer ({err}): pacing on the runtime's 1 ms timer instead");
-                return self.run_on_runtime().await;
-            }
+            },
         };
         let mut phase = Phase::default();
         loop {
-            match self.next_action(&mut phase) {
-                Action::Stop => break,
+            let going = match self.next_action(&mut phase) {
+                Action::Stop => false,
                 Action::Pause => tokio::select! {
-                    () = tokio::time::sleep(PAUSE_POLL) => {}
-                    () = self.stop.aborted() => break,
+                    () = tokio::time::sleep(PAUSE_POLL) => true,
+                    () = self.stop.aborted() => false,
                 },
                 Action::Sleep(next) => {
-                    if !self.sleep_precisely(&timer, next).await {
-                        break;
-                    }
+                    let woke = match &timer {
+                        Some(timer) => self.sleep_precisely(timer, next).await,
+                        None => tokio::select! {
+                            () = sleep_until(next) => true,
+                            () = self.stop.aborted() => false,
+                        },
+                    };
                     phase.slept(next);
+                    woke
                 }
-                Action::Send(ticket) => {
-                    if !self.send(ticket).await {
-                        break;
-                    }
-                }
+                Action::Send(ticket) => self.send(ticket).await,
                 Action::Yield(ticket) => {
                     tokio::task::yield_now().await;
-                    if !self.offer_again(ticket) {
-                        break;
-                    }
+                    self.offer_again(ticket)
                 }
+            };
+            if !going {
+                break;
             }
         }
         self.finish();

@@ -5,10 +5,21 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::feed::{Feed, FeedMode};
-use crate::pacer::PacerClock;
 use crate::retry::{RetryError, RetryPolicy};
 use crate::schedule::{CurveError, Ramp, RateCurve};
 use crate::segment::Segment;
+
+/// What the pacer waits on between batches, and where a run's event loops (shards) run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PacerClock {
+    /// tokio's timer, every shard a task on the caller's runtime: 1 ms granularity, and follows
+    /// paused test time.
+    #[default]
+    Runtime,
+    /// Every shard on an OS thread of its own with a single-threaded runtime, pacing on a
+    /// `timerfd` in that runtime: release accuracy in microseconds, nothing crossing threads.
+    Precise,
+}
 
 /// What happens to a task whose time has come but that finds no free worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -242,7 +253,7 @@ impl Plan {
     }
 
     /// Put a gate in front of the crew: at most `n` tasks execute at once, whatever the number of
-    /// workers (seed 004's gate).
+    /// workers.
     pub fn with_max_in_flight(mut self, n: u32) -> Result<Self, PlanError> {
         if n == 0 {
             return Err(PlanError::ZeroGate);

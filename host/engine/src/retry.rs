@@ -1,4 +1,4 @@
-//! Retries (seed 000): a `retryable` failure with attempts left goes back to the pacer with an
+//! Retries: a `retryable` failure with attempts left goes back to the pacer with an
 //! exponential backoff and full jitter, and takes a rate slot when it comes due, so a failing
 //! target is not hammered harder than the rate says. Retries may take at most the budget's share
 //! of slots; the queue is bounded; what is still pending when the schedule ends is flushed for up

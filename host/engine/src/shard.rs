@@ -19,43 +19,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use loadhost_metrics::{Outcome, Recorder};
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use loadhost_metrics::Outcome;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
 use crate::EngineError;
-use crate::control::{APPLY_EVERY, Control};
-use crate::crew::{
-    Bounds, Claims, Coin, Crew, FirstFailures, RETIRE_CHECK, RETIRE_WINDOW, RetrySetup, TimeLimits, WorkerIds,
-};
+use crate::control::APPLY_EVERY;
+use crate::crew::{Bounds, Coin, Crew, RETIRE_CHECK, RETIRE_WINDOW, RetrySetup, WorkerIds};
 use crate::dispatch::{self, Intake, Roster};
-use crate::pacer::{BATCH_TASKS, BATCH_WINDOW, Pacer, PacerClock, Retries};
-use crate::plan::{Model, Plan};
+use crate::pacer::{BATCH_TASKS, BATCH_WINDOW, Pacer, Retries};
+use crate::plan::{Model, PacerClock};
 use crate::retry;
+use crate::schedule::RateCurve;
 use crate::segment::Segment;
-use crate::stop::Stop;
+use crate::shared::{Shared, share};
 use crate::worker::WorkerFactory;
-
-/// What every shard of one run shares.
-pub(crate) struct Shared<F: WorkerFactory> {
-    pub(crate) plan: Plan,
-    pub(crate) factory: Arc<F>,
-    pub(crate) recorder: Arc<Recorder>,
-    pub(crate) stop: Arc<Stop>,
-    /// The gate (`--max-in-flight`), one for the whole run.
-    pub(crate) gate: Option<Arc<Semaphore>>,
-    pub(crate) setup_data: Option<Arc<str>>,
-    pub(crate) control: Option<Arc<Control>>,
-    /// The rate the pacers follow now, for the status (f64 bits).
-    pub(crate) rate_now: Arc<AtomicU64>,
-    /// The closed model's iteration counter: shared, so a fast shard takes more.
-    pub(crate) claims: Option<Arc<Claims>>,
-    /// How many shards the run has.
-    pub(crate) count: u32,
-    /// The first failure of each kind is logged once for the whole run.
-    pub(crate) logged: Arc<FirstFailures>,
-}
 
 /// One shard of a run.
 pub(crate) struct Shard<F: WorkerFactory> {
@@ -66,17 +45,33 @@ pub(crate) struct Shard<F: WorkerFactory> {
 /// What a shard tells the run once its crew is up (or why it could not start).
 pub(crate) type Ready<F> = Result<Arc<Crew<F>>, EngineError>;
 
+/// A shard ready to start.
+struct Staged<F: WorkerFactory> {
+    crew: Arc<Crew<F>>,
+    loops: JoinSet<()>,
+    /// Growth requests from the crew (open model).
+    grow: mpsc::UnboundedReceiver<Intake>,
+    /// The open model's dispatch, schedule and idle workers.
+    open: Option<OpenParts>,
+    /// The closed model's workers, not yet looping.
+    closed: Vec<(u32, F::Worker)>,
+    retry_intake: Option<retry::RetryIntake>,
+    /// Released attempts not yet settled (the pacer's flush waits for them).
+    outstanding: Arc<AtomicU64>,
+}
+
+/// The open model's parts of a shard.
+struct OpenParts {
+    dispatch: dispatch::Dispatch,
+    curve: RateCurve,
+    roster: Roster,
+}
+
 /// How a shard ended.
 #[derive(Debug, Default)]
 pub(crate) struct ShardEnd {
     /// Worker loops or the pacer that panicked (bugs).
     pub(crate) panics: Vec<String>,
-}
-
-/// Shard `index`'s exact share of `total` (round-robin, so shares add up to `total`).
-pub(crate) fn share(total: u32, index: u32, count: u32) -> u32 {
-    let segment = Segment::whole().split(index, count);
-    u32::try_from(segment.share_of(u64::from(total))).unwrap_or(total)
 }
 
 impl<F: WorkerFactory> Shard<F> {
@@ -93,21 +88,7 @@ impl<F: WorkerFactory> Shard<F> {
         let floor = if plan.worker_curve().is_some() { 0 } else { plan.workers() };
         let min = share(floor, self.index, sh.count);
         let bounds = Bounds { min, max: share(plan.max_workers(), self.index, sh.count).max(min) };
-        Crew::new(
-            sh.factory.clone(),
-            sh.recorder.clone(),
-            sh.stop.clone(),
-            plan.scenario(),
-            WorkerIds { first: self.index, step: sh.count },
-            bounds,
-            grow,
-            sh.gate.clone(),
-            retry,
-            plan.feed().cloned(),
-            sh.setup_data.clone(),
-            TimeLimits { init: plan.lifecycle_timeout(), task: plan.task_timeout() },
-            sh.logged.clone(),
-        )
+        Crew::new(sh.clone(), WorkerIds { first: self.index, step: sh.count }, bounds, grow, retry)
     }
 
     /// The whole life of the shard: make its crew and report `ready`; wait for the run's start
@@ -118,103 +99,31 @@ impl<F: WorkerFactory> Shard<F> {
         ready: oneshot::Sender<Ready<F>>,
         go: oneshot::Receiver<Option<Instant>>,
     ) -> ShardEnd {
-        let sh = self.shared.clone();
-        let plan = &sh.plan;
-        let (grow_tx, mut grow_rx) = mpsc::unbounded_channel();
-        // Retries go back to this shard's pacer in the open model; the closed model retries in place.
-        let outstanding = Arc::new(AtomicU64::new(0));
-        let (retry_queue, retry_intake) = match (plan.retries(), plan.is_open()) {
-            (Some(policy), true) => {
-                let (queue, intake) = retry::queue(policy.queue_limit);
-                (Some(queue), Some(intake))
-            }
-            _ => (None, None),
-        };
-        let retry_setup = plan.retries().map(|policy| RetrySetup {
-            policy: *policy,
-            queue: retry_queue,
-            outstanding: outstanding.clone(),
-        });
-        let crew = Arc::new(self.crew(grow_tx, retry_setup));
-        let workers = match crew.start(share(plan.workers(), self.index, sh.count)).await {
-            Ok(workers) => workers,
+        let mut staged = match self.stage().await {
+            Ok(staged) => staged,
             Err(err) => {
                 let _ = ready.send(Err(err));
                 return ShardEnd::default();
             }
         };
-        let initial = workers.len() as u64;
-        let mut loops = JoinSet::new();
-        let mut closed_workers = Vec::new();
-        let mut dispatch = None;
-        let mut roster = None;
-        match plan.model() {
-            Model::Open { curve, overload, .. } => {
-                let max = share(plan.max_workers(), self.index, sh.count).max(1);
-                let (to_crew, idle) = dispatch::channel(max, *overload, sh.gate.clone());
-                for (id, worker) in workers {
-                    loops.spawn(crew.clone().open_loop(id, worker, idle.intake()));
-                }
-                // The clock starts once every worker has announced itself idle: otherwise on a busy
-                // machine the first due tasks could find no idle worker and drop.
-                crew.wait_until_idle(initial).await;
-                dispatch = Some((to_crew, curve.clone()));
-                roster = Some(idle);
-            }
-            Model::Closed { .. } => closed_workers = workers,
-        }
-        let _ = ready.send(Ok(crew.clone()));
+        let _ = ready.send(Ok(staged.crew.clone()));
         let Some(start) = go.await.ok().flatten() else {
-            // Dropping the pacer's end closes the channel: idle workers end.
-            drop(dispatch);
-            while loops.join_next().await.is_some() {}
+            // Dropping the pacer's end closes the dispatch: idle workers end.
+            staged.open = None;
+            while staged.loops.join_next().await.is_some() {}
             return ShardEnd::default();
         };
-
-        let pacer = dispatch.map(|(dispatch, curve)| {
-            let retries = retry_intake.zip(plan.retries()).map(|(intake, policy)| Retries {
-                intake,
-                budget: policy.budget,
-                flush_timeout: policy.flush_timeout,
-                outstanding: outstanding.clone(),
-                // Each shard flushes its own retries at its share of the run's planned average rate.
-                flush_spacing: plan
-                    .target_rate()
-                    .filter(|r| *r > 0.0)
-                    .map_or(Duration::ZERO, |r| Duration::from_secs_f64(f64::from(sh.count) / r)),
-                next_flush: None,
-            });
-            let live = sh.control.clone().map(|c| (c, sh.rate_now.clone()));
-            let pacer = Pacer::new(
-                curve,
-                plan.task_limit(),
-                start,
-                dispatch,
-                sh.recorder.clone(),
-                sh.stop.clone(),
-                retries,
-                live,
-            )
-            .with_segment(self.segment())
-            .with_recorder_shard(self.index as usize);
-            match plan.pacer_clock() {
-                PacerClock::Runtime => tokio::spawn(pacer.run_on_runtime()),
-                PacerClock::Precise => tokio::spawn(pacer.with_batch_window(BATCH_WINDOW, BATCH_TASKS).run_precise()),
-            }
-        });
-        if let Some(claims) = &sh.claims {
-            for (id, worker) in closed_workers {
-                loops.spawn(crew.clone().closed_loop(id, worker, claims.clone()));
-            }
-        }
-
+        let roster = staged.open.as_ref().map(|open| open.roster.clone());
+        let pacer = self.begin(&mut staged, start);
         let mut end = ShardEnd::default();
-        self.run_loops(&crew, &mut loops, &mut grow_rx, roster.as_ref(), start, &mut end).await;
+        let Staged { crew, mut loops, mut grow, .. } = staged;
+        self.run_loops(&crew, &mut loops, &mut grow, roster.as_ref(), start, &mut end).await;
         crew.in_flight.store(0, Ordering::Relaxed);
         if let Some(roster) = &roster {
+            // Tickets still queued, or handed to a worker that was cut: scheduled, never run.
             let left = roster.close_and_drain();
-            let outcome = if sh.stop.is_aborted() { Outcome::Interrupted } else { Outcome::Dropped };
-            sh.recorder.record_unfinished(self.index as usize, outcome, left);
+            let outcome = if self.shared.stop.is_aborted() { Outcome::Interrupted } else { Outcome::Dropped };
+            self.shared.recorder.record_unfinished(self.index as usize, outcome, left);
         }
         if let Some(pacer) = pacer
             && let Err(err) = pacer.await
@@ -222,6 +131,99 @@ impl<F: WorkerFactory> Shard<F> {
             end.panics.push(err.to_string());
         }
         end
+    }
+
+    /// Everything before the start: the crew and its workers, idle and waiting (open model), or
+    /// made and not yet looping (closed model).
+    async fn stage(&self) -> Result<Staged<F>, EngineError> {
+        let sh = &self.shared;
+        let plan = &sh.plan;
+        let (grow_tx, grow) = mpsc::unbounded_channel();
+        // Retries go back to this shard's pacer in the open model; the closed model retries in place.
+        let outstanding = Arc::new(AtomicU64::new(0));
+        let (queue, retry_intake) = match (plan.retries(), plan.is_open()) {
+            (Some(policy), true) => {
+                let (queue, intake) = retry::queue(policy.queue_limit);
+                (Some(queue), Some(intake))
+            }
+            _ => (None, None),
+        };
+        let retry =
+            plan.retries().map(|policy| RetrySetup { policy: *policy, queue, outstanding: outstanding.clone() });
+        let crew = Arc::new(self.crew(grow_tx, retry));
+        let workers = crew.start(share(plan.workers(), self.index, sh.count)).await?;
+        let mut staged =
+            Staged { crew, loops: JoinSet::new(), grow, open: None, closed: Vec::new(), retry_intake, outstanding };
+        match plan.model() {
+            Model::Open { curve, overload, .. } => {
+                let initial = workers.len() as u64;
+                let max = share(plan.max_workers(), self.index, sh.count).max(1);
+                let (dispatch, roster) = dispatch::channel(max, *overload, sh.gate.clone());
+                for (id, worker) in workers {
+                    staged.loops.spawn(staged.crew.clone().open_loop(id, worker, roster.intake()));
+                }
+                // The clock starts once every worker has announced itself idle: otherwise on a busy
+                // machine the first due tasks could find no idle worker and drop.
+                staged.crew.wait_until_idle(initial).await;
+                staged.open = Some(OpenParts { dispatch, curve: curve.clone(), roster });
+            }
+            Model::Closed { .. } => staged.closed = workers,
+        }
+        Ok(staged)
+    }
+
+    /// The start: the pacer of the open model, or the closed model's worker loops.
+    fn begin(&self, staged: &mut Staged<F>, start: Instant) -> Option<tokio::task::JoinHandle<()>> {
+        if let Some(claims) = &self.shared.claims {
+            for (id, worker) in std::mem::take(&mut staged.closed) {
+                staged.loops.spawn(staged.crew.clone().closed_loop(id, worker, claims.clone()));
+            }
+        }
+        let open = staged.open.take()?;
+        let pacer = self.pacer(open, start, staged.retry_intake.take(), staged.outstanding.clone());
+        let clock = self.shared.plan.pacer_clock();
+        let pacer = match clock {
+            PacerClock::Runtime => pacer,
+            PacerClock::Precise => pacer.with_batch_window(BATCH_WINDOW, BATCH_TASKS),
+        };
+        Some(tokio::spawn(pacer.run(clock)))
+    }
+
+    /// This shard's pacer: its slice of the schedule, its retries, live control.
+    fn pacer(
+        &self,
+        open: OpenParts,
+        start: Instant,
+        retry_intake: Option<retry::RetryIntake>,
+        outstanding: Arc<AtomicU64>,
+    ) -> Pacer {
+        let sh = &self.shared;
+        let plan = &sh.plan;
+        let retries = retry_intake.zip(plan.retries()).map(|(intake, policy)| Retries {
+            intake,
+            budget: policy.budget,
+            flush_timeout: policy.flush_timeout,
+            outstanding,
+            // Each shard flushes its own retries at its share of the run's planned average rate.
+            flush_spacing: plan
+                .target_rate()
+                .filter(|r| *r > 0.0)
+                .map_or(Duration::ZERO, |r| Duration::from_secs_f64(f64::from(sh.count) / r)),
+            next_flush: None,
+        });
+        let live = sh.control.clone().map(|c| (c, sh.rate_now.clone()));
+        Pacer::new(
+            open.curve,
+            plan.task_limit(),
+            start,
+            open.dispatch,
+            sh.recorder.clone(),
+            sh.stop.clone(),
+            retries,
+            live,
+        )
+        .with_segment(self.segment())
+        .with_recorder_shard(self.index as usize)
     }
 
     /// Keep the worker loops going (growth, retirement, a closed ramp, the cut after the grace)

@@ -74,16 +74,22 @@ impl Stop {
         self.notify.notify_waiters();
     }
 
-    /// Resolve once the grace is over ([`Stop::cut`]).
-    pub(crate) async fn cutting(&self) {
+    /// Resolve once `reached` holds: it is checked after each change of state.
+    async fn until(&self, reached: impl Fn(&Self) -> bool) {
         loop {
             let mut notified = pin!(self.notify.notified());
+            // Register before checking, so a change between the check and the await is not missed.
             notified.as_mut().enable();
-            if self.cut.load(Ordering::Acquire) {
+            if reached(self) {
                 return;
             }
             notified.await;
         }
+    }
+
+    /// Resolve once the grace is over ([`Stop::cut`]).
+    pub(crate) async fn cutting(&self) {
+        self.until(|stop| stop.cut.load(Ordering::Acquire)).await;
     }
 
     /// Every event loop has ended.
@@ -95,27 +101,12 @@ impl Stop {
     /// Resolve once every event loop has ended ([`Stop::all_over`]). An event loop that ends
     /// early keeps its runtime going until then: connections it opened may serve other loops.
     pub(crate) async fn over(&self) {
-        loop {
-            let mut notified = pin!(self.notify.notified());
-            notified.as_mut().enable();
-            if self.over.load(Ordering::Acquire) {
-                return;
-            }
-            notified.await;
-        }
+        self.until(|stop| stop.over.load(Ordering::Acquire)).await;
     }
 
     /// Resolve once the run is aborted.
     pub(crate) async fn aborted(&self) {
-        loop {
-            let mut notified = pin!(self.notify.notified());
-            // Register before checking, so an abort between the check and the await is not missed.
-            notified.as_mut().enable();
-            if self.is_aborted() {
-                return;
-            }
-            notified.await;
-        }
+        self.until(Stop::is_aborted).await;
     }
 }
 

@@ -12,14 +12,18 @@
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
+//! - [`combine`]: how reports that ran side by side (scenarios, segments) add up to one run, and
+//!   where intervals of several processes land on one timeline: the merge policy.
 //! - [`serial`]: how windows and reports serialize (serde), exactly, for results files.
 
 #![deny(missing_docs)]
 
 pub mod cardinality;
+pub mod combine;
 pub mod histogram;
 pub mod http;
 pub mod limit;
+mod nonfinite;
 pub mod outcome;
 pub mod plugin;
 pub mod recorder;
@@ -28,6 +32,7 @@ pub mod serial;
 pub mod threshold;
 pub mod window;
 
+pub use combine::Timeline;
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{HttpSample, HttpStats};
 pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};

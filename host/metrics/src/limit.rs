@@ -1,4 +1,4 @@
-//! What limited a run, named from its own measurements (seed 001's verdict):
+//! What limited a run, named from its own measurements:
 //!
 //! - **emitter**: the pacer fell behind (underrun) or the achieved rate fell short of the plan;
 //!   the load generator, not the target, is the bottleneck;

@@ -62,11 +62,11 @@ pub fn valid_sample(value: f64) -> bool {
 pub struct TrendStats {
     pub(crate) hist: LatencyHistogram,
     pub(crate) count: u64,
-    #[serde(with = "crate::serial::float")]
+    #[serde(with = "crate::nonfinite::float")]
     pub(crate) sum: f64,
-    #[serde(with = "crate::serial::float")]
+    #[serde(with = "crate::nonfinite::float")]
     pub(crate) min: f64,
-    #[serde(with = "crate::serial::float")]
+    #[serde(with = "crate::nonfinite::float")]
     pub(crate) max: f64,
 }
 
@@ -138,7 +138,7 @@ pub enum SeriesValue {
     /// The latest value; `seq` orders updates recorded on different shards.
     Gauge {
         /// The latest value.
-        #[serde(with = "crate::serial::float")]
+        #[serde(with = "crate::nonfinite::float")]
         value: f64,
         /// A run-wide sequence number of the update.
         seq: u64,
@@ -186,7 +186,7 @@ impl SeriesValue {
         true
     }
 
-    /// The JSON shape of DESIGN.md §7: counters `{count}`, gauges `{value}`, trends the
+    /// The JSON shape of docs/outputs.md ("metrics"): counters `{count}`, gauges `{value}`, trends the
     /// percentile object plus `count`, checks (rates) `{rate, passes, fails}`.
     pub fn to_summary(&self) -> SeriesSummary {
         match self {

@@ -1,4 +1,5 @@
-//! What outputs render: one row per interval while the run goes, one report at the end.
+//! What outputs render: one row per interval while the run goes, one report at the end. How
+//! reports and intervals combine is in [`crate::combine`].
 
 use std::time::{Duration, SystemTime};
 
@@ -136,7 +137,7 @@ pub struct RunReport {
     /// Tasks that started executing.
     pub started: u64,
     /// The planned average rate (tasks/s) in the open model; `None` in the closed model.
-    #[serde(with = "crate::serial::opt_float")]
+    #[serde(with = "crate::nonfinite::opt_float")]
     pub target_rate: Option<f64>,
     /// Totals over the whole run.
     pub totals: Window,
@@ -165,31 +166,41 @@ impl RunReport {
     }
 }
 
-impl RunReport {
-    /// Scenarios run together, as one run: counts and histograms add, times span them all.
-    pub fn combine(reports: &[RunReport]) -> Option<RunReport> {
-        let first = reports.first()?;
-        let mut all = first.clone();
-        all.scenario = "all".into();
-        all.offset = Duration::ZERO;
-        all.elapsed = first.offset + first.elapsed;
-        all.generation = first.offset + first.generation;
-        for r in &reports[1..] {
-            all.started_at = all.started_at.min(r.started_at);
-            all.elapsed = all.elapsed.max(r.offset + r.elapsed);
-            all.generation = all.generation.max(r.offset + r.generation);
-            all.started += r.started;
-            // A planned rate exists only when every scenario is open.
-            all.target_rate = match (all.target_rate, r.target_rate) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
-            all.totals.merge(&r.totals);
-            all.workers.add(&r.workers);
-            all.intervals = all.intervals.max(r.intervals);
-            all.aborted = all.aborted.take().or_else(|| r.aborted.clone());
-            all.stopped = all.stopped.take().or_else(|| r.stopped.clone());
+impl Percentiles {
+    /// The percentiles as outputs show them: none above the max. An HDR percentile is the upper
+    /// edge of its bucket (values are exact to 0.1%), so it can pass a max that is exact (a
+    /// trend's); a p99.9 above the largest value recorded is never what the user means.
+    pub fn clamped(self) -> Percentiles {
+        let at_most = |v: f64| v.min(self.max);
+        Percentiles {
+            p50: at_most(self.p50),
+            p90: at_most(self.p90),
+            p95: at_most(self.p95),
+            p99: at_most(self.p99),
+            p999: at_most(self.p999),
+            ..self
         }
-        Some(all)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_percentile_is_shown_above_the_max() {
+        let p = Percentiles {
+            min: 0.0,
+            mean: 150.0,
+            p50: 149.1,
+            p90: 269.1,
+            p95: 284.2,
+            p99: 299.2,
+            p999: 299.4,
+            max: 299.0,
+        };
+        let shown = p.clamped();
+        assert_eq!((shown.p50, shown.p90, shown.p99, shown.p999, shown.max), (149.1, 269.1, 299.0, 299.0, 299.0));
+        assert_eq!((shown.min, shown.mean), (0.0, 150.0));
     }
 }

@@ -7,7 +7,7 @@
 //!   ones; an empty histogram is the empty string.
 //! - [`PluginMetrics`] is `{series: [{key, value}], kind_conflicts, folded, discarded, invalid}`,
 //!   series sorted by key.
-//! - An `f64` that may not be finite (gauge values, trend sums) is a number when finite and the
+//! - An `f64` that may not be finite (gauge values, trend sums) is, as `nonfinite` writes it, a number when finite and the
 //!   string `"NaN"`, `"inf"` or `"-inf"` otherwise, which JSON cannot hold as a number. Exact
 //!   round trips of finite values through JSON need serde_json's `float_roundtrip` feature.
 //! - Everything else is serde's default shape (durations `{secs, nanos}`).
@@ -206,85 +206,6 @@ impl<'de> Deserialize<'de> for PluginMetrics {
     }
 }
 
-/// An `f64` as a number when finite, else `"NaN"`, `"inf"` or `"-inf"` (for `#[serde(with)]`).
-pub(crate) mod float {
-    use super::*;
-
-    pub(crate) fn serialize<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if value.is_finite() {
-            s.serialize_f64(*value)
-        } else if value.is_nan() {
-            s.serialize_str("NaN")
-        } else if *value > 0.0 {
-            s.serialize_str("inf")
-        } else {
-            s.serialize_str("-inf")
-        }
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        d.deserialize_any(FloatVisitor)
-    }
-
-    pub(super) struct FloatVisitor;
-
-    impl Visitor<'_> for FloatVisitor {
-        type Value = f64;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a number, or \"NaN\", \"inf\" or \"-inf\"")
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
-            Ok(v)
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
-            Ok(v as f64)
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
-            Ok(v as f64)
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<f64, E> {
-            match v {
-                "NaN" => Ok(f64::NAN),
-                "inf" => Ok(f64::INFINITY),
-                "-inf" => Ok(f64::NEG_INFINITY),
-                other => Err(E::invalid_value(de::Unexpected::Str(other), &self)),
-            }
-        }
-    }
-}
-
-/// An `Option<f64>` as [`float`] does it, `None` as null (for `#[serde(with)]`).
-pub(crate) mod opt_float {
-    use super::*;
-
-    pub(crate) fn serialize<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(v) => float::serialize(v, s),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-        struct OptVisitor;
-        impl<'de> Visitor<'de> for OptVisitor {
-            type Value = Option<f64>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("null or a number")
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Option<f64>, E> {
-                Ok(None)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Option<f64>, E> {
-                Ok(None)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<f64>, D::Error> {
-                float::deserialize(d).map(Some)
-            }
-        }
-        d.deserialize_option(OptVisitor)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -475,7 +396,10 @@ mod tests {
     #[test]
     fn floats_that_json_cannot_hold_round_trip() {
         #[derive(Serialize, Deserialize)]
-        struct F(#[serde(with = "float")] f64, #[serde(with = "opt_float")] Option<f64>);
+        struct F(
+            #[serde(with = "crate::nonfinite::float")] f64,
+            #[serde(with = "crate::nonfinite::opt_float")] Option<f64>,
+        );
         for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.1 + 0.2, -0.0, 5e-324, f64::MAX, 3.0] {
             let back: F = round_trip(&F(v, Some(v)));
             assert_eq!(back.0.to_bits(), v.to_bits(), "{v}");

@@ -70,14 +70,14 @@ pub struct Threshold {
     pub bound: f64,
 }
 
-/// Why a threshold cannot be used.
+/// Why a threshold cannot be used. The message says what is wrong, not where: the caller names the
+/// flag and the expression (`--threshold 'EXPR': …`, or clap's "invalid value 'EXPR' for …"), so
+/// neither is said twice; `expr` keeps the expression for it.
 #[derive(Debug, Error, PartialEq)]
 #[non_exhaustive]
 pub enum ThresholdError {
     /// The text does not parse.
-    #[error(
-        "threshold '{expr}': {why}; expected METRIC[{{tag:value}}]:AGGREGATE OP NUMBER, such as latency_ms:p(99)<200"
-    )]
+    #[error("{why}; expected METRIC[{{tag:value}}]:AGGREGATE OP NUMBER, such as latency_ms:p(99)<200")]
     Syntax {
         /// The expression.
         expr: String,
@@ -86,7 +86,7 @@ pub enum ThresholdError {
     },
     /// No such metric in the run.
     #[error(
-        "threshold '{expr}': no metric named {metric} (built in: latency_ms, service_ms, wait_ms, gate_wait_ms, tasks_failed, checks, http_reqs, http_req_duration, http_req_failed, http_denied, data_sent, data_received; declare a plugin's own with --metric NAME:KIND)"
+        "no metric named {metric} (built in: latency_ms, service_ms, wait_ms, gate_wait_ms, tasks_not_passed, checks, http_reqs, http_req_duration, http_req_failed, http_denied, data_sent, data_received; declare a plugin's own with --metric NAME:KIND)"
     )]
     UnknownMetric {
         /// The expression.
@@ -95,7 +95,7 @@ pub enum ThresholdError {
         metric: String,
     },
     /// A `{scenario:NAME}` tag names no scenario of the run.
-    #[error("threshold '{expr}': no scenario named '{scenario}' (the run has: {known})")]
+    #[error("no scenario named '{scenario}' (the run has: {known})")]
     UnknownScenario {
         /// The expression.
         expr: String,
@@ -106,7 +106,7 @@ pub enum ThresholdError {
     },
     /// The metric cannot be selected by these tags.
     #[error(
-        "threshold '{expr}': {metric} takes no tags but scenario (http_reqs also takes status:CODE; plugin metrics take their own tags)"
+        "{metric} takes no tags but scenario (http_reqs also takes status:CODE; plugin metrics take their own tags)"
     )]
     Tags {
         /// The expression.
@@ -115,7 +115,7 @@ pub enum ThresholdError {
         metric: String,
     },
     /// The metric has no such aggregate.
-    #[error("threshold '{expr}': {metric} has no {aggregate}")]
+    #[error("{metric} has no {aggregate}")]
     NoAggregate {
         /// The expression.
         expr: String,
@@ -180,6 +180,7 @@ impl FromStr for Threshold {
                 Aggregate::Percentile(n)
             }
         };
+        let metric = RENAMED.iter().find(|(old, _)| *old == metric).map_or(metric, |(_, new)| *new);
         Ok(Threshold { source: expr.to_owned(), metric: metric.to_owned(), tags, aggregate, op, bound })
     }
 }
@@ -256,13 +257,22 @@ impl FromStr for MetricKind {
     }
 }
 
+/// The share of ended tasks that did not pass: (ended − passed) ÷ ended, so drops, timeouts,
+/// traps, aborts and interruptions count as well as the `failed` outcome.
+pub const TASKS_NOT_PASSED: &str = "tasks_not_passed";
+
+/// Built-in names that were renamed, (old, new): the old name still parses, as the new one, so
+/// existing thresholds keep judging the same quantity. `tasks_failed` was renamed because
+/// "failed" is one outcome everywhere else, and this share counts every outcome but `passed`.
+pub const RENAMED: [(&str, &str); 1] = [("tasks_failed", TASKS_NOT_PASSED)];
+
 /// The metrics the host itself records, by name, and their kinds.
 pub const BUILT_IN: [(&str, MetricKind); 12] = [
     ("latency_ms", MetricKind::Trend),
     ("service_ms", MetricKind::Trend),
     ("wait_ms", MetricKind::Trend),
     ("gate_wait_ms", MetricKind::Trend),
-    ("tasks_failed", MetricKind::Rate),
+    (TASKS_NOT_PASSED, MetricKind::Rate),
     ("checks", MetricKind::Rate),
     (names::HTTP_REQS, MetricKind::Counter),
     (names::HTTP_REQ_DURATION, MetricKind::Trend),
@@ -272,15 +282,18 @@ pub const BUILT_IN: [(&str, MetricKind); 12] = [
     (names::DATA_RECEIVED, MetricKind::Counter),
 ];
 
-/// The kind of a built-in metric.
+/// The kind of a built-in metric (by its name, or a name it was renamed from).
 pub fn built_in_kind(name: &str) -> Option<MetricKind> {
+    let name = RENAMED.iter().find(|(old, _)| *old == name).map_or(name, |(_, new)| *new);
     BUILT_IN.iter().find(|(n, _)| *n == name).map(|(_, kind)| *kind)
 }
 
 /// The tag that picks a scenario's measurements rather than a series.
 pub const SCENARIO_TAG: &str = "scenario";
 
+/// The aggregate of a distribution; a percentile never above the max, as outputs show it.
 fn from_percentiles(p: &Percentiles, count: u64, agg: &Aggregate, h: Option<&crate::LatencyHistogram>) -> Option<f64> {
+    let p = &p.clamped();
     Some(match agg {
         Aggregate::Avg => p.mean,
         Aggregate::Min => p.min,
@@ -288,7 +301,7 @@ fn from_percentiles(p: &Percentiles, count: u64, agg: &Aggregate, h: Option<&cra
         Aggregate::Med => p.p50,
         Aggregate::Count => count as f64,
         Aggregate::Percentile(n) => match h {
-            Some(h) => h.quantile_micros(n / 100.0) as f64 / 1000.0,
+            Some(h) => (h.quantile_micros(n / 100.0) as f64 / 1000.0).min(p.max),
             None => match *n {
                 50.0 => p.p50,
                 90.0 => p.p90,
@@ -304,6 +317,12 @@ fn from_percentiles(p: &Percentiles, count: u64, agg: &Aggregate, h: Option<&cra
 }
 
 impl Threshold {
+    /// When the expression names a renamed built-in metric: (the name written, the name now).
+    pub fn renamed(&self) -> Option<(&'static str, &'static str)> {
+        let written = self.source.split(['{', ':']).next().unwrap_or_default().trim();
+        RENAMED.iter().find(|(old, _)| *old == written).copied()
+    }
+
     /// The scenario named by a `{scenario:NAME}` tag, if any: the threshold then looks at that
     /// scenario's measurements only.
     pub fn scenario(&self) -> Option<&str> {
@@ -415,7 +434,7 @@ impl Threshold {
         };
         let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
         match (self.metric.as_str(), &self.aggregate) {
-            ("tasks_failed", Aggregate::Rate) => {
+            (TASKS_NOT_PASSED, Aggregate::Rate) => {
                 let ended = t.counts.ended();
                 return Ok(Some(share(ended - t.counts.passed, ended)));
             }
@@ -488,6 +507,7 @@ pub struct ThresholdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Outcome;
 
     fn t(s: &str) -> Threshold {
         s.parse().unwrap()
@@ -534,6 +554,37 @@ mod tests {
         assert!(err("checks:p(99)<1").contains("has no p(99)"));
         assert!(err("latency_ms{scenario:api}:max<1").contains("no scenario named 'api'"));
         assert!(err("http_reqs{status:teapot}:count<1").contains("takes no tags"));
+    }
+
+    #[test]
+    fn tasks_failed_is_read_as_tasks_not_passed_and_counts_every_outcome_but_passed() {
+        let old = t("tasks_failed:rate<0.1");
+        assert_eq!(old.metric, TASKS_NOT_PASSED);
+        assert_eq!(old.source, "tasks_failed:rate<0.1", "outputs key it by what the user wrote");
+        assert_eq!(old.renamed(), Some(("tasks_failed", TASKS_NOT_PASSED)));
+        assert_eq!(t("tasks_not_passed:rate<0.1").renamed(), None);
+        assert_eq!(old.validate(&|_| None, &["default"]), Ok(MetricKind::Rate));
+        assert_eq!(built_in_kind("tasks_failed"), Some(MetricKind::Rate), "the old name stays reserved");
+        let mut w = Window::default();
+        w.counts.scheduled = 10;
+        for (outcome, n) in
+            [(Outcome::Passed, 5), (Outcome::Failed, 1), (Outcome::Dropped, 2), (Outcome::Interrupted, 2)]
+        {
+            w.counts.add(outcome, n);
+        }
+        let secs = Duration::from_secs(1);
+        assert_eq!(old.measure(&w, secs), Ok(Some(0.5)), "failed, dropped and interrupted: 5 of 10");
+        assert_eq!(t("tasks_not_passed:rate<0.1").measure(&w, secs), Ok(Some(0.5)));
+    }
+
+    #[test]
+    fn a_trend_percentile_is_never_above_its_exact_max() {
+        let mut w = Window::default();
+        for v in [1.0, 2.0, 299.0] {
+            w.plugin.trend(SeriesKey::new("size".into(), vec![]), v);
+        }
+        let p999 = t("size:p(99.9)<1").measure(&w, Duration::from_secs(1)).unwrap();
+        assert_eq!(p999, Some(299.0), "the HDR bucket's upper edge would be 299.007");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 // Draws the charts described by the JSON in #data with uPlot. The series are prepared by
-// html.rs, so this only maps them onto uPlot's options. Each chart is built on its own: one that
+// html/charts.rs, so this only maps them onto uPlot's options. Each chart is built on its own: one that
 // fails is reported (errors.js) and the others are still drawn.
 (function () {
   "use strict";

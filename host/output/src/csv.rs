@@ -1,13 +1,15 @@
-//! The per-interval CSV (`--csv`), in the shape of seed 000's output: a `#` comment with the
+//! The per-interval CSV (`--csv`): a `#` comment with the
 //! run's config as JSON, a header, one row per interval, and a `#` footer that is written even
 //! when the run stopped early, so a reader can tell a complete file from a cut-off one.
 
 use std::io::{self, Write};
 
-use loadhost_metrics::{IntervalRow, Outcome, RunReport, ThresholdResult};
-use serde_json::{Value, json};
+use loadhost_metrics::{IntervalRow, Outcome};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::round_ms;
+use crate::summary::{Named, Summary, ThresholdSummary};
 
 /// The header row.
 pub const HEADER: &[&str] = &[
@@ -101,28 +103,53 @@ impl<W: Write> CsvWriter<W> {
         self.out.flush()
     }
 
-    /// Write the footer: totals, whether every task is accounted for, how the run ended, and the
-    /// thresholds' verdicts.
-    pub fn finish(mut self, report: &RunReport, thresholds: &[ThresholdResult]) -> io::Result<W> {
-        let c = report.counts();
-        let footer = json!({
-            "complete": report.aborted.is_none() && report.stopped.is_none(),
-            "stopped": report.stopped,
-            "scheduled": c.scheduled,
-            "passed": c.passed,
-            "failed": c.failed,
-            "dropped": c.dropped,
-            "trapped": c.trapped,
-            "interrupted": c.interrupted,
-            "identity_holds": c.identity_holds(),
-            "duration_s": report.elapsed.as_secs_f64(),
-            "aborted": report.aborted,
-            "thresholds": crate::json::thresholds(thresholds),
-            "thresholds_ok": thresholds.iter().all(|t| t.passed),
-        });
-        writeln!(self.out, "# end {footer}")?;
+    /// Write the footer, from the summary: totals, whether every task is accounted for, how the
+    /// run ended, and the thresholds' verdicts.
+    pub fn finish(mut self, summary: &Summary) -> io::Result<W> {
+        writeln!(self.out, "# end {}", serde_json::to_string(&Footer::new(summary))?)?;
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// The footer's object, keys in byte order (as it has always been written).
+#[derive(Serialize)]
+struct Footer<'a> {
+    aborted: &'a Option<String>,
+    /// Neither aborted by the plugin nor stopped.
+    complete: bool,
+    dropped: u64,
+    duration_s: f64,
+    /// The `failed` outcome.
+    failed: u64,
+    identity_holds: bool,
+    interrupted: u64,
+    passed: u64,
+    scheduled: u64,
+    stopped: &'a Option<String>,
+    thresholds: &'a Named<ThresholdSummary>,
+    thresholds_ok: bool,
+    trapped: u64,
+}
+
+impl<'a> Footer<'a> {
+    fn new(s: &'a Summary) -> Self {
+        let t = &s.tasks;
+        Footer {
+            aborted: &s.aborted,
+            complete: s.complete(),
+            dropped: t.dropped,
+            duration_s: s.duration_s,
+            failed: t.failed,
+            identity_holds: s.identity_holds,
+            interrupted: t.interrupted,
+            passed: t.passed,
+            scheduled: t.scheduled,
+            stopped: &s.stopped,
+            thresholds: &s.thresholds,
+            thresholds_ok: s.thresholds_ok(),
+            trapped: t.trapped,
+        }
     }
 }
 
@@ -131,6 +158,7 @@ mod tests {
     use std::time::Duration;
 
     use loadhost_metrics::{Gauges, Window};
+    use serde_json::json;
 
     use super::*;
 
@@ -145,5 +173,22 @@ mod tests {
         assert_eq!(lines[0], r#"# config {"rate":"10/s"}"#);
         assert_eq!(lines[1].split(',').count(), HEADER.len());
         assert_eq!(lines[2].split(',').count(), HEADER.len());
+        assert_eq!(HEADER.last(), Some(&"scenario"));
+        assert!(lines[2].ends_with(",default"));
+    }
+
+    #[test]
+    fn the_footer_is_the_summarys_totals_and_thresholds() {
+        let summary = crate::summary::tests::sample();
+        let writer = CsvWriter::new(Vec::new(), &json!({})).unwrap();
+        let text = String::from_utf8(writer.finish(&summary).unwrap()).unwrap();
+        let footer = text.lines().last().and_then(|l| l.strip_prefix("# end ")).expect("a footer");
+        let value: Value = serde_json::from_str(footer).unwrap();
+        assert_eq!(footer, value.to_string(), "keys in byte order");
+        assert_eq!(value["complete"], false);
+        assert_eq!(value["stopped"], "SIGINT");
+        assert_eq!((value["scheduled"].as_u64(), value["failed"].as_u64()), (Some(10), Some(3)));
+        assert_eq!(value["thresholds"], serde_json::to_value(&summary.thresholds).unwrap());
+        assert_eq!(value["thresholds_ok"], false);
     }
 }

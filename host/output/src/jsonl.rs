@@ -10,13 +10,14 @@
 //!   `index`, `end_s` and `series`, a list of {`name`, `tags`, `kind`, `value`}, where `value`
 //!   has the summary's shape for the kind (counters and checks count within the interval, so they
 //!   add up over the lines to the summary's totals).
-//! - `summary`: last, the whole `--summary-json` object (thresholds included).
+//! - `summary`: last, the whole `--summary-json` object (thresholds included) with its `type`.
 
 use std::io::{self, Write};
 
 use loadhost_metrics::{IntervalRow, Outcome, Percentiles, Window};
 use serde_json::{Map, Value, json};
 
+use crate::summary::{PluginMetric, Summary};
 use crate::{RunInfo, VERSION, round_ms};
 
 fn percentiles(p: &Percentiles) -> Value {
@@ -84,7 +85,7 @@ impl<W: Write> JsonLines<W> {
                         "name": s.key.name,
                         "tags": tags,
                         "kind": s.value.kind(),
-                        "value": serde_json::to_value(s.value.to_summary()).unwrap_or(Value::Null),
+                        "value": serde_json::to_value(PluginMetric::from(&s.value)).unwrap_or(Value::Null),
                     })
                 })
                 .collect();
@@ -97,12 +98,13 @@ impl<W: Write> JsonLines<W> {
         self.out.flush()
     }
 
-    /// Write the `summary` line and hand back the writer.
-    pub fn finish(mut self, summary: &Value) -> io::Result<W> {
+    /// Write the `summary` line (the summary JSON's object with `"type": "summary"` among its
+    /// keys) and hand back the writer.
+    pub fn finish(mut self, summary: &Summary) -> io::Result<W> {
         let mut line = Map::new();
         line.insert("type".into(), json!("summary"));
-        if let Value::Object(fields) = summary {
-            line.extend(fields.clone());
+        if let Value::Object(fields) = serde_json::to_value(summary)? {
+            line.extend(fields);
         }
         writeln!(self.out, "{}", Value::Object(line))?;
         self.out.flush()?;
@@ -135,7 +137,8 @@ mod tests {
         let row = IntervalRow::from_window(0, Duration::ZERO, Duration::from_secs(1), &window, Gauges::default());
         writer.interval(&row, &window).unwrap();
         writer.interval(&row, &Window::default()).unwrap();
-        let text = String::from_utf8(writer.finish(&json!({"tasks": {"passed": 1}})).unwrap()).unwrap();
+        let summary = crate::summary::tests::sample();
+        let text = String::from_utf8(writer.finish(&summary).unwrap()).unwrap();
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
         assert_eq!(types, ["start", "interval", "metrics", "interval", "summary"]);
@@ -143,6 +146,9 @@ mod tests {
         assert_eq!(lines[2]["series"][0]["name"], "logins");
         assert_eq!(lines[2]["series"][0]["tags"]["site"], "a");
         assert_eq!(lines[2]["series"][0]["value"]["count"], 3);
-        assert_eq!(lines[4]["tasks"]["passed"], 1);
+        assert_eq!(lines[4]["tasks"]["passed"], 4);
+        let mut object = lines[4].clone();
+        object.as_object_mut().unwrap().remove("type");
+        assert_eq!(object, serde_json::to_value(&summary).unwrap(), "the summary line is the summary");
     }
 }

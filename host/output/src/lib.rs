@@ -1,9 +1,11 @@
-//! loadhost's outputs. They see measurements only ([`RunReport`], [`IntervalRow`]), never the
-//! engine, so an output cannot change what a run does.
+//! loadhost's outputs. They see measurements only ([`RunReport`], [`IntervalRow`]) and the plan's
+//! segment, never the running engine, so an output cannot change what a run does.
 //!
 //! # Layout
-//! - [`summary`]: the end-of-run text on the terminal.
-//! - [`json`]: `--summary-json`, with the keys of DESIGN.md §7.
+//! - [`summary`]: the typed [`Summary`] of a finished run, built once; every output below that
+//!   shows the end of a run shows it.
+//! - [`terminal`]: the end-of-run text on the terminal.
+//! - [`json`]: `--summary-json`, with the keys of docs/outputs.md.
 //! - [`csv`]: `--csv`: a config comment, a header, a row per interval, a closing footer.
 //! - [`html`]: `--html`: one self-contained page with the summary, the thresholds and charts over time.
 //! - [`jsonl`]: `--out json=FILE`: a JSON line per interval and per plugin-metric batch, then the summary.
@@ -13,6 +15,7 @@
 //!
 //! [`RunReport`]: loadhost_metrics::RunReport
 //! [`IntervalRow`]: loadhost_metrics::IntervalRow
+//! [`Summary`]: summary::Summary
 
 #![deny(missing_docs)]
 
@@ -24,6 +27,7 @@ pub mod openmetrics;
 pub mod progress;
 pub mod results;
 pub mod summary;
+pub mod terminal;
 
 /// What outputs say about the run besides its measurements.
 #[derive(Debug, Clone)]
@@ -47,6 +51,11 @@ impl RunInfo {
     pub fn tags_json(&self) -> serde_json::Value {
         self.tags.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect()
     }
+}
+
+/// `1 worker`, `2 workers`: the plural for every count but one.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The loadhost version, in every output.

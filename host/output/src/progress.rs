@@ -1,4 +1,7 @@
-//! The live progress line on stderr, shown only when stderr is a terminal (never in CI logs).
+//! The live progress line on stderr, shown only when stderr is a terminal (never in CI logs):
+//! tasks started, the last interval's rate, tasks in flight, workers, and two running totals:
+//! **errored** (the `failed`, `timed_out` and `trapped` outcomes: tasks that ran and ended in an
+//! error) and **dropped**.
 
 use std::io::IsTerminal as _;
 use std::time::Duration;
@@ -10,7 +13,7 @@ use loadhost_metrics::IntervalRow;
 pub struct Progress {
     bar: Option<ProgressBar>,
     started: u64,
-    failed: u64,
+    errored: u64,
     dropped: u64,
 }
 
@@ -29,24 +32,24 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
-        Self { bar, started: 0, failed: 0, dropped: 0 }
+        Self { bar, started: 0, errored: 0, dropped: 0 }
     }
 
     /// Show an interval's figures.
     pub fn update(&mut self, row: &IntervalRow) {
         self.started += row.started;
-        self.failed += row.counts.failed + row.counts.trapped + row.counts.timed_out;
+        self.errored += row.counts.failed + row.counts.trapped + row.counts.timed_out;
         self.dropped += row.counts.dropped;
         if let Some(bar) = &self.bar {
             let secs = (row.end - row.start).as_secs_f64().max(1e-9);
             bar.set_position(row.end.as_secs());
             bar.set_message(format!(
-                "{} started · {:.0}/s · {} in flight · {} workers · {} failed · {} dropped",
+                "{} started · {:.0}/s · {} in flight · {} · {} errored · {} dropped",
                 self.started,
                 row.started as f64 / secs,
                 row.in_flight,
-                row.workers,
-                self.failed,
+                crate::plural(row.workers, "worker", "workers"),
+                self.errored,
                 self.dropped
             ));
         }

@@ -10,9 +10,9 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::grants::Grants;
 use crate::http::{Connections, RunConnections, WorkerHttp};
 use crate::limits::InstanceLimits;
-use crate::worker::Grants;
 
 /// Per-worker store data.
 pub(crate) struct DoerCtx {

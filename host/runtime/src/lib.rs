@@ -14,7 +14,9 @@
 //! - [`cache`]: compiled artifacts on disk, keyed by the plugin's sha256 and the wasmtime version.
 //! - [`plugin`]: loading and rejecting plugins ([`PluginError`] says exactly why).
 //! - `ctx`: the per-worker store data: sandboxed WASI and the host's wasi:http hooks.
-//! - [`http`]: the pooled HTTP client, the allow-list, TLS, and the built-in HTTP metrics.
+//! - [`http`]: workers' connections, the allow-list, TLS, and the built-in HTTP metrics.
+//! - `name_lookup`: wasi:sockets name lookups limited to the allow-list's names.
+//! - [`grants`]: what the user grants a plugin (environment, directories, network).
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
 //! - `http_host`: the one-call `loadhost:plugin/http` import.
 //! - [`limits`]: memory and table caps per instance, the stack limit, epoch interruption.
@@ -25,6 +27,7 @@
 pub mod bindings;
 pub mod cache;
 mod ctx;
+pub mod grants;
 pub mod http;
 mod http_host;
 pub mod limits;
@@ -35,7 +38,8 @@ mod wasmtime_engine;
 pub mod worker;
 
 pub use cache::{CacheOutcome, CompileCache};
+pub use grants::Grants;
 pub use http::{HttpClient, HttpOptions, WorkerHttp};
 pub use plugin::{Plugin, PluginError};
 pub use wasmtime_engine::{CapacityError, Runtime, RuntimeOptions, check_capacity};
-pub use worker::{Grants, WasmWorker, WasmWorkerFactory};
+pub use worker::{WasmWorker, WasmWorkerFactory};

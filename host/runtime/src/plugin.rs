@@ -215,3 +215,12 @@ fn linker(runtime: &Runtime) -> Result<Linker<DoerCtx>, PluginError> {
         .map_err(internal)?;
     Ok(linker)
 }
+
+// Loading is the runtime's entry point, defined here beside what it makes, so the runtime's module
+// does not depend on this one.
+impl Runtime {
+    /// Load, compile (or take from the cache) and check a plugin.
+    pub fn load(&self, path: &std::path::Path) -> Result<Plugin, PluginError> {
+        Plugin::load(self, path)
+    }
+}

@@ -8,7 +8,6 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::cache::CompileCache;
 use crate::limits::{MAX_TABLE_ELEMENTS, MAX_WASM_STACK, start_epoch_ticker};
-use crate::plugin::{Plugin, PluginError};
 
 /// How the runtime is set up.
 #[derive(Debug, Clone)]
@@ -107,11 +106,6 @@ impl Runtime {
         start_epoch_ticker(&engine).context("starting the epoch ticker thread")?;
         let cache = Arc::new(CompileCache::new(options.cache_dir));
         Ok(Self { engine, cache, max_memory: usize::try_from(options.max_memory).unwrap_or(usize::MAX) })
-    }
-
-    /// Load, compile (or take from the cache) and check a plugin.
-    pub fn load(&self, path: &std::path::Path) -> Result<Plugin, PluginError> {
-        Plugin::load(self, path)
     }
 
     /// The underlying engine.

@@ -9,28 +9,10 @@ use wasmtime::component::Instance;
 
 use crate::bindings::{self, Workload, WorkloadPre};
 use crate::ctx::DoerCtx;
-use crate::http::{HttpClient, HttpOptions, RunConnections};
+use crate::grants::Grants;
+use crate::http::RunConnections;
 use crate::limits::LimitError;
 use crate::plugin::{LifecycleExports, Plugin, one_line};
-
-/// What the user grants a plugin: its whole environment (`-e`), the directories it may read
-/// (`--dir`), and the network through the run's HTTP client and its allow-list (`--allow-host`).
-#[derive(Clone)]
-pub struct Grants {
-    /// `KEY=VALUE` pairs.
-    pub env: Vec<(String, String)>,
-    /// Host directories, read-only, and where the plugin sees each.
-    pub dirs: Vec<(std::path::PathBuf, String)>,
-    /// The run's HTTP client; its allow-list also governs wasi:sockets.
-    pub http: Arc<HttpClient>,
-}
-
-impl Grants {
-    /// No environment, no files and no network.
-    pub fn none() -> anyhow::Result<Self> {
-        Ok(Self { env: Vec::new(), dirs: Vec::new(), http: HttpClient::new(&HttpOptions::default())? })
-    }
-}
 
 /// Makes [`WasmWorker`]s from a loaded plugin, and runs its lifecycle.
 #[derive(Clone)]

@@ -1,5 +1,6 @@
-//! An HTTP client for plugins, on `wasi:http/outgoing-handler`. The host does the network work
-//! (pooled keep-alive connections, TLS) and records the built-in HTTP metrics (`http_reqs`,
+//! An HTTP client for plugins, on the host's one-call `loadhost:plugin/http` interface (or
+//! `wasi:http/outgoing-handler` on request, below). The host does the network work (pooled
+//! keep-alive connections, TLS) and records the built-in HTTP metrics (`http_reqs`,
 //! `http_req_duration`, …) for every request without plugin code.
 //!
 //! ```ignore

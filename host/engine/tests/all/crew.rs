@@ -1,4 +1,4 @@
-//! The crew grows on demand and retires when surplus (seed 004), within its bounds.
+//! The crew grows on demand and retires when surplus, within its bounds.
 
 use loadhost_engine::{Model, Overload, Plan, Ramp, RateCurve};
 

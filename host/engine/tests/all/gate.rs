@@ -1,4 +1,4 @@
-//! The gate (`--max-in-flight`, seed 004): it bounds tasks executing at once, whatever the crew,
+//! The gate (`--max-in-flight`): it bounds tasks executing at once, whatever the crew,
 //! and its wait is measured on every pass.
 
 use std::sync::atomic::Ordering;

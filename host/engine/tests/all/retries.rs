@@ -1,4 +1,4 @@
-//! Retries (seed 000): backoff with full jitter, rate slots within the budget, a bounded queue, a
+//! Retries: backoff with full jitter, rate slots within the budget, a bounded queue, a
 //! flush with a timeout, and the identity through all of it.
 
 use std::sync::{Arc, Mutex};

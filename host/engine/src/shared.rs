@@ -1,0 +1,83 @@
+//! What every event loop (shard) of one run shares: the plan, the factory, the recorder, the stop,
+//! the gate, the setup data, live control, the closed model's iteration counter and which
+//! failures have been logged. Everything else belongs to one loop.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use loadhost_metrics::Recorder;
+use tokio::sync::Semaphore;
+
+use crate::control::Control;
+use crate::plan::Plan;
+use crate::segment::Segment;
+use crate::stop::Stop;
+use crate::worker::WorkerFactory;
+
+/// What every shard of one run shares.
+pub(crate) struct Shared<F: WorkerFactory> {
+    pub(crate) plan: Plan,
+    pub(crate) factory: Arc<F>,
+    pub(crate) recorder: Arc<Recorder>,
+    pub(crate) stop: Arc<Stop>,
+    /// The gate (`--max-in-flight`), one for the whole run.
+    pub(crate) gate: Option<Arc<Semaphore>>,
+    pub(crate) setup_data: Option<Arc<str>>,
+    pub(crate) control: Option<Arc<Control>>,
+    /// The rate the pacers follow now, for the status (f64 bits).
+    pub(crate) rate_now: Arc<AtomicU64>,
+    /// The closed model's iteration counter: shared, so a fast shard takes more.
+    pub(crate) claims: Option<Arc<Claims>>,
+    /// How many shards the run has.
+    pub(crate) count: u32,
+    /// The first failure of each kind is logged once for the whole run.
+    pub(crate) logged: Arc<FirstFailures>,
+}
+
+/// The closed model's shared iteration counter.
+pub(crate) struct Claims {
+    next: AtomicU64,
+    max: u64,
+    segment: Segment,
+}
+
+impl Claims {
+    /// Claims of `segment`'s share of the first `max` iterations (all of them without a cap).
+    pub(crate) fn new(max: Option<u64>, segment: Segment) -> Self {
+        Self { next: AtomicU64::new(0), max: max.map_or(u64::MAX, |n| segment.share_of(n)), segment }
+    }
+
+    /// The next iteration, numbered as in the whole plan.
+    pub(crate) fn claim(&self) -> Option<u64> {
+        let j = self.next.fetch_add(1, Ordering::Relaxed);
+        (j < self.max).then(|| self.segment.global(j))
+    }
+}
+
+/// Kinds of failure whose first occurrence in the run is logged in full.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FailureKind {
+    Failed,
+    Retryable,
+    Trapped,
+    TimedOut,
+    Aborted,
+    Growth,
+}
+
+/// Whether the first failure of each kind has been logged yet (every event loop's crew shares it).
+#[derive(Debug, Default)]
+pub(crate) struct FirstFailures([AtomicBool; 6]);
+
+impl FirstFailures {
+    /// Whether this is the run's first failure of `kind` (and remember that it was seen).
+    pub(crate) fn first(&self, kind: FailureKind) -> bool {
+        !self.0[kind as usize].swap(true, Ordering::Relaxed)
+    }
+}
+
+/// Shard `index`'s exact share of `total` (round-robin, so shares add up to `total`).
+pub(crate) fn share(total: u32, index: u32, count: u32) -> u32 {
+    let segment = Segment::whole().split(index, count);
+    u32::try_from(segment.share_of(u64::from(total))).unwrap_or(total)
+}

@@ -1,0 +1,718 @@
+//! `loadhost merge`: the results files of one distributed run merged into the run one machine
+//! would have reported (docs/merge.md).
+//!
+//! What is here is about files and parts: refusing parts that are not one run's (different
+//! plugins, plans, row intervals or segment splits), noting missing segments, and building each
+//! merged row from the parts' intervals, decoding an encoded window only while its row is built.
+//! How the measurements add up — reports, windows, gauges, and which row an interval lands on —
+//! is the merge policy, which is domain logic and lives in `loadhost_metrics::combine`, so
+//! `loadhost run` combines its scenarios by the very same rules.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use loadhost_engine::Segment;
+use loadhost_metrics::{Gauges, IntervalRow, RunReport, Timeline, Window};
+use serde_json::Value;
+
+use super::format::{EncodedInterval, IntervalRecord, ResultsFile, RunResults, segment_name};
+
+/// Config keys that may differ between the parts of one run: where each process writes, which
+/// segment it is, when it starts, and its live endpoints. Every other key must be equal.
+pub const PER_PROCESS_KEYS: &[&str] = &[
+    "segment",
+    "segments",
+    "results",
+    "start-at",
+    "summary-json",
+    "csv",
+    "html",
+    "out",
+    "metrics-addr",
+    "control",
+    "control-token",
+];
+
+/// Why parts cannot be merged. Parts are named by their labels (file names in `loadhost merge`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("nothing to merge: no results files were given")]
+    NoParts,
+    /// The parts ran different plugins.
+    #[error(
+        "{other}: the plugin's sha256 is {other_sha256} but {first}'s is {first_sha256}: the parts ran different plugins"
+    )]
+    Plugin {
+        /// The part compared against.
+        first: String,
+        /// The part that differs.
+        other: String,
+        /// `first`'s plugin.
+        first_sha256: String,
+        /// `other`'s plugin.
+        other_sha256: String,
+    },
+    /// The parts ran different plans.
+    #[error("{other}: option '{key}' is {other_value} but {first}'s is {first_value}: the parts ran different plans")]
+    Config {
+        /// The part compared against.
+        first: String,
+        /// The part that differs.
+        other: String,
+        /// The option (its flag name).
+        key: String,
+        /// `first`'s value (JSON; null when unset).
+        first_value: String,
+        /// `other`'s value.
+        other_value: String,
+    },
+    /// The parts cut their rows differently.
+    #[error("{other}: the row interval is {other_interval:?} but {first}'s is {first_interval:?}")]
+    Interval {
+        /// The part compared against.
+        first: String,
+        /// The part that differs.
+        other: String,
+        /// `first`'s interval.
+        first_interval: Duration,
+        /// `other`'s interval.
+        other_interval: Duration,
+    },
+    /// Some parts are segments and others are not.
+    #[error(
+        "{segmented} is segment {} but {whole} ran the whole plan (no --segment): they cannot be merged",
+        segment_name(.segment)
+    )]
+    SegmentMix {
+        /// A segmented part.
+        segmented: String,
+        /// Its segment.
+        segment: Segment,
+        /// A part without a segment.
+        whole: String,
+    },
+    /// Segments of plans split differently.
+    #[error(
+        "{other} is segment {} but {first} is segment {}: the plan was split into different counts",
+        segment_name(.other_segment),
+        segment_name(.first_segment)
+    )]
+    SegmentCount {
+        /// The part compared against.
+        first: String,
+        /// The part that differs.
+        other: String,
+        /// `first`'s segment.
+        first_segment: Segment,
+        /// `other`'s segment.
+        other_segment: Segment,
+    },
+    /// An interval line that no longer decodes (the file changed after it was read).
+    #[error("{part}: an interval cannot be read again: {why}")]
+    Damaged {
+        /// The part.
+        part: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The same segment twice.
+    #[error("{first} and {other} are both segment {}: each segment must be merged once", segment_name(.segment))]
+    SegmentTwice {
+        /// The first part with it.
+        first: String,
+        /// The second.
+        other: String,
+        /// The segment.
+        segment: Segment,
+    },
+}
+
+/// Parts merged into one run.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The whole run.
+    pub report: RunReport,
+    /// Each scenario, merged across parts; empty for a single scenario.
+    pub scenarios: Vec<RunReport>,
+    /// The rows of the merged run, by interval then scenario.
+    pub rows: Vec<IntervalRow>,
+    /// The first part's plugin path.
+    pub plugin_path: String,
+    /// The plugin's sha256 (the same in every part).
+    pub plugin_sha256: String,
+    /// The plan's options: the first part's config without [`PER_PROCESS_KEYS`].
+    pub config: Value,
+    /// How many parts were merged.
+    pub parts: usize,
+    /// The parts' segments, sorted; empty when the parts ran the whole plan.
+    pub segments: Vec<Segment>,
+    /// Segments of the split that no part was (the merged run is then only part of the plan).
+    pub missing: Vec<Segment>,
+}
+
+/// Merge the parts of one distributed run (see docs/merge.md); parts are named "part 1", "part 2",
+/// … in errors.
+pub fn merge(parts: Vec<RunResults>) -> Result<Merged, MergeError> {
+    merge_labelled(parts.into_iter().enumerate().map(|(i, p)| (format!("part {}", i + 1), p)).collect())
+}
+
+/// [`merge`], with a label (such as the file name) for each part, for errors and warnings.
+pub fn merge_labelled(parts: Vec<(String, RunResults)>) -> Result<Merged, MergeError> {
+    let views = parts
+        .iter()
+        .map(|(label, results)| Part {
+            label,
+            results,
+            records: results.intervals.iter().map(Placed::decoded).collect(),
+        })
+        .collect();
+    merge_parts(views)
+}
+
+/// [`merge_labelled`] of files read with [`super::read_for_merge`]: each merged row decodes only its
+/// own intervals, so memory holds the files' text and one row's windows at a time.
+pub fn merge_files(files: Vec<(String, ResultsFile)>) -> Result<Merged, MergeError> {
+    let views = files
+        .iter()
+        .map(|(label, file)| Part {
+            label,
+            results: &file.results,
+            records: file.intervals.iter().map(Placed::encoded).collect(),
+        })
+        .collect();
+    merge_parts(views)
+}
+
+/// One part as the merge sees it: its results (intervals aside) and its intervals, decoded or not.
+struct Part<'a> {
+    label: &'a str,
+    results: &'a RunResults,
+    records: Vec<Placed<'a>>,
+}
+
+/// An interval: what placing it needs, and its window.
+struct Placed<'a> {
+    scenario: &'a str,
+    start: Duration,
+    end: Duration,
+    gauges: Gauges,
+    window: WindowRef<'a>,
+}
+
+impl<'a> Placed<'a> {
+    fn decoded(r: &'a IntervalRecord) -> Self {
+        Placed {
+            scenario: &r.scenario,
+            start: r.start,
+            end: r.end,
+            gauges: r.gauges,
+            window: WindowRef::Decoded(&r.window),
+        }
+    }
+
+    fn encoded(r: &'a EncodedInterval) -> Self {
+        Placed { scenario: &r.scenario, start: r.start, end: r.end, gauges: r.gauges, window: WindowRef::Encoded(r) }
+    }
+}
+
+enum WindowRef<'a> {
+    Decoded(&'a Window),
+    /// An interval line, decoded when its bucket is merged.
+    Encoded(&'a EncodedInterval),
+}
+
+fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
+    let Some(first_part) = parts.first() else {
+        return Err(MergeError::NoParts);
+    };
+    let first = first_part.results;
+    let first_config = check_one_plan(&parts)?;
+    let (segments, missing) = check_segments(&parts)?;
+    warn_of_gaps(&parts, &segments, &missing);
+    let mut report =
+        RunReport::combine(parts.iter().map(|p| &p.results.report)).unwrap_or_else(|| first.report.clone());
+    let mut scenarios = merge_scenarios(&parts);
+    let rows = merge_rows(&parts, first.interval)?;
+    if !rows.is_empty() {
+        let mut per_scenario: HashMap<&str, u64> = HashMap::new();
+        for row in &rows {
+            *per_scenario.entry(&row.scenario).or_default() += 1;
+        }
+        for s in &mut scenarios {
+            s.intervals = per_scenario.get(s.scenario.as_str()).copied().unwrap_or(0);
+        }
+        report.intervals = per_scenario.values().copied().max().unwrap_or(0);
+    }
+    Ok(Merged {
+        report,
+        scenarios,
+        rows,
+        plugin_path: first.plugin_path.clone(),
+        plugin_sha256: first.plugin_sha256.clone(),
+        config: Value::Object(first_config),
+        parts: parts.len(),
+        segments,
+        missing,
+    })
+}
+
+/// Refuse parts that ran different plugins, plans or row intervals; the plan's config (without
+/// the keys each process sets for itself) when they are one run's.
+fn check_one_plan(parts: &[Part<'_>]) -> Result<serde_json::Map<String, Value>, MergeError> {
+    let Some(first_part) = parts.first() else {
+        return Err(MergeError::NoParts);
+    };
+    let (first_label, first) = (first_part.label, first_part.results);
+    let first_config = plan_config(&first.config);
+    for part in &parts[1..] {
+        let (label, p) = (part.label, part.results);
+        if p.plugin_sha256 != first.plugin_sha256 {
+            return Err(MergeError::Plugin {
+                first: first_label.to_owned(),
+                other: label.to_owned(),
+                first_sha256: first.plugin_sha256.clone(),
+                other_sha256: p.plugin_sha256.clone(),
+            });
+        }
+        if let Some((key, a, b)) = config_difference(&first_config, &plan_config(&p.config)) {
+            return Err(MergeError::Config {
+                first: first_label.to_owned(),
+                other: label.to_owned(),
+                key,
+                first_value: a.to_string(),
+                other_value: b.to_string(),
+            });
+        }
+        if p.interval != first.interval {
+            return Err(MergeError::Interval {
+                first: first_label.to_owned(),
+                other: label.to_owned(),
+                first_interval: first.interval,
+                other_interval: p.interval,
+            });
+        }
+        if p.loadhost_version != first.loadhost_version {
+            tracing::warn!(
+                "{label} was written by loadhost {} and {first_label} by {}",
+                p.loadhost_version,
+                first.loadhost_version
+            );
+        }
+    }
+    Ok(first_config)
+}
+
+/// Warn of what makes the merged run less than the plan: missing segments, parts started far apart.
+fn warn_of_gaps(parts: &[Part<'_>], segments: &[Segment], missing: &[Segment]) {
+    if !missing.is_empty() {
+        let names: Vec<String> = missing.iter().map(segment_name).collect();
+        tracing::warn!(
+            "segment{} {} missing: the merged run covers {} of {} segments of the plan",
+            if missing.len() == 1 { " is" } else { "s are" },
+            names.join(", "),
+            segments.len(),
+            segments.len() + missing.len()
+        );
+    }
+    let starts: Vec<SystemTime> = parts.iter().map(|p| p.results.started_at).collect();
+    let interval = parts.first().map_or(Duration::ZERO, |p| p.results.interval);
+    if let (Some(early), Some(late)) = (starts.iter().min(), starts.iter().max()) {
+        let spread = late.duration_since(*early).unwrap_or_default();
+        if spread > interval * 5 {
+            tracing::warn!(
+                "the parts started {:.1}s apart: did they share a --start-at? The merged run spans them all",
+                spread.as_secs_f64()
+            );
+        }
+    }
+}
+
+/// Each scenario, by name in the order the parts first name them, combined across the parts.
+fn merge_scenarios(parts: &[Part<'_>]) -> Vec<RunReport> {
+    let mut names: Vec<&str> = Vec::new();
+    for part in parts {
+        for s in &part.results.scenarios {
+            if !names.contains(&s.scenario.as_str()) {
+                names.push(&s.scenario);
+            }
+        }
+    }
+    // Every name came from some part, so each scenario combines at least one report.
+    names
+        .iter()
+        .filter_map(|name| {
+            RunReport::combine(parts.iter().filter_map(|p| p.results.scenarios.iter().find(|s| s.scenario == *name)))
+        })
+        .collect()
+}
+
+/// The config without the keys each process may set its own way.
+fn plan_config(config: &Value) -> serde_json::Map<String, Value> {
+    match config {
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| !PER_PROCESS_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        Value::Null => serde_json::Map::new(),
+        other => std::iter::once(("config".to_owned(), other.clone())).collect(),
+    }
+}
+
+/// The first key (in order) whose values differ; an absent key is null.
+fn config_difference(
+    a: &serde_json::Map<String, Value>,
+    b: &serde_json::Map<String, Value>,
+) -> Option<(String, Value, Value)> {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter().find_map(|key| {
+        let (x, y) = (a.get(key).unwrap_or(&Value::Null), b.get(key).unwrap_or(&Value::Null));
+        (x != y).then(|| (key.clone(), x.clone(), y.clone()))
+    })
+}
+
+/// The parts' segments (sorted) and the missing ones; an error when they cannot be one plan.
+fn check_segments(parts: &[Part<'_>]) -> Result<(Vec<Segment>, Vec<Segment>), MergeError> {
+    let segmented: Vec<(&str, Segment)> =
+        parts.iter().filter_map(|p| p.results.segment.map(|s| (p.label, s))).collect();
+    let Some(&(first, first_segment)) = segmented.first() else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    if let Some(whole) = parts.iter().find(|p| p.results.segment.is_none()) {
+        return Err(MergeError::SegmentMix {
+            segmented: first.to_owned(),
+            segment: first_segment,
+            whole: whole.label.to_owned(),
+        });
+    }
+    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
+    for &(label, segment) in &segmented {
+        if segment.count() != first_segment.count() {
+            return Err(MergeError::SegmentCount {
+                first: first.to_owned(),
+                other: label.to_owned(),
+                first_segment,
+                other_segment: segment,
+            });
+        }
+        if let Some(earlier) = seen.insert(segment.index(), label) {
+            return Err(MergeError::SegmentTwice { first: earlier.to_owned(), other: label.to_owned(), segment });
+        }
+    }
+    let count = first_segment.count();
+    // Every index below the count makes a segment that exists.
+    let segment = |index| Segment::new(index, count).ok();
+    let present = seen.keys().filter_map(|&index| segment(index)).collect();
+    let missing = (0..count).filter(|i| !seen.contains_key(i)).filter_map(segment).collect();
+    Ok((present, missing))
+}
+
+/// Every part's intervals on one timeline ([`Timeline`]: each lands on the row its absolute start
+/// rounds to, counted from its scenario's earliest start among the parts). Buckets are merged one
+/// at a time, so encoded intervals are decoded only while their row is built.
+fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>, MergeError> {
+    // Where each part's rows of each scenario count from: the scenario's own start when it has a
+    // report, else the run's start.
+    let anchor = |part: &RunResults, scenario: &str| {
+        part.scenarios.iter().find(|s| s.scenario == scenario).map_or(part.started_at, |s| s.started_at)
+    };
+    let mut order: Vec<&str> = Vec::new();
+    let mut timeline = Timeline::new(interval);
+    for part in parts {
+        for record in &part.records {
+            timeline.anchor(record.scenario, anchor(part.results, record.scenario));
+            if !order.contains(&record.scenario) {
+                order.push(record.scenario);
+            }
+        }
+    }
+    let mut buckets: BTreeMap<(u64, usize), Vec<(&str, &Placed<'_>)>> = BTreeMap::new();
+    for part in parts {
+        for record in &part.records {
+            let row = timeline.row(record.scenario, anchor(part.results, record.scenario), record.start);
+            let position = order.iter().position(|n| *n == record.scenario).unwrap_or(0);
+            buckets.entry((row, position)).or_default().push((part.label, record));
+        }
+    }
+    let names: Vec<Arc<str>> = order.iter().map(|n| Arc::from(*n)).collect();
+    let mut rows = Vec::with_capacity(buckets.len());
+    for ((index, position), members) in buckets {
+        let mut window = Window::default();
+        let mut gauges = Gauges::default();
+        let mut length = Duration::ZERO;
+        for (label, record) in members {
+            match record.window {
+                WindowRef::Decoded(w) => window.merge(w),
+                WindowRef::Encoded(encoded) => {
+                    let decoded =
+                        encoded.window().map_err(|why| MergeError::Damaged { part: label.to_owned(), why })?;
+                    window.merge(&decoded);
+                }
+            }
+            gauges.add(&record.gauges);
+            length = length.max(record.end.saturating_sub(record.start));
+        }
+        let start = timeline.row_start(index);
+        let mut row = IntervalRow::from_window(index, start, start + length, &window, gauges);
+        row.scenario = names[position].clone();
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use loadhost_metrics::WorkerStats;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::results::format::{IntervalRecord, read_for_merge, write};
+    use crate::results::testkit::*;
+
+    #[test]
+    fn merged_parts_equal_the_run_recorded_whole() {
+        let parts_n = 3u64;
+        let mut rng = Rng(42);
+        let mut all = Window::default();
+        let mut parts: Vec<RunResults> = (0..parts_n)
+            .map(|i| {
+                let mut r = synthetic(i, Some(seg(i as u32, parts_n as u32)), Duration::ZERO, 4, 0);
+                r.report.totals = Window::default();
+                r
+            })
+            .collect();
+        for k in 0..6_000u64 {
+            let micros = rng.micros();
+            let part = &mut parts[(k % parts_n) as usize];
+            let interval = ((k / parts_n) % 4) as usize;
+            task(&mut part.intervals[interval].window, micros, k);
+            task(&mut part.report.totals, micros, k);
+            task(&mut all, micros, k);
+        }
+        let merged = merge(parts.iter().map(write_read).collect()).unwrap();
+        // Read for a merge (windows decoded bucket by bucket), the files give the same run.
+        let dir = tempfile::tempdir().unwrap();
+        let files = parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| {
+                let path = dir.path().join(format!("segment-{i}.lhr"));
+                write(&path, part).unwrap();
+                let file = read_for_merge(&path).unwrap();
+                assert_eq!(file.intervals(), 4);
+                (path.display().to_string(), file)
+            })
+            .collect();
+        let lean = merge_files(files).unwrap();
+        assert_eq!(lean.rows, merged.rows);
+        assert_same_report(&lean.report, &merged.report);
+        // Gauges are last-write-wins by sequence number, so the whole run's one is the part's
+        // latest; every other figure must add up exactly.
+        assert_same_window(&merged.report.totals, &all);
+        assert_eq!(merged.report.totals.latency.count(), 6_000);
+        assert_eq!(merged.report.started, 0);
+        assert_eq!(merged.report.target_rate, Some(0.0));
+        assert_eq!(
+            merged.report.workers,
+            WorkerStats { min: 24, peak: 36, final_: 30, grown: 12, retired: 6, replaced: 3 }
+        );
+        assert_eq!(merged.rows.len(), 4);
+        let row_tasks: u64 = merged.rows.iter().map(|r| r.counts.scheduled).sum();
+        assert_eq!(row_tasks, 6_000);
+        assert_eq!(merged.rows[0].workers, 30);
+        assert_eq!(merged.segments.len(), 3);
+        assert!(merged.missing.is_empty());
+        assert_eq!(merged.parts, 3);
+        assert!(merged.config.get("segment").is_none() && merged.config.get("results").is_none());
+        assert_eq!(merged.config["rate"], "4000/s");
+    }
+
+    #[test]
+    fn times_span_the_parts_and_rows_land_on_the_nearest_interval() {
+        let a = synthetic(1, Some(seg(0, 2)), Duration::ZERO, 3, 10);
+        // Starts 400 ms later: its rows round onto the same seconds; 600 ms later, onto the next.
+        let b = synthetic(2, Some(seg(1, 2)), Duration::from_millis(400), 3, 10);
+        let merged = merge(vec![a.clone(), b]).unwrap();
+        assert_eq!(merged.report.started_at, base_time());
+        assert_eq!(merged.report.elapsed, Duration::from_millis(3_420));
+        assert_eq!(merged.report.generation, Duration::from_millis(3_400));
+        assert_eq!(merged.report.target_rate, Some(20.0));
+        assert_eq!(merged.report.started, 60);
+        let at: Vec<(u64, u64)> = merged.rows.iter().map(|r| (r.index, r.counts.scheduled)).collect();
+        assert_eq!(at, [(0, 20), (1, 20), (2, 20)]);
+        assert_eq!(merged.rows[1].start, Duration::from_secs(1));
+        assert_eq!(merged.rows[1].end, Duration::from_secs(2));
+        assert_eq!(merged.report.intervals, 3);
+
+        let late = synthetic(2, Some(seg(1, 2)), Duration::from_millis(600), 3, 10);
+        let merged = merge(vec![late, a]).unwrap();
+        let at: Vec<(u64, u64)> = merged.rows.iter().map(|r| (r.index, r.counts.scheduled)).collect();
+        assert_eq!(at, [(0, 10), (1, 20), (2, 20), (3, 10)]);
+        assert_eq!(merged.report.started_at, base_time(), "the earliest start, whatever the order");
+    }
+
+    #[test]
+    fn scenarios_merge_by_name_on_their_own_timelines() {
+        let part = |seed: u64, index: u32, delay_ms: u64| {
+            let mut r = synthetic(seed, Some(seg(index, 2)), Duration::from_millis(delay_ms), 2, 10);
+            let mut login = r.report.clone();
+            login.scenario = "login".into();
+            let mut browse = r.report.clone();
+            browse.scenario = "browse".into();
+            browse.offset = Duration::from_secs(10);
+            browse.started_at += Duration::from_secs(10);
+            browse.target_rate = None;
+            let browse_rows: Vec<IntervalRecord> =
+                r.intervals.iter().map(|i| IntervalRecord { scenario: "browse".into(), ..i.clone() }).collect();
+            for record in &mut r.intervals {
+                record.scenario = "login".into();
+            }
+            r.intervals.extend(browse_rows);
+            r.report.scenario = "all".into();
+            r.report.target_rate = None;
+            r.scenarios = vec![login, browse];
+            r
+        };
+        let merged = merge(vec![part(1, 0, 0), part(2, 1, 100)]).unwrap();
+        let names: Vec<&str> = merged.scenarios.iter().map(|s| s.scenario.as_str()).collect();
+        assert_eq!(names, ["login", "browse"]);
+        let browse = &merged.scenarios[1];
+        assert_eq!(browse.offset, Duration::from_secs(10));
+        assert_eq!(browse.started_at, base_time() + Duration::from_secs(10));
+        assert_eq!(browse.started, 40);
+        assert_eq!(browse.target_rate, None);
+        assert_eq!(merged.scenarios[0].target_rate, Some(20.0));
+        // Each scenario's rows count from its own start: two rows each, not rows at 10 s.
+        let rows: Vec<(u64, &str, u64)> =
+            merged.rows.iter().map(|r| (r.index, &*r.scenario, r.counts.scheduled)).collect();
+        assert_eq!(rows, [(0, "login", 20), (0, "browse", 20), (1, "login", 20), (1, "browse", 20)]);
+        assert_eq!((merged.report.intervals, browse.intervals), (2, 2));
+    }
+
+    #[test]
+    fn the_first_reason_a_part_stopped_is_kept() {
+        let mut a = synthetic(1, None, Duration::ZERO, 1, 1);
+        let mut b = synthetic(2, None, Duration::ZERO, 1, 1);
+        b.report.stopped = Some("SIGTERM".into());
+        b.report.aborted = Some("b aborted".into());
+        a.report.aborted = Some("a aborted".into());
+        b.report.target_rate = None;
+        let merged = merge(vec![a, b]).unwrap();
+        assert_eq!(merged.report.aborted.as_deref(), Some("a aborted"));
+        assert_eq!(merged.report.stopped.as_deref(), Some("SIGTERM"));
+        assert_eq!(merged.report.target_rate, None);
+        assert!(merged.segments.is_empty(), "unsegmented parts merge as they are");
+    }
+
+    #[test]
+    fn parts_that_are_not_one_run_are_refused_naming_both() {
+        let seg = |index, count| Some(crate::results::testkit::seg(index, count));
+        let refuse = |parts: Vec<RunResults>, says: &str| {
+            let labelled = parts.into_iter().enumerate().map(|(i, p)| (format!("seg-{i}.lhr"), p)).collect();
+            let err = merge_labelled(labelled).unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+            err
+        };
+        assert!(matches!(merge(Vec::new()), Err(MergeError::NoParts)));
+
+        let mut other_plugin = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
+        other_plugin.plugin_sha256 = "cd".repeat(32);
+        let err = refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), other_plugin], "different plugins");
+        assert!(
+            err.starts_with("seg-1.lhr: the plugin's sha256 is cdcd") && err.contains("seg-0.lhr's is abab"),
+            "{err}"
+        );
+
+        let mut other_rate = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
+        other_rate.config["rate"] = json!("2000/s");
+        let err = refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), other_rate], "option 'rate'");
+        assert!(err.contains("\"2000/s\"") && err.contains("\"4000/s\"") && err.contains("seg-0.lhr"), "{err}");
+        let mut extra = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
+        extra.config["insecure"] = json!(true);
+        refuse(
+            vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), extra],
+            "option 'insecure' is true but seg-0.lhr's is null",
+        );
+
+        // Per-process keys may differ.
+        let mut own = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
+        for (k, v) in [
+            ("csv", "b.csv"),
+            ("summary-json", "b.json"),
+            ("start-at", "2026-01-01T00:00:00Z"),
+            ("control", "127.0.0.1:1"),
+        ] {
+            own.config[k] = json!(v);
+        }
+        assert!(merge(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), own]).is_ok());
+
+        let mut slower = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
+        slower.interval = Duration::from_secs(2);
+        refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), slower], "row interval is 2s but seg-0.lhr's is 1s");
+
+        refuse(
+            vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), synthetic(2, seg(0, 2), Duration::ZERO, 1, 1)],
+            "seg-0.lhr and seg-1.lhr are both segment 0/2",
+        );
+        refuse(
+            vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), synthetic(2, seg(1, 3), Duration::ZERO, 1, 1)],
+            "seg-1.lhr is segment 1/3 but seg-0.lhr is segment 0/2",
+        );
+        refuse(
+            vec![synthetic(1, None, Duration::ZERO, 1, 1), synthetic(2, seg(1, 2), Duration::ZERO, 1, 1)],
+            "seg-1.lhr is segment 1/2 but seg-0.lhr ran the whole plan",
+        );
+
+        // A missing segment merges (with a warning) and is reported.
+        let merged =
+            merge(vec![synthetic(1, seg(0, 3), Duration::ZERO, 1, 1), synthetic(2, seg(2, 3), Duration::ZERO, 1, 1)])
+                .unwrap();
+        let named: Vec<String> = merged.segments.iter().map(segment_name).collect();
+        assert_eq!(named, ["0/3", "2/3"]);
+        assert_eq!(merged.missing.iter().map(segment_name).collect::<Vec<_>>(), ["1/3"]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Random latencies, HTTP durations and trend values survive the file: every bucket,
+        /// count and percentile, and merging the read parts equals recording everything in one.
+        #[test]
+        fn random_runs_round_trip_and_merge_exactly(
+            samples in proptest::collection::vec((1u64..10_000_000_000, 0u8..3), 1..600),
+            trend in proptest::collection::vec(-1e6f64..1e9, 0..100),
+        ) {
+            let mut parts = [synthetic(1, None, Duration::ZERO, 2, 0), synthetic(2, None, Duration::ZERO, 2, 0)];
+            // The parts' pacer figures (lag, underrun), then every task and trend value.
+            let mut whole = parts[0].report.totals.clone();
+            whole.merge(&parts[1].report.totals);
+            for (k, &(micros, which)) in samples.iter().enumerate() {
+                let part = &mut parts[usize::from(which % 2)];
+                task(&mut part.intervals[k % 2].window, micros, k as u64);
+                task(&mut part.report.totals, micros, k as u64);
+                task(&mut whole, micros, k as u64);
+            }
+            for (k, &v) in trend.iter().enumerate() {
+                parts[k % 2].report.totals.plugin.trend(key("t", &[]), v);
+                whole.plugin.trend(key("t", &[]), v);
+            }
+            let read: Vec<RunResults> = parts.iter().map(write_read).collect();
+            for (p, r) in parts.iter().zip(&read) {
+                assert_same_results(p, r);
+            }
+            let merged = merge(read).unwrap();
+            for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+                prop_assert_eq!(merged.report.totals.latency.quantile_micros(q), whole.latency.quantile_micros(q));
+            }
+            assert_same_window(&merged.report.totals, &whole);
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Results files (`loadhost run --results FILE`) and their merge (`loadhost merge`): everything a
+//! run measured, exactly (counters, full HDR histograms, plugin metrics), so that the processes of
+//! a distributed run (`--segment I/N`) add up to the run one machine would have reported.
+//!
+//! - [`format`](mod@format): the file: [`RunResults`], [`ResultsWriter`] (as the run goes), [`read`] and
+//!   [`read_for_merge`] (intervals kept encoded until needed), and its errors.
+//! - [`merge`](mod@merge): refusing parts that are not one run's, and building the merged run and its rows.
+//!   The rules by which measurements add up are the merge policy, in `loadhost_metrics::combine`
+//!   (why there: see [`merge`](mod@merge)).
+
+pub mod format;
+pub mod merge;
+#[cfg(test)]
+pub(crate) mod testkit;
+
+pub use format::{
+    FORMAT_VERSION, IntervalRecord, MAGIC, ResultsError, ResultsFile, ResultsWriter, RunResults, read, read_for_merge,
+    segment_name, write,
+};
+pub use loadhost_engine::Segment;
+pub use merge::{MergeError, Merged, PER_PROCESS_KEYS, merge, merge_files, merge_labelled};

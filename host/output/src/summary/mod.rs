@@ -1,0 +1,369 @@
+//! The run's summary, typed: built once from what the run measured ([`Summary::new`]) and shown by
+//! every output — the summary JSON ([`crate::json`]), the terminal ([`crate::terminal`]), the CSV
+//! footer ([`crate::csv`]), the JSON lines' last line ([`crate::jsonl`]), the HTML report
+//! ([`crate::html`]) — and by `loadhost merge`, so they cannot disagree.
+//!
+//! It serializes to the documented summary JSON (docs/outputs.md) exactly, keys in the same order
+//! (sorted, as it always was), and deserializes back: a summary JSON read into [`Summary`] and
+//! written again is the same bytes.
+
+mod metrics;
+mod views;
+
+use std::collections::BTreeMap;
+
+use loadhost_metrics::{RunReport, SeriesValue, ThresholdResult};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use metrics::{
+    CountRate, CountSummary, GaugeSummary, HttpMetrics, Metrics, PluginMetric, RateSummary, TrendSummary,
+};
+pub use views::{
+    AttemptCounts, CheckCounts, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile, Rate, ScenarioRate,
+    ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
+};
+
+use crate::{RunInfo, VERSION, round_ms};
+
+/// The summary of a finished run: the keys of the summary JSON, one field each, in its order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The plugin's abort message, when it aborted the run.
+    pub aborted: Option<String>,
+    /// Every attempt and how it ended.
+    pub attempts: AttemptCounts,
+    /// Each check by name.
+    pub checks: BTreeMap<String, CheckCounts>,
+    /// The options in effect (flag names as keys), secrets redacted.
+    pub config: Value,
+    /// From the start of load to the end of the last task, in seconds.
+    pub duration_s: f64,
+    /// Time tasks waited for a gate permit (`--max-in-flight`), in ms.
+    pub gate_wait_ms: PercentileView,
+    /// The loadhost process.
+    pub host: Host,
+    /// Every scheduled task ended in exactly one outcome.
+    pub identity_holds: bool,
+    /// Pacer lateness.
+    pub lag: Lag,
+    /// Scheduled time → end (what a user of the target sees), in ms.
+    pub latency_ms: PercentileView,
+    /// Where a merged run came from (`loadhost merge` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedFrom>,
+    /// The plugin's metrics and the HTTP metrics.
+    pub metrics: Metrics,
+    /// The plugin file.
+    pub plugin: PluginFile,
+    /// Planned and achieved rate.
+    pub rate: Rate,
+    /// Each scenario, when the run had `[[scenario]]` blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenarios: Option<Named<ScenarioSummary>>,
+    /// The plugin-series cap.
+    pub series: SeriesCap,
+    /// Call → end, in ms.
+    pub service_ms: PercentileView,
+    /// When the load started (RFC 3339, UTC, milliseconds).
+    pub started_at: String,
+    /// How the user stopped the run, when they did.
+    pub stopped: Option<String>,
+    /// The run's `--tag` labels.
+    pub tags: BTreeMap<String, String>,
+    /// How every scheduled task ended.
+    pub tasks: Tasks,
+    /// Why the plugin's teardown failed, when it did.
+    pub teardown_error: Option<String>,
+    /// Each threshold by expression, in the order given.
+    pub thresholds: Named<ThresholdSummary>,
+    /// Tasks the pacer released late because it was itself late.
+    pub underrun: u64,
+    /// What limited the run.
+    pub verdict: Verdict,
+    /// The loadhost that ran it.
+    pub version: String,
+    /// Scheduled time → call, in ms.
+    pub wait_ms: PercentileView,
+    /// The crew.
+    pub workers: Workers,
+    /// What people read besides the JSON's keys (not in the JSON, whose keys are a contract).
+    #[serde(skip)]
+    pub notes: Notes,
+}
+
+/// What the terminal and the HTML report show beyond the summary JSON's keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// One line describing the load model (`RunInfo::model`).
+    pub model: String,
+    /// Tasks that waited at a gate: with none, there was no gate, and its view is left out.
+    pub gate_waits: u64,
+    /// Plugin samples ignored because their name was taken by a metric of another kind.
+    pub kind_conflicts: u64,
+}
+
+impl Summary {
+    /// The summary of a finished run: `report` is the whole run, `scenarios` each scenario's
+    /// report (empty without `[[scenario]]` blocks), `thresholds` as judged at its end. The
+    /// verdict is judged here from them, so every output names the same limit.
+    pub fn new(info: &RunInfo, report: &RunReport, scenarios: &[RunReport], thresholds: &[ThresholdResult]) -> Self {
+        let t = &report.totals;
+        let tasks = Tasks::new(report.counts(), report.started);
+        let seconds = report.elapsed.as_secs_f64();
+        let limit = loadhost_metrics::limit::verdict(report, thresholds);
+        Summary {
+            aborted: report.aborted.clone(),
+            attempts: AttemptCounts::from(&t.attempts),
+            checks: checks(&t.plugin),
+            config: info.config.clone(),
+            duration_s: seconds,
+            gate_wait_ms: PercentileView::ms(&t.gate_wait.percentiles()),
+            host: Host { peak_rss_mb: info.peak_rss.map(round_mb) },
+            identity_holds: tasks.identity_holds(),
+            lag: Lag {
+                max_ms: round_ms(t.lag_max.as_secs_f64() * 1000.0),
+                total_ms: round_ms(t.lag_total.as_secs_f64() * 1000.0),
+            },
+            latency_ms: PercentileView::ms(&t.latency.percentiles()),
+            merged: None,
+            metrics: Metrics::new(&t.plugin, &t.http, seconds),
+            plugin: PluginFile { path: info.plugin_path.clone(), sha256: info.plugin_sha256.clone() },
+            rate: Rate {
+                achieved_per_s: report.achieved_rate(),
+                generation_s: report.generation.as_secs_f64(),
+                target_per_s: report.target_rate,
+            },
+            scenarios: (!scenarios.is_empty())
+                .then(|| Named(scenarios.iter().map(|r| (r.scenario.clone(), ScenarioSummary::new(r))).collect())),
+            series: SeriesCap {
+                count: t.plugin.series().len() as u64,
+                discarded_samples: t.plugin.discarded(),
+                folded_samples: t.plugin.folded(),
+                invalid_samples: t.plugin.invalid(),
+                limit: loadhost_metrics::cardinality::MAX_SERIES as u64,
+            },
+            service_ms: PercentileView::ms(&t.service.percentiles()),
+            started_at: humantime::format_rfc3339_millis(report.started_at).to_string(),
+            stopped: report.stopped.clone(),
+            tags: info.tags.iter().cloned().collect(),
+            tasks,
+            teardown_error: report.teardown_error.clone(),
+            thresholds: Named(thresholds.iter().map(|r| (r.expr.clone(), threshold(r))).collect()),
+            underrun: t.underrun,
+            verdict: Verdict { limit: limit.as_ref().map(|(l, _)| Limiter::from(*l)), why: limit.map(|(_, why)| why) },
+            version: VERSION.to_owned(),
+            wait_ms: PercentileView::ms(&t.wait.percentiles()),
+            workers: Workers::from(&report.workers),
+            notes: Notes {
+                model: info.model.clone(),
+                gate_waits: t.gate_wait.count(),
+                kind_conflicts: t.plugin.kind_conflicts(),
+            },
+        }
+    }
+
+    /// Whether every threshold held (true when there are none).
+    pub fn thresholds_ok(&self) -> bool {
+        self.thresholds.iter().all(|(_, t)| t.ok)
+    }
+
+    /// Whether there was a gate (`--max-in-flight`): tasks waited at it, or (read back from JSON,
+    /// where the count is not kept) some waited a measurable time.
+    pub fn gate_was_used(&self) -> bool {
+        self.notes.gate_waits > 0 || self.gate_wait_ms.max > 0.0
+    }
+
+    /// Whether the run ended on its own: neither aborted by the plugin nor stopped.
+    pub fn complete(&self) -> bool {
+        self.aborted.is_none() && self.stopped.is_none()
+    }
+}
+
+/// Checks by name (their tag sets folded together).
+fn checks(plugin: &loadhost_metrics::PluginMetrics) -> BTreeMap<String, CheckCounts> {
+    plugin
+        .by_name()
+        .into_iter()
+        .filter_map(|series| match series.value {
+            SeriesValue::Check { passes, fails } => Some((series.key.name, CheckCounts { fails, passes })),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A threshold's result; its value to six decimals (enough to compare with any bound people write).
+fn threshold(r: &ThresholdResult) -> ThresholdSummary {
+    ThresholdSummary {
+        abort_on_fail: r.abort_on_fail,
+        aborted_run: r.aborted_run,
+        ok: r.passed,
+        value: r.value.map(|v| (v * 1e6).round() / 1e6),
+    }
+}
+
+fn round_mb(bytes: u64) -> f64 {
+    (bytes as f64 / f64::from(1 << 20) * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use loadhost_metrics::http::HttpSample;
+    use loadhost_metrics::{Outcome, SeriesKey, TaskTiming, Window, WorkerStats};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A finished 3-second open-model run with every kind of measurement, two scenarios and
+    /// three thresholds (one failed, one without samples).
+    pub(crate) fn sample() -> Summary {
+        let mut totals = Window::default();
+        totals.counts.scheduled = 10;
+        for (i, outcome) in [Outcome::Passed, Outcome::Failed, Outcome::Dropped, Outcome::Trapped].iter().enumerate() {
+            for n in 0..(4 - i as u64) {
+                let timing = TaskTiming {
+                    wait: Duration::from_micros(100 + n),
+                    service: Duration::from_millis(2 + n),
+                    gate: Some(Duration::ZERO),
+                };
+                totals.record_task(*outcome, (*outcome != Outcome::Dropped).then_some(timing));
+            }
+        }
+        totals.plugin.check(SeriesKey::new("ok".into(), vec![]), true);
+        totals.plugin.trend(SeriesKey::new("size".into(), vec![("route".into(), "/a".into())]), 3.5);
+        totals.http.record(HttpSample { status: Some(404), duration: Duration::from_millis(4), body_bytes: 9 });
+        totals.lag_max = Duration::from_micros(1_234);
+        let report = |name: &str, offset: u64| RunReport {
+            scenario: name.into(),
+            offset: Duration::from_millis(offset),
+            started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            elapsed: Duration::from_millis(3_004),
+            generation: Duration::from_secs(3),
+            started: 8,
+            target_rate: Some(4.0),
+            totals: totals.clone(),
+            workers: WorkerStats { min: 1, peak: 3, final_: 2, grown: 2, retired: 1, replaced: 1 },
+            intervals: 3,
+            aborted: None,
+            stopped: Some("SIGINT".into()),
+            teardown_error: None,
+        };
+        let info = RunInfo {
+            plugin_path: "noop.wasm".into(),
+            plugin_sha256: "ab".repeat(32),
+            config: json!({ "rate": "4/s", "duration": "3s", "env": ["K=[redacted]"] }),
+            model: "open model: 12 tasks over 3.0s".into(),
+            peak_rss: Some(50 << 20),
+            tags: vec![("team".into(), "checkout".into()), ("build".into(), "7".into())],
+        };
+        let results = [
+            ThresholdResult {
+                expr: "size:p(99)<1".into(),
+                value: Some(3.5),
+                passed: false,
+                abort_on_fail: false,
+                aborted_run: false,
+            },
+            ThresholdResult {
+                expr: "latency_ms:p(99)<500".into(),
+                value: Some(5.0031234),
+                passed: true,
+                abort_on_fail: true,
+                aborted_run: false,
+            },
+            ThresholdResult {
+                expr: "login_ms:max<1".into(),
+                value: None,
+                passed: false,
+                abort_on_fail: false,
+                aborted_run: false,
+            },
+        ];
+        Summary::new(&info, &report("all", 0), &[report("browse", 0), report("buy", 500)], &results)
+    }
+
+    #[test]
+    fn it_writes_the_keys_of_docs_outputs_md_in_the_order_they_always_had() {
+        let summary = sample();
+        let text = serde_json::to_string_pretty(&summary).unwrap();
+        // A serde_json map sorts its keys: the summary was one, so its order is theirs.
+        let as_map: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(text, serde_json::to_string_pretty(&as_map).unwrap());
+        let keys: Vec<&str> = as_map.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "aborted",
+                "attempts",
+                "checks",
+                "config",
+                "duration_s",
+                "gate_wait_ms",
+                "host",
+                "identity_holds",
+                "lag",
+                "latency_ms",
+                "metrics",
+                "plugin",
+                "rate",
+                "scenarios",
+                "series",
+                "service_ms",
+                "started_at",
+                "stopped",
+                "tags",
+                "tasks",
+                "teardown_error",
+                "thresholds",
+                "underrun",
+                "verdict",
+                "version",
+                "wait_ms",
+                "workers",
+            ]
+        );
+        assert_eq!(as_map["tasks"]["failed"], 3, "the failed outcome, and only it");
+        assert_eq!(as_map["thresholds"]["latency_ms:p(99)<500"]["value"], 5.003123);
+        assert_eq!(as_map["thresholds"]["login_ms:max<1"]["value"], Value::Null);
+        assert_eq!(as_map["tags"], json!({ "build": "7", "team": "checkout" }));
+        assert_eq!(as_map["host"]["peak_rss_mb"], 50.0);
+        assert_eq!(as_map["lag"]["max_ms"], 1.234);
+        assert_eq!(as_map["scenarios"]["buy"]["start_after_s"], 0.5);
+        assert!(as_map["scenarios"]["buy"]["rate"].get("generation_s").is_none());
+        assert_eq!(as_map["verdict"]["limit"], "target", "a threshold broke while the host kept up");
+        assert!(as_map.get("merged").is_none(), "only merge writes `merged`");
+    }
+
+    #[test]
+    fn read_back_it_writes_the_same_bytes() {
+        let mut summary = sample();
+        summary.merged = Some(MergedFrom {
+            files: vec!["a.lhr".into(), "b.lhr".into()],
+            missing: vec!["2/3".into()],
+            parts: 2,
+            segments: vec!["0/3".into(), "1/3".into()],
+        });
+        let text = serde_json::to_string_pretty(&summary).unwrap();
+        let back: Summary = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&back).unwrap(), text);
+        // Everything survives but the notes (which the JSON does not carry) and the order of
+        // thresholds and scenarios (which the JSON's sorted keys do not keep).
+        assert_eq!(summary.notes.gate_waits, 8, "every task that ran passed the gate");
+        summary.notes = Notes::default();
+        summary.thresholds.0.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(back, summary);
+    }
+
+    #[test]
+    fn thresholds_and_scenarios_keep_the_order_the_run_gave() {
+        let summary = sample();
+        let exprs: Vec<&str> = summary.thresholds.iter().map(|(e, _)| e).collect();
+        assert_eq!(exprs, ["size:p(99)<1", "latency_ms:p(99)<500", "login_ms:max<1"]);
+        assert!(!summary.thresholds_ok());
+        assert!(!summary.complete(), "stopped by the user");
+        let names: Vec<&str> = summary.scenarios.iter().flat_map(Named::iter).map(|(n, _)| n).collect();
+        assert_eq!(names, ["browse", "buy"]);
+    }
+}

@@ -1,0 +1,523 @@
+//! The summary's sections, one type each. Every struct declares its fields in byte order of
+//! their JSON names: that is the order serde writes them, and the order the summary JSON has
+//! always had (its objects were serde_json maps, which sort their keys), so tools that compare
+//! files see no change.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use loadhost_metrics::limit::Limit;
+use loadhost_metrics::{Attempts, Counts, Outcome, Percentiles, RunReport, WorkerStats};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::round_ms;
+
+/// How every scheduled task ended (`tasks`): one count per outcome, plus `retries` and `started`.
+///
+/// Each outcome's count is its own name (`failed` is the plugin's `failed` outcome and nothing
+/// else); [`Tasks::errored`] and [`Tasks::not_passed`] are the two sums outputs show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tasks {
+    /// The plugin returned `abort` (which also stops the run).
+    pub aborted: u64,
+    /// Never started: no worker was free at its scheduled time (`--overload drop`).
+    pub dropped: u64,
+    /// The plugin returned `failed` (or `retryable` with no attempts left).
+    pub failed: u64,
+    /// Cut short by a stop (a signal, an abort, `abort_on_fail`).
+    pub interrupted: u64,
+    /// The plugin returned `ok`.
+    pub passed: u64,
+    /// Extra attempts: a retried task still ends in one outcome.
+    pub retries: u64,
+    /// Tasks whose scheduled time fell inside the run (or that the closed model claimed).
+    pub scheduled: u64,
+    /// Tasks that started executing.
+    pub started: u64,
+    /// Ran past `--task-timeout`.
+    pub timed_out: u64,
+    /// The plugin trapped (its instance was replaced).
+    pub trapped: u64,
+}
+
+impl Tasks {
+    /// The counts of a report, and the tasks that started.
+    pub fn new(c: &Counts, started: u64) -> Self {
+        Tasks {
+            aborted: c.aborted,
+            dropped: c.dropped,
+            failed: c.failed,
+            interrupted: c.interrupted,
+            passed: c.passed,
+            retries: c.retries,
+            scheduled: c.scheduled,
+            started,
+            timed_out: c.timed_out,
+            trapped: c.trapped,
+        }
+    }
+
+    /// The accounting counts these were made from.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            scheduled: self.scheduled,
+            passed: self.passed,
+            failed: self.failed,
+            aborted: self.aborted,
+            dropped: self.dropped,
+            timed_out: self.timed_out,
+            trapped: self.trapped,
+            interrupted: self.interrupted,
+            retries: self.retries,
+        }
+    }
+
+    /// Tasks that ended in `outcome`.
+    pub fn count(&self, outcome: Outcome) -> u64 {
+        self.counts().get(outcome)
+    }
+
+    /// Tasks that reached an outcome.
+    pub fn ended(&self) -> u64 {
+        self.counts().ended()
+    }
+
+    /// **errored**: tasks that ran and ended in an error of the task itself: `failed` +
+    /// `timed_out` + `trapped` (the progress line and the per-scenario lines show this).
+    pub fn errored(&self) -> u64 {
+        self.failed + self.timed_out + self.trapped
+    }
+
+    /// **not passed**: every ended task but the passed ones, drops and interruptions included
+    /// (`tasks_not_passed` in thresholds is this over [`Tasks::ended`]).
+    pub fn not_passed(&self) -> u64 {
+        self.ended() - self.passed
+    }
+
+    /// The accounting identity: every scheduled task ended in exactly one outcome.
+    pub fn identity_holds(&self) -> bool {
+        self.counts().identity_holds()
+    }
+}
+
+/// Every attempt and how it ended (`attempts`): a retried task has several.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptCounts {
+    /// Ended `abort`.
+    pub aborted: u64,
+    /// Ended `failed`.
+    pub failed: u64,
+    /// Ended `ok`.
+    pub passed: u64,
+    /// Ended `retryable`.
+    pub retryable: u64,
+    /// Timed out.
+    pub timed_out: u64,
+    /// Attempts that ran.
+    pub total: u64,
+    /// Trapped.
+    pub trapped: u64,
+}
+
+impl From<&Attempts> for AttemptCounts {
+    fn from(a: &Attempts) -> Self {
+        AttemptCounts {
+            aborted: a.aborted,
+            failed: a.failed,
+            passed: a.passed,
+            retryable: a.retryable,
+            timed_out: a.timed_out,
+            total: a.total,
+            trapped: a.trapped,
+        }
+    }
+}
+
+/// A distribution's summary (`latency_ms`, a trend, …): min, mean, percentiles and max, with no
+/// percentile above the max.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PercentileView {
+    /// Largest value.
+    pub max: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+}
+
+impl PercentileView {
+    /// Milliseconds rounded to the microsecond, as the latency views are written.
+    pub fn ms(p: &Percentiles) -> Self {
+        let view = Self::exact(p);
+        view.map(round_ms)
+    }
+
+    /// The values as they are (a plugin trend, in the plugin's unit).
+    pub fn exact(p: &Percentiles) -> Self {
+        let p = p.clamped();
+        PercentileView {
+            max: p.max,
+            mean: p.mean,
+            min: p.min,
+            p50: p.p50,
+            p90: p.p90,
+            p95: p.p95,
+            p99: p.p99,
+            p999: p.p999,
+        }
+    }
+
+    fn map(self, f: impl Fn(f64) -> f64) -> Self {
+        PercentileView {
+            max: f(self.max),
+            mean: f(self.mean),
+            min: f(self.min),
+            p50: f(self.p50),
+            p90: f(self.p90),
+            p95: f(self.p95),
+            p99: f(self.p99),
+            p999: f(self.p999),
+        }
+    }
+
+    /// (label, value) in the order people read them: min, mean, p50 … p99.9, max.
+    pub fn labelled(&self) -> [(&'static str, f64); 8] {
+        [
+            ("min", self.min),
+            ("mean", self.mean),
+            ("p50", self.p50),
+            ("p90", self.p90),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("p99.9", self.p999),
+            ("max", self.max),
+        ]
+    }
+}
+
+/// The run's rate (`rate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Tasks started ÷ `generation_s`.
+    pub achieved_per_s: f64,
+    /// Load-generation time: from the start until the last task was released.
+    pub generation_s: f64,
+    /// The planned average rate; `None` (null) in the closed model.
+    pub target_per_s: Option<f64>,
+}
+
+/// A scenario's rate (`scenarios.NAME.rate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioRate {
+    /// Tasks started ÷ the scenario's load-generation time.
+    pub achieved_per_s: f64,
+    /// The planned average rate; `None` (null) in the closed model.
+    pub target_per_s: Option<f64>,
+}
+
+/// Pacer lateness (`lag`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Lag {
+    /// The latest the pacer woke after a task was due, in ms.
+    pub max_ms: f64,
+    /// Total lateness beyond the timer's tolerance, in ms.
+    pub total_ms: f64,
+}
+
+/// The loadhost process itself (`host`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// Peak resident memory in MiB (one decimal); `None` when unknown (a merge).
+    pub peak_rss_mb: Option<f64>,
+}
+
+/// The plugin-series cap (`series`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesCap {
+    /// Distinct plugin series (name + tag set) recorded.
+    pub count: u64,
+    /// Samples discarded because even their name's overflow series could not be made.
+    pub discarded_samples: u64,
+    /// Samples folded into `NAME{overflow:true}`.
+    pub folded_samples: u64,
+    /// Samples refused: a malformed name or tag, or a value that is not finite or beyond ±1e15.
+    pub invalid_samples: u64,
+    /// The most series a run keeps.
+    pub limit: u64,
+}
+
+/// How the crew changed (`workers`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workers {
+    /// Workers resident at the end.
+    #[serde(rename = "final")]
+    pub final_: u64,
+    /// Workers added on demand.
+    pub grown: u64,
+    /// Fewest resident at once (after start-up).
+    pub min: u64,
+    /// Most resident at once.
+    pub peak: u64,
+    /// Instances replaced after a trap or a timeout.
+    pub replaced: u64,
+    /// Workers retired as surplus.
+    pub retired: u64,
+}
+
+impl From<&WorkerStats> for Workers {
+    fn from(w: &WorkerStats) -> Self {
+        Workers { final_: w.final_, grown: w.grown, min: w.min, peak: w.peak, replaced: w.replaced, retired: w.retired }
+    }
+}
+
+/// What limited the run (`verdict.limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Limiter {
+    /// The pacer fell behind, or the achieved rate fell short of the plan.
+    Emitter,
+    /// Due tasks found no idle worker.
+    Crew,
+    /// The in-flight gate was full or made tasks wait.
+    Gate,
+    /// A threshold broke while the host kept up.
+    Target,
+}
+
+impl Limiter {
+    /// The name outputs use: `emitter`, `crew`, `gate`, `target`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limiter::Emitter => "emitter",
+            Limiter::Crew => "crew",
+            Limiter::Gate => "gate",
+            Limiter::Target => "target",
+        }
+    }
+}
+
+impl From<Limit> for Limiter {
+    fn from(limit: Limit) -> Self {
+        match limit {
+            Limit::Emitter => Limiter::Emitter,
+            Limit::Crew => Limiter::Crew,
+            Limit::Gate => Limiter::Gate,
+            Limit::Target => Limiter::Target,
+        }
+    }
+}
+
+impl fmt::Display for Limiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What limited the run and why (`verdict`); both null when nothing did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Who limited the run.
+    pub limit: Option<Limiter>,
+    /// Why, in words.
+    pub why: Option<String>,
+}
+
+/// How one threshold ended (`thresholds.EXPR`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdSummary {
+    /// Whether a failure stops the run while it goes.
+    pub abort_on_fail: bool,
+    /// Whether this threshold's failure stopped the run.
+    pub aborted_run: bool,
+    /// Whether it held.
+    pub ok: bool,
+    /// The measured value (to 6 decimals); `None` (null) when the metric had no samples.
+    pub value: Option<f64>,
+}
+
+/// The plugin file (`plugin`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginFile {
+    /// As the user named it.
+    pub path: String,
+    /// Hex sha256 of the file.
+    pub sha256: String,
+}
+
+/// A check's tally (`checks.NAME`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckCounts {
+    /// Times the check failed.
+    pub fails: u64,
+    /// Times it passed.
+    pub passes: u64,
+}
+
+impl CheckCounts {
+    /// passes ÷ (passes + fails); `None` before any.
+    pub fn rate(&self) -> Option<f64> {
+        let total = self.passes + self.fails;
+        (total > 0).then(|| self.passes as f64 / total as f64)
+    }
+}
+
+/// One scenario's section (`scenarios.NAME`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioSummary {
+    /// From the scenario's start to the end of its last task, in seconds.
+    pub duration_s: f64,
+    /// Every scheduled task of the scenario ended in exactly one outcome.
+    pub identity_holds: bool,
+    /// Scheduled time → end, in ms.
+    pub latency_ms: PercentileView,
+    /// Its rate.
+    pub rate: ScenarioRate,
+    /// Call → end, in ms.
+    pub service_ms: PercentileView,
+    /// How long after the run's start it started, in seconds.
+    pub start_after_s: f64,
+    /// How its tasks ended.
+    pub tasks: Tasks,
+    /// Scheduled time → call, in ms.
+    pub wait_ms: PercentileView,
+    /// Its crew.
+    pub workers: Workers,
+}
+
+impl ScenarioSummary {
+    /// The section of one scenario's report.
+    pub fn new(r: &RunReport) -> Self {
+        let tasks = Tasks::new(r.counts(), r.started);
+        ScenarioSummary {
+            duration_s: r.elapsed.as_secs_f64(),
+            identity_holds: tasks.identity_holds(),
+            latency_ms: PercentileView::ms(&r.totals.latency.percentiles()),
+            rate: ScenarioRate { achieved_per_s: r.achieved_rate(), target_per_s: r.target_rate },
+            service_ms: PercentileView::ms(&r.totals.service.percentiles()),
+            start_after_s: r.offset.as_secs_f64(),
+            tasks,
+            wait_ms: PercentileView::ms(&r.totals.wait.percentiles()),
+            workers: Workers::from(&r.workers),
+        }
+    }
+}
+
+/// Where a merged run came from (`merged`, written by `loadhost merge` only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedFrom {
+    /// The results files, as given.
+    pub files: Vec<String>,
+    /// Segments of the split that no file was (`I/N`).
+    pub missing: Vec<String>,
+    /// How many files were merged.
+    pub parts: u64,
+    /// The files' segments, sorted (`I/N`); empty when they ran whole plans.
+    pub segments: Vec<String>,
+}
+
+/// Entries keyed by name in the order the run gave them (thresholds as the user listed them,
+/// scenarios as they were declared), written as one JSON object with its keys sorted, as
+/// serde_json maps write them; when two entries share a name the JSON keeps the last. Read back,
+/// the entries come in the JSON's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Named<T>(pub Vec<(String, T)>);
+
+impl<T> Default for Named<T> {
+    fn default() -> Self {
+        Named(Vec::new())
+    }
+}
+
+impl<T> Named<T> {
+    /// The entries, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
+        self.0.iter().map(|(name, value)| (name.as_str(), value))
+    }
+
+    /// The last entry named `name`.
+    pub fn get(&self, name: &str) -> Option<&T> {
+        self.0.iter().rev().find(|(n, _)| n == name).map(|(_, value)| value)
+    }
+
+    /// The position of the first entry named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|(n, _)| n == name)
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<T: Serialize> Serialize for Named<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let sorted: BTreeMap<&str, &T> = self.iter().collect();
+        sorted.serialize(serializer)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Named<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let sorted = BTreeMap::<String, T>::deserialize(deserializer)?;
+        Ok(Named(sorted.into_iter().collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_name_each_outcome_once_and_the_sums_apart() {
+        let mut counts = Counts { scheduled: 12, retries: 3, ..Counts::default() };
+        for (i, outcome) in Outcome::ALL.into_iter().enumerate() {
+            counts.add(outcome, i as u64);
+        }
+        counts.add(Outcome::Passed, 9);
+        let tasks = Tasks::new(&counts, 10);
+        for outcome in Outcome::ALL {
+            assert_eq!(tasks.count(outcome), counts.get(outcome), "{}", outcome.name());
+        }
+        assert_eq!((tasks.passed, tasks.failed, tasks.timed_out, tasks.trapped), (9, 1, 4, 5));
+        assert_eq!(tasks.errored(), 1 + 4 + 5, "failed + timed_out + trapped");
+        assert_eq!(tasks.not_passed(), 1 + 2 + 3 + 4 + 5 + 6, "everything but passed");
+        assert_eq!(tasks.ended(), 30);
+        assert!(!tasks.identity_holds());
+        assert_eq!(tasks.counts(), counts);
+    }
+
+    #[test]
+    fn named_entries_keep_their_order_but_write_sorted_and_the_last_wins() {
+        let named = Named(vec![("b".to_owned(), 1), ("a".to_owned(), 2), ("b".to_owned(), 3)]);
+        assert_eq!(serde_json::to_string(&named).unwrap(), r#"{"a":2,"b":3}"#);
+        assert_eq!(named.get("b"), Some(&3));
+        assert_eq!(named.position("a"), Some(1));
+        let back: Named<i32> = serde_json::from_str(r#"{"b":3,"a":2}"#).unwrap();
+        assert_eq!(back, Named(vec![("a".to_owned(), 2), ("b".to_owned(), 3)]));
+    }
+
+    #[test]
+    fn percentile_views_round_to_the_microsecond_and_stay_under_the_max() {
+        let p =
+            Percentiles { min: 0.0704, mean: 1.23456, p50: 2.0, p90: 2.5, p95: 2.9, p99: 3.01, p999: 3.2, max: 3.0 };
+        let view = PercentileView::ms(&p);
+        assert_eq!((view.min, view.mean, view.p99, view.p999, view.max), (0.07, 1.235, 3.0, 3.0, 3.0));
+        assert_eq!(view.labelled()[6], ("p99.9", 3.0));
+    }
+}

@@ -1,0 +1,348 @@
+//! The end-of-run text on the terminal, from the [`Summary`]: what ran, how every task ended, the
+//! rate, the three latency views, pacer health, the crew, the plugin's checks and metrics, then
+//! the scenarios, the thresholds and the verdict.
+
+use std::fmt::Write as _;
+
+use loadhost_metrics::Outcome;
+
+use crate::summary::{PercentileView, PluginMetric, Summary};
+use crate::{VERSION, plural};
+
+const LABEL_WIDTH: usize = 14;
+
+fn label(out: &mut String, name: &str) {
+    let dots = LABEL_WIDTH.saturating_sub(name.len());
+    let _ = write!(out, "  {name}{}: ", ".".repeat(dots));
+}
+
+/// Milliseconds (or a trend's unit) with precision that shrinks as they grow.
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+fn fmt_percentiles(p: &PercentileView) -> String {
+    p.labelled().iter().map(|(name, v)| format!("{name}={}", fmt_ms(*v))).collect::<Vec<_>>().join(" ")
+}
+
+fn short_sha(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// The whole text, ready to print: the summary, then the scenarios (when there were any), the
+/// thresholds (when there were any) and the verdict.
+pub fn render(s: &Summary) -> String {
+    let mut out = render_run(s);
+    out.push_str(&render_scenarios(s));
+    out.push_str(&render_thresholds(s));
+    out.push_str(&render_verdict(s));
+    out
+}
+
+/// A rate for people: none from a single task (a smoke run ends too soon for one to mean anything).
+pub(crate) fn rate_text(started: u64, achieved: f64) -> Option<String> {
+    (started >= 2).then(|| format!("{achieved:.1}/s"))
+}
+
+/// The summary of the whole run.
+fn render_run(s: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n  loadhost {VERSION} · {} (sha256 {}…)", s.plugin.path, short_sha(&s.plugin.sha256));
+    let _ = writeln!(out, "  {}\n", s.notes.model);
+    tasks(&mut out, s);
+    rate(&mut out, s);
+    for (name, view) in [("latency_ms", &s.latency_ms), ("service_ms", &s.service_ms), ("wait_ms", &s.wait_ms)] {
+        label(&mut out, name);
+        let _ = writeln!(out, "{}", fmt_percentiles(view));
+    }
+    if s.gate_was_used() {
+        label(&mut out, "gate_wait_ms");
+        let _ = writeln!(out, "{}", fmt_percentiles(&s.gate_wait_ms));
+    }
+    label(&mut out, "pacer");
+    let _ = writeln!(
+        out,
+        "lag max {}ms, total {}ms · underrun {}",
+        fmt_ms(s.lag.max_ms),
+        fmt_ms(s.lag.total_ms),
+        s.underrun
+    );
+    label(&mut out, "workers");
+    let w = &s.workers;
+    let _ = writeln!(
+        out,
+        "{} at the end (min {}, peak {}) · {} replaced (after a trap or a timeout)",
+        w.final_, w.min, w.peak, w.replaced
+    );
+    if let Some(rss) = s.host.peak_rss_mb {
+        label(&mut out, "host");
+        let _ = writeln!(out, "peak RSS {rss:.1} MiB");
+    }
+    label(&mut out, "duration");
+    let _ = writeln!(out, "{:.2}s ({:.2}s generating load)", s.duration_s, s.rate.generation_s);
+    http(&mut out, s);
+    plugin(&mut out, s);
+    endings(&mut out, s);
+    out
+}
+
+fn tasks(out: &mut String, s: &Summary) {
+    let t = &s.tasks;
+    label(out, "tasks");
+    let _ = writeln!(out, "{} scheduled, {} passed", t.scheduled, t.passed);
+    let others: Vec<String> = Outcome::ALL
+        .iter()
+        .filter(|&&o| o != Outcome::Passed)
+        .map(|&o| format!("{} {}", t.count(o), o.name().replace('_', " ")))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  {:w$}  {} · {}",
+        "",
+        others.join(" · "),
+        plural(t.retries, "retry", "retries"),
+        w = LABEL_WIDTH
+    );
+    if t.retries > 0 {
+        let a = &s.attempts;
+        label(out, "attempts");
+        let _ = writeln!(
+            out,
+            "{} ({} passed, {} retryable, {} failed, {} trapped)",
+            a.total, a.passed, a.retryable, a.failed, a.trapped
+        );
+    }
+}
+
+fn rate(out: &mut String, s: &Summary) {
+    label(out, "rate");
+    let Some(achieved) = rate_text(s.tasks.started, s.rate.achieved_per_s) else {
+        let _ = writeln!(out, "no rate: {} started, too few to measure one", plural(s.tasks.started, "task", "tasks"));
+        return;
+    };
+    let _ = match s.rate.target_per_s {
+        Some(target) => writeln!(out, "{achieved} achieved of {target:.1}/s planned"),
+        None => writeln!(out, "{achieved} achieved (closed model)"),
+    };
+}
+
+fn http(out: &mut String, s: &Summary) {
+    let Some(http) = &s.metrics.http else { return };
+    label(out, "http_reqs");
+    let _ = writeln!(
+        out,
+        "{} ({:.1}/s) · {} failed ({:.2}%) · {} denied",
+        http.reqs.count,
+        http.reqs.rate,
+        http.failed.passes,
+        http.failed.rate * 100.0,
+        http.denied
+    );
+    label(out, "http_req_ms");
+    let _ = writeln!(out, "{}", fmt_percentiles(&http.duration.stats));
+    label(out, "http_status");
+    let statuses: Vec<String> = http.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+    let _ = writeln!(out, "{}", if statuses.is_empty() { "none".to_owned() } else { statuses.join(" · ") });
+    label(out, "http_network");
+    let _ = writeln!(
+        out,
+        "{} opened · {} bytes sent · {} received ({} of response bodies)",
+        plural(http.connections_opened, "connection", "connections"),
+        http.data_sent,
+        http.data_received,
+        http.response_bytes
+    );
+}
+
+fn plugin(out: &mut String, s: &Summary) {
+    if !s.checks.is_empty() {
+        let _ = writeln!(out, "\n  checks");
+        for (name, c) in &s.checks {
+            let mark = if c.fails == 0 { "✓" } else { "✗" };
+            let rate = c.rate().unwrap_or(0.0) * 100.0;
+            let _ = writeln!(out, "    {mark} {name}: {rate:.2}% ({} passed, {} failed)", c.passes, c.fails);
+        }
+    }
+    let mut metrics = s.metrics.by_name().peekable();
+    if metrics.peek().is_some() {
+        let _ = writeln!(out, "\n  plugin metrics");
+        for (name, metric) in metrics {
+            let value = match metric {
+                PluginMetric::Counter(c) => format!("count={}", c.count),
+                PluginMetric::Gauge(g) => format!("value={}", g.value),
+                PluginMetric::Trend(t) => format!("count={} {}", t.count, fmt_percentiles(&t.stats)),
+                PluginMetric::Check(r) => format!("rate={:.4}", r.rate),
+            };
+            let _ = writeln!(out, "    {name} {value}");
+        }
+    }
+    if s.notes.kind_conflicts > 0 {
+        let _ = writeln!(
+            out,
+            "    ({} samples ignored: their name was already used by a metric of another kind)",
+            s.notes.kind_conflicts
+        );
+    }
+    if s.series.folded_samples > 0 || s.series.discarded_samples > 0 {
+        let _ = writeln!(
+            out,
+            "    ({} samples folded into NAME{{overflow:true}} and {} discarded: more than {} series)",
+            s.series.folded_samples, s.series.discarded_samples, s.series.limit
+        );
+    }
+}
+
+fn endings(out: &mut String, s: &Summary) {
+    let _ = writeln!(out);
+    if let Some(reason) = &s.aborted {
+        let _ = writeln!(out, "  ✗ the plugin aborted the run: {reason}");
+    }
+    if let Some(how) = &s.stopped {
+        let _ = writeln!(out, "  ■ the run was stopped early: {how}");
+    }
+    if let Some(reason) = &s.teardown_error {
+        let _ = writeln!(out, "  ✗ the plugin's teardown failed: {reason}");
+    }
+    let t = &s.tasks;
+    let _ = if s.identity_holds {
+        writeln!(out, "  ✓ every scheduled task is accounted for ({} scheduled = {} ended)", t.scheduled, t.ended())
+    } else {
+        writeln!(out, "  ✗ accounting identity broken: {} scheduled but {} ended", t.scheduled, t.ended())
+    };
+}
+
+/// One line per scenario; empty without scenarios. `errored` is failed + timed out + trapped.
+fn render_scenarios(s: &Summary) -> String {
+    let Some(scenarios) = &s.scenarios else { return String::new() };
+    let mut out = String::from("\n  scenarios\n");
+    for (name, sc) in scenarios.iter() {
+        let achieved = rate_text(sc.tasks.started, sc.rate.achieved_per_s).unwrap_or_else(|| "no rate".to_owned());
+        let rate = match sc.rate.target_per_s {
+            Some(target) => format!("{achieved} of {target:.1}/s"),
+            None => format!("{achieved} (closed)"),
+        };
+        let t = &sc.tasks;
+        let _ = writeln!(
+            out,
+            "    {name}: {} scheduled, {} passed, {} errored, {} dropped · {rate} · latency p50={} p99={} · peak {}",
+            t.scheduled,
+            t.passed,
+            t.errored(),
+            t.dropped,
+            fmt_ms(sc.latency_ms.p50),
+            fmt_ms(sc.latency_ms.p99),
+            plural(sc.workers.peak, "worker", "workers")
+        );
+    }
+    out
+}
+
+/// The thresholds, one line each with ✓ or ✗ and the measured value, then how many failed;
+/// empty when there are none.
+fn render_thresholds(s: &Summary) -> String {
+    if s.thresholds.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n  thresholds\n");
+    for (expr, t) in s.thresholds.iter() {
+        let mark = if t.ok { "✓" } else { "✗" };
+        let value = t.value.map_or_else(|| "no samples".to_owned(), |v| format!("{}", (v * 1e4).round() / 1e4));
+        let stopped = if t.aborted_run { " (stopped the run: abort_on_fail)" } else { "" };
+        let _ = writeln!(out, "    {mark} {expr}  ({value}){stopped}");
+    }
+    let total = s.thresholds.len();
+    let failed = s.thresholds.iter().filter(|(_, t)| !t.ok).count();
+    let _ = if failed == 0 && total == 1 {
+        writeln!(out, "  the threshold passed")
+    } else if failed == 0 {
+        writeln!(out, "  all {total} thresholds passed")
+    } else {
+        writeln!(out, "  {failed} of {total} thresholds failed (exit 99)")
+    };
+    out
+}
+
+/// The verdict line: what limited the run and why, or that nothing did.
+fn render_verdict(s: &Summary) -> String {
+    match (&s.verdict.limit, &s.verdict.why) {
+        (Some(limit), why) => format!("\n  verdict: limited by the {limit}: {}\n", why.as_deref().unwrap_or("")),
+        (None, _) => "\n  verdict: the host kept up and every threshold held; nothing limited the run\n".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::tests::sample;
+
+    #[test]
+    fn the_text_has_every_section_in_order() {
+        let text = render(&sample());
+        let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing in\n{text}"));
+        let order = [
+            "loadhost ",
+            "tasks.........: 10 scheduled, 4 passed",
+            "3 failed · 0 aborted · 2 dropped · 0 timed out · 1 trapped · 0 interrupted · 0 retries",
+            "rate..........: 2.7/s achieved of 4.0/s planned",
+            "gate_wait_ms",
+            "http_reqs.....: 1 (0.3/s) · 1 failed (100.00%) · 0 denied",
+            "http_network..: 0 connections opened",
+            "checks",
+            "plugin metrics",
+            "■ the run was stopped early: SIGINT",
+            "✓ every scheduled task is accounted for (10 scheduled = 10 ended)",
+            "scenarios",
+            "browse: 10 scheduled, 4 passed, 4 errored, 2 dropped · 2.7/s of 4.0/s",
+            "peak 3 workers",
+            "thresholds",
+            "✗ size:p(99)<1  (3.5)",
+            "✓ latency_ms:p(99)<500  (5.0031)",
+            "✗ login_ms:max<1  (no samples)",
+            "2 of 3 thresholds failed (exit 99)",
+            "verdict: limited by the target: size:p(99)<1 broke",
+        ];
+        for pair in order.windows(2) {
+            assert!(at(pair[0]) < at(pair[1]), "{} before {}\n{text}", pair[0], pair[1]);
+        }
+    }
+
+    #[test]
+    fn one_of_a_thing_is_singular() {
+        let mut s = sample();
+        if let Some(http) = s.metrics.http.as_mut() {
+            http.connections_opened = 1;
+        }
+        s.tasks.retries = 1;
+        if let Some(scenarios) = s.scenarios.as_mut() {
+            scenarios.0[0].1.workers.peak = 1;
+        }
+        let text = render(&s);
+        assert!(text.contains("1 connection opened ·"), "{text}");
+        assert!(text.contains(" · 1 retry\n"), "{text}");
+        assert!(text.contains("peak 1 worker\n"), "{text}");
+    }
+
+    #[test]
+    fn a_single_task_has_no_rate() {
+        let mut s = sample();
+        s.tasks.started = 1;
+        s.rate.achieved_per_s = 5450.4;
+        let text = render(&s);
+        assert!(text.contains("rate..........: no rate: 1 task started, too few to measure one"), "{text}");
+        assert!(!text.contains("5450"), "{text}");
+    }
+
+    #[test]
+    fn no_percentile_is_printed_above_the_max() {
+        let text = render(&sample());
+        // The plugin trend size{route:/a} is 3.5 once; by name it is the "size" line.
+        let line = text.lines().find(|l| l.trim_start().starts_with("size ")).expect("the size trend");
+        assert!(line.ends_with("p99=3.50 p99.9=3.50 max=3.50"), "{line}");
+    }
+}
