@@ -67,6 +67,10 @@ if ! (cd "$stage" && TMPDIR="$stage/tmp" "$componentize" lib/entry.js --wit wit 
     if grep -q 'cannot call arbitrary imported functions' "$stage/log"; then
         echo "build.sh: hint: the module's top level runs at build time, where env(), metrics and HTTP" \
             "are unavailable; call them inside doTask/init/setup" >&2
+    elif grep -q 'process is not defined' "$stage/log"; then
+        echo "build.sh: hint: the module's top level runs at build time, without the run's -e variables," \
+            "and a plugin has no process.env: read settings with env() or envOr() from lib/loadhost.js" \
+            "inside doTask/init/setup" >&2
     fi
     die "componentize-js failed for $plugin_dir"
 fi

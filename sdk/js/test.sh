@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of the JavaScript SDK: builds plugins/http-get-js, plugins/noop-js, the SDK-surface
-# fixture (test/surface) and a project made from template/, then runs them with the real loadhost
-# against its built-in target and checks the summary JSON. Needs the toolchain (toolchain.sh install).
+# fixture (test/surface), the SDK-checks fixture (test/checks) and a project made from template/,
+# then runs them with the real loadhost against its built-in target and checks the summary JSON.
+# Needs the toolchain (toolchain.sh install).
 #
 #   sdk/js/test.sh [LOADHOST]      default: target/release/loadhost of this repository
 #
@@ -133,6 +134,34 @@ if build surface "$here/test/surface"; then
     ok "surface: a failing setup exits 4" $?
 fi
 
+# says NAME TEXT: the run's output holds TEXT.
+says() {
+    grep -qF -- "$2" "$work/$1.out" || {
+        echo "  not in $1's output: $2"
+        sed 's/^/    /' "$work/$1.out" | tail -n 15
+        return 1
+    }
+}
+
+if build checks "$here/test/checks"; then
+    p="$work/checks.wasm"
+    run checks "$p" -e MODE=metrics -n 1 -w 1
+    js "$work/checks.json" 's.tasks.passed === 1 && Object.values(s.checks).length === 9
+        && Object.values(s.checks).every(c => c.passes === 1 && c.fails === 0)
+        && s.metrics["items{n:1.5,ok:true}"].count === 3 && s.metrics["t_ok{unit:ms}"].count === 1 && !("t" in s.metrics)'
+    ok "checks: metric calls refuse what the host would drop, naming the call" $?
+    run checksenv "$p" -e MODE=caught-bad-env -e DELAY_MS=abc -n 3 -w 1
+    rc=$?
+    [ "$rc" -eq 4 ] && js "$work/checksenv.json" 's.tasks.aborted === 1' && says checksenv 'DELAY_MS=abc: expected an integer'
+    ok "checks: a bad setting aborts the run (exit 4) even when the plugin catches the error" $?
+    run checksthrow "$p" -e MODE=throw -n 1 -w 1
+    says checksthrow "TypeError: can't access property \"total\", orders[0] is undefined (orders.js:4)"
+    ok "checks: an exception names the plugin's file and line" $?
+    run checksprocess "$p" -e MODE=process -n 1 -w 1
+    says checksprocess 'ReferenceError: process is not defined (a plugin has no process.env: read settings with env() or envOr() from lib/loadhost.js) (plugin.js:'
+    ok "checks: process.env says what to use instead" $?
+fi
+
 # A top-level call into the host fails the build, with a hint.
 mkdir -p "$work/toplevel"
 printf "import { env } from './lib/loadhost.js';\nconst u = env('X');\nexport function doTask() {}\n" >"$work/toplevel/plugin.js"
@@ -140,6 +169,14 @@ printf "import { env } from './lib/loadhost.js';\nconst u = env('X');\nexport fu
 rc=$?
 [ "$rc" -ne 0 ] && grep -q 'hint: the module.s top level runs at build time' "$work/toplevel.build"
 ok "build: a top-level host call fails with a hint" $?
+
+# So does a top-level read of process.env (a plugin has none), naming what to use instead.
+mkdir -p "$work/toplevel-process"
+printf "const u = process.env.X;\nexport function doTask() {}\n" >"$work/toplevel-process/plugin.js"
+"$here/build.sh" "$work/toplevel-process" "$work/toplevel-process.wasm" >"$work/toplevel-process.build" 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && grep -q 'hint: .*a plugin has no process.env: read settings with env() or envOr()' "$work/toplevel-process.build"
+ok "build: a top-level process.env fails with a hint" $?
 
 # A project as `loadhost new NAME --lang js` lays it out: the template with __NAME__ replaced, lib/,
 # wit/plugin.wit and build.sh; it must build with its own build.sh and pass as generated.

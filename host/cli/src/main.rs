@@ -20,6 +20,7 @@ mod metrics_api;
 mod new;
 mod observe;
 mod outputs;
+mod plugin_output;
 mod prepare;
 mod run;
 mod signals;

@@ -27,6 +27,7 @@ use loadhost_output::progress::Progress;
 use loadhost_output::results::ResultsWriter;
 
 use crate::judge::LiveJudge;
+use crate::plugin_output::JsonBacklog;
 
 /// How many intervals may wait for the outputs before the run loop waits for them.
 pub const QUEUE: usize = 60;
@@ -60,6 +61,8 @@ pub struct Sinks {
     pub csv: Option<FileOutput<CsvWriter<BufWriter<File>>>>,
     /// `--out json=FILE`.
     pub jsonl: Option<FileOutput<JsonLines<BufWriter<File>>>>,
+    /// Plugin lines waiting for `--out json=FILE`.
+    pub logs: Option<Arc<JsonBacklog>>,
     /// `--results FILE`: each interval's whole window, for `loadhost merge`.
     pub results: Option<FileOutput<ResultsWriter>>,
     /// `--metrics-addr`.
@@ -89,6 +92,7 @@ impl Sinks {
             let written = csv.writer.row(row);
             csv.keep(written);
         }
+        self.write_logs();
         if let Some(jsonl) = self.jsonl.as_mut() {
             let written = jsonl.writer.interval(row, window);
             jsonl.keep(written);
@@ -114,6 +118,14 @@ impl Sinks {
         }
         if let Some(rows) = self.rows.as_mut() {
             rows.push(row);
+        }
+    }
+
+    /// Write the plugin lines waiting for the JSON lines.
+    pub(crate) fn write_logs(&mut self) {
+        if let (Some(jsonl), Some(logs)) = (self.jsonl.as_mut(), self.logs.as_ref()) {
+            let written = jsonl.writer.logs(&logs.drain());
+            jsonl.keep(written);
         }
     }
 
@@ -205,6 +217,7 @@ mod tests {
             progress: Progress::new(None),
             csv: None,
             jsonl: None,
+            logs: None,
             results: None,
             exporter: None,
             judge: LiveJudge::new(specs),

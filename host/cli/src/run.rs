@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
-use loadhost_config::criteria::OutSpec;
+use loadhost_config::criteria::{HttpDebugArg, OutSpec, PluginOutputSpec};
 use loadhost_config::{RunOptions, RunSettings};
 use loadhost_engine::{Control, EngineError, Interrupt, Live, WorkerFactory};
 use loadhost_metrics::{RunReport, ThresholdResult};
@@ -21,13 +21,14 @@ use loadhost_output::progress::Progress;
 use loadhost_output::results::{FORMAT_VERSION, ResultsWriter, RunResults};
 use loadhost_output::summary::Summary;
 use loadhost_output::{RunInfo, json, terminal};
-use loadhost_runtime::{CacheOutcome, Grants, Plugin, check_capacity};
+use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, Plugin, check_capacity};
 use std::net::TcpListener;
 
 use crate::exit::{ABORTED, Failure, STOPPED, THRESHOLDS_FAILED};
 use crate::judge::LiveJudge;
 use crate::observe::{FileOutput, RunObserver, Sinks};
 use crate::outputs::{Created, create_all, flag_path, remove, report_write_error, streaming, write_all};
+use crate::plugin_output::{JsonBacklog, PluginOutput};
 use crate::prepare::{load_plugin, runtime_and_grants};
 use crate::{control_api, describe, memory, metrics_api};
 
@@ -64,11 +65,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let endpoints = Endpoints::bind(&settings, &grants)?;
     let files = OutputFiles::create(&settings)?;
     log_loaded(&args.plugin, &plugin);
-    let factory = plugin.factory(grants).with_setup_options(info.config.to_string());
+    let created = files.paths();
+    let mut files = files;
+    let (lines, logs) = plugin_lines(&settings, &mut files);
+    let mut factory = plugin.factory(grants).with_setup_options(info.config.to_string());
+    if lines.is_used() {
+        let debug = settings.options.http_debug.map(|level| match level {
+            HttpDebugArg::Headers => HttpDebug::Headers,
+            HttpDebugArg::Full => HttpDebug::Full,
+        });
+        factory = factory.with_output(lines.clone(), debug);
+    }
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
-    let created = files.paths();
-    let (mut observer, html) = start_observer(&settings, &info, files, endpoints.metrics, &tokio, &interrupt)?;
+    let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
     wait_for_start(&settings, &interrupt);
     let control = endpoints.control.map(|listener| {
         let control = Arc::new(Control::new());
@@ -85,7 +95,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         remove(created.iter().map(PathBuf::as_path));
         engine_failure(err, &info.plugin_path)
     })?;
+    if let Some((path, err)) = lines.finish() {
+        report_write_error("plugin-output file=", &path, Some(err));
+    }
     finish(&settings, info, sinks, html, ended)
+}
+
+/// Where the plugin's lines go (`--plugin-output`, its file taken from `files`), and the backlog
+/// of lines for `--out json=FILE` when there is one.
+fn plugin_lines(settings: &RunSettings, files: &mut OutputFiles) -> (Arc<PluginOutput>, Option<Arc<JsonBacklog>>) {
+    let log = matches!(settings.options.plugin_output, None | Some(PluginOutputSpec::Log));
+    let logs = files.jsonl.is_some().then(|| Arc::new(JsonBacklog::default()));
+    let scenarios = settings.scenarios.len() > 1;
+    (Arc::new(PluginOutput::new(log, files.plugin_lines.take(), logs.clone(), scenarios)), logs)
 }
 
 /// The options (flags over the `-c` file) resolved into a plan, and checked against the
@@ -156,25 +178,32 @@ struct OutputFiles {
     jsonl: Created,
     html: Created,
     results: Created,
+    plugin_lines: Created,
 }
 
 impl OutputFiles {
-    /// Create `--csv`, `--summary-json`, `--out json=FILE`, `--html` and `--results`.
+    /// Create `--csv`, `--summary-json`, `--out json=FILE`, `--html`, `--results` and
+    /// `--plugin-output file=PATH`.
     fn create(settings: &RunSettings) -> Result<Self, Failure> {
         let o = &settings.options;
         let jsonl = o.out.iter().map(|OutSpec::Json(path)| path).next_back();
-        let [csv, summary_json, jsonl, html, results] = create_all([
+        let plugin_lines = match &o.plugin_output {
+            Some(PluginOutputSpec::File(path)) => Some(path.as_path()),
+            _ => None,
+        };
+        let [csv, summary_json, jsonl, html, results, plugin_lines] = create_all([
             ("csv", o.csv.as_deref()),
             ("summary-json", o.summary_json.as_deref()),
             ("out json=", jsonl.map(PathBuf::as_path)),
             ("html", o.html.as_deref()),
             ("results", o.results.as_deref()),
+            ("plugin-output file=", plugin_lines),
         ])?;
-        Ok(Self { csv, summary_json, jsonl, html, results })
+        Ok(Self { csv, summary_json, jsonl, html, results, plugin_lines })
     }
 
     fn paths(&self) -> Vec<PathBuf> {
-        [&self.csv, &self.summary_json, &self.jsonl, &self.html, &self.results]
+        [&self.csv, &self.summary_json, &self.jsonl, &self.html, &self.results, &self.plugin_lines]
             .into_iter()
             .flatten()
             .map(|(p, _)| p.clone())
@@ -194,6 +223,7 @@ fn start_observer(
     settings: &RunSettings,
     info: &RunInfo,
     files: OutputFiles,
+    logs: Option<Arc<JsonBacklog>>,
     metrics: Option<TcpListener>,
     tokio: &tokio::runtime::Runtime,
     interrupt: &Arc<Interrupt>,
@@ -215,6 +245,7 @@ fn start_observer(
         progress: Progress::new(planned),
         csv,
         jsonl,
+        logs,
         results,
         exporter,
         judge: LiveJudge::new(settings.options.threshold.clone()),
@@ -275,6 +306,7 @@ fn finish(
     if let Some(FileOutput { writer, path, error }) = sinks.csv.take() {
         report_write_error("csv", &path, error.or(writer.finish(&summary).err()));
     }
+    sinks.write_logs();
     if let Some(FileOutput { writer, path, error }) = sinks.jsonl.take() {
         report_write_error("out json=", &path, error.or(writer.finish(&summary).err()));
     }

@@ -223,7 +223,72 @@ impl fmt::Display for OutSpec {
     }
 }
 
-text_serde!(MetricDecl, OutSpec);
+/// Where the plugin's stdout and stderr lines go (`--plugin-output`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum PluginOutputSpec {
+    /// Through the log, each line prefixed with where it came from, rate-limited (the default).
+    #[default]
+    Log,
+    /// Every line into FILE, with a timestamp and the same prefix.
+    File(PathBuf),
+    /// Nowhere.
+    None,
+}
+
+impl FromStr for PluginOutputSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.split_once('=') {
+            None if text == "log" => Ok(PluginOutputSpec::Log),
+            None if text == "none" => Ok(PluginOutputSpec::None),
+            Some(("file", path)) if !path.is_empty() => Ok(PluginOutputSpec::File(PathBuf::from(path))),
+            _ => Err(format!("'{text}' is not a plugin output: expected log, file=PATH or none")),
+        }
+    }
+}
+
+impl fmt::Display for PluginOutputSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PluginOutputSpec::Log => f.write_str("log"),
+            PluginOutputSpec::File(path) => write!(f, "file={}", path.display()),
+            PluginOutputSpec::None => f.write_str("none"),
+        }
+    }
+}
+
+/// How much of each request `--http-debug` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpDebugArg {
+    /// Method, URL, status and headers (`--http-debug`).
+    Headers,
+    /// Those and the bodies (`--http-debug=full`).
+    Full,
+}
+
+impl FromStr for HttpDebugArg {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "headers" => Ok(HttpDebugArg::Headers),
+            "full" => Ok(HttpDebugArg::Full),
+            _ => Err(format!("'{text}' is not an HTTP debug level: expected --http-debug or --http-debug=full")),
+        }
+    }
+}
+
+impl fmt::Display for HttpDebugArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HttpDebugArg::Headers => "headers",
+            HttpDebugArg::Full => "full",
+        })
+    }
+}
+
+text_serde!(MetricDecl, OutSpec, PluginOutputSpec, HttpDebugArg);
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use crate::criteria::{MetricDecl, OutSpec, ThresholdSpec};
+use crate::criteria::{HttpDebugArg, MetricDecl, OutSpec, PluginOutputSpec, ThresholdSpec};
 use crate::distributed::{SegmentArg, StartAt};
 use crate::units::{DirGrant, Dur, EnvPair, Percent, REDACTED, Rate, Size, Stage, Tag};
 
@@ -242,6 +242,18 @@ define_options! {
         #[arg(long = "out", value_name = "json=FILE")]
         pub out: Vec<OutSpec>,
 
+        /// Where the plugin's stdout and stderr lines go: log (the terminal, each line prefixed with
+        /// its worker and iteration; the first 100, then a count of the rest), file=PATH (every
+        /// line, timestamped) or none (log, the default). They also go to --out json as `log` lines.
+        #[arg(long, value_name = "log|file=PATH|none")]
+        pub plugin_output: Option<PluginOutputSpec>,
+
+        /// Show each request the plugin makes and its response (method, URL, status, headers;
+        /// with =full the bodies too, cut at 1 KiB) with the plugin's lines (--plugin-output);
+        /// Authorization headers are redacted.
+        #[arg(long, value_name = "full", num_args = 0..=1, require_equals = true, default_missing_value = "headers")]
+        pub http_debug: Option<HttpDebugArg>,
+
         /// Serve OpenMetrics text for Prometheus on ADDR (GET /metrics) while the run goes; loopback
         /// addresses only (the endpoint has no authentication).
         #[arg(long, value_name = "ADDR")]
@@ -324,6 +336,8 @@ mod tests {
         retry-queue = 10
         flush-retries-timeout = "1s"
         overload = "queue"
+        plugin-output = "none"
+        http-debug = "full"
         env = ["A=1"]
         env-file = ["a.env"]
         tag = ["team=x"]
@@ -478,6 +492,7 @@ mod tests {
             ("threads", "one per CPU".to_owned()),
             ("overload", "dropped (the default)".to_owned()),
             ("data-mode", "(loop, the default)".to_owned()),
+            ("plugin-output", "(log, the default)".to_owned()),
             ("metrics-addr", "loopback addresses only".to_owned()),
             ("control", "loopback only, unless a --control-token".to_owned()),
             ("stage", "With --rate it ramps the rate".to_owned()),

@@ -489,6 +489,9 @@ impl<F: WorkerFactory> Crew<F> {
         };
         let record = AttemptRecord { end: outcome.attempt_end(), retry: ticket.attempt > 0, timing, terminal };
         self.run.recorder.record_attempt(shard, record);
+        if let Some((kind, message)) = outcome.error(self.run.plan.task_timeout()) {
+            self.run.recorder.record_error(shard, kind, &message, ticket.iteration);
+        }
         retry_in_place
     }
 
@@ -509,12 +512,8 @@ impl<F: WorkerFactory> Crew<F> {
             TaskOutcome::Retryable(msg) => self.log_once(FailureKind::Retryable, id, "failed (retryable)", msg),
             TaskOutcome::Trapped(msg) => self.log_once(FailureKind::Trapped, id, "trapped", msg),
             TaskOutcome::TimedOut => {
-                self.log_once(
-                    FailureKind::TimedOut,
-                    id,
-                    "timed out",
-                    &format!("still running after {:?} (--task-timeout)", self.run.plan.task_timeout()),
-                );
+                let text = outcome.error(self.run.plan.task_timeout()).map(|(_, text)| text).unwrap_or_default();
+                self.log_once(FailureKind::TimedOut, id, "timed out", &text);
             }
             TaskOutcome::Abort(msg) => {
                 self.log_once(FailureKind::Aborted, id, "aborted the run", msg);

@@ -62,6 +62,26 @@ impl TaskOutcome {
         }
     }
 
+    /// What an attempt that did not pass said, for the errors table: a timeout says how long it
+    /// was allowed (`timeout`, the plan's `--task-timeout`).
+    pub fn error(
+        &self,
+        timeout: std::time::Duration,
+    ) -> Option<(loadhost_metrics::ErrorKind, std::borrow::Cow<'_, str>)> {
+        use loadhost_metrics::ErrorKind;
+        use std::borrow::Cow;
+        match self {
+            TaskOutcome::Passed => None,
+            TaskOutcome::Failed(msg) => Some((ErrorKind::Failed, Cow::Borrowed(msg))),
+            TaskOutcome::Retryable(msg) => Some((ErrorKind::Retryable, Cow::Borrowed(msg))),
+            TaskOutcome::Abort(msg) => Some((ErrorKind::Aborted, Cow::Borrowed(msg))),
+            TaskOutcome::Trapped(msg) => Some((ErrorKind::Trapped, Cow::Borrowed(msg))),
+            TaskOutcome::TimedOut => {
+                Some((ErrorKind::TimedOut, Cow::Owned(format!("still running after {timeout:?} (--task-timeout)"))))
+            }
+        }
+    }
+
     /// Whether the worker is unusable afterwards and must be replaced.
     pub fn poisons_worker(&self) -> bool {
         matches!(self, TaskOutcome::Trapped(_) | TaskOutcome::TimedOut)

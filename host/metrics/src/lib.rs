@@ -7,6 +7,8 @@
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
 //! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
 //! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
+//! - [`errors`]: the errors table: failed, retried, trapped, timed-out and aborted attempts grouped
+//!   by their normalized message.
 //! - [`limit`]: what limited a run (emitter, crew, gate, target), from its measurements.
 //! - [`cardinality`]: the run-wide bound on plugin series.
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
@@ -20,6 +22,7 @@
 
 pub mod cardinality;
 pub mod combine;
+pub mod errors;
 pub mod histogram;
 pub mod http;
 pub mod limit;
@@ -33,6 +36,7 @@ pub mod threshold;
 pub mod window;
 
 pub use combine::Timeline;
+pub use errors::{ErrorGroup, ErrorKind, ErrorTable};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{HttpSample, HttpStats};
 pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};

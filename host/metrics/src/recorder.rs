@@ -88,6 +88,12 @@ impl Recorder {
         self.with(shard, |w| w.record_task(outcome, timing));
     }
 
+    /// Note what an attempt that did not pass said (`errors`), now.
+    pub fn record_error(&self, shard: usize, outcome: crate::ErrorKind, message: &str, iteration: u64) {
+        let at = crate::errors::now_ms();
+        self.with(shard, |w| w.errors.record(outcome, message, iteration, at));
+    }
+
     /// Count one attempt that ran.
     pub fn record_attempt(&self, shard: usize, attempt: AttemptRecord) {
         self.with(shard, |w| w.record_attempt(attempt));

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::errors::ErrorTable;
 use crate::histogram::LatencyHistogram;
 use crate::http::HttpStats;
 use crate::outcome::{Attempts, Counts, Outcome};
@@ -37,6 +38,9 @@ pub struct Window {
     pub plugin: PluginMetrics,
     /// HTTP requests the plugin made, recorded by the host.
     pub http: HttpStats,
+    /// Attempts that carried an error, grouped by what they said.
+    #[serde(default, skip_serializing_if = "ErrorTable::is_empty")]
+    pub errors: ErrorTable,
 }
 
 impl Window {
@@ -84,6 +88,7 @@ impl Window {
         self.dropped_at_gate += other.dropped_at_gate;
         self.plugin.merge(&other.plugin);
         self.http.merge(&other.http);
+        self.errors.merge(&other.errors);
     }
 
     /// Empty the window, keeping its allocations.
@@ -100,5 +105,6 @@ impl Window {
         self.dropped_at_gate = 0;
         self.plugin.clear();
         self.http.reset();
+        self.errors.clear();
     }
 }

@@ -10,6 +10,9 @@
 //!   `index`, `end_s` and `series`, a list of {`name`, `tags`, `kind`, `value`}, where `value`
 //!   has the summary's shape for the kind (counters and checks count within the interval, so they
 //!   add up over the lines to the summary's totals).
+//! - `log`: a line the plugin printed (`--plugin-output`): `time` (RFC 3339), `scenario`,
+//!   `worker` and `iteration` (null outside a task), `stream` (`stdout`/`stderr`), `line`, and
+//!   `cut` when the line passed 64 KiB. Written with the interval lines, so up to an interval late.
 //! - `summary`: last, the whole `--summary-json` object (thresholds included) with its `type`.
 
 use std::io::{self, Write};
@@ -22,6 +25,26 @@ use crate::{RunInfo, VERSION, round_ms};
 
 fn percentiles(p: &Percentiles) -> Value {
     json!({ "p50": round_ms(p.p50), "p90": round_ms(p.p90), "p99": round_ms(p.p99), "max": round_ms(p.max) })
+}
+
+/// A line the plugin printed, as its `log` line records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LogLine {
+    /// When it was printed (RFC 3339, milliseconds).
+    pub time: String,
+    /// The worker's scenario (`setup`/`teardown` for the lifecycle's own instance).
+    pub scenario: String,
+    /// The worker's id.
+    pub worker: Option<u32>,
+    /// The task's iteration.
+    pub iteration: Option<u64>,
+    /// `stdout` or `stderr`.
+    pub stream: &'static str,
+    /// The text, without its newline.
+    pub line: String,
+    /// Whether it was cut at 64 KiB.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 /// Writes the lines, flushing each, so a crash loses nothing already measured.
@@ -42,6 +65,22 @@ impl<W: Write> JsonLines<W> {
         writeln!(out, "{start}")?;
         out.flush()?;
         Ok(Self { out })
+    }
+
+    /// Write `log` lines (flushed with the next interval's line).
+    pub fn logs(&mut self, lines: &[LogLine]) -> io::Result<()> {
+        #[derive(serde::Serialize)]
+        struct Tagged<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            line: &'a LogLine,
+        }
+        for line in lines {
+            serde_json::to_writer(&mut self.out, &Tagged { kind: "log", line })?;
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
     }
 
     /// Write an interval's line, and its `metrics` line when the plugin recorded anything.

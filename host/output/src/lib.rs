@@ -61,6 +61,17 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
 /// The loadhost version, in every output.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// `text` on one line and at most `max` characters (an ellipsis marks a cut), for tables.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// Milliseconds with microsecond precision, as outputs print them.
 pub(crate) fn round_ms(ms: f64) -> f64 {
     (ms * 1000.0).round() / 1000.0

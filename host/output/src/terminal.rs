@@ -56,6 +56,7 @@ fn render_run(s: &Summary) -> String {
     let _ = writeln!(out, "\n  loadhost {VERSION} · {} (sha256 {}…)", s.plugin.path, short_sha(&s.plugin.sha256));
     let _ = writeln!(out, "  {}\n", s.notes.model);
     tasks(&mut out, s);
+    errors(&mut out, s);
     rate(&mut out, s);
     for (name, view) in [("latency_ms", &s.latency_ms), ("service_ms", &s.service_ms), ("wait_ms", &s.wait_ms)] {
         label(&mut out, name);
@@ -117,6 +118,42 @@ fn tasks(out: &mut String, s: &Summary) {
             "{} ({} passed, {} retryable, {} failed, {} trapped)",
             a.total, a.passed, a.retryable, a.failed, a.trapped
         );
+    }
+}
+
+/// Error kinds the terminal lists; the rest are in the summary JSON and the HTML report.
+const ERRORS_SHOWN: usize = 10;
+
+/// The errors table, most frequent first: count, outcome, one example and when they happened.
+fn errors(out: &mut String, s: &Summary) {
+    if s.errors.is_empty() {
+        return;
+    }
+    label(out, "errors");
+    let attempts: u64 = s.errors.iter().map(|e| e.count).sum();
+    let _ = writeln!(
+        out,
+        "{} · {} (grouped by message, numbers folded)",
+        plural(s.errors.len() as u64, "kind", "kinds"),
+        plural(attempts, "attempt", "attempts")
+    );
+    let width = s.errors.iter().take(ERRORS_SHOWN).map(|e| e.count.to_string().len()).max().unwrap_or(1);
+    for e in s.errors.iter().take(ERRORS_SHOWN) {
+        let _ = writeln!(
+            out,
+            "  {:pad$}  {:>width$}  {:9}  {}  (first {:.1}s, last {:.1}s)",
+            "",
+            e.count,
+            e.outcome.as_str(),
+            crate::shorten(&e.example, 120),
+            e.first_s,
+            e.last_s,
+            pad = LABEL_WIDTH,
+        );
+    }
+    if s.errors.len() > ERRORS_SHOWN {
+        let more = plural((s.errors.len() - ERRORS_SHOWN) as u64, "more kind", "more kinds");
+        let _ = writeln!(out, "  {:pad$}  … {more} in the summary JSON (`errors`)", "", pad = LABEL_WIDTH);
     }
 }
 
@@ -272,7 +309,8 @@ fn render_thresholds(s: &Summary) -> String {
 fn render_verdict(s: &Summary) -> String {
     match (&s.verdict.limit, &s.verdict.why) {
         (Some(limit), why) => format!("\n  verdict: limited by the {limit}: {}\n", why.as_deref().unwrap_or("")),
-        (None, _) => "\n  verdict: the host kept up and every threshold held; nothing limited the run\n".to_owned(),
+        (None, Some(why)) => format!("\n  verdict: {why}\n"),
+        (None, None) => "\n  verdict: the host kept up and every threshold held; nothing limited the run\n".to_owned(),
     }
 }
 
@@ -289,6 +327,9 @@ mod tests {
             "loadhost ",
             "tasks.........: 10 scheduled, 4 passed",
             "3 failed · 0 aborted · 2 dropped · 0 timed out · 1 trapped · 0 interrupted · 0 retries",
+            "errors........: 2 kinds · 4 attempts",
+            "3  failed     order 0 refused  (first 0.0s, last 1.0s)",
+            "1  trapped    panicked at src/lib.rs:3:9: boom  (first 2.0s, last 2.0s)",
             "rate..........: 2.7/s achieved of 4.0/s planned",
             "gate_wait_ms",
             "http_reqs.....: 1 (0.3/s) · 1 failed (100.00%) · 0 denied",
@@ -306,10 +347,28 @@ mod tests {
             "✗ login_ms:max<1  (no samples)",
             "2 of 3 thresholds failed (exit 99)",
             "verdict: limited by the target: size:p(99)<1 broke",
+            "; login_ms:max<1 failed: no samples",
+            "; 40.0% of tasks ended in an error (most frequent, 3 failed: order 0 refused)",
         ];
         for pair in order.windows(2) {
             assert!(at(pair[0]) < at(pair[1]), "{} before {}\n{text}", pair[0], pair[1]);
         }
+    }
+
+    #[test]
+    fn the_verdict_never_says_held_above_a_failed_threshold() {
+        let mut s = sample();
+        // Without a limit, a failed threshold or frequent errors still speak for themselves.
+        s.verdict = crate::summary::Verdict::new(None, &[], &s.tasks, &s.errors);
+        let text = render(&s);
+        assert!(!text.contains("every threshold held"), "{text}");
+        assert!(text.contains("verdict: 40.0% of tasks ended in an error (most frequent, 3 failed"), "{text}");
+        // A clean run says so.
+        let mut clean = sample();
+        clean.tasks.failed = 0;
+        clean.tasks.trapped = 0;
+        clean.verdict = crate::summary::Verdict::new(None, &[], &clean.tasks, &clean.errors);
+        assert!(render(&clean).contains("every threshold held; nothing limited the run"));
     }
 
     #[test]

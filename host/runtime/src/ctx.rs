@@ -13,6 +13,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::grants::Grants;
 use crate::http::{Connections, RunConnections, WorkerHttp};
 use crate::limits::InstanceLimits;
+use crate::output::{Capture, Pipe};
 
 /// Per-worker store data.
 pub(crate) struct DoerCtx {
@@ -29,14 +30,17 @@ pub(crate) struct DoerCtx {
     pub(crate) connections: Connections,
     /// What the plugin may reach, for its name lookups.
     allow: Arc<crate::http::allow::AllowList>,
+    /// What the instance prints, and where `--http-debug` tells of its requests.
+    pub(crate) capture: Arc<Capture>,
 }
 
 impl DoerCtx {
     /// A context that grants only what the user passed: the `-e` environment, the `--dir`
     /// directories read-only and, for hosts on the allow-list, HTTP and sockets. Nothing else: stdin
-    /// closed, stdout and stderr discarded.
+    /// closed, stdout and stderr into `capture` (see `output`).
     pub(crate) fn new(
         grants: &Grants,
+        capture: &Arc<Capture>,
         run: &Arc<RunConnections>,
         event_loop: u32,
         metrics: MetricsHandle,
@@ -44,6 +48,7 @@ impl DoerCtx {
     ) -> anyhow::Result<Self> {
         let mut wasi = WasiCtx::builder();
         wasi.envs(&grants.env);
+        wasi.stdout(capture.stream(Pipe::Stdout)).stderr(capture.stream(Pipe::Stderr));
         for (host, guest) in &grants.dirs {
             wasi.preopened_dir(host, guest, FsPerms::ReadOnly)
                 .map_err(anyhow::Error::from)
@@ -84,6 +89,7 @@ impl DoerCtx {
             http_client: http,
             connections: Connections::new(run.clone(), event_loop),
             allow: grants.http.allow_list().clone(),
+            capture: capture.clone(),
         })
     }
 }

@@ -15,6 +15,8 @@
 //! - [`plugin`]: loading and rejecting plugins ([`PluginError`] says exactly why).
 //! - `ctx`: the per-worker store data: sandboxed WASI and the host's wasi:http hooks.
 //! - [`http`]: workers' connections, the allow-list, TLS, and the built-in HTTP metrics.
+//! - [`output`]: what plugins print, split into lines for the run's `LineSink`, and the last
+//!   stderr line a trap report quotes.
 //! - `name_lookup`: wasi:sockets name lookups limited to the allow-list's names.
 //! - [`grants`]: what the user grants a plugin (environment, directories, network).
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
@@ -33,6 +35,7 @@ mod http_host;
 pub mod limits;
 mod metrics_host;
 mod name_lookup;
+pub mod output;
 pub mod plugin;
 mod wasmtime_engine;
 pub mod worker;
@@ -40,6 +43,7 @@ pub mod worker;
 pub use cache::{CacheOutcome, CompileCache};
 pub use grants::Grants;
 pub use http::{HttpClient, HttpOptions, WorkerHttp};
+pub use output::{HttpDebug, LineSink, PluginLine, Stream};
 pub use plugin::{Plugin, PluginError};
 pub use wasmtime_engine::{CapacityError, Runtime, RuntimeOptions, check_capacity};
 pub use worker::{WasmWorker, WasmWorkerFactory};

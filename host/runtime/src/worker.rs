@@ -12,6 +12,7 @@ use crate::ctx::DoerCtx;
 use crate::grants::Grants;
 use crate::http::RunConnections;
 use crate::limits::LimitError;
+use crate::output::{Capture, HttpDebug, LineSink};
 use crate::plugin::{LifecycleExports, Plugin, one_line};
 
 /// Makes [`WasmWorker`]s from a loaded plugin, and runs its lifecycle.
@@ -25,6 +26,10 @@ pub struct WasmWorkerFactory {
     connections: Arc<RunConnections>,
     lifecycle: Option<LifecycleExports>,
     setup_options: Arc<str>,
+    /// Where the plugin's printed lines go (`None`: only kept for trap reports).
+    output: Option<Arc<dyn LineSink>>,
+    /// Whether requests are shown too (`--http-debug`).
+    http_debug: Option<HttpDebug>,
 }
 
 impl WasmWorkerFactory {
@@ -34,13 +39,27 @@ impl WasmWorkerFactory {
         self
     }
 
+    /// Send what the plugin prints to `sink`, and with `http_debug` an account of each request.
+    pub fn with_output(mut self, sink: Arc<dyn LineSink>, http_debug: Option<HttpDebug>) -> Self {
+        self.output = Some(sink);
+        self.http_debug = http_debug;
+        self
+    }
+
+    /// A capture of an instance's output, for worker `worker` of `scenario` (`None`: the
+    /// lifecycle's own instance).
+    fn capture(&self, scenario: Arc<str>, worker: Option<u32>) -> Arc<Capture> {
+        Capture::new(self.output.clone(), self.http_debug, scenario, worker)
+    }
+
     /// A store and a bare instance of the plugin, for a worker on `event_loop`.
     async fn instance(
         &self,
         metrics: MetricsHandle,
         event_loop: u32,
+        capture: &Arc<Capture>,
     ) -> Result<(Store<DoerCtx>, Instance), WorkerError> {
-        let ctx = DoerCtx::new(&self.grants, &self.connections, event_loop, metrics, self.max_memory)
+        let ctx = DoerCtx::new(&self.grants, capture, &self.connections, event_loop, metrics, self.max_memory)
             .map_err(|err| WorkerError::new(format!("granting the plugin's directories: {err:#}")))?;
         let mut store = Store::new(&self.engine, ctx);
         store.limiter(|ctx| &mut ctx.limits);
@@ -61,11 +80,15 @@ impl WasmWorkerFactory {
 const LIFECYCLE_LOOP: u32 = u32::MAX;
 
 /// A lifecycle call's error, as one line: the plugin's own message, or the trap.
-fn lifecycle_error(call: &str, result: wasmtime::Result<Result<(), String>>) -> Result<(), WorkerError> {
+fn lifecycle_error(
+    call: &str,
+    result: wasmtime::Result<Result<(), String>>,
+    capture: &Capture,
+) -> Result<(), WorkerError> {
     match result {
         Ok(Ok(())) => Ok(()),
         Ok(Err(message)) => Err(WorkerError::refused(format!("{call} returned an error: {message}"))),
-        Err(trap) => Err(WorkerError::refused(format!("{call} trapped: {}", describe_trap(&trap)))),
+        Err(trap) => Err(WorkerError::refused(format!("{call} trapped: {}", describe_trap(&trap, capture)))),
     }
 }
 
@@ -80,6 +103,8 @@ impl Plugin {
             connections: RunConnections::new(),
             lifecycle: self.lifecycle,
             setup_options: Arc::from(""),
+            output: None,
+            http_debug: None,
         }
     }
 }
@@ -88,6 +113,8 @@ impl Plugin {
 pub struct WasmWorker {
     store: Store<DoerCtx>,
     instance: Workload,
+    /// What the instance prints.
+    capture: Arc<Capture>,
     /// Reused for every call: only the per-task fields change.
     task: bindings::Task,
 }
@@ -96,13 +123,15 @@ impl WorkerFactory for WasmWorkerFactory {
     type Worker = WasmWorker;
 
     async fn new_worker(&self, ctx: WorkerContext) -> Result<WasmWorker, WorkerError> {
-        let (mut store, raw) = self.instance(ctx.metrics, ctx.event_loop).await?;
+        let capture = self.capture(ctx.scenario.clone(), Some(ctx.id));
+        let (mut store, raw) = self.instance(ctx.metrics, ctx.event_loop, &capture).await?;
         if let Some(lifecycle) = &self.lifecycle {
             let init = raw
                 .get_typed_func::<(u32, &str), (Result<(), String>,)>(&mut store, lifecycle.init)
                 .map_err(|err| WorkerError::new(one_line(&err)))?;
             let setup_data = ctx.setup_data.as_deref().unwrap_or_default();
-            lifecycle_error("init", init.call_async(&mut store, (ctx.id, setup_data)).await.map(|(r,)| r))?;
+            let result = init.call_async(&mut store, (ctx.id, setup_data)).await.map(|(r,)| r);
+            lifecycle_error("init", result, &capture)?;
         }
         let instance = Workload::new(&mut store, &raw).map_err(|err| WorkerError::new(one_line(&err)))?;
         let task = bindings::Task {
@@ -112,7 +141,7 @@ impl WorkerFactory for WasmWorkerFactory {
             attempt: 0,
             input: Vec::new(),
         };
-        Ok(WasmWorker { store, instance, task })
+        Ok(WasmWorker { store, instance, capture, task })
     }
 
     async fn setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
@@ -127,24 +156,27 @@ impl WorkerFactory for WasmWorkerFactory {
 impl WasmWorkerFactory {
     async fn run_setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
         let Some(lifecycle) = &self.lifecycle else { return Ok(None) };
-        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP).await?;
+        let capture = self.capture(Arc::from("setup"), None);
+        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP, &capture).await?;
         let setup = raw
             .get_typed_func::<(&str,), (Result<String, String>,)>(&mut store, lifecycle.setup)
             .map_err(|err| WorkerError::new(one_line(&err)))?;
         match setup.call_async(&mut store, (&self.setup_options,)).await {
             Ok((Ok(data),)) => Ok(Some(data)),
             Ok((Err(message),)) => Err(WorkerError::refused(format!("setup returned an error: {message}"))),
-            Err(trap) => Err(WorkerError::refused(format!("setup trapped: {}", describe_trap(&trap)))),
+            Err(trap) => Err(WorkerError::refused(format!("setup trapped: {}", describe_trap(&trap, &capture)))),
         }
     }
 
     async fn run_teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {
         let Some(lifecycle) = &self.lifecycle else { return Ok(()) };
-        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP).await?;
+        let capture = self.capture(Arc::from("teardown"), None);
+        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP, &capture).await?;
         let teardown = raw
             .get_typed_func::<(&str,), (Result<(), String>,)>(&mut store, lifecycle.teardown)
             .map_err(|err| WorkerError::new(one_line(&err)))?;
-        lifecycle_error("teardown", teardown.call_async(&mut store, (setup_data,)).await.map(|(r,)| r))
+        let result = teardown.call_async(&mut store, (setup_data,)).await.map(|(r,)| r);
+        lifecycle_error("teardown", result, &capture)
     }
 }
 
@@ -156,30 +188,55 @@ impl Worker for WasmWorker {
         self.task.input.extend_from_slice(task.input);
         // Counted from now, so a worker that sat idle does not yield at once.
         self.store.set_epoch_deadline(1);
+        self.capture.set_task(Some(task.iteration));
         let doer = self.instance.loadhost_plugin_doer();
         match doer.call_do_task(&mut self.store, &self.task).await {
             Ok(Ok(())) => TaskOutcome::Passed,
             Ok(Err(bindings::TaskError::Retryable(msg))) => TaskOutcome::Retryable(msg),
             Ok(Err(bindings::TaskError::Failed(msg))) => TaskOutcome::Failed(msg),
             Ok(Err(bindings::TaskError::Abort(msg))) => TaskOutcome::Abort(msg),
-            Err(err) => TaskOutcome::Trapped(describe_trap(&err)),
+            Err(err) => TaskOutcome::Trapped(describe_trap(&err, &self.capture)),
         }
     }
 }
 
-/// The trap's kind and, when known, the wasm function it happened in.
-fn describe_trap(err: &wasmtime::Error) -> String {
+impl Drop for WasmWorker {
+    fn drop(&mut self) {
+        // A task cut short (a timeout, a stop) may leave half a line: it is still the plugin's.
+        self.capture.flush();
+    }
+}
+
+/// The trap's kind and, when known, the wasm function it happened in; a panic's own words first
+/// when the plugin printed them (the Rust SDK's panic hook writes `panicked at FILE:LINE:COL: …`
+/// to stderr just before the trap), else the last stderr line of the task, if any.
+fn describe_trap(err: &wasmtime::Error, capture: &Capture) -> String {
     // A limit's own words come first: the rest of the chain is a wasm backtrace.
     let what = match (err.downcast_ref::<LimitError>(), err.downcast_ref::<wasmtime::Trap>()) {
         (Some(limit), _) => limit.to_string(),
         (None, Some(trap)) => trap.to_string(),
         (None, None) => one_line(err),
     };
-    let place = err
-        .downcast_ref::<wasmtime::WasmBacktrace>()
-        .and_then(|bt| bt.frames().first().and_then(|f| f.func_name().map(str::to_owned)));
-    match place {
-        Some(func) => format!("{what} (in {func})"),
-        None => what,
+    let frames = err.downcast_ref::<wasmtime::WasmBacktrace>().map(user_frames).unwrap_or_default();
+    let trap = if frames.is_empty() { what } else { format!("{what} in {}", frames.join(" ← ")) };
+    match capture.last_stderr_line() {
+        Some(line) if line.starts_with("panicked at ") => format!("{line} ({trap})"),
+        Some(line) if !line.trim().is_empty() => format!("{trap} (last stderr line: {line})"),
+        _ => trap,
     }
+}
+
+/// The frames of a trap's wasm backtrace a plugin author reads (innermost first, at most four),
+/// demangled: the panic machinery of Rust's standard library (which every panic passes through
+/// on its way to `abort`) is left out.
+fn user_frames(backtrace: &wasmtime::WasmBacktrace) -> Vec<String> {
+    const MACHINERY: [&str; 4] = ["std::", "__rustc::", "core::panicking::panic_fmt", "rust_begin_unwind"];
+    backtrace
+        .frames()
+        .iter()
+        .filter_map(|frame| frame.func_name())
+        .map(|name| format!("{:#}", rustc_demangle::demangle(name)))
+        .skip_while(|name| name == "abort" || MACHINERY.iter().any(|m| name.starts_with(m)))
+        .take(4)
+        .collect()
 }

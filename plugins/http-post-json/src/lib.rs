@@ -1,6 +1,7 @@
 //! One `POST TARGET_URL` per task (default `http://127.0.0.1:8080/echo`) with a small JSON
 //! document naming the task, and a check that the same document comes back (the built-in
-//! target's `/echo` returns the body it got).
+//! target's `/echo` returns the body it got). With `AUTH_TOKEN` set, each request also carries
+//! `authorization: Bearer AUTH_TOKEN`.
 
 use std::sync::OnceLock;
 
@@ -13,13 +14,22 @@ fn url() -> &'static str {
     URL.get_or_init(|| env_or("TARGET_URL", "http://127.0.0.1:8080/echo".to_owned()))
 }
 
+fn token() -> Option<&'static str> {
+    static TOKEN: OnceLock<String> = OnceLock::new();
+    Some(TOKEN.get_or_init(|| env_or("AUTH_TOKEN", String::new())).as_str()).filter(|t| !t.is_empty())
+}
+
 impl Doer for HttpPostJson {
     fn do_task(task: Task) -> TaskResult {
         let document = format!(
             r#"{{"scenario":"{}","worker":{},"iteration":{},"attempt":{}}}"#,
             task.scenario, task.worker_id, task.iteration, task.attempt
         );
-        let response = http::post(url()).json(document.as_str()).send().map_err(|err| retryable(err.to_string()))?;
+        let mut request = http::post(url()).json(document.as_str());
+        if let Some(token) = token() {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        let response = request.send().map_err(|err| retryable(err.to_string()))?;
         if response.status >= 500 {
             return Err(retryable(format!("POST {} answered {}", url(), response.status)));
         }

@@ -9,6 +9,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +146,46 @@ static void drop_message(void) {
     pending_message = NULL;
 }
 
+/*
+ * Mistakes the SDK caught during the current call, the first of each kind: a setting that does not
+ * parse (the run is aborted: `DELAY_MS=abc: expected an integer`) and a metric call the host could
+ * only drop (the task fails: `loadhost_trend("t", nan): value must be a finite number`). The
+ * functions that find them cannot stop the plugin's code, so they return a fallback and the export
+ * turns these into the call's result when the plugin's function returns.
+ */
+static char *bad_setting;
+static char *bad_call;
+
+static void remember(char **slot, char *message) {
+    if (*slot) {
+        free(message);
+    } else {
+        *slot = message;
+    }
+}
+
+/* The call's result after the SDK's own checks: a bad setting aborts, a bad metric call fails the
+ * call (unless the plugin aborted); the message is left for take_message. */
+static loadhost_result checked(loadhost_result result) {
+    if (bad_setting) {
+        free(pending_message);
+        pending_message = bad_setting;
+        bad_setting = NULL;
+        result = LOADHOST_ABORT;
+    } else if (bad_call && result != LOADHOST_ABORT) {
+        free(pending_message);
+        pending_message = bad_call;
+        bad_call = NULL;
+        result = LOADHOST_FAILED;
+    }
+    free(bad_call);
+    bad_call = NULL;
+    /* What the call printed reaches the host now: stdout is buffered (it is no terminal), and an
+     * instance only ends when the host drops it. */
+    fflush(stdout);
+    return result;
+}
+
 /* ---- Exports ----------------------------------------------------------------------------- */
 
 /* The `doer.do-task` export. Arguments are owned here; the error string goes to post-return. */
@@ -157,7 +200,7 @@ bool exports_loadhost_plugin_doer_do_task(exports_loadhost_plugin_doer_task_t *r
         .input = raw->input.len ? raw->input.ptr : (const uint8_t *)"",
         .input_len = raw->input.len,
     };
-    loadhost_result result = loadhost_do_task(&task);
+    loadhost_result result = checked(loadhost_do_task(&task));
     exports_loadhost_plugin_doer_task_free(raw);
     if (result == LOADHOST_OK) {
         drop_message();
@@ -199,7 +242,7 @@ __attribute__((weak)) loadhost_result loadhost_teardown(const char *setup_data) 
 /* The `lifecycle.setup` export. */
 bool exports_loadhost_plugin_lifecycle_setup(raw_string *options, raw_string *ret, raw_string *err) {
     char *data = NULL;
-    loadhost_result result = loadhost_setup(text(*options), &data);
+    loadhost_result result = checked(loadhost_setup(text(*options), &data));
     workload_with_lifecycle_string_free(options);
     if (result == LOADHOST_OK) {
         drop_message();
@@ -214,7 +257,7 @@ bool exports_loadhost_plugin_lifecycle_setup(raw_string *options, raw_string *re
 /* The `lifecycle.init` export. */
 bool exports_loadhost_plugin_lifecycle_init(uint32_t worker_id, raw_string *setup_data,
                                             raw_string *err) {
-    loadhost_result result = loadhost_init(worker_id, text(*setup_data));
+    loadhost_result result = checked(loadhost_init(worker_id, text(*setup_data)));
     workload_with_lifecycle_string_free(setup_data);
     if (result == LOADHOST_OK) {
         drop_message();
@@ -226,7 +269,7 @@ bool exports_loadhost_plugin_lifecycle_init(uint32_t worker_id, raw_string *setu
 
 /* The `lifecycle.teardown` export. */
 bool exports_loadhost_plugin_lifecycle_teardown(raw_string *setup_data, raw_string *err) {
-    loadhost_result result = loadhost_teardown(text(*setup_data));
+    loadhost_result result = checked(loadhost_teardown(text(*setup_data)));
     workload_with_lifecycle_string_free(setup_data);
     if (result == LOADHOST_OK) {
         drop_message();
@@ -267,7 +310,50 @@ static void release_tags(tag_buffer *buffer) {
     }
 }
 
+/* `loadhost_KIND("name", VALUE)`: how a message names a metric call. */
+static char *call_text(const char *kind, const char *name, const char *value) {
+    return name ? loadhost_format("loadhost_%s(\"%s\", %s)", kind, name, value)
+                : loadhost_format("loadhost_%s(NULL, %s)", kind, value);
+}
+
+/*
+ * Whether a metric call can be recorded: a non-empty name, tags with non-empty keys and non-NULL
+ * values, and for a gauge or trend (`number`) a finite value. If not, the call is remembered as
+ * the failure of the task (or lifecycle step) and the sample dropped.
+ */
+static bool usable(const char *kind, const char *name, const char *value, const double *number,
+                   const loadhost_tag *tags, size_t tag_count) {
+    char *why = NULL;
+    if (!name || !*name) {
+        why = loadhost_format("name must be a non-empty string");
+    } else if (tag_count > 0 && !tags) {
+        why = loadhost_format("tags is NULL but tag_count is %zu", tag_count);
+    } else if (number && !isfinite(*number)) {
+        why = loadhost_format("value must be a finite number");
+    }
+    for (size_t i = 0; !why && tags && i < tag_count; i++) {
+        if (!tags[i].key || !*tags[i].key) {
+            why = loadhost_format("tag %zu: the key must be a non-empty string", i);
+        } else if (!tags[i].value) {
+            why = loadhost_format("tag \"%s\": the value must be a string, got NULL", tags[i].key);
+        }
+    }
+    if (!why) {
+        return true;
+    }
+    char *call = call_text(kind, name, value);
+    remember(&bad_call, loadhost_format("%s: %s", call, why));
+    free(call);
+    free(why);
+    return false;
+}
+
 void loadhost_counter(const char *name, uint64_t delta, const loadhost_tag *tags, size_t tag_count) {
+    char value[24];
+    snprintf(value, sizeof value, "%" PRIu64, delta);
+    if (!usable("counter", name, value, NULL, tags, tag_count)) {
+        return;
+    }
     raw_string raw_name = borrow(name);
     tag_buffer buffer;
     loadhost_plugin_metrics_counter(&raw_name, delta, convert_tags(&buffer, tags, tag_count));
@@ -275,6 +361,11 @@ void loadhost_counter(const char *name, uint64_t delta, const loadhost_tag *tags
 }
 
 void loadhost_gauge(const char *name, double value, const loadhost_tag *tags, size_t tag_count) {
+    char text[32];
+    snprintf(text, sizeof text, "%g", value);
+    if (!usable("gauge", name, text, &value, tags, tag_count)) {
+        return;
+    }
     raw_string raw_name = borrow(name);
     tag_buffer buffer;
     loadhost_plugin_metrics_gauge(&raw_name, value, convert_tags(&buffer, tags, tag_count));
@@ -282,6 +373,11 @@ void loadhost_gauge(const char *name, double value, const loadhost_tag *tags, si
 }
 
 void loadhost_trend(const char *name, double value, const loadhost_tag *tags, size_t tag_count) {
+    char text[32];
+    snprintf(text, sizeof text, "%g", value);
+    if (!usable("trend", name, text, &value, tags, tag_count)) {
+        return;
+    }
     raw_string raw_name = borrow(name);
     tag_buffer buffer;
     loadhost_plugin_metrics_trend(&raw_name, value, convert_tags(&buffer, tags, tag_count));
@@ -289,6 +385,9 @@ void loadhost_trend(const char *name, double value, const loadhost_tag *tags, si
 }
 
 bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t tag_count) {
+    if (!usable("check", name, ok ? "true" : "false", NULL, tags, tag_count)) {
+        return ok;
+    }
     raw_string raw_name = borrow(name);
     tag_buffer buffer;
     bool result = loadhost_plugin_metrics_check(&raw_name, ok, convert_tags(&buffer, tags, tag_count));
@@ -432,17 +531,9 @@ const char *loadhost_env(const char *key, const char *fallback) {
     return value ? value : fallback;
 }
 
-/* Trapping here, rather than in abort(), names the cause in the host's trap message
- * ("... executed (in loadhost_env_value_does_not_parse)"): the host discards plugin stderr. */
-static __attribute__((noinline, noreturn)) void loadhost_env_value_does_not_parse(void) {
-    __builtin_trap();
-}
-
-/* Traps with a message naming the setting: a value that does not parse is the user's mistake, and
- * the host reports the trap and replaces the instance (as a Rust plugin's panic does). */
-static void bad_setting(const char *key, const char *value, const char *expected) {
-    fprintf(stderr, "environment variable %s=\"%s\" is not %s\n", key, value, expected);
-    loadhost_env_value_does_not_parse();
+/* Remembers `key=value` as this call's bad setting: the run is aborted when the call returns. */
+static void bad_value(const char *key, const char *value, const char *expected) {
+    remember(&bad_setting, loadhost_format("%s=%s: expected %s", key, value, expected));
 }
 
 /* Whether only white space is left at `end`. */
@@ -461,8 +552,15 @@ long long loadhost_env_int(const char *key, long long fallback) {
     char *end;
     errno = 0;
     long long parsed = strtoll(value, &end, 10);
-    if (end == value || errno != 0 || !only_space(end)) {
-        bad_setting(key, value, "an integer");
+    if (end == value || !only_space(end)) {
+        bad_value(key, value, "an integer");
+        return fallback;
+    }
+    if (errno == ERANGE) {
+        char *expected = loadhost_format("an integer from %lld to %lld", LLONG_MIN, LLONG_MAX);
+        bad_value(key, value, expected);
+        free(expected);
+        return fallback;
     }
     return parsed;
 }
@@ -473,10 +571,46 @@ double loadhost_env_double(const char *key, double fallback) {
         return fallback;
     }
     char *end;
-    errno = 0;
     double parsed = strtod(value, &end);
-    if (end == value || errno != 0 || !only_space(end)) {
-        bad_setting(key, value, "a number");
+    if (end == value || !only_space(end) || !isfinite(parsed)) {
+        bad_value(key, value, "a number");
+        return fallback;
     }
     return parsed;
+}
+
+/* Whether the `len` bytes at `text` are one of `words`, ignoring case. */
+static bool one_of(const char *text, size_t len, const char *const *words, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        if (strlen(words[i]) == len && strncasecmp(text, words[i], len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool loadhost_env_bool(const char *key, bool fallback) {
+    const char *value = getenv(key);
+    if (!value) {
+        return fallback;
+    }
+    /* The words every SDK takes, around white space; empty is false. */
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off", ""};
+    const char *text = value;
+    while (isspace((unsigned char)*text)) {
+        text++;
+    }
+    size_t len = strlen(text);
+    while (len > 0 && isspace((unsigned char)text[len - 1])) {
+        len--;
+    }
+    if (one_of(text, len, yes, sizeof yes / sizeof *yes)) {
+        return true;
+    }
+    if (one_of(text, len, no, sizeof no / sizeof *no)) {
+        return false;
+    }
+    bad_value(key, value, "a boolean (true/false, 1/0, yes/no, on/off)");
+    return fallback;
 }

@@ -20,7 +20,8 @@
  * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS;
  * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send (its request may leave the
  *   response headers and body out: discard_headers, discard_body), loadhost_response_*;
- * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double;
+ * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double,
+ *   loadhost_env_bool;
  * - the raw bindings wit-bindgen generated: workload_with_lifecycle.h.
  *
  * Memory: every string and byte list the host hands the plugin (task fields, response body and
@@ -105,7 +106,15 @@ loadhost_result loadhost_init(uint32_t worker_id, const char *setup_data);
 loadhost_result loadhost_teardown(const char *setup_data);
 
 /* ---- Metrics ----------------------------------------------------------------------------- */
-/* The host aggregates them per name and tag set. Names and tag keys should be snake_case. */
+/*
+ * The host aggregates them per name and tag set. Names and tag keys should be snake_case.
+ *
+ * Each call checks its arguments: a NULL or empty name, a NULL or empty tag key, a NULL tag value,
+ * or a gauge or trend value that is NaN or infinite is a mistake the host could only drop. Such a
+ * call records nothing and fails the task (or lifecycle step) when it returns, with a message
+ * naming the call: `loadhost_trend("t", nan): value must be a finite number` (a task that returned
+ * LOADHOST_ABORT still aborts).
+ */
 
 /* One metric tag. */
 typedef struct loadhost_tag {
@@ -225,17 +234,27 @@ const char *loadhost_response_header(const loadhost_response *response, const ch
 void loadhost_response_free(loadhost_response *response);
 
 /* ---- Settings ---------------------------------------------------------------------------- */
-/* The plugin's environment holds only what the user passed with `loadhost run -e KEY=VALUE`. */
+/*
+ * The plugin's environment holds only what the user passed with `loadhost run -e KEY=VALUE`.
+ *
+ * A value that is set but does not parse is the user's mistake, and every SDK treats it alike: the
+ * function returns `fallback`, and when the task (or lifecycle step) returns, whatever it returns,
+ * the run is aborted (exit code 4) with `KEY=VALUE: expected WHAT`, e.g.
+ * `DELAY_MS=abc: expected an integer`. Values may have white space around them.
+ */
 
 /* The value of `key`, or `fallback` when it is unset. */
 const char *loadhost_env(const char *key, const char *fallback);
 
-/* The value of `key` as an integer, or `fallback` when unset; a value that does not parse traps
- * with a message naming the key (a configuration mistake). */
+/* The value of `key` as a decimal integer, or `fallback` when unset. */
 long long loadhost_env_int(const char *key, long long fallback);
 
-/* The value of `key` as a number, or `fallback` when unset; a value that does not parse traps. */
+/* The value of `key` as a finite number, or `fallback` when unset. */
 double loadhost_env_double(const char *key, double fallback);
+
+/* The value of `key` as a boolean (true/false, 1/0, yes/no, on/off, any case; empty is false), or
+ * `fallback` when unset. */
+bool loadhost_env_bool(const char *key, bool fallback);
 
 /* ---- Helpers ----------------------------------------------------------------------------- */
 

@@ -95,17 +95,37 @@ fi
 # The whole surface: lifecycle, metrics with tags, POST, custom requests, responses without their
 # headers or body, the data feed.
 printf '{"id": 1}\n{"id": 22}\n' >"$work/feed.jsonl"
-if run surface 0 surface -e TARGET_URL="$url" --allow-host "$addr" -w 2 -n 10 --data "$work/feed.jsonl"; then
-    expect surface 'tasks["passed"] == 10 and len(checks) == 12 and all(c == {"passes": 10, "fails": 0} for c in checks.values())'
+if run surface 0 surface -e TARGET_URL="$url" --allow-host "$addr" -e FLAG=" Yes " -w 2 -n 10 --data "$work/feed.jsonl"; then
+    expect surface 'tasks["passed"] == 10 and len(checks) == 13 and all(c == {"passes": 10, "fails": 0} for c in checks.values())'
     expect surface 'metrics["c_tasks{scenario:default}"]["count"] == 10 and metrics["c_input_len{kind:feed,lang:c}"]["count"] == 10'
     expect surface 's["teardown_error"] is None and "c_worker" in metrics'
 fi
-# Each error kind: abort stops the run (exit 4); a bad setting traps; a failed setup sends nothing.
+# says NAME TEXT: the run's output holds TEXT.
+says() {
+    if grep -qF -- "$2" "$work/$1.log"; then
+        echo "ok   $1: says $2"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $1: does not say $2"
+        sed 's/^/    /' "$work/$1.log" | tail -n 20
+        failed=$((failed + 1))
+    fi
+}
+# Each error kind: abort stops the run (exit 4); so does a bad setting, naming it, as in every SDK; a
+# metric call the host would drop fails the task naming the call; a failed setup sends nothing.
 if run surface-abort 4 surface -e TARGET_URL="$url" --allow-host "$addr" -e ABORT_AT=3 -w 1 -n 10; then
     expect surface-abort 'tasks["aborted"] == 1 and tasks["passed"] == 3'
 fi
-if run surface-bad-env 0 surface -e TARGET_URL="$url" --allow-host "$addr" -e PORT_OFFSET=abc -w 1 -n 3; then
-    expect surface-bad-env 'tasks["trapped"] == 3'
+if run surface-bad-env 4 surface -e TARGET_URL="$url" --allow-host "$addr" -e PORT_OFFSET=abc -w 1 -n 3; then
+    expect surface-bad-env 'tasks["aborted"] == 1 and tasks["passed"] == 0'
+    says surface-bad-env 'PORT_OFFSET=abc: expected an integer'
+fi
+if run surface-bad-bool 4 surface -e TARGET_URL="$url" --allow-host "$addr" -e FLAG=maybe -w 1 -n 3; then
+    says surface-bad-bool 'FLAG=maybe: expected a boolean (true/false, 1/0, yes/no, on/off)'
+fi
+if run surface-bad-metric 0 surface -e TARGET_URL="$url" --allow-host "$addr" -e BAD_METRIC=1 -w 1 -n 3; then
+    expect surface-bad-metric 'tasks["failed"] == 3 and "c_nan" not in metrics'
+    says surface-bad-metric 'loadhost_trend("c_nan", nan): value must be a finite number'
 fi
 if run surface-setup 4 surface -e SETUP_FAIL=1 -w 1 -n 3; then
     if grep -q 'setup refused: SETUP_FAIL is set' "$work/surface-setup.log"; then

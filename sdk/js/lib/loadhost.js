@@ -52,52 +52,144 @@ export function abort(message) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Metrics
+// Metrics. Each call checks its arguments, because the host can only drop a sample it cannot use
+// (a NaN trend, a counter of 2.5) and a threshold on that metric would then pass on no samples. A
+// wrong argument throws a TypeError (wrong type) or RangeError (wrong value) naming the call:
+// `metrics.trend('t', '6.4ms'): value must be a finite number, got string '6.4ms'`; uncaught, it
+// fails the task with that text.
 
 const NO_TAGS = Object.freeze([]);
+const U64_MAX = 0xffffffffffffffffn;
 
-// Tags as the WIT wants them (a list of [key, value] string pairs), from an object or such a list.
-function tagList(tags) {
+// A value as the messages show it: strings quoted, BigInts with their `n`.
+function show(value) {
+  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'symbol' || typeof value === 'function') return String(value);
+  if (value !== null && typeof value === 'object') {
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return String(value);
+    }
+  }
+  return String(value);
+}
+
+// `string '6.4ms'`: the type and the value.
+function described(value) {
+  return `${value === null ? 'null' : typeof value} ${show(value)}`;
+}
+
+// The error for a wrong argument of `metrics.KIND(name, value)`.
+function metricError(ErrorType, kind, name, value, what) {
+  return new ErrorType(`metrics.${kind}(${show(name)}, ${show(value)}): ${what}`);
+}
+
+function checkName(kind, name, value) {
+  if (typeof name !== 'string' || name === '') {
+    throw metricError(typeof name === 'string' ? RangeError : TypeError, kind, name, value,
+      `name must be a non-empty string, got ${described(name)}`);
+  }
+}
+
+function finite(kind, name, value) {
+  if (typeof value !== 'number') {
+    throw metricError(TypeError, kind, name, value, `value must be a finite number, got ${described(value)}`);
+  }
+  if (!Number.isFinite(value)) {
+    throw metricError(RangeError, kind, name, value, `value must be a finite number, got ${described(value)}`);
+  }
+  return value;
+}
+
+// Tags as the WIT wants them (a list of [key, value] string pairs), from an object or such a list;
+// values that are numbers, booleans or BigInts become strings.
+function tagList(kind, name, value, tags) {
   if (tags === undefined || tags === null) return NO_TAGS;
+  if (typeof tags !== 'object') {
+    throw metricError(TypeError, kind, name, value, `tags must be an object or [key, value] pairs, got ${described(tags)}`);
+  }
   const pairs = Array.isArray(tags) ? tags : Object.entries(tags);
   if (pairs.length === 0) return NO_TAGS;
-  return pairs.map(([key, value]) => [String(key), String(value)]);
-}
-
-/** Add `delta` (a non-negative integer Number or BigInt, default 1) to the counter `name`. */
-export function counter(name, delta = 1, tags = undefined) {
-  // The WIT type is u64, which the bindings take as a BigInt; wrap-around of a negative number
-  // would record 2^64 - n, so refuse it.
-  if (typeof delta !== 'bigint') {
-    if (!Number.isInteger(delta) || delta < 0) {
-      throw new TypeError(`counter ${name}: delta must be a non-negative integer, got ${delta}`);
+  return pairs.map((pair) => {
+    if (!Array.isArray(pair) || pair.length !== 2) {
+      throw metricError(TypeError, kind, name, value, `tags must be an object or [key, value] pairs, got the item ${described(pair)}`);
     }
-    delta = BigInt(delta);
-  } else if (delta < 0n) {
-    throw new TypeError(`counter ${name}: delta must be non-negative, got ${delta}`);
+    const [key, tag] = pair;
+    if (typeof key !== 'string' || key === '') {
+      throw metricError(TypeError, kind, name, value, `a tag key must be a non-empty string, got ${described(key)}`);
+    }
+    if (typeof tag === 'string') return pair;
+    if (typeof tag !== 'number' && typeof tag !== 'boolean' && typeof tag !== 'bigint') {
+      throw metricError(TypeError, kind, name, value, `tag '${key}' must be a string (or a number), got ${described(tag)}`);
+    }
+    return [key, String(tag)];
+  });
+}
+
+/** Add `delta` (a non-negative integer Number or BigInt below 2^64, default 1) to the counter `name`. */
+export function counter(name, delta = 1, tags = undefined) {
+  checkName('counter', name, delta);
+  // The WIT type is u64, which the bindings take as a BigInt.
+  let value = delta;
+  if (typeof delta === 'number') {
+    if (!Number.isSafeInteger(delta) || delta < 0) {
+      throw metricError(RangeError, 'counter', name, delta, `delta must be a non-negative integer, got ${described(delta)}`);
+    }
+    value = BigInt(delta);
+  } else if (typeof delta !== 'bigint') {
+    throw metricError(TypeError, 'counter', name, delta, `delta must be a non-negative integer, got ${described(delta)}`);
+  } else if (delta < 0n || delta > U64_MAX) {
+    throw metricError(RangeError, 'counter', name, delta, `delta must be a non-negative integer below 2^64, got ${described(delta)}`);
   }
-  hostMetrics.counter(name, delta, tagList(tags));
+  hostMetrics.counter(name, value, tagList('counter', name, delta, tags));
 }
 
-/** Set the gauge `name` to `value` (the summary keeps the latest value). */
+/** Set the gauge `name` to `value`, a finite number (the summary keeps the latest value). */
 export function gauge(name, value, tags = undefined) {
-  hostMetrics.gauge(name, Number(value), tagList(tags));
+  checkName('gauge', name, value);
+  hostMetrics.gauge(name, finite('gauge', name, value), tagList('gauge', name, value, tags));
 }
 
-/** Record one value of the trend `name` (the summary shows min, mean, percentiles and max). */
+/** Record `value`, a finite number, in the trend `name` (min, mean, percentiles and max). */
 export function trend(name, value, tags = undefined) {
-  hostMetrics.trend(name, Number(value), tagList(tags));
+  checkName('trend', name, value);
+  hostMetrics.trend(name, finite('trend', name, value), tagList('trend', name, value, tags));
 }
 
 /** Record a pass or a fail of the check `name` and return `ok`: `if (!check('x', a === b)) …`. */
 export function check(name, ok, tags = undefined) {
-  return hostMetrics.check(name, Boolean(ok), tagList(tags));
+  checkName('check', name, ok);
+  return hostMetrics.check(name, Boolean(ok), tagList('check', name, ok, tags));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Configuration: the environment holds only what the user passed with `loadhost run -e KEY=VALUE`.
+// A value that is set but does not parse is the user's mistake, and every SDK treats it alike: the
+// run is aborted (exit code 4) with `KEY=VALUE: expected WHAT` (`DELAY_MS=abc: expected an integer`).
 
 let envMap = null;
+
+// The first setting that did not parse during the current call. envOr throws it, but a plugin may
+// catch that; lib/entry.js turns it into the call's abort regardless.
+let badSetting = null;
+
+/** A setting that is set but does not parse: an abort (the run stops, exit code 4). */
+export class ConfigError extends TaskError {
+  /** The error for `key=raw`, which should have been `expected`. */
+  constructor(key, raw, expected) {
+    super('abort', `${key}=${raw}: expected ${expected}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** For lib/entry.js: the message of the first setting that did not parse in this call (and forget it). */
+export function takeBadSetting() {
+  const message = badSetting;
+  badSetting = null;
+  return message;
+}
 
 // Read once per instance, on first use (never at build time, see the note at the top).
 function envVars() {
@@ -115,32 +207,37 @@ export function environment() {
   return Object.fromEntries(envVars());
 }
 
+const BOOLEAN = 'a boolean (true/false, 1/0, yes/no, on/off)';
+
 /**
- * The value of `key` converted to the type of `fallback` (string, number, boolean or bigint), or
- * `fallback` when `key` is unset. A value that does not convert throws, naming the key: that is a
- * configuration mistake, and the task fails with the message.
+ * The value of `key` converted to the type of `fallback`, or `fallback` when `key` is unset: a
+ * number (finite), a bigint (an integer), a boolean (true/false, 1/0, yes/no, on/off; empty is
+ * false) or a string. A value that does not convert throws a ConfigError, which aborts the run
+ * with `KEY=VALUE: expected WHAT`.
  */
 export function envOr(key, fallback) {
   const raw = env(key);
   if (raw === undefined) return fallback;
   const text = raw.trim();
-  const bad = () => new Error(`environment variable ${key}=${JSON.stringify(raw)} does not parse as a ${typeof fallback}`);
+  const bad = (expected) => {
+    const error = new ConfigError(key, raw, expected);
+    badSetting ??= error.message;
+    return error;
+  };
   switch (typeof fallback) {
     case 'number': {
       const value = text === '' ? NaN : Number(text);
-      if (!Number.isFinite(value)) throw bad();
+      if (!Number.isFinite(value)) throw bad('a number');
       return value;
     }
     case 'boolean':
       if (/^(true|1|yes|on)$/i.test(text)) return true;
-      if (/^(false|0|no|off)$/i.test(text)) return false;
-      throw bad();
+      if (/^(false|0|no|off|)$/i.test(text)) return false;
+      throw bad(BOOLEAN);
     case 'bigint':
-      try {
-        return BigInt(text);
-      } catch {
-        throw bad();
-      }
+      // BigInt('') is 0n and BigInt accepts 0x…: only decimal digits with an optional sign here.
+      if (!/^[+-]?\d+$/.test(text)) throw bad('an integer');
+      return BigInt(text);
     default:
       return raw;
   }

@@ -100,9 +100,15 @@ from loadhost import config, http  # noqa: E402
 from wit_world.imports import types as wit_types  # noqa: E402
 
 
+# The fake plugin's folder: error texts name the plugin's files relative to it.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The environment before loadhost_entry guards it, to put back after each test that imports it.
+_REAL_ENVIRON = os.environ
+
+
 def _entry(**app_functions):
-    """loadhost_entry freshly imported over a fake `app` with these functions."""
-    _module("app", **app_functions)
+    """loadhost_entry freshly imported over a fake `app` (in this folder) with these functions."""
+    _module("app", __file__=os.path.join(_HERE, "app.py"), **app_functions)
     sys.modules.pop("loadhost_entry", None)
     return importlib.import_module("loadhost_entry")
 
@@ -123,6 +129,50 @@ class Metrics(unittest.TestCase):
         self.assertIs(loadhost.check("c", 1), True)
         self.assertIs(loadhost.check("c", None), False)
 
+    def test_a_wrong_argument_names_the_call_and_records_nothing(self):
+        cases = (
+            (lambda: loadhost.counter("items", 2.5), TypeError,
+             "metrics.counter('items', 2.5): delta must be a non-negative integer, got float 2.5"),
+            (lambda: loadhost.counter("items", -1), ValueError,
+             "metrics.counter('items', -1): delta must be a non-negative integer below 2**64, got int -1"),
+            (lambda: loadhost.counter("items", 2**64), ValueError, "below 2**64, got int 18446744073709551616"),
+            (lambda: loadhost.counter("items", True), TypeError, "got bool True"),
+            (lambda: loadhost.trend("t", "6.4ms"), TypeError,
+             "metrics.trend('t', '6.4ms'): value must be a finite number, got str '6.4ms'"),
+            (lambda: loadhost.trend("t", float("nan")), ValueError,
+             "metrics.trend('t', nan): value must be a finite number, got float nan"),
+            (lambda: loadhost.gauge("g", float("-inf")), ValueError, "got float -inf"),
+            (lambda: loadhost.gauge("g", None), TypeError, "metrics.gauge('g', None): value must be a finite number"),
+            (lambda: loadhost.gauge("g", 10**400), ValueError, "value must be a finite number, got int 1000"),
+            (lambda: loadhost.check("", True), ValueError, "metrics.check('', True): name must be a non-empty string"),
+            (lambda: loadhost.trend(None, 1.0), TypeError, "name must be a non-empty string, got NoneType None"),
+            (lambda: loadhost.counter("c", 1, "route=/"), TypeError, "tags must be a dict or (key, value) pairs"),
+            (lambda: loadhost.counter("c", 1, [("a", "b", "c")]), TypeError, "got the item tuple ('a', 'b', 'c')"),
+            (lambda: loadhost.counter("c", 1, {1: "x"}), TypeError, "a tag key must be a non-empty string, got int 1"),
+            (lambda: loadhost.counter("c", 1, {"k": None}), TypeError,
+             "metrics.counter('c', 1): tag 'k' must be a string (or a number), got NoneType None"),
+        )
+        for call, error, text in cases:
+            with self.assertRaises(error) as raised:
+                call()
+            self.assertIn(text, str(raised.exception))
+        self.assertEqual(CALLS, [])
+
+    def test_numbers_of_other_types_are_accepted(self):
+        from fractions import Fraction
+
+        loadhost.trend("t", Fraction(1, 4))
+        loadhost.gauge("g", 7)
+        loadhost.counter("c", 2**64 - 1, [("ok", True), ("n", 1.5)])
+        self.assertEqual(
+            CALLS,
+            [
+                ("trend", "t", 0.25, []),
+                ("gauge", "g", 7.0, []),
+                ("counter", "c", 2**64 - 1, [("ok", "True"), ("n", "1.5")]),
+            ],
+        )
+
 
 class Env(unittest.TestCase):
     def setUp(self):
@@ -141,11 +191,31 @@ class Env(unittest.TestCase):
         self.assertIsNone(loadhost.env("LH_UNSET"))
 
     def test_a_value_that_does_not_parse_aborts(self):
-        for default in (1, 1.0, True):
+        for default, expected in (
+            (1, "an integer"),
+            (1.0, "a number"),
+            (True, "a boolean (true/false, 1/0, yes/no, on/off)"),
+        ):
             with self.assertRaises(loadhost.ConfigError) as raised:
                 loadhost.env("LH_BAD", default)
             self.assertIsInstance(raised.exception, loadhost.Abort)
-            self.assertIn("LH_BAD='x'", str(raised.exception))
+            self.assertEqual(str(raised.exception), f"LH_BAD=x: expected {expected}")
+            self.assertEqual(config.take_bad_setting(), f"LH_BAD=x: expected {expected}")
+
+    def test_numbers_must_be_finite_and_empty_is_false(self):
+        os.environ.update(LH_INF="inf", LH_EMPTY=" ")
+        with self.assertRaisesRegex(loadhost.ConfigError, "^LH_INF=inf: expected a number$"):
+            loadhost.env("LH_INF", 0.0)
+        self.assertIs(loadhost.env("LH_EMPTY", True), False)
+        config.take_bad_setting()
+
+    def test_the_first_bad_setting_of_a_call_is_kept(self):
+        os.environ.update(LH_BAD2="y")
+        for key in ("LH_BAD", "LH_BAD2"):
+            with self.assertRaises(loadhost.ConfigError):
+                loadhost.env(key, 0)
+        self.assertEqual(config.take_bad_setting(), "LH_BAD=x: expected an integer")
+        self.assertIsNone(config.take_bad_setting())
 
     def test_reading_at_import_time_is_refused(self):
         config._at_runtime = False
@@ -214,6 +284,10 @@ class Http(unittest.TestCase):
 class Entry(unittest.TestCase):
     TASK = Task("default", 0, 0, 0, b"")
 
+    def tearDown(self):
+        os.environ = _REAL_ENVIRON
+        config._at_runtime = False
+
     def test_task_errors_map_to_their_variant(self):
         for raised, variant in (
             (loadhost.Retryable("r"), wit_types.TaskError_Retryable("r")),
@@ -236,7 +310,58 @@ class Entry(unittest.TestCase):
         with self.assertRaises(Err) as caught:
             _entry(do_task=do_task).Doer().do_task(self.TASK)
         self.assertIsInstance(caught.exception.value, wit_types.TaskError_Failed)
-        self.assertRegex(caught.exception.value.value, r"^KeyError: 'missing' \(at test_sdk\.py:\d+\)$")
+        self.assertRegex(caught.exception.value.value, r"^KeyError: 'missing' \(test_sdk\.py:\d+\)$")
+
+    def test_the_place_is_the_plugins_line_not_the_sdks(self):
+        def do_task(task):
+            loadhost.trend("t", "6.4ms")  # the line the text must name
+
+        with self.assertRaises(Err) as caught:
+            _entry(do_task=do_task).Doer().do_task(self.TASK)
+        line = do_task.__code__.co_firstlineno + 1
+        self.assertEqual(
+            caught.exception.value,
+            wit_types.TaskError_Failed(
+                f"TypeError: metrics.trend('t', '6.4ms'): value must be a finite number, got str '6.4ms' "
+                f"(test_sdk.py:{line})"
+            ),
+        )
+
+    def test_a_bad_setting_aborts_even_when_the_plugin_catches_it(self):
+        os.environ["LH_DELAY"] = "abc"
+
+        def do_task(task):
+            try:
+                loadhost.env("LH_DELAY", 0)
+            except Exception:
+                pass
+
+        def init(worker_id, data):
+            loadhost.env("LH_DELAY", 0)
+
+        entry = _entry(do_task=do_task, init=init)
+        with self.assertRaises(Err) as caught:
+            entry.Doer().do_task(self.TASK)
+        self.assertEqual(caught.exception.value, wit_types.TaskError_Abort("LH_DELAY=abc: expected an integer"))
+        with self.assertRaises(Err) as caught:
+            entry.Lifecycle().init(0, "")
+        self.assertEqual(caught.exception.value, "LH_DELAY=abc: expected an integer")
+        del os.environ["LH_DELAY"]
+
+    def test_os_environ_refuses_the_plugins_reads_at_build_time_only(self):
+        import tempfile
+
+        config._at_runtime = False
+        _entry(do_task=lambda task: None)
+        for read in (lambda: os.environ.get("HOME"), lambda: os.getenv("HOME"), lambda: dict(os.environ),
+                     lambda: "HOME" in os.environ, lambda: list(os.environ.items())):
+            with self.assertRaisesRegex(RuntimeError, r"^os.environ was read while the plugin was being imported"):
+                read()
+        # The standard library's own reads pass (tempfile looks at TMPDIR, zoneinfo at PYTHONTZPATH).
+        self.assertTrue(tempfile._candidate_tempdir_list())
+        config._at_runtime = True
+        self.assertEqual(os.environ.get("HOME"), _REAL_ENVIRON.get("HOME"))
+        self.assertEqual(dict(os.environ), dict(_REAL_ENVIRON))
 
     def test_a_pass_returns_and_marks_the_runtime(self):
         config._at_runtime = False
@@ -262,7 +387,7 @@ class Entry(unittest.TestCase):
         self.assertEqual(lifecycle.setup("{}"), "42")
         with self.assertRaises(Err) as caught:
             lifecycle.init(3, "42")
-        self.assertRegex(caught.exception.value, r"^ValueError: no 3 42 \(at test_sdk\.py:\d+\)$")
+        self.assertRegex(caught.exception.value, r"^ValueError: no 3 42 \(test_sdk\.py:\d+\)$")
         lifecycle.teardown("42")
         self.assertEqual(seen, ["42"])
 

@@ -52,6 +52,7 @@ pub fn render(summary: &Summary, rows: &ChartRows) -> String {
     tables::header(&mut out, summary);
     tables::verdict(&mut out, summary);
     tables::summary(&mut out, summary);
+    tables::errors(&mut out, summary);
     if let Some(scenarios) = &summary.scenarios {
         tables::scenarios(&mut out, scenarios);
     }

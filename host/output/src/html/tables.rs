@@ -40,7 +40,8 @@ pub(super) fn verdict(out: &mut String, s: &Summary) {
     let failed = s.thresholds.iter().filter(|(_, t)| !t.ok).count();
     let limit = match (&s.verdict.limit, &s.verdict.why) {
         (Some(limit), why) => format!(" Limited by the {limit}: {}.", esc(why.as_deref().unwrap_or(""))),
-        (None, _) => " The host kept up; nothing limited the run.".to_owned(),
+        (None, Some(why)) => format!(" {}.", esc(why)),
+        (None, None) => " The host kept up; nothing limited the run.".to_owned(),
     };
     let _ = if total == 0 {
         writeln!(out, "<div class=\"verdict none\">No thresholds were set.{limit}</div>")
@@ -226,6 +227,32 @@ pub(super) fn http(out: &mut String, http: &HttpMetrics) {
     percentile_header(out, "ms", "<th>count</th>");
     percentile_row(out, loadhost_metrics::http::names::HTTP_REQ_DURATION, &http.duration.stats);
     let _ = writeln!(out, "<td>{}</td></tr>\n</table>", count(http.duration.count));
+}
+
+/// The errors table: every kind of error, most frequent first.
+pub(super) fn errors(out: &mut String, s: &Summary) {
+    if s.errors.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<h2>Errors</h2>\n<p class=\"note\">Attempts that did not pass, grouped by outcome and message (numbers, \
+         hex ids and UUIDs folded); the example is the earliest of each kind.</p>\n\
+         <table class=\"t\" id=\"error-table\">\n<tr><th>count</th><th>outcome</th><th>example</th>\
+         <th>iteration</th><th>first (s)</th><th>last (s)</th></tr>\n",
+    );
+    for e in &s.errors {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td class=\"text\"><code>{}</code></td><td>{}</td><td>{:.3}</td><td>{:.3}</td></tr>",
+            count(e.count),
+            e.outcome.as_str(),
+            esc(&e.example),
+            e.iteration,
+            e.first_s,
+            e.last_s
+        );
+    }
+    out.push_str("</table>\n");
 }
 
 /// The plugin's checks and its own metrics.

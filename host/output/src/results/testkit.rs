@@ -54,6 +54,11 @@ pub(crate) fn task(w: &mut Window, micros: u64, n: u64) {
         },
         terminal: Some(if failed { Outcome::Failed } else { Outcome::Passed }),
     });
+    if failed {
+        // Two kinds of error, each with a number that varies, at times that vary.
+        let text = if n.is_multiple_of(100) { format!("order {n} refused") } else { format!("timeout after {n} ms") };
+        w.errors.record(loadhost_metrics::ErrorKind::Failed, &text, n, 1_700_000_000_000 + n * 7);
+    }
     w.http.record(HttpSample {
         status: Some(if failed { 503 } else { 200 }),
         duration: Duration::from_micros(micros * 9 / 10),
@@ -189,6 +194,7 @@ pub(crate) fn assert_same_window(a: &Window, b: &Window) {
     };
     assert_eq!(counts(a), counts(b));
     assert_eq!(values(&a.http.duration), values(&b.http.duration));
+    assert_eq!(a.errors, b.errors, "the errors tables");
 }
 
 pub(crate) fn assert_same_report(a: &RunReport, b: &RunReport) {

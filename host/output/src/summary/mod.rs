@@ -20,8 +20,8 @@ pub use metrics::{
     CountRate, CountSummary, GaugeSummary, HttpMetrics, Metrics, PluginMetric, RateSummary, TrendSummary,
 };
 pub use views::{
-    AttemptCounts, CheckCounts, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile, Rate, ScenarioRate,
-    ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
+    AttemptCounts, CheckCounts, ErrorRow, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile, Rate,
+    ScenarioRate, ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
 };
 
 use crate::{RunInfo, VERSION, round_ms};
@@ -39,6 +39,8 @@ pub struct Summary {
     pub config: Value,
     /// From the start of load to the end of the last task, in seconds.
     pub duration_s: f64,
+    /// Attempts that carried an error, grouped by what they said, most frequent first.
+    pub errors: Vec<ErrorRow>,
     /// Time tasks waited for a gate permit (`--max-in-flight`), in ms.
     pub gate_wait_ms: PercentileView,
     /// The loadhost process.
@@ -111,13 +113,16 @@ impl Summary {
         let t = &report.totals;
         let tasks = Tasks::new(report.counts(), report.started);
         let seconds = report.elapsed.as_secs_f64();
-        let limit = loadhost_metrics::limit::verdict(report, thresholds);
+        let started_at_ms = report.started_at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let errors: Vec<ErrorRow> = t.errors.sorted().into_iter().map(|g| ErrorRow::new(g, started_at_ms)).collect();
+        let verdict = Verdict::new(loadhost_metrics::limit::verdict(report, thresholds), thresholds, &tasks, &errors);
         Summary {
             aborted: report.aborted.clone(),
             attempts: AttemptCounts::from(&t.attempts),
             checks: checks(&t.plugin),
             config: info.config.clone(),
             duration_s: seconds,
+            errors,
             gate_wait_ms: PercentileView::ms(&t.gate_wait.percentiles()),
             host: Host { peak_rss_mb: info.peak_rss.map(round_mb) },
             identity_holds: tasks.identity_holds(),
@@ -151,7 +156,7 @@ impl Summary {
             teardown_error: report.teardown_error.clone(),
             thresholds: Named(thresholds.iter().map(|r| (r.expr.clone(), threshold(r))).collect()),
             underrun: t.underrun,
-            verdict: Verdict { limit: limit.as_ref().map(|(l, _)| Limiter::from(*l)), why: limit.map(|(_, why)| why) },
+            verdict,
             version: VERSION.to_owned(),
             wait_ms: PercentileView::ms(&t.wait.percentiles()),
             workers: Workers::from(&report.workers),
@@ -211,7 +216,7 @@ pub(crate) mod tests {
     use std::time::{Duration, SystemTime};
 
     use loadhost_metrics::http::HttpSample;
-    use loadhost_metrics::{Outcome, SeriesKey, TaskTiming, Window, WorkerStats};
+    use loadhost_metrics::{ErrorKind, Outcome, SeriesKey, TaskTiming, Window, WorkerStats};
     use serde_json::json;
 
     use super::*;
@@ -235,6 +240,11 @@ pub(crate) mod tests {
         totals.plugin.trend(SeriesKey::new("size".into(), vec![("route".into(), "/a".into())]), 3.5);
         totals.http.record(HttpSample { status: Some(404), duration: Duration::from_millis(4), body_bytes: 9 });
         totals.lag_max = Duration::from_micros(1_234);
+        let start_ms = 1_700_000_000_000;
+        for i in 0..3 {
+            totals.errors.record(ErrorKind::Failed, &format!("order {i} refused"), i, start_ms + 500 * i);
+        }
+        totals.errors.record(ErrorKind::Trapped, "panicked at src/lib.rs:3:9: boom", 7, start_ms + 2_000);
         let report = |name: &str, offset: u64| RunReport {
             scenario: name.into(),
             offset: Duration::from_millis(offset),
@@ -300,6 +310,7 @@ pub(crate) mod tests {
                 "checks",
                 "config",
                 "duration_s",
+                "errors",
                 "gate_wait_ms",
                 "host",
                 "identity_holds",

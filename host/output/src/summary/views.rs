@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use loadhost_metrics::limit::Limit;
-use loadhost_metrics::{Attempts, Counts, Outcome, Percentiles, RunReport, WorkerStats};
+use loadhost_metrics::{
+    Attempts, Counts, ErrorGroup, ErrorKind, Outcome, Percentiles, RunReport, ThresholdResult, WorkerStats,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::round_ms;
@@ -323,13 +325,88 @@ impl fmt::Display for Limiter {
     }
 }
 
-/// What limited the run and why (`verdict`); both null when nothing did.
+/// One row of the errors table (`errors`): attempts that ended the same way saying the same thing,
+/// once numbers, hex ids and UUIDs are folded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRow {
+    /// Attempts in the group.
+    pub count: u64,
+    /// The earliest of them, verbatim.
+    pub example: String,
+    /// Seconds from the start of load to the first.
+    pub first_s: f64,
+    /// The example's iteration.
+    pub iteration: u64,
+    /// Seconds from the start of load to the last.
+    pub last_s: f64,
+    /// The normalized message the rows are grouped by.
+    pub message: String,
+    /// How the attempts ended: `failed`, `retryable`, `trapped`, `timed_out` or `aborted`.
+    pub outcome: ErrorKind,
+}
+
+impl ErrorRow {
+    /// The row of `group`, its times counted from `started_at_ms`.
+    pub fn new(group: &ErrorGroup, started_at_ms: u64) -> Self {
+        let since = |ms: u64| ms.saturating_sub(started_at_ms) as f64 / 1000.0;
+        ErrorRow {
+            count: group.count,
+            example: group.example.clone(),
+            first_s: since(group.first_ms),
+            iteration: group.iteration,
+            last_s: since(group.last_ms),
+            message: group.message.clone(),
+            outcome: group.outcome,
+        }
+    }
+}
+
+/// What limited the run and why (`verdict`): `limit` names the host or the target when one of them
+/// did, `why` says so in words along with failed thresholds and frequent errors; both null for a
+/// clean run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     /// Who limited the run.
     pub limit: Option<Limiter>,
     /// Why, in words.
     pub why: Option<String>,
+}
+
+/// The share of ended tasks that ended in an error of their own (failed, trapped, timed out)
+/// past which the verdict says so: a run that mostly fails measured little worth reading.
+pub const ERROR_SHARE: f64 = 0.05;
+
+impl Verdict {
+    /// The verdict of a finished run: what limited it (`limit`, as find-max names it), and why in
+    /// words, which also names what the limit does not: thresholds that failed with no samples,
+    /// and more than [`ERROR_SHARE`] of the tasks ending in an error, with the most frequent one.
+    /// `why` is null only when nothing limited the run, every threshold held and errors were rare.
+    pub fn new(
+        limit: Option<(Limit, String)>,
+        thresholds: &[ThresholdResult],
+        tasks: &Tasks,
+        errors: &[ErrorRow],
+    ) -> Self {
+        let mut why = Vec::new();
+        let limit = limit.map(|(limit, reason)| {
+            why.push(reason);
+            Limiter::from(limit)
+        });
+        for t in thresholds.iter().filter(|t| !t.passed && t.value.is_none()) {
+            why.push(format!("{} failed: no samples", t.expr));
+        }
+        let ended = tasks.ended();
+        let share = if ended == 0 { 0.0 } else { tasks.errored() as f64 / ended as f64 };
+        if share > ERROR_SHARE {
+            let mut line = format!("{:.1}% of tasks ended in an error", share * 100.0);
+            if let Some(top) = errors.iter().find(|e| e.outcome != ErrorKind::Retryable).or(errors.first()) {
+                let example = crate::shorten(&top.example, 160);
+                line.push_str(&format!(" (most frequent, {} {}: {example})", top.count, top.outcome.as_str()));
+            }
+            why.push(line);
+        }
+        Verdict { limit, why: (!why.is_empty()).then(|| why.join("; ")) }
+    }
 }
 
 /// How one threshold ended (`thresholds.EXPR`).

@@ -184,7 +184,7 @@ impl Connections {
                 Ok((parts, body, None)) => return Ok((parts, body)),
                 Err(Failed::NotSent(again)) if !fresh => request = *again,
                 Err(Failed::NotSent(_)) => {
-                    return Err(ExchangeError::Failed("the connection closed before the request was sent".into()));
+                    return Err(ExchangeError::Failed("connection closed before the request was sent".into()));
                 }
                 Err(Failed::Error(why)) => return Err(ExchangeError::Failed(why)),
             }
@@ -376,8 +376,9 @@ async fn drive<W: Future>(mut driver: Pin<&mut http1::Connection<Io, RequestBody
     .await
 }
 
-/// A connection error as the plugin sees it: the I/O error's kind when there is one, and a refusal
-/// when the destination is one of the host's own listeners.
+/// A connection error as the plugin sees it, in the stable short words of docs/http.md ("connection
+/// refused", "connect timed out", "connection reset", "tls: …", "connect failed: …"), and a
+/// refusal when the destination is one of the host's own listeners.
 fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
     let mut source = Some(err);
     while let Some(cause) = source {
@@ -388,21 +389,25 @@ fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
             if let Some(own) = io.get_ref().and_then(|inner| inner.downcast_ref::<super::connector::OwnListener>()) {
                 return ExchangeError::Denied(own.to_string());
             }
+            if let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+                return ExchangeError::Failed(format!("tls: {tls}"));
+            }
             return ExchangeError::Failed(match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => "ConnectionRefused".to_owned(),
-                std::io::ErrorKind::TimedOut => "ConnectionTimeout".to_owned(),
-                _ => format!("connecting: {io}"),
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_owned(),
+                std::io::ErrorKind::TimedOut => "connect timed out".to_owned(),
+                std::io::ErrorKind::ConnectionReset => "connection reset".to_owned(),
+                _ => format!("connect failed: {io}"),
             });
         }
         source = cause.source();
     }
-    ExchangeError::Failed(format!("connecting: {err}"))
+    ExchangeError::Failed(format!("connect failed: {err}"))
 }
 
 fn hyper_error(err: &hyper::Error) -> String {
     if err.is_incomplete_message() || err.is_closed() || err.is_canceled() {
-        "HttpResponseIncomplete".to_owned()
+        "response incomplete: the connection closed".to_owned()
     } else {
-        format!("HttpProtocolError: {err}")
+        format!("protocol error: {err}")
     }
 }

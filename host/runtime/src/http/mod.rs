@@ -199,7 +199,7 @@ impl HttpClient {
     /// Why a body over the cap failed, for the plugin.
     pub(crate) fn body_too_large(&self) -> String {
         format!(
-            "the response body is larger than --max-response-body {:.1}MiB, so the host stopped reading it \
+            "body too large: over --max-response-body {:.1}MiB, so the host stopped reading it \
              (raise the flag to read it whole)",
             self.max_body as f64 / f64::from(1 << 20)
         )
@@ -329,7 +329,7 @@ impl WorkerHttp {
         let result = match timeout {
             Some(limit) => tokio::time::timeout(limit, exchange)
                 .await
-                .unwrap_or_else(|_| Err(ExchangeError::Failed("timed out".into()))),
+                .unwrap_or_else(|_| Err(ExchangeError::Failed(format!("timed out: no response within {limit:?}")))),
             None => exchange.await,
         };
         match result {

@@ -5,8 +5,11 @@
  * checks is a named check, so the run's summary says which one broke.
  *
  * Settings (`-e KEY=VALUE`): TARGET_URL (the built-in target's root), ABORT_AT (abort the run at
- * that iteration), SETUP_FAIL (refuse setup), PORT_OFFSET (an integer, to test loadhost_env_int).
+ * that iteration), SETUP_FAIL (refuse setup), PORT_OFFSET (an integer, to test loadhost_env_int),
+ * FLAG (a boolean, to test loadhost_env_bool), BAD_METRIC (record a NaN trend, which the SDK
+ * refuses: the task fails naming the call).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,8 +49,11 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     if (abort_at >= 0 && task->iteration == (uint64_t)abort_at) {
         return loadhost_abort("abort requested at iteration %llu", (unsigned long long)task->iteration);
     }
-    /* Parsed on every task so that a bad value traps every task (run.sh checks that). */
+    /* A bad value aborts the run even though the task goes on with the fallback (run.sh checks). */
     long long offset = loadhost_env_int("PORT_OFFSET", 0);
+    if (loadhost_env("BAD_METRIC", NULL)) {
+        loadhost_trend("c_nan", NAN, LOADHOST_NO_TAGS);
+    }
 
     const loadhost_tag scenario_tag[] = {{"scenario", task->scenario}};
     loadhost_counter("c_tasks", 1, scenario_tag, 1);
@@ -59,6 +65,8 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     loadhost_check("init saw the setup data", setup_data_seen && strcmp(setup_data_seen, SETUP_DATA) == 0,
                    LOADHOST_NO_TAGS);
     loadhost_check("env int parsed", offset == 0, LOADHOST_NO_TAGS);
+    loadhost_check("env bool parsed", loadhost_env_bool("FLAG", false) == (loadhost_env("FLAG", NULL) != NULL),
+                   LOADHOST_NO_TAGS);
 
     /* POST the task's input (or a fixed body) to /echo: the target answers with the same body and
      * content type. */

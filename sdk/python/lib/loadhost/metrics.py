@@ -1,39 +1,120 @@
 """Plugin metrics: the host aggregates them per name and tag set and reports them in the summary.
 
 Names and tag keys should be short `snake_case` words. Tags are a dict (`{"route": "/"}`) or a
-sequence of `(key, value)` pairs; values that are not strings are converted with `str`.
+sequence of `(key, value)` pairs; values that are numbers or bools are converted with `str`.
+
+Each call checks its arguments, because the host can only drop a sample it cannot use (a `nan`
+trend, a counter of 2.5) and a threshold on that metric would then pass on no samples at all. A
+wrong argument raises `TypeError` (wrong type) or `ValueError` (wrong value) naming the call:
+`metrics.trend('t', '6.4ms'): value must be a finite number, got str '6.4ms'`; uncaught, it fails
+the task with that text.
 """
+
+import math
 
 from wit_world.imports import metrics as _host
 
 # Shared by every call without tags; the host only reads it.
 _NO_TAGS: list = []
 
+_U64_LIMIT = 2**64
 
-def _tags(tags) -> list:
-    """Tags as the list of string pairs the host takes."""
+
+def _show(value) -> str:
+    """`str 'x'`, `float nan`: the type and the value, as the error messages put them."""
+    return f"{type(value).__name__} {value!r}"
+
+
+def _call(kind: str, name, value) -> str:
+    """How a message names the call: `metrics.trend('t', '6.4ms')`."""
+    return f"metrics.{kind}({name!r}, {value!r})"
+
+
+def _check_name(kind: str, name, value) -> None:
+    if type(name) is not str:
+        raise TypeError(f"{_call(kind, name, value)}: name must be a non-empty string, got {_show(name)}")
+    if not name:
+        raise ValueError(f"{_call(kind, name, value)}: name must be a non-empty string, got ''")
+
+
+def _number(kind: str, name, value) -> float:
+    """`value` as a finite float, or the error naming the call."""
+    # float and int first: the common case costs two type checks.
+    if type(value) is float or (type(value) is int and abs(value) < 2**1023):
+        number = float(value)
+    elif isinstance(value, bool) or not hasattr(value, "__float__") or isinstance(value, (str, bytes, complex)):
+        raise TypeError(f"{_call(kind, name, value)}: value must be a finite number, got {_show(value)}")
+    else:  # fractions, decimals and other real numbers
+        try:
+            number = float(value)
+        except (OverflowError, ValueError):
+            number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"{_call(kind, name, value)}: value must be a finite number, got {_show(value)}")
+    return number
+
+
+def _tags(kind: str, name, value, tags) -> list:
+    """Tags as the list of string pairs the host takes, or the error naming the call."""
     if not tags:
         return _NO_TAGS
-    pairs = tags.items() if isinstance(tags, dict) else tags
-    return [(str(key), str(value)) for key, value in pairs]
+    if isinstance(tags, dict):
+        pairs = tags.items()
+    elif isinstance(tags, (str, bytes)) or not hasattr(tags, "__iter__"):
+        raise TypeError(f"{_call(kind, name, value)}: tags must be a dict or (key, value) pairs, got {_show(tags)}")
+    else:
+        pairs = tags
+    out = []
+    for pair in pairs:
+        try:
+            key, tag = pair
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{_call(kind, name, value)}: tags must be a dict or (key, value) pairs, got the item {_show(pair)}"
+            ) from None
+        if type(key) is not str or not key:
+            raise TypeError(f"{_call(kind, name, value)}: a tag key must be a non-empty string, got {_show(key)}")
+        if type(tag) is not str:
+            if tag is None or not isinstance(tag, (int, float)):
+                raise TypeError(
+                    f"{_call(kind, name, value)}: tag {key!r} must be a string (or a number), got {_show(tag)}"
+                )
+            tag = str(tag)
+        out.append((key, tag))
+    return out
 
 
 def counter(name: str, delta: int = 1, tags=None) -> None:
-    """Add `delta` (a non-negative int, default 1) to the counter `name`."""
-    _host.counter(name, delta, _tags(tags))
+    """Add `delta` (a non-negative int below 2**64, default 1) to the counter `name`."""
+    _check_name("counter", name, delta)
+    if type(delta) is not int:
+        if isinstance(delta, bool) or not isinstance(delta, int):
+            raise TypeError(
+                f"{_call('counter', name, delta)}: delta must be a non-negative integer, got {_show(delta)}"
+            )
+        delta = int(delta)
+    if not 0 <= delta < _U64_LIMIT:
+        raise ValueError(
+            f"{_call('counter', name, delta)}: delta must be a non-negative integer below 2**64, got {_show(delta)}"
+        )
+    _host.counter(name, delta, _tags("counter", name, delta, tags))
 
 
 def gauge(name: str, value: float, tags=None) -> None:
-    """Set the gauge `name` to `value` (the summary keeps the latest value)."""
-    _host.gauge(name, float(value), _tags(tags))
+    """Set the gauge `name` to `value`, a finite number (the summary keeps the latest value)."""
+    _check_name("gauge", name, value)
+    _host.gauge(name, _number("gauge", name, value), _tags("gauge", name, value, tags))
 
 
 def trend(name: str, value: float, tags=None) -> None:
-    """Record one value of the trend `name` (the summary shows min, mean, percentiles and max)."""
-    _host.trend(name, float(value), _tags(tags))
+    """Record `value`, a finite number, in the trend `name` (the summary shows min, mean,
+    percentiles and max)."""
+    _check_name("trend", name, value)
+    _host.trend(name, _number("trend", name, value), _tags("trend", name, value, tags))
 
 
 def check(name: str, ok, tags=None) -> bool:
     """Record a pass or a fail of the check `name`, and return `ok` as a bool to use inline:
     `if not check("status is 200", response.status == 200): ...`."""
-    return _host.check(name, bool(ok), _tags(tags))
+    _check_name("check", name, ok)
+    return _host.check(name, bool(ok), _tags("check", name, ok, tags))

@@ -9,12 +9,14 @@
 //! - `read-file`: read the file `FILE` (default `/etc/passwd`); fails with the error if it cannot
 //! - `tags`: count `hostile_series` with a tag value no other task uses (the cardinality cap)
 //! - `absurd`: record trends of ±1e300 and NaN and add u64::MAX to a counter, over 1,000 tag values
+//!   (through the raw bindings: the SDK's `metrics::trend` refuses a NaN before the host sees it)
 //! - `trap-init`: trap in the lifecycle's `init`, so no worker can start
 
 use std::hint::black_box;
 
+use loadhost_sdk::bindings::loadhost::plugin::metrics as raw_metrics;
 use loadhost_sdk::config::env_or;
-use loadhost_sdk::metrics::{counter, trend};
+use loadhost_sdk::metrics::counter;
 use loadhost_sdk::{Doer, Lifecycle, Task, TaskResult, failed};
 
 struct Hostile;
@@ -63,12 +65,11 @@ impl Doer for Hostile {
             }
             "tags" => counter("hostile_series", 1, &[("id", &task.iteration.to_string())]),
             "absurd" => {
-                let tag = (task.iteration % 1000).to_string();
-                let tags = [("k", tag.as_str())];
+                let tags = [("k".to_owned(), (task.iteration % 1000).to_string())];
                 for value in [1e300, -1e300, f64::NAN] {
-                    trend("absurd", value, &tags);
+                    raw_metrics::trend("absurd", value, &tags);
                 }
-                counter("huge", u64::MAX, &tags);
+                raw_metrics::counter("huge", u64::MAX, &tags);
             }
             _ => {}
         }

@@ -1,0 +1,50 @@
+//! What loadhost shows when a plugin goes wrong: the fixture of the host's output, panic and
+//! errors-table tests, with twins in Python (`debugging-python`), JavaScript (`debugging-js`) and
+//! C (`debugging-c`) that behave the same.
+//!
+//! Each task with iteration `i` prints `debug: starting iteration {i}` to stdout and
+//! `note: worker {worker_id} on iteration {i}` to stderr, then: on iteration 3 it panics (an index
+//! out of bounds, so the task traps); on `i % 5 == 1` it fails with `upstream said 503 for order
+//! {i}`; on `i % 5 == 2` with `checkout timed out after {i} ms`; otherwise it passes.
+//!
+//! Settings: `PRINT_BYTES=N` also prints a line of N `x` to stdout per task (default 0);
+//! `DELAY_MS=N` waits N ms before the outcome (default 0); `MODE=bad-metric` records a trend of
+//! NaN, which the SDK refuses by panicking with the call's name.
+
+use std::time::Duration;
+
+use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, metrics};
+
+struct Debugging;
+
+impl Doer for Debugging {
+    fn do_task(task: Task) -> TaskResult {
+        let i = task.iteration;
+        println!("debug: starting iteration {i}");
+        eprintln!("note: worker {} on iteration {i}", task.worker_id);
+        let bytes = env_or("PRINT_BYTES", 0usize);
+        if bytes > 0 {
+            println!("{}", "x".repeat(bytes));
+        }
+        if env_or("MODE", String::new()) == "bad-metric" {
+            metrics::trend("t", f64::NAN, &[]); // the bad metric
+        }
+        let delay = env_or("DELAY_MS", 0u64);
+        if delay > 0 {
+            std::thread::sleep(Duration::from_millis(delay));
+        }
+        if i == 3 {
+            // A bug, not a returned error: the panic traps the task.
+            let orders: Vec<u8> = Vec::new();
+            let first = orders[i as usize]; // the bug
+            return if first > 0 { Ok(()) } else { Err(failed("no items")) };
+        }
+        match i % 5 {
+            1 => Err(failed(format!("upstream said 503 for order {i}"))),
+            2 => Err(failed(format!("checkout timed out after {i} ms"))),
+            _ => Ok(()),
+        }
+    }
+}
+
+loadhost_sdk::export!(Debugging);
