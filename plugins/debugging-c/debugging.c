@@ -3,10 +3,11 @@
  * `debugging-python` and `debugging-js`, for the host's output and errors-table tests.
  *
  * Each task with iteration `i` prints `debug: starting iteration {i}` to stdout and
- * `note: worker {worker_id} on iteration {i}` to stderr, then: on iteration 3 it divides by zero
- * (the task traps, and the trap names the function, average_basket); on `i % 5 == 1` it fails with
- * `upstream said 503 for order {i}`; on `i % 5 == 2` with `checkout timed out after {i} ms`;
- * otherwise it passes.
+ * `note: worker {worker_id} on iteration {i}` to stderr, and records the trend `journey_ms`
+ * (`10 * (i % 10)`) and the counter `orders` tagged `tier` (`bulk` when `i % 3 == 0`, else
+ * `retail`), both declared; then: on iteration 3 it divides by zero (the task traps, and the trap
+ * names the function, average_basket); on `i % 5 == 1` it fails with `upstream said 503 for order
+ * {i}`; on `i % 5 == 2` with `checkout timed out after {i} ms`; otherwise it passes.
  *
  * Settings: `PRINT_BYTES=N` also prints a line of N `x` to stdout per task (default 0);
  * `DELAY_MS=N` waits N ms before the outcome (default 0); `MODE=bad-metric` records a trend of
@@ -18,6 +19,9 @@
 #include <time.h>
 
 #include "loadhost.h"
+
+LOADHOST_METRIC("journey_ms:trend");
+LOADHOST_METRIC("orders{tier}:counter");
 
 /* The mean basket size; wasm traps on an integer division by zero. */
 __attribute__((noinline)) static int average_basket(int items, int baskets) {
@@ -35,6 +39,8 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     if (size > 0) {
         putchar('\n');
     }
+    loadhost_trend("journey_ms", (double)(10 * (i % 10)), LOADHOST_NO_TAGS);
+    loadhost_counter("orders", 1, LOADHOST_TAGS({"tier", i % 3 == 0 ? "bulk" : "retail"}));
     if (strcmp(loadhost_env("MODE", ""), "bad-metric") == 0) {
         loadhost_trend("t", NAN, LOADHOST_NO_TAGS); /* the bad metric */
     }

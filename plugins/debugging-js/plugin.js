@@ -3,16 +3,20 @@
 // same.
 //
 // Each task with iteration `i` prints `debug: starting iteration {i}` to stdout (console.log) and
-// `note: worker {workerId} on iteration {i}` to stderr (console.error), then: on iteration 3 it
-// reads a property of a missing array element (a TypeError, so the task fails with the exception's
-// text); on `i % 5 == 1` it fails with `upstream said 503 for order {i}`; on `i % 5 == 2` with
-// `checkout timed out after {i} ms`; otherwise it passes.
+// `note: worker {workerId} on iteration {i}` to stderr (console.error), and records the trend
+// `journey_ms` (`10 * (i % 10)`) and the counter `orders` tagged `tier` (`bulk` when `i % 3 == 0`,
+// else `retail`), both declared; then: on iteration 3 it reads a property of a missing array
+// element (a TypeError, so the task fails with the exception's text); on `i % 5 == 1` it fails
+// with `upstream said 503 for order {i}`; on `i % 5 == 2` with `checkout timed out after {i} ms`;
+// otherwise it passes.
 //
 // Settings: `PRINT_BYTES=N` also prints a line of N `x` to stdout per task (default 0);
 // `DELAY_MS=N` waits N ms before the outcome (default 0); `MODE=bad-metric` records a trend of
 // '6.4ms', which the SDK refuses with a TypeError naming the call.
 
-import { envOr, failed, trend } from './lib/loadhost.js';
+import { counter, declareMetrics, envOr, failed, trend } from './lib/loadhost.js';
+
+declareMetrics('journey_ms:trend', 'orders{tier}:counter');
 
 export function doTask(task) {
   const i = task.iteration;
@@ -20,6 +24,8 @@ export function doTask(task) {
   console.error(`note: worker ${task.workerId} on iteration ${i}`);
   const size = envOr('PRINT_BYTES', 0n);
   if (size > 0n) console.log('x'.repeat(Number(size)));
+  trend('journey_ms', Number(10n * (i % 10n)));
+  counter('orders', 1, { tier: i % 3n === 0n ? 'bulk' : 'retail' });
   if (envOr('MODE', '') === 'bad-metric') {
     trend('t', '6.4ms'); // the bad metric
   }

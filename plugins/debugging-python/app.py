@@ -2,10 +2,11 @@
 for the host's output and errors-table tests; `debugging-js` and `debugging-c` behave the same.
 
 Each task with iteration `i` prints `debug: starting iteration {i}` to stdout and
-`note: worker {worker_id} on iteration {i}` to stderr, then: on iteration 3 it indexes an empty
-list (an IndexError, so the task fails with the exception's text); on `i % 5 == 1` it fails with
-`upstream said 503 for order {i}`; on `i % 5 == 2` with `checkout timed out after {i} ms`;
-otherwise it passes.
+`note: worker {worker_id} on iteration {i}` to stderr, and records the trend `journey_ms`
+(`10 * (i % 10)`) and the counter `orders` tagged `tier` (`bulk` when `i % 3 == 0`, else `retail`),
+both declared; then: on iteration 3 it indexes an empty list (an IndexError, so the task fails
+with the exception's text); on `i % 5 == 1` it fails with `upstream said 503 for order {i}`; on
+`i % 5 == 2` with `checkout timed out after {i} ms`; otherwise it passes.
 
 Settings: `PRINT_BYTES=N` also prints a line of N `x` to stdout per task (default 0);
 `DELAY_MS=N` waits N ms before the outcome (default 0); `MODE=bad-metric` records a trend of
@@ -15,7 +16,9 @@ Settings: `PRINT_BYTES=N` also prints a line of N `x` to stdout per task (defaul
 import sys
 import time
 
-from loadhost import Failed, Task, env, trend
+from loadhost import Failed, Task, counter, declare_metrics, env, trend
+
+declare_metrics("journey_ms:trend", "orders{tier}:counter")
 
 
 def do_task(task: Task) -> None:
@@ -26,6 +29,8 @@ def do_task(task: Task) -> None:
     size = env("PRINT_BYTES", 0)
     if size > 0:
         print("x" * size)
+    trend("journey_ms", 10 * (i % 10))
+    counter("orders", 1, {"tier": "bulk" if i % 3 == 0 else "retail"})
     if env("MODE", "") == "bad-metric":
         trend("t", "6.4ms")  # the bad metric
     delay = env("DELAY_MS", 0)

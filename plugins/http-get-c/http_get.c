@@ -7,6 +7,8 @@
  */
 #include "loadhost.h"
 
+LOADHOST_METRIC("status is 200:check");
+
 loadhost_result loadhost_do_task(const loadhost_task *task) {
     (void)task;
     /* Read once per instance: the environment does not change during a run. */

@@ -4,7 +4,9 @@
 // is read, so neither the headers nor the body are brought into the plugin.
 // The JavaScript twin of plugins/http-get; build it with `sdk/js/build.sh plugins/http-get-js OUT.wasm`.
 
-import { HttpError, check, envOr, failed, get, retryable } from './lib/loadhost.js';
+import { HttpError, check, declareMetrics, envOr, failed, get, retryable } from './lib/loadhost.js';
+
+declareMetrics('status is 200:check');
 
 // Read on the first task, not at the top level: the top level runs at build time.
 let url;

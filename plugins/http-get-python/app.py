@@ -6,7 +6,9 @@ status is read, so neither the headers nor the body are brought into the plugin.
 
 import functools
 
-from loadhost import Failed, Retryable, Task, check, env, http
+from loadhost import Failed, Retryable, Task, check, declare_metrics, env, http
+
+declare_metrics("status is 200:check")
 
 
 @functools.cache

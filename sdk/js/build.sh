@@ -58,6 +58,61 @@ cp "$lib/wit/world.wit" "$stage/wit/"
 cp "$wit"/*.wit "$stage/wit/deps/loadhost-plugin/"
 cp "$lib/wit/wasi-cli-environment.wit" "$stage/wit/deps/wasi-cli/"
 
+# The metrics the plugin declares (`declareMetrics('orders{tier}:counter', ...)` calls with string
+# literals, each call at the start of a line), read from its source without running it and kept
+# as a `loadhost:metrics` custom section, which is appended to the component below: `loadhost
+# inspect` lists them, and thresholds on them need no --metric.
+node - "$stage" "$stage/tmp/metrics.section" <<'JS' || die "declareMetrics: see above"
+const fs = require('fs');
+const path = require('path');
+const [root, out] = process.argv.slice(2);
+const found = [];
+const call = /^[ \t]*(?:[A-Za-z_$][\w$]*\.)?declareMetrics\s*\(([^)]*)\)/gm;
+const literal = /\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")\s*(?:,|$)/y;
+function scan(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  for (const match of text.matchAll(call)) {
+    const args = match[1];
+    for (let at = 0; args.slice(at).trim() !== '';) {
+      literal.lastIndex = at;
+      const arg = literal.exec(args);
+      if (!arg) {
+        const line = text.slice(0, match.index).split('\n').length;
+        console.error(`${path.relative(root, file)}:${line}: declareMetrics takes string literals (build.sh reads them without running the plugin)`);
+        process.exit(1);
+      }
+      found.push((arg[1] ?? arg[2]).replace(/\\(.)/g, '$1').trim());
+      at = literal.lastIndex;
+    }
+  }
+}
+function walk(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (!entry.name.startsWith('.') && !['lib', 'wit', 'tmp', 'node_modules'].includes(entry.name)) walk(full);
+    } else if (/\.m?js$/.test(entry.name)) {
+      scan(full);
+    }
+  }
+}
+function leb(n) {
+  const bytes = [];
+  do {
+    const byte = n & 0x7f;
+    n >>>= 7;
+    bytes.push(byte | (n ? 0x80 : 0));
+  } while (n);
+  return Buffer.from(bytes);
+}
+walk(root);
+if (found.length) {
+  const name = Buffer.from('loadhost:metrics');
+  const body = Buffer.concat([leb(name.length), name, Buffer.from(found.map((d) => `${d}\n`).join(''))]);
+  fs.writeFileSync(out, Buffer.concat([Buffer.from([0]), leb(body.length), body]));
+}
+JS
+
 started=$(date +%s.%N)
 # -d http -d fetch-event: no wasi:http imports (plugins use the host's loadhost:plugin/http).
 if ! (cd "$stage" && TMPDIR="$stage/tmp" "$componentize" lib/entry.js --wit wit -n plugin \
@@ -74,6 +129,8 @@ if ! (cd "$stage" && TMPDIR="$stage/tmp" "$componentize" lib/entry.js --wit wit 
     fi
     die "componentize-js failed for $plugin_dir"
 fi
+# A custom section may end a component: the declarations go last.
+if [ -f "$stage/tmp/metrics.section" ]; then cat "$stage/tmp/metrics.section" >>"$stage/out.wasm"; fi
 mv "$stage/out.wasm" "$out"
 size=$(stat -c %s "$out")
 figures=$(awk -v size="$size" -v t0="$started" -v t1="$(date +%s.%N)" \

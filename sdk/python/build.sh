@@ -44,6 +44,46 @@ stage="$(mktemp -d)"
 trap 'rm -rf -- "$stage"' EXIT
 cp -R -- "$lib" "$stage/lib"
 started=$SECONDS
+
+# The metrics the plugin declares (`declare_metrics("orders{tier}:counter", ...)` calls with string
+# literals), read from its source without running it and kept as a `loadhost:metrics` custom
+# section, which is appended to the component below: `loadhost inspect` lists them, and
+# thresholds on them need no --metric.
+"$venv/bin/python" - "$plugin_dir" "$stage/metrics.section" <<'PY' || die "declare_metrics: see above"
+import ast, pathlib, sys
+
+root, out = pathlib.Path(sys.argv[1]), sys.argv[2]
+found = []
+for path in sorted(root.rglob("*.py")):
+    folders = path.relative_to(root).parts[:-1]
+    if any(f.startswith(".") or f in ("__pycache__", "lib", "wit") or f.endswith("venv") for f in folders):
+        continue
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except SyntaxError:
+        continue  # componentize-py says where
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "declare_metrics":
+            for arg in node.args:
+                if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                    sys.exit(f"{path}:{node.lineno}: declare_metrics takes string literals (build.sh reads them without running the plugin)")
+                found.append(arg.value.strip())
+
+
+def leb(n):
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+if found:
+    name = b"loadhost:metrics"
+    body = leb(len(name)) + name + "".join(d + "\n" for d in found).encode()
+    pathlib.Path(out).write_bytes(b"\0" + leb(len(body)) + body)
+PY
 # Run componentize-py through the venv's interpreter rather than its bin/ script, whose #! line
 # breaks when the toolchains path has a space. The world with the lifecycle is always built:
 # loadhost_entry gives a plugin without setup/init/teardown no-op ones (as the Rust SDK does).
@@ -54,6 +94,8 @@ RUST_LIB_BACKTRACE=0 "$venv/bin/python" -c "$launcher" \
     --quiet -d "$wit" -w workload-with-lifecycle \
     componentize -p "$plugin_dir" -p "$stage/lib" loadhost_entry -o "$out" ||
     die "componentize-py failed for $plugin_dir (see above)"
+# A custom section may end a component: the declarations go last.
+if [ -f "$stage/metrics.section" ]; then cat -- "$stage/metrics.section" >>"$out"; fi
 
 bytes=$(wc -c <"$out")
 mib="$((bytes / 1048576)).$(((bytes % 1048576) * 10 / 1048576))"

@@ -139,6 +139,14 @@ pub fn assert_identity(summary: &Value) {
     assert_eq!(summary["identity_holds"], Value::Bool(true));
 }
 
+/// The run ended with every task failed on purpose: loadhost failed it closed (exit 98) and said why.
+#[track_caller]
+pub fn assert_none_passed(run: &Run) {
+    assert_eq!(run.code, 98, "exit code {}\nstderr: {}\nstdout: {}", run.code, run.stderr, run.stdout);
+    assert!(run.stderr.contains("no task passed"), "{}", run.stderr);
+}
+
+#[track_caller]
 pub fn assert_ok(run: &Run) {
     assert_eq!(run.code, 0, "exit code {}\nstderr: {}\nstdout: {}", run.code, run.stderr, run.stdout);
 }

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, assert_identity, assert_ok, fixture, plugin, task_count};
+use crate::common::{Loadhost, Run, assert_identity, assert_none_passed, assert_ok, fixture, plugin, task_count};
 
 /// `hostile` in `mode`, misbehaving on every `every`-th task.
 fn hostile(mode: &str, every: u32, args: &[&str]) -> Run {
@@ -41,7 +41,7 @@ fn an_infinite_loop_times_out_and_the_run_goes_on() {
 #[test]
 fn a_task_that_never_returns_times_out() {
     let run = hostile("hang", 1, &["-n", "4", "-w", "4", "--task-timeout", "300ms"]);
-    assert_ok(&run);
+    assert_none_passed(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "timed_out"), 4);
     assert!(s["duration_s"].as_f64().unwrap() < 5.0);
@@ -64,7 +64,7 @@ fn a_memory_bomb_hits_the_memory_cap_and_rss_stays_bounded() {
 #[test]
 fn the_default_limits_are_in_force_and_shown() {
     let run = hostile("memory", 1, &["-n", "1"]);
-    assert_ok(&run);
+    assert_none_passed(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "trapped"), 1);
     assert!(run.stderr.contains("--max-memory is 128.0 MiB"), "{}", run.stderr);
@@ -113,7 +113,7 @@ fn a_trap_in_init_stops_the_run_before_any_load_with_exit_4() {
 fn a_request_to_a_host_not_allowed_is_denied() {
     // Nothing listens on the discard port; a denied request never gets as far as connecting.
     let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", "TARGET_URL=http://127.0.0.1:9/", "-n", "10"]);
-    assert_ok(&run);
+    assert_none_passed(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "failed"), 10);
     assert_eq!(s["metrics"]["http_denied"]["count"], 10);
@@ -123,7 +123,7 @@ fn a_request_to_a_host_not_allowed_is_denied() {
 #[test]
 fn a_file_is_unreadable_without_dir_and_readable_with_it() {
     let run = hostile("read-file", 1, &["-e", "FILE=/etc/passwd", "-n", "3"]);
-    assert_ok(&run);
+    assert_none_passed(&run);
     assert_eq!(task_count(&run.summary(), "failed"), 3);
     assert!(run.stderr.contains("cannot read /etc/passwd"), "{}", run.stderr);
 
@@ -143,7 +143,7 @@ fn a_directory_grant_does_not_reach_outside_itself() {
     std::fs::write(cmd.path().join("secret.txt"), "no").unwrap();
     let args = ["-e", "MODE=read-file", "-e", "FILE=/data/../secret.txt", "--dir", "fixtures::/data", "-n", "2"];
     let run = cmd.arg_run(&fixture("hostile"), &args).run();
-    assert_ok(&run);
+    assert_none_passed(&run);
     assert_eq!(task_count(&run.summary(), "failed"), 2, "{}", run.stderr);
 }
 
@@ -157,7 +157,7 @@ fn a_plugin_sees_only_the_environment_passed_with_e() {
     assert_eq!(task_count(&run.summary(), "passed"), 20, "the sandbox leaked: {}", run.stderr);
     // Without -e the probe must notice, or the run above would prove nothing.
     let run = Loadhost::run_plugin(&fixture("env-probe"), &["-n", "5"]);
-    assert_ok(&run);
+    assert_none_passed(&run);
     assert_eq!(task_count(&run.summary(), "failed"), 5);
     assert!(run.stderr.contains("PROBE_EXPECTED=yes was passed with -e but is not visible"), "{}", run.stderr);
 }

@@ -1,7 +1,7 @@
 //! HTTP workloads against the real built-in target (`loadhost target`, a child process on
 //! 127.0.0.1:0): keep-alive, the allow-list, exact status and byte counts, https, h2c.
 
-use crate::common::{Loadhost, Run, assert_identity, assert_ok, plugin, task_count};
+use crate::common::{Loadhost, Run, assert_identity, assert_none_passed, assert_ok, plugin, task_count};
 use crate::target_process::TargetProcess;
 
 fn metric(run: &Run, name: &str, field: &str) -> u64 {
@@ -54,7 +54,7 @@ fn a_host_not_allowed_is_denied_without_a_connection() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
     let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "-n", "20", "-w", "2"]);
-    assert_ok(&run);
+    assert_none_passed(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "failed"), 20, "the plugin saw the denial as an error");
     assert_eq!(metric(&run, "http_denied", "count"), 20);
@@ -71,7 +71,7 @@ fn another_port_of_an_allowed_host_is_still_denied() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
     let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", "127.0.0.1:1", "-n", "5"]);
-    assert_ok(&run);
+    assert_none_passed(&run);
     assert_eq!(metric(&run, "http_denied", "count"), 5);
 }
 
@@ -83,7 +83,7 @@ fn status_codes_and_body_bytes_are_counted_exactly() {
         &plugin("http-get"),
         &[&["-e", &format!("TARGET_URL={}/status?code=503", target.url), "-n", "40", "-w", "4"][..], &allow].concat(),
     );
-    assert_ok(&run);
+    assert_none_passed(&run);
     let s = run.summary();
     assert_eq!(metric(&run, "http_reqs{status:503}", "count"), 40);
     assert_eq!(s["metrics"]["http_req_failed"]["rate"], 1.0);
@@ -114,7 +114,7 @@ fn https_is_verified_against_the_ca_cert_given() {
     assert!(metric(&trusted, "http_connections_opened", "count") <= 3);
 
     let untrusted = Loadhost::run_plugin(&plugin("http-get"), &base);
-    assert_ok(&untrusted);
+    assert_none_passed(&untrusted);
     assert_eq!(
         task_count(&untrusted.summary(), "failed"),
         30,
@@ -199,7 +199,7 @@ fn the_allow_list_governs_raw_sockets_too() {
     assert_ok(&allowed);
     assert_eq!(task_count(&allowed.summary(), "passed"), 5, "{}", allowed.stderr);
     let denied = Loadhost::run_plugin(&crate::common::fixture("tcp-connect"), &["-e", &addr, "-n", "5"]);
-    assert_ok(&denied);
+    assert_none_passed(&denied);
     assert_eq!(task_count(&denied.summary(), "failed"), 5, "{}", denied.stderr);
     // 5 allowed connections, none from the denied run, plus /stats.
     assert_eq!(target.stats()["connections"].as_u64(), Some(6));

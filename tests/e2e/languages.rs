@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::{Loadhost, assert_identity, plugin, root};
 use crate::target_process::TargetProcess;
@@ -51,13 +51,46 @@ fn names(value: &Value) -> Vec<&str> {
 
 #[test]
 fn inspect_reads_each_example_as_the_capabilities_it_asks_for() {
-    for (lang, toolchain) in [("rust", "Rust"), ("python", "Python"), ("js", "JavaScript"), ("c", "C")] {
+    for (lang, language, tool) in [
+        ("rust", "Rust", "rustc "),
+        ("python", "Python", "componentize-py"),
+        ("js", "JavaScript", "ComponentizeJS "),
+        ("c", "C", "clang "),
+    ] {
         let i = inspect(&plugin(&example(lang)));
-        assert!(i["toolchain"].as_str().unwrap_or_default().starts_with(toolchain), "{lang}: {}", i["toolchain"]);
+        assert_eq!(i["language"], language, "{lang}: {i}");
+        let toolchain = i["toolchain"].as_str().unwrap_or_default();
+        assert!(toolchain.starts_with(language) && toolchain.contains(tool), "{lang}: {toolchain}");
         assert_eq!(i["sha256"].as_str().unwrap().len(), 64);
-        assert!(names(&i["exports"]).contains(&"loadhost:plugin/doer@0.1.0"), "{lang}: {}", i["exports"]);
+        // The plugin's interface only: no toolchain export (componentize-py's `exports`).
+        assert_eq!(names(&i["exports"]), ["loadhost:plugin/lifecycle@0.1.0", "loadhost:plugin/doer@0.1.0"], "{lang}");
         assert!(names(&i["capabilities"]).contains(&"network: http via the host"), "{lang}");
+        assert_eq!(i["metrics"], json!([{ "name": "status is 200", "kind": "rate", "tags": [] }]), "{lang}: {i}");
+        // The debugging twins declare a trend and a tagged counter, each in its language's way.
+        let twin = if lang == "rust" { "debugging".to_owned() } else { format!("debugging-{lang}") };
+        let d = inspect(&plugin(&twin));
+        assert_eq!(d["language"], language, "{twin}");
+        assert_eq!(
+            d["metrics"],
+            json!([
+                { "name": "journey_ms", "kind": "trend", "tags": [] },
+                { "name": "orders", "kind": "counter", "tags": ["tier"] },
+            ]),
+            "{twin}"
+        );
     }
+    // An interpreter's own producers (CPython's runtime and the preview1 adapter are Rust) are
+    // not the plugin's: they are apart, under nested_producers.
+    let python = inspect(&plugin("http-get-python"));
+    let own = names(&python["producers"]);
+    assert!(own.iter().all(|p| !p.contains("Rust") && !p.contains("rustc")), "{own:?}");
+    assert!(names(&python["nested_producers"]).iter().any(|p| p.starts_with("processed-by: rustc")), "{python}");
+    let text =
+        Command::new(env!("CARGO_BIN_EXE_loadhost")).arg("inspect").arg(plugin("debugging-python")).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("  toolchain: Python 3."), "{text}");
+    assert!(text.contains("  metrics declared:\n    journey_ms:trend\n    orders{tier}:counter\n"), "{text}");
+    assert!(!text.contains("language: Rust") && !text.contains("    exports\n"), "{text}");
     let python = inspect(&plugin("http-get-python"));
     assert!(names(&python["own_capabilities"]).contains(&"network: sockets"), "componentize-py imports sockets");
     let c = inspect(&plugin("http-get-c"));

@@ -5,8 +5,10 @@
 
 mod bad_input;
 mod cache;
+mod ci_reports;
 mod closed_model;
 mod common;
+mod compare;
 mod control;
 mod data_feed;
 mod distributed;

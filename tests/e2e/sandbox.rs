@@ -2,7 +2,7 @@
 //! listeners or look up names it was not given, and what a plugin controls cannot grow the host's
 //! memory without bound. Real plugins against the real built-in target on loopback.
 
-use crate::common::{Loadhost, assert_identity, assert_ok, fixture, plugin, task_count};
+use crate::common::{Loadhost, assert_identity, assert_none_passed, assert_ok, fixture, plugin, task_count};
 use crate::target_process::TargetProcess;
 
 fn free_port() -> u16 {
@@ -87,7 +87,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
             &format!("127.0.0.1:{control}"),
         ],
     );
-    assert_ok(&run);
+    assert_none_passed(&run);
     let summary = run.summary();
     assert!(summary["stopped"].is_null(), "the plugin stopped its own run: {}", run.stderr);
     assert!(metric_count(&summary, "http_denied") >= 20, "{summary}");
@@ -112,7 +112,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
             &format!("127.0.0.1:{control}"),
         ],
     );
-    assert_ok(&run);
+    assert_none_passed(&run);
     assert!(run.summary()["stopped"].is_null(), "the plugin stopped its own run by name: {}", run.stderr);
     assert!(run.summary()["metrics"]["http_reqs{status:200}"].is_null(), "{}", run.summary()["metrics"]);
 
@@ -122,7 +122,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
         &plugin("http-get"),
         &["-e", &scrape, "--allow-host", "127.0.0.1:*", "-n", "10", "--metrics-addr", &format!("127.0.0.1:{metrics}")],
     );
-    assert_ok(&run);
+    assert_none_passed(&run);
     assert_eq!(metric_count(&run.summary(), "http_denied"), 10, "{}", run.stderr);
     assert!(run.stderr.contains("--metrics-addr listener"), "{}", run.stderr);
 
@@ -132,7 +132,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
         &fixture("tcp-connect"),
         &["-e", &addr, "--allow-host", "127.0.0.1:*", "-n", "3", "--control", &format!("127.0.0.1:{control}")],
     );
-    assert_ok(&run);
+    assert_none_passed(&run);
     assert_eq!(task_count(&run.summary(), "failed"), 3, "sockets are refused too: {}", run.stderr);
 }
 
@@ -141,7 +141,7 @@ fn a_bare_host_allows_only_the_default_ports() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
     let bare = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", "127.0.0.1", "-n", "3"]);
-    assert_ok(&bare);
+    assert_none_passed(&bare);
     assert_eq!(metric_count(&bare.summary(), "http_denied"), 3);
     assert!(bare.stderr.contains("HOST:* every port"), "the denial says how to allow it: {}", bare.stderr);
     let star = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", "127.0.0.1:*", "-n", "3"]);
@@ -156,7 +156,7 @@ fn only_names_on_the_allow_list_may_be_looked_up() {
     // `localhost` resolves on any machine: only the allow-list can make its lookup fail.
     let ip_rule =
         Loadhost::run_plugin(&fixture("tcp-connect"), &["-e", &by_name, "--allow-host", "127.0.0.1:*", "-n", "2"]);
-    assert_ok(&ip_rule);
+    assert_none_passed(&ip_rule);
     assert_eq!(
         task_count(&ip_rule.summary(), "failed"),
         2,
@@ -178,7 +178,7 @@ fn huge_bodies_fail_at_the_cap_and_keep_the_host_small() {
         &plugin("http-get"),
         &["-e", &url, "--allow-host", &target.authority, "-n", "4", "-w", "4", "--max-memory", "128MiB"],
     );
-    assert_ok(&run);
+    assert_none_passed(&run);
     let summary = run.summary();
     assert_eq!(task_count(&summary, "failed"), 4, "{}", run.stderr);
     assert!(run.stderr.contains("--max-response-body 64.0MiB"), "the error names the flag: {}", run.stderr);

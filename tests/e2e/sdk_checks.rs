@@ -47,7 +47,8 @@ fn assert_says(run: &Run, lang: &str, text: &str) {
 fn a_metric_value_that_is_not_a_number_fails_naming_the_call() {
     for lang in LANGS {
         let Some(run) = run(lang, &["-e", "MODE=bad-metric", "-n", "2", "-w", "1"]) else { continue };
-        assert_eq!(run.code, 0, "{lang}: {}", run.stderr);
+        // Every task fails on the bad call, so the run fails closed (no task passed).
+        assert_eq!(run.code, 98, "{lang}: {}", run.stderr);
         let s = run.summary();
         assert_identity(&s);
         assert_eq!(s["metrics"].get("t"), None, "{lang}: the bad sample is not recorded: {}", s["metrics"]);
@@ -117,7 +118,7 @@ fn python_and_js_exceptions_name_type_message_and_the_plugins_line() {
     ];
     for (lang, error, file, source, marker) in cases {
         let Some(run) = run(lang, &args) else { continue };
-        assert_eq!(run.code, 0, "{lang}: {}", run.stderr);
+        assert_eq!(run.code, 98, "{lang}: its one task failed: {}", run.stderr);
         let s = run.summary();
         assert_eq!((task_count(&s, "scheduled"), task_count(&s, "failed")), (1, 1), "{lang}: {}", s["tasks"]);
         let line = line_of(source, marker);

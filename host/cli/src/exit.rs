@@ -1,6 +1,6 @@
 //! Exit codes, as documented in the README ("Exit codes"):
 //! 0 success; 1 runtime error of the host; 2 usage or configuration error; 3 plugin rejected;
-//! 4 the plugin aborted the run; 99 a threshold failed; 130 stopped by the user.
+//! 4 the plugin aborted the run; 98 no task passed; 99 a threshold failed; 130 stopped by the user.
 
 use std::process::ExitCode;
 
@@ -10,6 +10,8 @@ pub const USAGE: u8 = 2;
 pub const PLUGIN_REJECTED: u8 = 3;
 /// The plugin aborted the run.
 pub const ABORTED: u8 = 4;
+/// Tasks were scheduled and none passed (without `--allow-failures`); results are written.
+pub const NO_TASK_PASSED: u8 = 98;
 /// A threshold failed (or stopped the run with `abort_on_fail`); results are written.
 pub const THRESHOLDS_FAILED: u8 = 99;
 /// Stopped by the user (a signal, the control API); results are written.

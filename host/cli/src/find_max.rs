@@ -20,7 +20,7 @@ use loadhost_config::RunOptions;
 use loadhost_config::units::{Dur, Rate};
 use loadhost_engine::{EngineError, Interrupt, Live};
 use loadhost_metrics::limit::{Limit, limiting};
-use loadhost_metrics::{IntervalRow, RunReport, Threshold, ThresholdError};
+use loadhost_metrics::{IntervalRow, MetricKind, RunReport, Threshold, ThresholdError};
 
 use crate::exit::Failure;
 use crate::prepare::{load_plugin, runtime_and_grants};
@@ -72,8 +72,10 @@ struct Step {
 fn judge(rate: f64, report: &RunReport, slos: &[Threshold]) -> Result<(SloResults, Limited), Failure> {
     let mut slo = Vec::new();
     for threshold in slos {
-        let verdict = threshold.evaluate(report).map_err(|err| slo_error(threshold, err))?;
-        slo.push((threshold.source.clone(), verdict.value, verdict.passed));
+        // No samples (no request made, no check run) fails the SLO, as it fails a threshold.
+        let value = threshold.measure(&report.totals, report.elapsed).map_err(|err| slo_error(threshold, err))?;
+        let passed = value.is_some_and(|v| threshold.holds(v));
+        slo.push((threshold.source.clone(), value.unwrap_or(f64::NAN), passed));
     }
     let broken = slo.iter().find(|(_, _, passed)| !passed).map(|(expr, value, _)| (expr.as_str(), *value));
     let limit = limiting(report, Some(rate), broken);
@@ -141,7 +143,14 @@ pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
             .with_context(|| format!("--summary-json {}: cannot write the file", path.display()))
             .map_err(Failure::runtime)?;
     }
-    Ok(if search.stopped_at.is_some() { ExitCode::from(crate::exit::STOPPED) } else { ExitCode::SUCCESS })
+    Ok(if search.stopped_at.is_some() {
+        ExitCode::from(crate::exit::STOPPED)
+    } else if search.best().is_none() {
+        // Not even the first rate met the SLOs: a CI job must not pass on that.
+        ExitCode::from(crate::exit::THRESHOLDS_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The flags find-max sets itself are not given, the factor grows, and every SLO can be judged:
@@ -152,12 +161,30 @@ fn check(args: &FindMaxArgs) -> Result<(), Failure> {
             "find-max sets the rate and duration itself: use --start, --factor and --step-duration"
         )));
     }
+    let o = &args.options;
+    let unused = [
+        ("--threshold", !o.threshold.is_empty(), "use --slo"),
+        ("--html", o.html.is_some(), "find-max writes its steps with --summary-json"),
+        ("--csv", o.csv.is_some(), "find-max writes its steps with --summary-json"),
+        ("--out", !o.out.is_empty(), "find-max writes its steps with --summary-json"),
+        ("--results", o.results.is_some(), "find-max writes its steps with --summary-json"),
+        ("--junit", o.junit.is_some(), "find-max writes its steps with --summary-json"),
+        ("--markdown", o.markdown.is_some(), "find-max writes its steps with --summary-json"),
+        ("--segment", o.segment.is_some() || o.segments.is_some(), "a search runs in one process"),
+        ("--control", o.control.is_some(), "the search sets the rate itself"),
+    ];
+    if let Some((flag, _, instead)) = unused.iter().find(|(_, given, _)| *given) {
+        return Err(Failure::usage(anyhow::anyhow!("find-max does not take {flag}: {instead}")));
+    }
     if args.factor.is_nan() || args.factor <= 1.0 || !args.factor.is_finite() {
         return Err(Failure::usage(anyhow::anyhow!("--factor must be more than 1, got {}", args.factor)));
     }
-    let declared = |name: &str| args.options.metric.iter().find(|d| d.name == name).map(|d| d.kind);
+    // The plugin's own declarations count as `--metric` flags do.
+    let plugin = crate::prepare::plugin_metrics(&args.plugin)?.unwrap_or_default();
+    let declared: Vec<(&str, MetricKind)> =
+        plugin.iter().chain(&args.options.metric).map(|d| (d.name.as_str(), d.kind)).collect();
     for slo in &args.slos {
-        slo.validate(&declared, &["default"]).map_err(|err| slo_error(slo, err))?;
+        slo.validate_among(&declared, &["default"]).map_err(|err| slo_error(slo, err))?;
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `loadhost inspect PLUGIN [--json]`: what a plugin is and what it may try, without running it —
-//! its sha256 and size, the toolchain that built it, its exports, and its imports read as the
-//! capabilities it asks for. A reviewer reads this before running a shared workload.
+//! its sha256 and size, the language and toolchain that built it, its `loadhost:plugin` exports,
+//! the metrics it declares, and its imports read as the capabilities it asks for. A reviewer reads
+//! this before running a shared workload; a threshold writer, to spell the plugin's metrics.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -35,9 +36,17 @@ fn to_json(path: &str, i: &Inspection) -> serde_json::Value {
         "sha256": i.sha256,
         "size": i.size,
         "kind": match i.kind { Kind::Component => "component", Kind::CoreModule => "core-module" },
+        "language": i.language,
         "toolchain": i.toolchain,
         "producers": i.producers,
+        "nested_producers": i.nested_producers,
         "exports": i.exports,
+        "metrics": i.metrics.as_ref().map(|all| all.iter().map(|m| json!({
+            "name": m.name,
+            "kind": m.kind.name(),
+            "tags": m.tags,
+        })).collect::<Vec<_>>()).unwrap_or_default(),
+        "metrics_error": i.metrics.as_ref().err().map(ToString::to_string),
         "imports": i.imports,
         "capabilities": i.capabilities.iter().map(|c| c.name()).collect::<Vec<_>>(),
         "network": i.capabilities.iter().any(|c| c.is_network()),
@@ -66,14 +75,24 @@ fn to_text(path: &str, i: &Inspection) -> String {
         String::new()
     };
     format!(
-        "{path}\n  sha256: {}\n  size: {} bytes\n  kind: {kind}\n  toolchain: {}\n  producers:\n    {}\n  exports:\n    {}\n  imports:\n    {}\n  capabilities asked for: {capabilities}{adapter}\n  granted by default: none (network needs --allow-host, files --dir, environment -e)\n",
+        "{path}\n  sha256: {}\n  size: {} bytes\n  kind: {kind}\n  toolchain: {}\n  producers:\n    {}\n  exports:\n    {}\n  metrics declared:{}\n  imports:\n    {}\n  capabilities asked for: {capabilities}{adapter}\n  granted by default: none (network needs --allow-host, files --dir, environment -e)\n",
         i.sha256,
         i.size,
         i.toolchain.as_deref().unwrap_or("unknown (no producers section names a language)"),
         list(&i.producers),
         list(&i.exports),
+        metrics_text(i),
         list(&i.imports),
     )
+}
+
+/// The declared metrics as `--metric` would name them, one a line, or why there are none.
+fn metrics_text(i: &Inspection) -> String {
+    match &i.metrics {
+        Ok(all) if all.is_empty() => " none (a threshold on its own metrics needs --metric NAME:KIND)".to_owned(),
+        Ok(all) => all.iter().map(|m| format!("\n    {m}")).collect(),
+        Err(err) => format!(" unreadable: {err} (loadhost run refuses it)"),
+    }
 }
 
 /// Print what the plugin is and asks for.

@@ -6,6 +6,7 @@
 //! documented exit codes.
 
 mod cache_cmd;
+mod compare;
 mod componentize;
 mod control_api;
 mod describe;
@@ -51,6 +52,9 @@ enum Command {
     /// Merge the results files of a distributed run (`run --segment I/N --results FILE`) into the
     /// whole run's outputs, and judge thresholds on it.
     Merge(Box<merge::MergeArgs>),
+    /// Compare two runs (results files or summary JSON) metric by metric; `--fail-on` rules exit 99
+    /// on a change past its tolerance that a test on per-interval values finds real.
+    Compare(Box<compare::CompareArgs>),
     /// Serve the built-in HTTP target: `/`, `/delay?ms=N`, `/status?code=N`, `/bytes?n=N`, `/echo`
     /// (the request's body back) and `/stats` (JSON counts of requests and connections).
     Target(target::TargetArgs),
@@ -72,7 +76,8 @@ fn init_logging() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        // Colour only on a terminal, and never when NO_COLOR is set (no-color.org): CI logs stay plain.
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
         .without_time()
         .with_target(false)
         .init();
@@ -89,6 +94,7 @@ fn main() -> ExitCode {
         Command::Target(args) => target::run(args),
         Command::FindMax(args) => find_max::run(*args),
         Command::Merge(args) => merge::run(*args),
+        Command::Compare(args) => compare::run(*args),
         Command::Inspect(args) => inspect::run(args),
         Command::New(args) => new::run(args),
         Command::Componentize(args) => componentize::run(args),

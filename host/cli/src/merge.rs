@@ -19,7 +19,7 @@ use loadhost_output::{RunInfo, json, terminal};
 
 use crate::exit::{Failure, THRESHOLDS_FAILED};
 use crate::judge::LiveJudge;
-use crate::outputs::{Created, create_all, flag_path, write_all};
+use crate::outputs::{Created, create_all, flag_path, write_all, write_ci_reports};
 
 /// Arguments of `loadhost merge`.
 #[derive(Debug, Args)]
@@ -39,6 +39,20 @@ pub struct MergeArgs {
     /// Write a self-contained HTML report of the merged run to FILE.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+
+    /// Write JUnit XML of the merged run to FILE (a test case per threshold, per check, for the
+    /// accounting and for the verdict).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+
+    /// In --junit, a check fails when its pass rate is under PCT (default 100).
+    #[arg(long, value_name = "PCT")]
+    check_rate: Option<loadhost_config::units::Percent>,
+
+    /// Write a compact Markdown summary of the merged run to FILE (also appended to
+    /// $GITHUB_STEP_SUMMARY when that is set).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
 
     /// A pass/fail criterion in k6's syntax, judged on the whole merged run, such as
     /// 'latency_ms:p(99)<200' (repeatable); a failure exits 99.
@@ -123,17 +137,23 @@ struct Opened {
     csv: Created,
     html: Created,
     summary: Created,
+    junit: Created,
+    markdown: Created,
+    check_rate: f64,
 }
 
 impl Opened {
     /// Create every output asked for; when one cannot be, remove the ones already made (exit 2).
     fn create(args: &MergeArgs) -> Result<Self, Failure> {
-        let [csv, html, summary] = create_all([
+        let [csv, html, summary, junit, markdown] = create_all([
             ("csv", args.csv.as_deref()),
             ("html", args.html.as_deref()),
             ("summary-json", args.summary_json.as_deref()),
+            ("junit", args.junit.as_deref()),
+            ("markdown", args.markdown.as_deref()),
         ])?;
-        Ok(Opened { csv, html, summary })
+        let check_rate = args.check_rate.map_or(1.0, |p| p.0);
+        Ok(Opened { csv, html, summary, junit, markdown, check_rate })
     }
 
     /// Write the merged run into each file.
@@ -149,6 +169,7 @@ impl Opened {
         if let Some((path, file)) = self.summary {
             json::write(file, summary).with_context(|| failed("summary-json", &path)).map_err(Failure::runtime)?;
         }
+        write_ci_reports(summary, self.junit, self.markdown, self.check_rate);
         Ok(())
     }
 }

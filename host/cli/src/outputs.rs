@@ -71,3 +71,41 @@ pub(crate) fn write_all(mut file: File, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)?;
     file.sync_all()
 }
+
+/// The CI reports of a finished run or merge: `--junit` (a check fails under `check_rate`) and
+/// `--markdown`; with `$GITHUB_STEP_SUMMARY` set, the Markdown is also appended to that file (a
+/// GitHub Actions job summary), said once on stderr. A write that fails is reported, not fatal:
+/// the measurements are already written.
+pub(crate) fn write_ci_reports(
+    summary: &loadhost_output::summary::Summary,
+    junit: Created,
+    markdown: Created,
+    check_rate: f64,
+) {
+    if let Some((path, file)) = junit {
+        let written =
+            loadhost_output::junit::to_string(summary, check_rate).and_then(|xml| write_all(file, xml.as_bytes()));
+        report_write_error("junit", &path, written.err());
+    }
+    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()).map(PathBuf::from);
+    if markdown.is_none() && step_summary.is_none() {
+        return;
+    }
+    let text = loadhost_output::markdown::render(summary);
+    if let Some((path, file)) = markdown {
+        report_write_error("markdown", &path, write_all(file, text.as_bytes()).err());
+    }
+    if let Some(path) = step_summary {
+        let appended = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(format!("{text}\n").as_bytes()));
+        match appended {
+            Ok(()) => tracing::info!("appended the Markdown summary to $GITHUB_STEP_SUMMARY ({})", path.display()),
+            Err(err) => {
+                tracing::error!("$GITHUB_STEP_SUMMARY {}: appending the Markdown summary failed: {err}", path.display())
+            }
+        }
+    }
+}

@@ -1,10 +1,13 @@
 //! What `run` and `find-max` set up before any load: the async runtime, what the user grants the
-//! plugin (environment, directories, hosts), and the plugin itself, compiled or from the cache.
+//! plugin (environment, directories, hosts), and the plugin itself, compiled or from the cache,
+//! with the thresholds checked against the metrics it declares.
 
 use std::path::Path;
 
 use anyhow::Context as _;
-use loadhost_config::RunSettings;
+use loadhost_component::declared::declared_metrics;
+use loadhost_config::criteria::MetricDecl;
+use loadhost_config::{RunSettings, check_plugin_metrics};
 use loadhost_runtime::http::allow::AllowRule;
 use loadhost_runtime::http::tls::TlsOptions;
 use loadhost_runtime::{Grants, HttpClient, HttpOptions, Plugin, Runtime, RuntimeOptions, cache};
@@ -12,15 +15,41 @@ use loadhost_runtime::{Grants, HttpClient, HttpOptions, Plugin, Runtime, Runtime
 use crate::exit::Failure;
 
 /// Make the runtime for the run's instances and limits, and load (compile or take from the cache)
-/// the plugin.
+/// the plugin. The thresholds are checked with the metrics the plugin declares first: a misspelt
+/// metric is told before a compile that may take many seconds.
 pub(crate) fn load_plugin(path: &Path, settings: &RunSettings) -> Result<Plugin, Failure> {
+    let declared = plugin_metrics(path)?;
+    if let Some(declared) = &declared {
+        check_plugin_metrics(settings, declared).map_err(Failure::usage)?;
+    }
     let options = RuntimeOptions {
         max_instances: settings.max_instances,
         cache_dir: cache::default_dir(),
         max_memory: settings.max_memory(),
     };
     let runtime = Runtime::new(options).map_err(Failure::runtime)?;
-    runtime.load(path).map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })
+    let plugin = runtime
+        .load(path)
+        .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
+    if declared.is_none() {
+        check_plugin_metrics(settings, &[]).map_err(Failure::usage)?;
+    }
+    Ok(plugin)
+}
+
+/// The metrics the plugin file declares (its `loadhost:metrics` sections), as `--metric` would
+/// declare them. `None` when the file is not readable WebAssembly: loading it says why. A
+/// malformed declaration rejects the plugin (exit 3), naming it.
+pub(crate) fn plugin_metrics(path: &Path) -> Result<Option<Vec<MetricDecl>>, Failure> {
+    let Ok(bytes) = std::fs::read(path) else { return Ok(None) };
+    if !bytes.starts_with(b"\0asm") {
+        return Ok(None);
+    }
+    match declared_metrics(&bytes) {
+        Ok(all) => Ok(Some(all.into_iter().map(|m| MetricDecl { name: m.name, kind: m.kind }).collect())),
+        Err(loadhost_component::declared::DeclaredError::Parse(_)) => Ok(None),
+        Err(err) => Err(Failure::plugin(anyhow::anyhow!("{}: {err}", path.display()))),
+    }
 }
 
 /// The run's multi-threaded async runtime, and the grants built inside it (the HTTP client

@@ -24,10 +24,12 @@ use loadhost_output::{RunInfo, json, terminal};
 use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, Plugin, check_capacity};
 use std::net::TcpListener;
 
-use crate::exit::{ABORTED, Failure, STOPPED, THRESHOLDS_FAILED};
+use crate::exit::{ABORTED, Failure, NO_TASK_PASSED, STOPPED, THRESHOLDS_FAILED};
 use crate::judge::LiveJudge;
 use crate::observe::{FileOutput, RunObserver, Sinks};
-use crate::outputs::{Created, create_all, flag_path, remove, report_write_error, streaming, write_all};
+use crate::outputs::{
+    Created, create_all, flag_path, remove, report_write_error, streaming, write_all, write_ci_reports,
+};
 use crate::plugin_output::{JsonBacklog, PluginOutput};
 use crate::prepare::{load_plugin, runtime_and_grants};
 use crate::{control_api, describe, memory, metrics_api};
@@ -99,6 +101,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         report_write_error("plugin-output file=", &path, Some(err));
     }
     finish(&settings, info, sinks, html, ended)
+}
+
+/// The run a results file belongs to: `--run-id`, else the planned start (`--start-at`), which
+/// every segment of one distributed run shares and no other run has.
+fn run_id(settings: &RunSettings) -> Option<String> {
+    let o = &settings.options;
+    o.run_id.clone().or_else(|| o.start_at.as_ref().map(|at| format!("start-at {at}")))
 }
 
 /// Where the plugin's lines go (`--plugin-output`, its file taken from `files`), and the backlog
@@ -179,6 +188,8 @@ struct OutputFiles {
     html: Created,
     results: Created,
     plugin_lines: Created,
+    junit: Created,
+    markdown: Created,
 }
 
 impl OutputFiles {
@@ -191,23 +202,34 @@ impl OutputFiles {
             Some(PluginOutputSpec::File(path)) => Some(path.as_path()),
             _ => None,
         };
-        let [csv, summary_json, jsonl, html, results, plugin_lines] = create_all([
+        let [csv, summary_json, jsonl, html, results, plugin_lines, junit, markdown] = create_all([
             ("csv", o.csv.as_deref()),
             ("summary-json", o.summary_json.as_deref()),
             ("out json=", jsonl.map(PathBuf::as_path)),
             ("html", o.html.as_deref()),
             ("results", o.results.as_deref()),
             ("plugin-output file=", plugin_lines),
+            ("junit", o.junit.as_deref()),
+            ("markdown", o.markdown.as_deref()),
         ])?;
-        Ok(Self { csv, summary_json, jsonl, html, results, plugin_lines })
+        Ok(Self { csv, summary_json, jsonl, html, results, plugin_lines, junit, markdown })
     }
 
     fn paths(&self) -> Vec<PathBuf> {
-        [&self.csv, &self.summary_json, &self.jsonl, &self.html, &self.results, &self.plugin_lines]
-            .into_iter()
-            .flatten()
-            .map(|(p, _)| p.clone())
-            .collect()
+        [
+            &self.csv,
+            &self.summary_json,
+            &self.jsonl,
+            &self.html,
+            &self.results,
+            &self.plugin_lines,
+            &self.junit,
+            &self.markdown,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|(p, _)| p.clone())
+        .collect()
     }
 }
 
@@ -215,6 +237,8 @@ impl OutputFiles {
 struct EndFiles {
     html: Created,
     summary_json: Created,
+    junit: Created,
+    markdown: Created,
 }
 
 /// Start the outputs' thread with the streaming outputs (progress, CSV, JSON lines, results,
@@ -255,7 +279,9 @@ fn start_observer(
     })
     .context("starting the outputs' thread")
     .map_err(Failure::runtime)?;
-    Ok((observer, EndFiles { html: files.html, summary_json: files.summary_json }))
+    let end =
+        EndFiles { html: files.html, summary_json: files.summary_json, junit: files.junit, markdown: files.markdown };
+    Ok((observer, end))
 }
 
 /// How the load ended: the run's report, each scenario's, and the host's own error when it broke
@@ -318,6 +344,7 @@ fn finish(
             plugin_sha256: info.plugin_sha256.clone(),
             config: info.config.clone(),
             segment: settings.segment,
+            run_id: run_id(settings),
             interval: settings.plan.interval(),
             started_at: report.started_at,
             report: report.clone(),
@@ -335,12 +362,15 @@ fn finish(
             .with_context(|| format!("{}: cannot write the file", flag_path("summary-json", &path)))
             .map_err(Failure::runtime)?;
     }
+    let check_rate = settings.options.check_rate.map_or(1.0, |p| p.0);
+    write_ci_reports(&summary, files.junit, files.markdown, check_rate);
     print!("{}", terminal::render(&summary));
     if let Some(reason) = broken {
         // Every output above holds what was measured; the error is the host's, after them.
         return Err(Failure::runtime(anyhow::anyhow!("internal error after the load started: {reason}")));
     }
-    Ok(exit_code(&report, &thresholds, sinks.judge.aborted_by().is_some()))
+    let stopped_by_threshold = sinks.judge.aborted_by().is_some();
+    Ok(exit_code(&report, &thresholds, stopped_by_threshold, settings.options.allow_failures))
 }
 
 /// Wait for `--start-at`, so every segment starts its load together; a stop request ends the wait.
@@ -381,7 +411,12 @@ fn engine_failure(err: EngineError, plugin: &str) -> Failure {
 
 /// The documented exit code of a finished run: a threshold that stopped the run → 99; a stop by
 /// the user → 130; a plugin abort or failed teardown → 4; a failed threshold → 99.
-fn exit_code(report: &RunReport, thresholds: &[ThresholdResult], stopped_by_threshold: bool) -> ExitCode {
+fn exit_code(
+    report: &RunReport,
+    thresholds: &[ThresholdResult],
+    stopped_by_threshold: bool,
+    allow_failures: bool,
+) -> ExitCode {
     if stopped_by_threshold {
         return ExitCode::from(THRESHOLDS_FAILED);
     }
@@ -393,6 +428,14 @@ fn exit_code(report: &RunReport, thresholds: &[ThresholdResult], stopped_by_thre
     }
     if thresholds.iter().any(|t| !t.passed) {
         return ExitCode::from(THRESHOLDS_FAILED);
+    }
+    let counts = report.counts();
+    if counts.scheduled > 0 && counts.passed == 0 && !allow_failures {
+        tracing::error!(
+            "no task passed ({} scheduled): exit {NO_TASK_PASSED} (--allow-failures accepts such a run)",
+            counts.scheduled
+        );
+        return ExitCode::from(NO_TASK_PASSED);
     }
     ExitCode::SUCCESS
 }

@@ -1,12 +1,16 @@
 //! What a plugin file is and what it may try, read without running it: its digest and size, the
-//! toolchain that built it (the producers sections), its exports, and its imports grouped into
-//! the capabilities a reviewer cares about (network, files, environment, clocks, random, …).
-//! The sandbox grants none of them by default; this says what a shared workload would ask for.
+//! language and toolchain that built it (the producers sections, [`crate::toolchain`]), its
+//! `loadhost:plugin` exports, the metrics it declares ([`crate::declared`]), and its imports
+//! grouped into the capabilities a reviewer cares about (network, files, environment, clocks,
+//! random, …). The sandbox grants none of them by default; this says what a shared workload would
+//! ask for.
 
 use std::collections::BTreeSet;
 
 use sha2::{Digest as _, Sha256};
 use thiserror::Error;
+
+use crate::declared::{DeclaredError, DeclaredMetric, declared_metrics};
 
 /// Why a file cannot be inspected.
 #[derive(Debug, Error)]
@@ -116,12 +120,19 @@ pub struct Inspection {
     pub size: u64,
     /// Component or core module.
     pub kind: Kind,
-    /// The language toolchain, when the producers sections tell (`Rust`, `Python`, …).
+    /// The plugin's language, when the producers sections tell (`Rust`, `Python`, …).
+    pub language: Option<&'static str>,
+    /// The language with its toolchain (`Rust (rustc 1.95.0)`, `Python 3.14 (componentize-py)`).
     pub toolchain: Option<String>,
-    /// Every producers entry as `field: name version` (language, processed-by, sdk).
+    /// The producers entries of the plugin's own code, as `field: name version`.
     pub producers: Vec<String>,
-    /// The top-level exports.
+    /// The producers entries of the other modules inside (an interpreter, the preview1 adapter).
+    pub nested_producers: Vec<String>,
+    /// The `loadhost:plugin` interfaces it exports (a core module's by its functions' names);
+    /// a toolchain's own exports are left out.
     pub exports: Vec<String>,
+    /// The metrics it declares (its `loadhost:metrics` sections), or why they cannot be read.
+    pub metrics: Result<Vec<DeclaredMetric>, DeclaredError>,
     /// The top-level imports.
     pub imports: Vec<String>,
     /// The imports read as capabilities, sorted.
@@ -155,15 +166,18 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
     let kind = if crate::is_core_module(bytes) { Kind::CoreModule } else { Kind::Component };
     let (imports, exports) = top_level_names(bytes, kind)?;
     let capabilities: BTreeSet<Capability> = imports.iter().filter_map(|i| capability_of(i)).collect();
-    let producers = producers(bytes);
+    let toolchain = crate::toolchain::read(bytes);
     let preview1_adapter = bytes.windows(ADAPTER_MARK.len()).any(|w| w == ADAPTER_MARK);
     Ok(Inspection {
         sha256: format!("{:x}", Sha256::digest(bytes)),
         size: bytes.len() as u64,
         kind,
-        toolchain: toolchain(&producers, bytes),
-        producers,
+        language: toolchain.language,
+        toolchain: toolchain.toolchain,
+        producers: toolchain.own,
+        nested_producers: toolchain.nested,
         exports,
+        metrics: declared_metrics(bytes),
         imports,
         capabilities: capabilities.iter().copied().collect(),
         preview1_adapter,
@@ -178,7 +192,13 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
 /// wit-component names the adapter's instance after it.
 const ADAPTER_MARK: &[u8] = b"wit-component:adapter:wasi_snapshot_preview1";
 
-/// The imports and exports of the outermost component or module (nested ones are internal).
+/// The interfaces of the plugin contract: what a plugin exports for the host.
+const PLUGIN_PACKAGE: &str = "loadhost:plugin/";
+
+/// The imports of the outermost component or module (nested ones are internal), and its
+/// `loadhost:plugin` exports: a toolchain may export more (componentize-py an `exports`
+/// instance), which is not the plugin's interface. A core module's exports are functions
+/// (`loadhost:plugin/doer@0.1.0#do-task`), listed by their interface.
 fn top_level_names(bytes: &[u8], kind: Kind) -> Result<(Vec<String>, Vec<String>), InspectError> {
     let parse = |e: wasmparser::BinaryReaderError| InspectError::Parse(e.to_string());
     let (mut imports, mut exports) = (Vec::new(), Vec::new());
@@ -194,7 +214,10 @@ fn top_level_names(bytes: &[u8], kind: Kind) -> Result<(Vec<String>, Vec<String>
             }
             wasmparser::Payload::ComponentExportSection(section) if depth == 1 => {
                 for export in section {
-                    exports.push(export.map_err(parse)?.name.name.to_owned());
+                    let name = export.map_err(parse)?.name.name;
+                    if name.starts_with(PLUGIN_PACKAGE) {
+                        exports.push(name.to_owned());
+                    }
                 }
             }
             wasmparser::Payload::ImportSection(section) if depth == 1 && kind == Kind::CoreModule => {
@@ -205,56 +228,17 @@ fn top_level_names(bytes: &[u8], kind: Kind) -> Result<(Vec<String>, Vec<String>
             }
             wasmparser::Payload::ExportSection(section) if depth == 1 && kind == Kind::CoreModule => {
                 for export in section {
-                    exports.push(export.map_err(parse)?.name.to_owned());
+                    let name = export.map_err(parse)?.name;
+                    let interface = name.split('#').next().unwrap_or(name);
+                    if name.starts_with(PLUGIN_PACKAGE) && !exports.iter().any(|e| e == interface) {
+                        exports.push(interface.to_owned());
+                    }
                 }
             }
             _ => {}
         }
     }
     Ok((imports, exports))
-}
-
-/// Every producers entry of the file and of the modules inside it, without repeats.
-fn producers(bytes: &[u8]) -> Vec<String> {
-    let mut out = BTreeSet::new();
-    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
-        let Ok(wasmparser::Payload::CustomSection(section)) = payload else { continue };
-        let wasmparser::KnownCustom::Producers(fields) = section.as_known() else { continue };
-        for field in fields.into_iter().flatten() {
-            for value in field.values.into_iter().flatten() {
-                out.insert(format!("{}: {} {}", field.name, value.name, value.version).trim_end().to_owned());
-            }
-        }
-    }
-    out.into_iter().collect()
-}
-
-/// The guest language, from what the producers sections name. Interpreters and the preview1
-/// adapter are themselves built with Rust or C, so the more specific signs win: componentize-py's
-/// runtime names itself inside the file, ComponentizeJS and clang in the producers, and Rust
-/// counts only when nothing else does.
-fn toolchain(producers: &[String], bytes: &[u8]) -> Option<String> {
-    let has = |needle: &str| producers.iter().any(|p| p.to_lowercase().contains(needle));
-    let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
-    let language = if has("component-init-transform") && contains(b"componentize-py") {
-        "Python (componentize-py)"
-    } else if has("componentizejs") || has("language: javascript") {
-        "JavaScript (componentize-js)"
-    } else if has("wit-bindgen-rust") {
-        // Rust's std for wasip2 links wasi-libc, whose bindings say wit-bindgen-c.
-        "Rust"
-    } else if has("language: c99") || has("language: c11") || has("wit-bindgen-c") {
-        "C (clang)"
-    } else if has("language: zig") {
-        "Zig"
-    } else if has("language: go") || has("tinygo") {
-        "Go"
-    } else if has("language: rust") {
-        "Rust"
-    } else {
-        return None;
-    };
-    Some(language.to_owned())
 }
 
 #[cfg(test)]

@@ -4,11 +4,16 @@
 //! # Layout
 //! - [`wrap`]: a WASI preview1 core module that exports the `doer` functions by their canonical
 //!   names becomes a component (wit-component with the embedded preview1 adapter).
-//! - [`inspect`]: a plugin's digest, producers, exports and imports, read as capabilities.
+//! - [`inspect`]: a plugin's digest, toolchain, exports, declared metrics and imports, read as
+//!   capabilities.
+//! - [`toolchain`]: the language and toolchain that built a plugin, from its producers sections.
+//! - [`declared`]: the metrics a plugin declares in its `loadhost:metrics` custom sections.
 
 #![deny(missing_docs)]
 
+pub mod declared;
 pub mod inspect;
+pub mod toolchain;
 pub mod wrap;
 
 /// The plugin contract, as the host was built with it.

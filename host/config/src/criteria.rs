@@ -139,31 +139,65 @@ pub enum CriteriaError {
         /// What is wrong.
         why: &'static str,
     },
+    /// A `--metric` declaration that gives a metric the plugin declares another kind.
+    #[error(
+        "--metric {decl}: the plugin declares {name} as a {plugin_kind} (leave the flag out: a declared metric needs none)"
+    )]
+    Disagrees {
+        /// The declaration as written.
+        decl: String,
+        /// The metric's name.
+        name: String,
+        /// The kind the plugin declares.
+        plugin_kind: &'static str,
+    },
 }
 
 /// Check, before any load, that the declarations do not clash and that every threshold can be
 /// judged: its metric is built in or declared with `--metric`, its aggregate suits the metric's
 /// kind, and a scenario tag names one of `scenarios`. An unknown metric is an error, never a silent
-/// pass. `loadhost run` and `loadhost merge` both check with this.
+/// pass. `loadhost merge` checks with this; `loadhost run` with [`check_declared`], which also
+/// knows what the plugin declares.
 pub fn check(metrics: &[MetricDecl], thresholds: &[ThresholdSpec], scenarios: &[&str]) -> Result<(), CriteriaError> {
-    let mut declared = std::collections::HashMap::new();
-    for decl in metrics {
-        let clash = if loadhost_metrics::threshold::built_in_kind(&decl.name).is_some() {
-            Some("that name is a built-in metric")
-        } else if declared.insert(decl.name.as_str(), decl.kind).is_some_and(|kind| kind != decl.kind) {
-            Some("declared twice with different kinds")
-        } else {
-            None
-        };
-        if let Some(why) = clash {
-            return Err(CriteriaError::Metric { decl: decl.to_string(), why });
+    check_declared(metrics, Some(&[]), thresholds, scenarios)
+}
+
+/// [`check`], with the metrics the plugin declares in its file (`plugin`) known as well as the
+/// `--metric` flags: a threshold on a declared metric needs no flag, and a flag on one must give
+/// the plugin's kind. `plugin` is `None` before the plugin file is read: an unknown metric then
+/// waits for the check with its declarations, and everything else is checked now.
+pub fn check_declared(
+    flags: &[MetricDecl],
+    plugin: Option<&[MetricDecl]>,
+    thresholds: &[ThresholdSpec],
+    scenarios: &[&str],
+) -> Result<(), CriteriaError> {
+    let from_plugin = plugin.unwrap_or_default();
+    let mut declared: Vec<(&str, MetricKind)> = from_plugin.iter().map(|d| (d.name.as_str(), d.kind)).collect();
+    for decl in flags {
+        let clash = |why: &'static str| CriteriaError::Metric { decl: decl.to_string(), why };
+        if loadhost_metrics::threshold::built_in_kind(&decl.name).is_some() {
+            return Err(clash("that name is a built-in metric"));
+        }
+        if let Some(own) = from_plugin.iter().find(|d| d.name == decl.name && d.kind != decl.kind) {
+            return Err(CriteriaError::Disagrees {
+                decl: decl.to_string(),
+                name: own.name.clone(),
+                plugin_kind: own.kind.name(),
+            });
+        }
+        match declared.iter().find(|(name, _)| *name == decl.name) {
+            Some((_, kind)) if *kind != decl.kind => return Err(clash("declared twice with different kinds")),
+            Some(_) => {}
+            None => declared.push((decl.name.as_str(), decl.kind)),
         }
     }
-    let lookup = |name: &str| declared.get(name).copied();
     for spec in thresholds {
-        spec.threshold
-            .validate(&lookup, scenarios)
-            .map_err(|error| CriteriaError::Threshold { expr: spec.threshold.source.clone(), error })?;
+        match spec.threshold.validate_among(&declared, scenarios) {
+            Ok(_) => {}
+            Err(ThresholdError::UnknownMetric { .. }) if plugin.is_none() => {}
+            Err(error) => return Err(CriteriaError::Threshold { expr: spec.threshold.source.clone(), error }),
+        }
     }
     Ok(())
 }
@@ -325,6 +359,8 @@ mod tests {
         let err = check(&[], &specs(&["nosuch:count<1"]), &["default"]).unwrap_err().to_string();
         assert!(err.starts_with("--threshold 'nosuch:count<1': no metric named nosuch (built in:"), "{err}");
         assert_eq!(err.matches("nosuch:count<1").count(), 1, "{err}");
+        let err = check(&[], &specs(&["latncy_ms:p(99)<1"]), &["default"]).unwrap_err().to_string();
+        assert_eq!(err, "--threshold 'latncy_ms:p(99)<1': no metric named latncy_ms: did you mean latency_ms?");
         let err = check(&[], &specs(&["latency_ms:rate<1"]), &["default"]).unwrap_err().to_string();
         assert!(err.starts_with("--threshold 'latency_ms:rate<1': latency_ms (a trend"), "{err}");
         let decl: MetricDecl = "login:trend".parse().unwrap();
@@ -332,6 +368,25 @@ mod tests {
         let twice = ["login:trend".parse().unwrap(), "login:counter".parse().unwrap()];
         let err = check(&twice, &[], &["default"]).unwrap_err().to_string();
         assert_eq!(err, "--metric login:counter: declared twice with different kinds");
+    }
+
+    #[test]
+    fn the_plugins_declarations_need_no_flag_and_a_flag_must_agree_with_them() {
+        let specs = |texts: &[&str]| texts.iter().map(|t| t.parse::<ThresholdSpec>().unwrap()).collect::<Vec<_>>();
+        let plugin: Vec<MetricDecl> = vec!["journey_ms:trend".parse().unwrap(), "orders:counter".parse().unwrap()];
+        let on = specs(&["journey_ms:p(95)<300", "orders{tier:bulk}:count>0"]);
+        assert_eq!(check_declared(&[], Some(&plugin), &on, &["default"]), Ok(()));
+        let agree: MetricDecl = "orders:counter".parse().unwrap();
+        assert_eq!(check_declared(std::slice::from_ref(&agree), Some(&plugin), &on, &["default"]), Ok(()));
+        let disagree: MetricDecl = "orders:trend".parse().unwrap();
+        let err = check_declared(&[disagree], Some(&plugin), &on, &["default"]).unwrap_err().to_string();
+        assert!(err.starts_with("--metric orders:trend: the plugin declares orders as a counter"), "{err}");
+        let typo = specs(&["jorney_ms:p(95)<300"]);
+        let err = check_declared(&[], Some(&plugin), &typo, &["default"]).unwrap_err().to_string();
+        assert_eq!(err, "--threshold 'jorney_ms:p(95)<300': no metric named jorney_ms: did you mean journey_ms?");
+        assert_eq!(check_declared(&[], None, &typo, &["default"]), Ok(()), "before the plugin is read, it waits");
+        let wrong = specs(&["latency_ms:rate<1"]);
+        assert!(check_declared(&[], None, &wrong, &["default"]).is_err(), "the rest is checked at once");
     }
 
     #[test]

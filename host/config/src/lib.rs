@@ -53,4 +53,4 @@ pub mod secrets;
 pub mod units;
 
 pub use options::RunOptions;
-pub use resolve::{ConfigError, RunSettings, resolve};
+pub use resolve::{ConfigError, RunSettings, check_plugin_metrics, resolve};

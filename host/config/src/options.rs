@@ -233,7 +233,8 @@ define_options! {
         pub threshold: Vec<ThresholdSpec>,
 
         /// Declare a metric the plugin records, NAME:KIND (trend, counter, rate, gauge), so thresholds
-        /// on it are checked before any load (repeatable).
+        /// on it are checked before any load (repeatable). Not needed for one the plugin declares
+        /// itself (loadhost inspect lists them); a flag for one must give the same kind.
         #[arg(long = "metric", value_name = "NAME:KIND")]
         pub metric: Vec<MetricDecl>,
 
@@ -241,6 +242,27 @@ define_options! {
         /// batch, and the summary last.
         #[arg(long = "out", value_name = "json=FILE")]
         pub out: Vec<OutSpec>,
+
+        /// Exit 0 even when no task passed. Without it, a run in which tasks were scheduled and
+        /// none passed (every one failed, trapped, timed out or was dropped: a forgotten
+        /// --allow-host, an exception in every task) exits 98, so CI cannot pass a broken run.
+        #[arg(long)]
+        pub allow_failures: bool,
+
+        /// Write JUnit XML to FILE for CI systems: a test case per threshold, per check, for "every
+        /// scheduled task accounted for" and for the verdict.
+        #[arg(long, value_name = "FILE")]
+        pub junit: Option<PathBuf>,
+
+        /// In --junit, a check fails when its pass rate is under PCT (100, the default: any
+        /// failed check fails its case).
+        #[arg(long, value_name = "PCT")]
+        pub check_rate: Option<Percent>,
+
+        /// Write a compact Markdown summary to FILE (for a pull-request comment). With
+        /// $GITHUB_STEP_SUMMARY set, the summary is also appended there.
+        #[arg(long, value_name = "FILE")]
+        pub markdown: Option<PathBuf>,
 
         /// Where the plugin's stdout and stderr lines go: log (the terminal, each line prefixed with
         /// its worker and iteration; the first 100, then a count of the rest), file=PATH (every
@@ -276,6 +298,11 @@ define_options! {
         /// Start the load at this time (RFC 3339), so every segment starts together.
         #[arg(long, value_name = "TIMESTAMP")]
         pub start_at: Option<StartAt>,
+
+        /// Name the run its results file belongs to, so `loadhost merge` refuses a part of another
+        /// run (a file left from an earlier run). Without it, a --start-at names the run.
+        #[arg(long, value_name = "ID", env = "LOADHOST_RUN_ID")]
+        pub run_id: Option<String>,
 
         /// Write a results file that `loadhost merge` combines with other segments' exactly.
         #[arg(long, value_name = "FILE")]
@@ -337,6 +364,11 @@ mod tests {
         flush-retries-timeout = "1s"
         overload = "queue"
         plugin-output = "none"
+        junit = "r.xml"
+        allow-failures = true
+        run-id = "nightly-7"
+        markdown = "r.md"
+        check-rate = 99
         http-debug = "full"
         env = ["A=1"]
         env-file = ["a.env"]
@@ -493,6 +525,7 @@ mod tests {
             ("overload", "dropped (the default)".to_owned()),
             ("data-mode", "(loop, the default)".to_owned()),
             ("plugin-output", "(log, the default)".to_owned()),
+            ("check-rate", "(100, the default".to_owned()),
             ("metrics-addr", "loopback addresses only".to_owned()),
             ("control", "loopback only, unless a --control-token".to_owned()),
             ("stage", "With --rate it ramps the rate".to_owned()),

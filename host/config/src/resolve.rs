@@ -14,6 +14,7 @@ use loadhost_engine::{
 };
 use thiserror::Error;
 
+use crate::criteria::MetricDecl;
 use crate::options::{DataModeArg, OverloadArg, RunOptions};
 use crate::units::{Dur, Size};
 
@@ -176,6 +177,8 @@ impl RunSettings {
 type SharedFeed = Option<(Arc<Feed>, FeedMode)>;
 
 /// Check `options` and build the plan (one per scenario when there are `[[scenario]]` blocks).
+/// A threshold on a metric nobody has declared yet is left to [`check_plugin_metrics`], which
+/// the caller makes once it has read the plugin file (the plugin may declare the metric there).
 pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     let segment = segment(&options)?;
     let env = crate::secrets::plugin_env(&options)?;
@@ -254,15 +257,29 @@ fn check_dirs(options: &RunOptions) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Check, before any load, that every threshold can be judged in this run's scenarios.
+/// Check, before any load, that every threshold can be judged in this run's scenarios, but for
+/// a metric no one has declared yet: the plugin may declare it, and its file is read later
+/// ([`check_plugin_metrics`]).
 fn check_criteria(options: &RunOptions) -> Result<(), ConfigError> {
-    let scenarios: Vec<&str> = if options.scenarios.is_empty() {
+    crate::criteria::check_declared(&options.metric, None, &options.threshold, &scenario_names(options))?;
+    Ok(())
+}
+
+/// Check, before any load, every threshold with the metrics the plugin declares (read from its
+/// file) known beside the `--metric` flags: the unknown-metric check [`resolve`] leaves to this.
+pub fn check_plugin_metrics(settings: &RunSettings, plugin: &[MetricDecl]) -> Result<(), ConfigError> {
+    let options = &settings.options;
+    crate::criteria::check_declared(&options.metric, Some(plugin), &options.threshold, &scenario_names(options))?;
+    Ok(())
+}
+
+/// The run's scenario names: its `[[scenario]]` blocks', or `default`.
+fn scenario_names(options: &RunOptions) -> Vec<&str> {
+    if options.scenarios.is_empty() {
         vec!["default"]
     } else {
         options.scenarios.iter().map(|s| s.name.as_str()).collect()
-    };
-    crate::criteria::check(&options.metric, &options.threshold, &scenarios)?;
-    Ok(())
+    }
 }
 
 /// `--data`, loaded once for the whole run (the engine's workers borrow its rows, no copies).

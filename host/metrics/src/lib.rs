@@ -17,11 +17,13 @@
 //! - [`combine`]: how reports that ran side by side (scenarios, segments) add up to one run, and
 //!   where intervals of several processes land on one timeline: the merge policy.
 //! - [`serial`]: how windows and reports serialize (serde), exactly, for results files.
+//! - [`compare`]: `loadhost compare`'s `--fail-on` rules and the test that tells a real change from noise.
 
 #![deny(missing_docs)]
 
 pub mod cardinality;
 pub mod combine;
+pub mod compare;
 pub mod errors;
 pub mod histogram;
 pub mod http;

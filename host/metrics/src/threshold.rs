@@ -84,15 +84,17 @@ pub enum ThresholdError {
         /// What is wrong.
         why: String,
     },
-    /// No such metric in the run.
-    #[error(
-        "no metric named {metric} (built in: latency_ms, service_ms, wait_ms, gate_wait_ms, tasks_not_passed, checks, http_reqs, http_req_duration, http_req_failed, http_denied, data_sent, data_received; declare a plugin's own with --metric NAME:KIND)"
-    )]
+    /// No such metric in the run: the message suggests a close name, or lists the known ones.
+    #[error("no metric named {metric}{}", unknown_hint(.suggestion.as_deref(), .declared))]
     UnknownMetric {
         /// The expression.
         expr: String,
         /// The metric named.
         metric: String,
+        /// A known name close to it (a typo away, or the same but for case).
+        suggestion: Option<String>,
+        /// The names declared for the run (by the plugin or `--metric`), built-in ones aside.
+        declared: Vec<String>,
     },
     /// A `{scenario:NAME}` tag names no scenario of the run.
     #[error("no scenario named '{scenario}' (the run has: {known})")]
@@ -288,6 +290,61 @@ pub fn built_in_kind(name: &str) -> Option<MetricKind> {
     BUILT_IN.iter().find(|(n, _)| *n == name).map(|(_, kind)| *kind)
 }
 
+/// The known name a mistyped `name` most likely meant: the same but for case, or one at most two
+/// edits away (a letter added, dropped, changed, or two neighbours swapped), and closer than the
+/// name is long. The closest wins; among equals, the first in `known`.
+pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in known {
+        let distance = if candidate.to_lowercase() == lower { 0 } else { edit_distance(name, candidate) };
+        let close = distance <= 2 && distance < name.chars().count();
+        if close && best.is_none_or(|(d, _)| distance < d) && candidate != name {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, candidate)| candidate)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// neighbouring characters each cost one.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Three rows suffice: a swap looks two rows back.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
+        }
+        before = std::mem::replace(&mut last, row);
+    }
+    last[b.len()]
+}
+
+/// The rest of an unknown metric's message: the suggestion, or the names there are.
+fn unknown_hint(suggestion: Option<&str>, declared: &[String]) -> String {
+    if let Some(name) = suggestion {
+        return format!(": did you mean {name}?");
+    }
+    let built_in: Vec<&str> = BUILT_IN.iter().map(|(name, _)| *name).collect();
+    // A long list helps nobody: past ten declared names, say how many there are.
+    let declared = match declared.len() {
+        0 => String::new(),
+        1..=10 => format!("; declared: {}", declared.join(", ")),
+        n => format!("; {n} declared"),
+    };
+    format!(
+        " (built in: {}{declared}; a plugin's own metric needs declaring, in the plugin (loadhost inspect lists what it declares) or with --metric NAME:KIND)",
+        built_in.join(", ")
+    )
+}
+
 /// The tag that picks a scenario's measurements rather than a series.
 pub const SCENARIO_TAG: &str = "scenario";
 
@@ -335,12 +392,41 @@ impl Threshold {
 
     /// Check, before any load, that the metric exists (built in, or declared with its kind in
     /// `declared`), that its kind has the aggregate, and that a scenario tag names a scenario.
+    /// An unknown name's error suggests a close built-in one; [`Threshold::validate_among`] also
+    /// suggests declared ones.
     pub fn validate(
         &self,
         declared: &dyn Fn(&str) -> Option<MetricKind>,
         scenarios: &[&str],
     ) -> Result<MetricKind, ThresholdError> {
-        let unknown = || ThresholdError::UnknownMetric { expr: self.source.clone(), metric: self.metric.clone() };
+        self.validate_with(declared, &[], scenarios)
+    }
+
+    /// [`Threshold::validate`] against the metrics declared for the run, by name (the plugin's
+    /// declarations and `--metric` flags), so an unknown name's error can suggest or list them.
+    pub fn validate_among(
+        &self,
+        declared: &[(&str, MetricKind)],
+        scenarios: &[&str],
+    ) -> Result<MetricKind, ThresholdError> {
+        let lookup = |name: &str| declared.iter().find(|(n, _)| *n == name).map(|(_, kind)| *kind);
+        let names: Vec<&str> = declared.iter().map(|(name, _)| *name).collect();
+        self.validate_with(&lookup, &names, scenarios)
+    }
+
+    fn validate_with(
+        &self,
+        declared: &dyn Fn(&str) -> Option<MetricKind>,
+        names: &[&str],
+        scenarios: &[&str],
+    ) -> Result<MetricKind, ThresholdError> {
+        let unknown = || ThresholdError::UnknownMetric {
+            expr: self.source.clone(),
+            metric: self.metric.clone(),
+            suggestion: did_you_mean(&self.metric, names.iter().copied().chain(BUILT_IN.iter().map(|(n, _)| *n)))
+                .map(str::to_owned),
+            declared: names.iter().map(|n| (*n).to_owned()).collect(),
+        };
         let built_in = built_in_kind(&self.metric);
         let kind = built_in.or_else(|| declared(&self.metric)).ok_or_else(unknown)?;
         if !kind.allows(&self.aggregate) {
@@ -394,9 +480,12 @@ impl Threshold {
 
     /// The value the threshold looks at in `report`'s totals, and whether it holds.
     pub fn evaluate(&self, report: &RunReport) -> Result<Verdict, ThresholdError> {
-        let value = self
-            .measure(&report.totals, report.elapsed)?
-            .ok_or_else(|| ThresholdError::UnknownMetric { expr: self.source.clone(), metric: self.metric.clone() })?;
+        let value = self.measure(&report.totals, report.elapsed)?.ok_or_else(|| ThresholdError::UnknownMetric {
+            expr: self.source.clone(),
+            metric: self.metric.clone(),
+            suggestion: None,
+            declared: Vec::new(),
+        })?;
         Ok(Verdict { value, passed: self.holds(value) })
     }
 
@@ -423,6 +512,11 @@ impl Threshold {
             _ => None,
         };
         if let Some(h) = histogram {
+            // An empty view has no percentile, mean or extreme: the threshold fails with "no
+            // samples" rather than pass on a zero nobody measured.
+            if h.count() == 0 && self.aggregate != Aggregate::Count {
+                return Ok(None);
+            }
             return from_percentiles(&h.percentiles(), h.count(), &self.aggregate, Some(h))
                 .map(Some)
                 .ok_or_else(|| self.no_aggregate());
@@ -432,14 +526,15 @@ impl Threshold {
             Aggregate::Count => Ok(Some(count as f64)),
             _ => Err(self.no_aggregate()),
         };
-        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
+        // A rate over nothing is no sample, not 0% (every request failed of none) or 100%.
+        let share = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
         match (self.metric.as_str(), &self.aggregate) {
             (TASKS_NOT_PASSED, Aggregate::Rate) => {
                 let ended = t.counts.ended();
-                return Ok(Some(share(ended - t.counts.passed, ended)));
+                return Ok(share(ended - t.counts.passed, ended));
             }
             (names::HTTP_REQ_FAILED, Aggregate::Rate) if tags.is_empty() => {
-                return Ok(Some(share(t.http.failed, t.http.requests)));
+                return Ok(share(t.http.failed, t.http.requests));
             }
             (names::HTTP_REQS, _) => {
                 let count = match tags.as_slice() {
@@ -462,8 +557,7 @@ impl Threshold {
                         fails += f;
                     }
                 }
-                // No checks made is no check failed.
-                return Ok(Some(if passes + fails == 0 { 1.0 } else { share(passes, passes + fails) }));
+                return Ok(share(passes, passes + fails));
             }
             _ => {}
         }
@@ -544,16 +638,40 @@ mod tests {
 
     #[test]
     fn validation_knows_built_ins_declared_metrics_and_scenarios() {
-        let declared = |name: &str| (name == "login_ms").then_some(MetricKind::Trend);
+        let declared = [("login_ms", MetricKind::Trend)];
         let scenarios = ["default"];
-        assert_eq!(t("latency_ms:p(99)<200").validate(&declared, &scenarios), Ok(MetricKind::Trend));
-        assert_eq!(t("login_ms{route:a}:avg<5").validate(&declared, &scenarios), Ok(MetricKind::Trend));
-        assert_eq!(t("http_reqs{status:500}:count<10").validate(&declared, &scenarios), Ok(MetricKind::Counter));
-        let err = |expr: &str| t(expr).validate(&declared, &scenarios).unwrap_err().to_string();
-        assert!(err("nosuch:count<1").contains("no metric named nosuch"));
+        assert_eq!(t("latency_ms:p(99)<200").validate_among(&declared, &scenarios), Ok(MetricKind::Trend));
+        assert_eq!(t("login_ms{route:a}:avg<5").validate_among(&declared, &scenarios), Ok(MetricKind::Trend));
+        assert_eq!(t("http_reqs{status:500}:count<10").validate_among(&declared, &scenarios), Ok(MetricKind::Counter));
+        let lookup = |name: &str| (name == "login_ms").then_some(MetricKind::Trend);
+        assert_eq!(t("login_ms:max<5").validate(&lookup, &scenarios), Ok(MetricKind::Trend));
+        let err = |expr: &str| t(expr).validate_among(&declared, &scenarios).unwrap_err().to_string();
+        assert!(err("nosuch:count<1").starts_with("no metric named nosuch (built in: latency_ms, service_ms,"));
+        assert!(err("nosuch:count<1").contains("; declared: login_ms; a plugin's own metric needs declaring"));
+        assert_eq!(err("logn_ms:p(99)<1"), "no metric named logn_ms: did you mean login_ms?");
+        assert_eq!(err("Latency_MS:p(99)<1"), "no metric named Latency_MS: did you mean latency_ms?");
         assert!(err("checks:p(99)<1").contains("has no p(99)"));
         assert!(err("latency_ms{scenario:api}:max<1").contains("no scenario named 'api'"));
         assert!(err("http_reqs{status:teapot}:count<1").contains("takes no tags"));
+    }
+
+    #[test]
+    fn a_typo_gets_the_closest_known_name() {
+        let known = ["journey_ms", "orders", "latency_ms", "checks", "http_reqs"];
+        let guess = |name: &str| did_you_mean(name, known);
+        assert_eq!(guess("jorney_ms"), Some("journey_ms"), "a letter dropped");
+        assert_eq!(guess("journey_msx"), Some("journey_ms"), "a letter added");
+        assert_eq!(guess("jounrey_ms"), Some("journey_ms"), "two neighbours swapped: one edit");
+        assert_eq!(guess("JOURNEY_MS"), Some("journey_ms"), "case alone");
+        assert_eq!(guess("ordrs"), Some("orders"));
+        assert_eq!(guess("http_req"), Some("http_reqs"));
+        assert_eq!(guess("check"), Some("checks"));
+        assert_eq!(guess("journey_seconds"), None, "too far");
+        assert_eq!(guess("x"), None, "a one-letter name is close to nothing");
+        assert_eq!(did_you_mean("size_a", ["size_b", "size_c"]), Some("size_b"), "the first of equals");
+        assert_eq!(did_you_mean("size_a", ["size_bc", "size_c"]), Some("size_c"), "the closest");
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("ca", "abc"), 3, "optimal string alignment: no edit of a swapped pair");
     }
 
     #[test]

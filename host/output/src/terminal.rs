@@ -210,13 +210,8 @@ fn plugin(out: &mut String, s: &Summary) {
     if metrics.peek().is_some() {
         let _ = writeln!(out, "\n  plugin metrics");
         for (name, metric) in metrics {
-            let value = match metric {
-                PluginMetric::Counter(c) => format!("count={}", c.count),
-                PluginMetric::Gauge(g) => format!("value={}", g.value),
-                PluginMetric::Trend(t) => format!("count={} {}", t.count, fmt_percentiles(&t.stats)),
-                PluginMetric::Check(r) => format!("rate={:.4}", r.rate),
-            };
-            let _ = writeln!(out, "    {name} {value}");
+            let _ = writeln!(out, "    {name} {}", metric_value(metric));
+            tagged_series(out, s, name);
         }
     }
     if s.notes.kind_conflicts > 0 {
@@ -231,6 +226,38 @@ fn plugin(out: &mut String, s: &Summary) {
             out,
             "    ({} samples folded into NAME{{overflow:true}} and {} discarded: more than {} series)",
             s.series.folded_samples, s.series.discarded_samples, s.series.limit
+        );
+    }
+}
+
+fn metric_value(metric: &PluginMetric) -> String {
+    match metric {
+        PluginMetric::Counter(c) => format!("count={}", c.count),
+        PluginMetric::Gauge(g) => format!("value={}", g.value),
+        PluginMetric::Trend(t) => format!("count={} {}", t.count, fmt_percentiles(&t.stats)),
+        PluginMetric::Check(r) => format!("rate={:.4}", r.rate),
+    }
+}
+
+/// Tagged series the terminal lists per metric; the rest are in the summary JSON.
+const TAGGED_SHOWN: usize = 5;
+
+/// The metric's tagged series under it, keyed as the summary JSON keys them (`orders{tier:bulk}`):
+/// the first few in key order, then how many more there are, so a metric tagged by something
+/// with many values cannot flood the terminal.
+fn tagged_series(out: &mut String, s: &Summary, name: &str) {
+    let prefix = format!("{name}{{");
+    // Keys sort by bytes, so a name's tagged series are together, right after it.
+    let mut tagged = s.metrics.plugin.range(prefix.clone()..).take_while(|(key, _)| key.starts_with(&prefix));
+    for (key, metric) in tagged.by_ref().take(TAGGED_SHOWN) {
+        let _ = writeln!(out, "      {} {}", crate::shorten(key, 120), metric_value(metric));
+    }
+    let more = tagged.count();
+    if more > 0 {
+        let _ = writeln!(
+            out,
+            "      … {} in the summary JSON (`metrics`)",
+            plural(more as u64, "more tagged series", "more tagged series")
         );
     }
 }
@@ -395,6 +422,34 @@ mod tests {
         let text = render(&s);
         assert!(text.contains("rate..........: no rate: 1 task started, too few to measure one"), "{text}");
         assert!(!text.contains("5450"), "{text}");
+    }
+
+    #[test]
+    fn tagged_series_are_listed_under_their_metric_as_the_json_keys_them_and_bounded() {
+        let mut s = sample();
+        let count = |n| PluginMetric::Counter(crate::summary::CountSummary { count: n });
+        s.metrics.plugin.insert("orders".into(), count(28));
+        s.metrics.plugin.insert("orders_total".into(), count(1));
+        for (i, tier) in ["bulk", "retail", "t2", "t3", "t4", "t5", "t6"].iter().enumerate() {
+            s.metrics.plugin.insert(format!("orders{{tier:{tier}}}"), count(i as u64 + 1));
+        }
+        let text = render(&s);
+        let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("    orders ")).take(8).collect();
+        assert_eq!(
+            lines,
+            [
+                "    orders count=28",
+                "      orders{tier:bulk} count=1",
+                "      orders{tier:retail} count=2",
+                "      orders{tier:t2} count=3",
+                "      orders{tier:t3} count=4",
+                "      orders{tier:t4} count=5",
+                "      … 2 more tagged series in the summary JSON (`metrics`)",
+                "    orders_total count=1",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("    size count=1 ") && text.contains("      size{route:/a} count=1 "), "{text}");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! C (`debugging-c`) that behave the same.
 //!
 //! Each task with iteration `i` prints `debug: starting iteration {i}` to stdout and
-//! `note: worker {worker_id} on iteration {i}` to stderr, then: on iteration 3 it panics (an index
-//! out of bounds, so the task traps); on `i % 5 == 1` it fails with `upstream said 503 for order
-//! {i}`; on `i % 5 == 2` with `checkout timed out after {i} ms`; otherwise it passes.
+//! `note: worker {worker_id} on iteration {i}` to stderr, and records the trend `journey_ms`
+//! (`10 * (i % 10)`) and the counter `orders` tagged `tier` (`bulk` when `i % 3 == 0`, else
+//! `retail`), both declared; then: on iteration 3 it panics (an index out of bounds, so the task
+//! traps); on `i % 5 == 1` it fails with `upstream said 503 for order {i}`; on `i % 5 == 2` with
+//! `checkout timed out after {i} ms`; otherwise it passes.
 //!
 //! Settings: `PRINT_BYTES=N` also prints a line of N `x` to stdout per task (default 0);
 //! `DELAY_MS=N` waits N ms before the outcome (default 0); `MODE=bad-metric` records a trend of
@@ -17,6 +19,8 @@ use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, metrics};
 
 struct Debugging;
 
+loadhost_sdk::declare_metrics!("journey_ms:trend", "orders{tier}:counter");
+
 impl Doer for Debugging {
     fn do_task(task: Task) -> TaskResult {
         let i = task.iteration;
@@ -26,6 +30,8 @@ impl Doer for Debugging {
         if bytes > 0 {
             println!("{}", "x".repeat(bytes));
         }
+        metrics::trend("journey_ms", (10 * (i % 10)) as f64, &[]);
+        metrics::counter("orders", 1, &[("tier", if i.is_multiple_of(3) { "bulk" } else { "retail" })]);
         if env_or("MODE", String::new()) == "bad-metric" {
             metrics::trend("t", f64::NAN, &[]); // the bad metric
         }

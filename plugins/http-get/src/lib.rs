@@ -1,13 +1,16 @@
 //! One `GET TARGET_URL` per task (default `http://127.0.0.1:8080/`), with a check that the status
 //! is 200. A 5xx is a retryable failure, any other non-200 a failure; a denied or broken request
 //! is retryable. The host records `http_reqs`, `http_req_duration` and the rest by itself. Only the
-//! status is read, so neither the headers nor the body are brought into the plugin.
+//! status is read, so neither the headers nor the body are brought into the plugin. The check is
+//! declared, so `loadhost inspect` lists it.
 
 use std::sync::OnceLock;
 
 use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, http, metrics::check, retryable};
 
 struct HttpGet;
+
+loadhost_sdk::declare_metrics!("status is 200:check");
 
 fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();

@@ -9,6 +9,8 @@ use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, http, metrics
 
 struct HttpPostJson;
 
+loadhost_sdk::declare_metrics!("status is 200:check", "echoed the document:check");
+
 fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
     URL.get_or_init(|| env_or("TARGET_URL", "http://127.0.0.1:8080/echo".to_owned()))

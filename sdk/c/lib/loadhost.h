@@ -17,7 +17,8 @@
  * Layout:
  * - the task and its result: loadhost_task, loadhost_do_task, loadhost_retryable/failed/abort;
  * - optional lifecycle: loadhost_setup, loadhost_init, loadhost_teardown (no-ops unless defined);
- * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS;
+ * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS, and
+ *   LOADHOST_METRIC to declare them;
  * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send (its request may leave the
  *   response headers and body out: discard_headers, discard_body), loadhost_response_*;
  * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double,
@@ -143,6 +144,22 @@ void loadhost_trend(const char *name, double value, const loadhost_tag *tags, si
 
 /* Record a pass or a fail of the check `name`; returns `ok` so it can be used inline. */
 bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t tag_count);
+
+/*
+ * Declare a metric the plugin records, at file scope, one per use:
+ *
+ *     LOADHOST_METRIC("journey_ms:trend");
+ *     LOADHOST_METRIC("orders{tier}:counter");
+ *
+ * The text is `NAME[{TAG,...}]:KIND`: the `--metric NAME:KIND` syntax with the tag keys the plugin
+ * records it with; KIND is trend, counter, gauge or check. `loadhost inspect` lists the declared
+ * metrics, and a threshold on one needs no `--metric`. Each declaration is a line of the module's
+ * `loadhost:metrics` custom section (written by clang's assembler, so the text is a string literal
+ * without '"' or '\'), which `loadhost componentize` keeps inside the component; the host checks
+ * it when it loads the plugin.
+ */
+#define LOADHOST_METRIC(declaration)                                                               \
+    __asm__(".section \".custom_section.loadhost:metrics\",\"\",@\n.ascii \"" declaration "\\n\"\n")
 
 /* ---- HTTP -------------------------------------------------------------------------------- */
 /*

@@ -8,6 +8,9 @@
  */
 #include "loadhost.h"
 
+/* The metrics it records, for `loadhost inspect` and for thresholds without `--metric`. */
+LOADHOST_METRIC("status is 200:check");
+
 loadhost_result loadhost_do_task(const loadhost_task *task) {
     (void)task;
     /* Settings come from `loadhost run -e KEY=VALUE`; read once per worker (instance). */

@@ -11,7 +11,8 @@
 //     if (!check('status is 200', response.status === 200)) throw failed(`status ${response.status}`);
 //   }
 //
-// Layout: task errors (retryable/failed/abort), metrics (counter/gauge/trend/check), configuration
+// Layout: task errors (retryable/failed/abort), metrics (counter/gauge/trend/check, and
+// declareMetrics to state them for `loadhost inspect` and thresholds), configuration
 // from the environment (env/envOr/environment), HTTP (get/post/put/del/request, with
 // withoutHeaders()/discardBody() for a plugin that reads only the status), task input helpers.
 //
@@ -162,6 +163,35 @@ export function trend(name, value, tags = undefined) {
 export function check(name, ok, tags = undefined) {
   checkName('check', name, ok);
   return hostMetrics.check(name, Boolean(ok), tagList('check', name, ok, tags));
+}
+
+const KINDS = ['trend', 'counter', 'gauge', 'check', 'rate'];
+
+/**
+ * Declare the metrics the plugin records, each as `NAME[{TAG,…}]:KIND`: the `--metric NAME:KIND`
+ * syntax with the tag keys it records (`'orders{tier}:counter'`); KIND is trend, counter, gauge or
+ * check. `loadhost inspect` lists them, and a threshold on one needs no `--metric`.
+ *
+ * Call it at the top level of plugin.js, at the start of a line, with string literals: build.sh
+ * reads the calls from the source, without running it, into the component's `loadhost:metrics`
+ * section. The build evaluates the module, so this call checks each declaration then, and a wrong
+ * one fails the build.
+ */
+export function declareMetrics(...declarations) {
+  for (const declaration of declarations) {
+    const call = `declareMetrics(${show(declaration)})`;
+    if (typeof declaration !== 'string') {
+      throw new TypeError(`${call}: a declaration is a string NAME[{TAG,…}]:KIND, got ${described(declaration)}`);
+    }
+    const colon = declaration.lastIndexOf(':');
+    if (colon < 1 || declaration.slice(0, colon).trim() === '') {
+      throw new RangeError(`${call}: a declaration is NAME[{TAG,…}]:KIND, such as 'orders{tier}:counter'`);
+    }
+    const kind = declaration.slice(colon + 1).trim();
+    if (!KINDS.includes(kind)) {
+      throw new RangeError(`${call}: the kind after the last ':' is trend, counter, gauge or check, got '${kind}'`);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

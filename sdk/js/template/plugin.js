@@ -2,7 +2,10 @@
 // check that the status is 200. A 5xx is retryable, any other non-200 a failure, and a request
 // that got no response (refused, denied by --allow-host, …) retryable.
 
-import { HttpError, check, envOr, failed, get, retryable } from './lib/loadhost.js';
+import { HttpError, check, declareMetrics, envOr, failed, get, retryable } from './lib/loadhost.js';
+
+// The metrics it records, for `loadhost inspect` and for thresholds without `--metric`.
+declareMetrics('status is 200:check');
 
 // The module's top level runs at build time, so settings are read on the first task.
 let url;

@@ -8,7 +8,10 @@ response (refused, denied by --allow-host, timed out) is retryable. The host rec
 
 import functools
 
-from loadhost import Failed, Retryable, Task, check, env, http
+from loadhost import Failed, Retryable, Task, check, declare_metrics, env, http
+
+# The metrics it records, for `loadhost inspect` and for thresholds without `--metric`.
+declare_metrics("status is 200:check")
 
 
 @functools.cache

@@ -158,6 +158,20 @@ class Metrics(unittest.TestCase):
             self.assertIn(text, str(raised.exception))
         self.assertEqual(CALLS, [])
 
+    def test_declarations_need_a_name_and_a_known_kind_and_record_nothing(self):
+        loadhost.declare_metrics("journey_ms:trend", "orders{tier}:counter", "status is 200:check", "even:rate")
+        cases = (
+            (("orders",), ValueError, "declare_metrics('orders'): a declaration is NAME[{TAG,...}]:KIND"),
+            ((":trend",), ValueError, "declare_metrics(':trend'): a declaration is NAME"),
+            (("orders:histogram",), ValueError, "the kind after the last ':' is trend, counter, gauge or check, got 'histogram'"),
+            ((7,), TypeError, "declare_metrics(7): a declaration is a string NAME[{TAG,...}]:KIND, got int 7"),
+        )
+        for args, error, text in cases:
+            with self.assertRaises(error) as raised:
+                loadhost.declare_metrics(*args)
+            self.assertIn(text, str(raised.exception))
+        self.assertEqual(CALLS, [])
+
     def test_numbers_of_other_types_are_accepted(self):
         from fractions import Fraction
 

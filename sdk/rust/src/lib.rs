@@ -25,7 +25,8 @@
 //! - [`bindings`]: the raw bindings wit-bindgen generates from `wit/plugin.wit`.
 //! - [`Doer`] and [`export!`]: the one trait a plugin implements and the macro that exports it.
 //! - [`Lifecycle`] and [`export_with_lifecycle!`]: optional setup, per-worker init and teardown.
-//! - [`metrics`]: counters, gauges, trends and checks, aggregated by the host.
+//! - [`metrics`]: counters, gauges, trends and checks, aggregated by the host, and
+//!   [`declare_metrics!`], which states them in the component for `loadhost inspect` and thresholds.
 //! - [`http`]: an HTTP client (the host pools connections and records HTTP metrics).
 //! - [`config`]: reading settings the user passed with `loadhost run -e KEY=VALUE`.
 //!

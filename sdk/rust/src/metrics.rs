@@ -4,6 +4,10 @@
 //! the host could only drop (an empty name, a gauge or trend value that is NaN or infinite) is a
 //! bug in the plugin, so it panics naming the call and the value:
 //! `metrics::trend("t", NaN): value must be a finite number`, at the plugin's line that called.
+//!
+//! [`declare_metrics!`](crate::declare_metrics) states, in the component, the metrics a plugin
+//! records: `loadhost inspect` lists them, and `loadhost run` checks thresholds on them before
+//! any load without a `--metric` flag.
 
 use crate::bindings::loadhost::plugin::metrics as host;
 
@@ -62,6 +66,88 @@ pub fn check(name: &str, ok: bool, tags: &[(&str, &str)]) -> bool {
     host::check(name, ok, &owned(tags))
 }
 
+/// Declare the metrics the plugin records, each as `NAME[{TAG,…}]:KIND` (the `--metric NAME:KIND`
+/// syntax, with the tag keys it records): `loadhost inspect` lists them, and a threshold on one
+/// needs no `--metric` (its kind comes from here). KIND is `trend`, `counter`, `gauge` or `check`
+/// (`rate`, as thresholds name checks, also works). Write it once, at the top level of the crate:
+///
+/// ```ignore
+/// loadhost_sdk::declare_metrics!("journey_ms:trend", "orders{tier}:counter", "status is 200:check");
+/// ```
+///
+/// The declarations go into a `loadhost:metrics` custom section of the core module, which
+/// wit-component keeps inside the component, so loadhost reads them without running the plugin.
+/// A malformed one fails the build (kind and name) or the load (the host's naming rules).
+#[macro_export]
+macro_rules! declare_metrics {
+    ($($declaration:literal),+ $(,)?) => {
+        const _: () = {
+            const TEXT: &str = ::core::concat!($($declaration, "\n"),+);
+            const _: () = $crate::metrics::__check_declarations(TEXT);
+            #[used]
+            #[cfg_attr(target_family = "wasm", unsafe(link_section = "loadhost:metrics"))]
+            static DECLARED: [u8; TEXT.len()] = {
+                let text = TEXT.as_bytes();
+                let mut bytes = [0u8; TEXT.len()];
+                let mut i = 0;
+                while i < text.len() {
+                    bytes[i] = text[i];
+                    i += 1;
+                }
+                bytes
+            };
+        };
+    };
+}
+
+/// Panics (at compile time, in [`declare_metrics!`](crate::declare_metrics)) unless every line of
+/// `text` is `NAME[{TAG,…}]:KIND` with a known kind and a name; the host checks the rest.
+#[doc(hidden)]
+pub const fn __check_declarations(text: &str) {
+    let text = text.as_bytes();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = start;
+        let mut colon = usize::MAX;
+        while end < text.len() && text[end] != b'\n' {
+            if text[end] == b':' {
+                colon = end;
+            }
+            end += 1;
+        }
+        if colon == usize::MAX {
+            panic!("declare_metrics!: a declaration is NAME[{{TAG,…}}]:KIND, such as \"orders{{tier}}:counter\"");
+        }
+        if colon == start {
+            panic!("declare_metrics!: a declaration needs a name before its ':'");
+        }
+        let kind = text.split_at(colon + 1).1.split_at(end - colon - 1).0;
+        if !is_any(kind, &[b"trend", b"counter", b"gauge", b"check", b"rate"]) {
+            panic!("declare_metrics!: the kind after the last ':' is trend, counter, gauge or check");
+        }
+        start = end + 1;
+    }
+}
+
+/// Whether `word` is one of `words` (a `const` string comparison).
+const fn is_any(word: &[u8], words: &[&[u8]]) -> bool {
+    let mut w = 0;
+    while w < words.len() {
+        let candidate = words[w];
+        let mut same = candidate.len() == word.len();
+        let mut i = 0;
+        while same && i < word.len() {
+            same = word[i] == candidate[i];
+            i += 1;
+        }
+        if same {
+            return true;
+        }
+        w += 1;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +155,23 @@ mod tests {
     fn message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
         let payload = std::panic::catch_unwind(f).expect_err("the call panics");
         payload.downcast_ref::<String>().cloned().unwrap_or_default()
+    }
+
+    crate::declare_metrics!("journey_ms:trend", "orders{tier}:counter", "status is 200:check");
+
+    #[test]
+    fn declarations_are_checked_for_a_name_and_a_kind() {
+        __check_declarations("journey_ms:trend\norders{tier}:counter\nstatus is 200:check\neven:rate\nq:gauge\n");
+        for (bad, says) in [
+            ("orders\n", "a declaration is NAME[{TAG,…}]:KIND"),
+            (":trend\n", "needs a name"),
+            ("orders:histogram\n", "the kind after the last ':'"),
+            ("orders:trends\n", "the kind after the last ':'"),
+        ] {
+            let payload = std::panic::catch_unwind(|| __check_declarations(bad)).expect_err(bad);
+            let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+            assert!(message.contains(says), "{bad:?}: {message}");
+        }
     }
 
     #[test]

@@ -121,6 +121,9 @@ pub struct RunResults {
     /// This process's segment, when the plan was split.
     #[serde(with = "segment_field")]
     pub segment: Option<Segment>,
+    /// The run this part belongs to (`--run-id`, or the planned start `--start-at`), so `merge`
+    /// refuses parts of different runs; `None` when the run had neither.
+    pub run_id: Option<String>,
     /// The row interval (1 s).
     pub interval: Duration,
     /// When the load started (the whole run's report's `started_at`). Rows of a single run are
@@ -145,6 +148,8 @@ struct EndRef<'a> {
     config: &'a Value,
     #[serde(with = "segment_field")]
     segment: Option<Segment>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<&'a str>,
     interval: Duration,
     started_at: SystemTime,
     report: &'a RunReport,
@@ -161,6 +166,8 @@ struct EndOwned {
     config: Value,
     #[serde(with = "segment_field")]
     segment: Option<Segment>,
+    #[serde(default)]
+    run_id: Option<String>,
     interval: Duration,
     started_at: SystemTime,
     report: RunReport,
@@ -259,6 +266,7 @@ impl ResultsWriter {
             plugin_sha256: &results.plugin_sha256,
             config: &results.config,
             segment: results.segment,
+            run_id: results.run_id.as_deref(),
             interval: results.interval,
             started_at: results.started_at,
             report: &results.report,
@@ -479,6 +487,7 @@ impl EndOwned {
             plugin_sha256: self.plugin_sha256,
             config: self.config,
             segment: self.segment,
+            run_id: self.run_id,
             interval: self.interval,
             started_at: self.started_at,
             report: self.report,

@@ -21,6 +21,7 @@ use super::format::{EncodedInterval, IntervalRecord, ResultsFile, RunResults, se
 /// Config keys that may differ between the parts of one run: where each process writes, which
 /// segment it is, when it starts, and its live endpoints. Every other key must be equal.
 pub const PER_PROCESS_KEYS: &[&str] = &[
+    "run-id",
     "segment",
     "segments",
     "results",
@@ -41,6 +42,20 @@ pub enum MergeError {
     /// Nothing to merge.
     #[error("nothing to merge: no results files were given")]
     NoParts,
+    /// The parts belong to different runs (`--run-id`, or the planned start `--start-at`).
+    #[error(
+        "{other} is part of run '{other_run}' but {first} of run '{first_run}': the parts are not one run (a results file left from an earlier run?)"
+    )]
+    Run {
+        /// The part compared against.
+        first: String,
+        /// The part that differs.
+        other: String,
+        /// `first`'s run.
+        first_run: String,
+        /// `other`'s run.
+        other_run: String,
+    },
     /// The parts ran different plugins.
     #[error(
         "{other}: the plugin's sha256 is {other_sha256} but {first}'s is {first_sha256}: the parts ran different plugins"
@@ -269,6 +284,16 @@ fn check_one_plan(parts: &[Part<'_>]) -> Result<serde_json::Map<String, Value>, 
     let first_config = plan_config(&first.config);
     for part in &parts[1..] {
         let (label, p) = (part.label, part.results);
+        if let (Some(a), Some(b)) = (&first.run_id, &p.run_id)
+            && a != b
+        {
+            return Err(MergeError::Run {
+                first: first_label.to_owned(),
+                other: label.to_owned(),
+                first_run: a.clone(),
+                other_run: b.clone(),
+            });
+        }
         if p.plugin_sha256 != first.plugin_sha256 {
             return Err(MergeError::Plugin {
                 first: first_label.to_owned(),
@@ -626,6 +651,9 @@ mod tests {
         let mut other_plugin = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
         other_plugin.plugin_sha256 = "cd".repeat(32);
         let err = refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), other_plugin], "different plugins");
+        let mut stale = synthetic(1, seg(1, 2), Duration::ZERO, 1, 1);
+        stale.run_id = Some("run-6".into());
+        refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), stale], "is part of run 'run-6' but");
         assert!(
             err.starts_with("seg-1.lhr: the plugin's sha256 is cdcd") && err.contains("seg-0.lhr's is abab"),
             "{err}"

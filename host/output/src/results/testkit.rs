@@ -137,6 +137,7 @@ pub(crate) fn synthetic(
         plugin_sha256: "ab".repeat(32),
         config,
         segment,
+        run_id: Some("run-7".into()),
         interval: Duration::from_secs(1),
         started_at,
         report,

@@ -168,6 +168,16 @@ impl Summary {
         }
     }
 
+    /// Whether CI should call the run failed: a threshold failed, a task is unaccounted for, or
+    /// more than [`views::ERROR_SHARE`] of the ended tasks ended in an error. A host limit alone
+    /// (the emitter, the crew, the gate) is named by the verdict but does not fail the run: the
+    /// thresholds say whether the figures are good enough, and the exit code agrees.
+    pub fn failed(&self) -> bool {
+        let ended = self.tasks.ended();
+        let errors = ended > 0 && self.tasks.errored() as f64 / ended as f64 > views::ERROR_SHARE;
+        !self.thresholds_ok() || !self.identity_holds || errors
+    }
+
     /// Whether every threshold held (true when there are none).
     pub fn thresholds_ok(&self) -> bool {
         self.thresholds.iter().all(|(_, t)| t.ok)

@@ -16,7 +16,7 @@ globals hold per-worker state without locking.
 
 Layout:
 - `errors`: TaskError and its cases Retryable, Failed, Abort (and ConfigError, an Abort).
-- `metrics`: counter, gauge, trend and check, aggregated by the host.
+- `metrics`: counter, gauge, trend and check, aggregated by the host, and declare_metrics.
 - `http`: get/post/put/delete/request over the host's pooled client.
 - `config`: `env(key, default)`, the settings passed with `loadhost run -e KEY=VALUE`.
 """
@@ -26,7 +26,7 @@ from wit_world.imports.types import Task
 from . import config, http, metrics
 from .config import env
 from .errors import Abort, ConfigError, Failed, Retryable, TaskError
-from .metrics import check, counter, gauge, trend
+from .metrics import check, counter, declare_metrics, gauge, trend
 
 __all__ = [
     "Task",
@@ -40,6 +40,7 @@ __all__ = [
     "gauge",
     "trend",
     "check",
+    "declare_metrics",
     "config",
     "http",
     "metrics",

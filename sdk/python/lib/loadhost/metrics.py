@@ -8,6 +8,10 @@ trend, a counter of 2.5) and a threshold on that metric would then pass on no sa
 wrong argument raises `TypeError` (wrong type) or `ValueError` (wrong value) naming the call:
 `metrics.trend('t', '6.4ms'): value must be a finite number, got str '6.4ms'`; uncaught, it fails
 the task with that text.
+
+`declare_metrics("journey_ms:trend", "orders{tier}:counter")`, once at the top level of app.py,
+states the metrics the plugin records: `loadhost inspect` lists them, and a threshold on one needs
+no `--metric`.
 """
 
 import math
@@ -118,3 +122,26 @@ def check(name: str, ok, tags=None) -> bool:
     `if not check("status is 200", response.status == 200): ...`."""
     _check_name("check", name, ok)
     return _host.check(name, bool(ok), _tags("check", name, ok, tags))
+
+
+_KINDS = ("trend", "counter", "gauge", "check", "rate")
+
+
+def declare_metrics(*declarations: str) -> None:
+    """Declare the metrics the plugin records, each as `NAME[{TAG,...}]:KIND`: the `--metric
+    NAME:KIND` syntax with the tag keys it records (`"orders{tier}:counter"`); KIND is trend,
+    counter, gauge or check. `loadhost inspect` lists them, and a threshold on one needs no
+    `--metric`.
+
+    Call it at the top level of app.py with string literals: build.sh reads the calls from the
+    source, without running it, into the component's `loadhost:metrics` section. The build imports
+    app.py, so this call checks each declaration then, and a wrong one fails the build."""
+    for declaration in declarations:
+        call = f"declare_metrics({declaration!r})"
+        if type(declaration) is not str:
+            raise TypeError(f"{call}: a declaration is a string NAME[{{TAG,...}}]:KIND, got {_show(declaration)}")
+        name, colon, kind = declaration.rpartition(":")
+        if not colon or not name.strip():
+            raise ValueError(f"{call}: a declaration is NAME[{{TAG,...}}]:KIND, such as 'orders{{tier}}:counter'")
+        if kind.strip() not in _KINDS:
+            raise ValueError(f"{call}: the kind after the last ':' is trend, counter, gauge or check, got {kind!r}")

@@ -5,6 +5,9 @@ use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, http, metrics
 
 struct Plugin;
 
+// The metrics it records, for `loadhost inspect` and for thresholds without `--metric`.
+loadhost_sdk::declare_metrics!("status is 200:check");
+
 impl Doer for Plugin {
     fn do_task(_task: Task) -> TaskResult {
         let url = env_or("TARGET_URL", "http://127.0.0.1:8080/".to_owned());

@@ -7,6 +7,8 @@ use loadhost_sdk::{Doer, Task, TaskResult, failed};
 
 struct FeedSum;
 
+loadhost_sdk::declare_metrics!("rows:counter", "row_sum:counter");
+
 fn field_n(row: &[u8]) -> Option<u64> {
     let text = std::str::from_utf8(row).ok()?;
     let after = &text[text.find("\"n\"")? + 3..];

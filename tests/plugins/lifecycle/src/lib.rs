@@ -12,6 +12,8 @@ use loadhost_sdk::{Doer, Lifecycle, Task, TaskResult, failed};
 
 struct Plugin;
 
+loadhost_sdk::declare_metrics!("inits:counter", "tasks_with_setup:counter", "teardowns:counter");
+
 thread_local! {
     static SETUP_DATA: RefCell<Option<String>> = const { RefCell::new(None) };
 }

@@ -1,0 +1,349 @@
+//! Reading the two runs: a results file (`run --results`) or a summary JSON (`run
+//! --summary-json`), told apart by their first bytes; each rule's whole-run value; and, from a
+//! results file, each rule's per-interval values for the test.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow, bail};
+use loadhost_metrics::compare::{Rule, Sample, TASKS_STARTED, Unit};
+use loadhost_metrics::http::names;
+use loadhost_metrics::threshold::{Aggregate, MetricKind, TASKS_NOT_PASSED};
+use loadhost_metrics::{RunReport, SeriesKey, Window};
+use loadhost_output::RunInfo;
+use loadhost_output::results::{self, IntervalRecord, RunResults};
+use loadhost_output::summary::{PercentileView, PluginMetric, Summary};
+use serde_json::Value;
+
+/// One side of the comparison.
+pub(super) struct Run {
+    /// The file as the user named it.
+    pub path: PathBuf,
+    /// `BASE` or `NEW`, for messages.
+    pub role: &'static str,
+    /// The run's summary: read from a summary JSON, or built from a results file's report.
+    pub summary: Summary,
+    /// A results file's contents but its intervals (streamed when a rule needs them).
+    pub results: Option<RunResults>,
+    /// How many interval lines the results file has.
+    pub intervals: usize,
+}
+
+impl Run {
+    /// Read `path`, a results file or a summary JSON.
+    pub fn read(path: &Path, role: &'static str) -> anyhow::Result<Run> {
+        let mut head = Vec::new();
+        File::open(path)
+            .and_then(|f| f.take(64).read_to_end(&mut head))
+            .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
+        let path = path.to_owned();
+        if head.starts_with(results::MAGIC.as_bytes()) {
+            let file = results::read_for_merge(&path).map_err(|err| anyhow!("{role} {err}"))?;
+            let intervals = file.intervals();
+            let results = file.results;
+            let info = RunInfo {
+                plugin_path: results.plugin_path.clone(),
+                plugin_sha256: results.plugin_sha256.clone(),
+                config: results.config.clone(),
+                model: String::new(),
+                peak_rss: None,
+                tags: Vec::new(),
+            };
+            let summary = Summary::new(&info, &results.report, &results.scenarios, &[]);
+            return Ok(Run { path, role, summary, results: Some(results), intervals });
+        }
+        if head.trim_ascii_start().starts_with(b"{") {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
+            let summary: Summary = serde_json::from_str(&text)
+                .with_context(|| format!("{role} {}: not a loadhost summary JSON", path.display()))?;
+            return Ok(Run { path, role, summary, results: None, intervals: 0 });
+        }
+        bail!(
+            "{role} {}: neither a results file (`loadhost run --results FILE`) nor a summary JSON (`--summary-json FILE`)",
+            path.display()
+        )
+    }
+
+    /// `BASE a.lhr`: how messages name the file.
+    pub fn name(&self) -> String {
+        format!("{} {}", self.role, self.path.display())
+    }
+
+    /// What kind of file it is, for people.
+    pub fn describe(&self) -> String {
+        match self.results {
+            Some(_) => {
+                format!("results file, {}", loadhost_output::plural(self.intervals as u64, "interval", "intervals"))
+            }
+            None => "summary JSON".to_owned(),
+        }
+    }
+
+    /// The scenarios a `{scenario:NAME}` tag may name.
+    pub fn scenarios(&self) -> Vec<String> {
+        match &self.summary.scenarios {
+            Some(named) => named.iter().map(|(name, _)| (*name).to_owned()).collect(),
+            None => vec!["default".to_owned()],
+        }
+    }
+
+    /// The plugin's metrics by name, with their kinds (checks are rates).
+    pub fn declared(&self) -> Vec<(String, MetricKind)> {
+        self.summary
+            .metrics
+            .plugin
+            .iter()
+            .filter(|(key, _)| !key.contains('{'))
+            .map(|(key, metric)| {
+                let kind = match metric {
+                    PluginMetric::Trend(_) => MetricKind::Trend,
+                    PluginMetric::Check(_) => MetricKind::Rate,
+                    PluginMetric::Counter(_) => MetricKind::Counter,
+                    PluginMetric::Gauge(_) => MetricKind::Gauge,
+                };
+                (key.clone(), kind)
+            })
+            .collect()
+    }
+
+    /// The rule's whole-run value: exact from a results file's totals, or read from the summary;
+    /// `Ok(None)` when the run has no samples of it; an error when a summary JSON does not keep it.
+    pub fn value(&self, rule: &Rule) -> anyhow::Result<Option<f64>> {
+        let Some(results) = &self.results else {
+            return summary_value(&self.summary, rule).map_err(|why| anyhow!("{}: {why}", self.name()));
+        };
+        let report = match rule.scenario() {
+            Some(name) if !results.scenarios.is_empty() => results
+                .scenarios
+                .iter()
+                .find(|r| r.scenario == name)
+                .ok_or_else(|| anyhow!("{}: no scenario named '{name}' (field scenarios)", self.name()))?,
+            _ => &results.report,
+        };
+        Ok(rule.measure(&totals(report))?)
+    }
+
+    /// Each rule's per-interval values, from a results file's interval lines (read one at a time,
+    /// so a long run is never all in memory); `None` for a summary JSON.
+    pub fn units(&self, rules: &[&Rule]) -> anyhow::Result<Option<Vec<Vec<Unit>>>> {
+        let Some(results) = &self.results else { return Ok(None) };
+        let mut out = vec![Vec::new(); rules.len()];
+        // With scenarios, a rule on the whole run needs the scenarios' intervals added up by the
+        // second they cover, as one run's row would have them.
+        let mut rows: BTreeMap<u64, Row> = BTreeMap::new();
+        let whole_needs_rows = !results.scenarios.is_empty() && rules.iter().any(|r| r.scenario().is_none());
+        let row = results.interval;
+        for_each_interval(&self.path, |number, record| {
+            let sample = sample(&record);
+            for (i, rule) in rules.iter().enumerate() {
+                let wanted = match rule.scenario() {
+                    Some(name) => name == record.scenario || results.scenarios.is_empty(),
+                    None => results.scenarios.is_empty(),
+                };
+                if wanted && let Some(unit) = rule.unit(&sample, row)? {
+                    out[i].push(unit);
+                }
+            }
+            if whole_needs_rows {
+                let at =
+                    row_of(results, &record).ok_or_else(|| anyhow!("line {number}: an interval of no scenario"))?;
+                rows.entry(at).or_default().add(&record);
+            }
+            Ok(())
+        })
+        .map_err(|err| anyhow!("{}: {err:#}", self.name()))?;
+        for row_values in rows.values() {
+            let sample = Sample {
+                window: &row_values.window,
+                started: row_values.started,
+                span: row_values.span,
+                generation: row_values.span,
+            };
+            for (i, rule) in rules.iter().enumerate() {
+                if rule.scenario().is_none()
+                    && let Some(unit) = rule.unit(&sample, row)?
+                {
+                    out[i].push(unit);
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// A report's totals as a rule measures them.
+fn totals(report: &RunReport) -> Sample<'_> {
+    Sample { window: &report.totals, started: report.started, span: report.elapsed, generation: report.generation }
+}
+
+fn sample(record: &IntervalRecord) -> Sample<'_> {
+    let span = record.end.saturating_sub(record.start);
+    Sample { window: &record.window, started: record.gauges.started, span, generation: span }
+}
+
+/// The intervals of a run's scenarios that cover the same second, added up.
+#[derive(Default)]
+struct Row {
+    window: Window,
+    started: u64,
+    span: Duration,
+}
+
+impl Row {
+    fn add(&mut self, record: &IntervalRecord) {
+        self.window.merge(&record.window);
+        self.started += record.gauges.started;
+        self.span = self.span.max(record.end.saturating_sub(record.start));
+    }
+}
+
+/// Which second of the run an interval of a scenario covers: its scenario's start plus its own
+/// offset, from the run's start, to the nearest interval.
+fn row_of(results: &RunResults, record: &IntervalRecord) -> Option<u64> {
+    let scenario = results.scenarios.iter().find(|r| r.scenario == record.scenario)?;
+    let offset = (scenario.started_at + record.start).duration_since(results.started_at).unwrap_or_default();
+    let step = results.interval.as_nanos().max(1);
+    u64::try_from((offset.as_nanos() + step / 2) / step).ok()
+}
+
+/// Hand each interval line of a results file (already checked whole by
+/// [`results::read_for_merge`]) to `each`, decoded, with its 1-based line number; stop at the
+/// `end` line.
+fn for_each_interval(
+    path: &Path,
+    mut each: impl FnMut(usize, IntervalRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut reader = BufReader::new(File::open(path).context("cannot read the file")?);
+    let mut line = Vec::new();
+    // The header, checked by the first read.
+    reader.read_until(b'\n', &mut line).context("cannot read the file")?;
+    for number in 2.. {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).context("cannot read the file")? == 0 {
+            bail!("the results file is truncated (it changed while it was read?)");
+        }
+        let corrupt = || format!("the results file is corrupt: line {number}");
+        let mut parsed: Value = serde_json::from_slice(&line).with_context(corrupt)?;
+        match parsed.get_mut("interval").map(Value::take) {
+            Some(interval) => each(number, serde_json::from_value(interval).with_context(corrupt)?)?,
+            None if parsed.get("end").is_some() => return Ok(()),
+            None => bail!("{}: neither an interval nor the end", corrupt()),
+        }
+    }
+    Ok(())
+}
+
+/// A rule's value as a summary JSON keeps it (milliseconds to the microsecond, rates as shares);
+/// `Err` says what the summary lacks.
+fn summary_value(s: &Summary, rule: &Rule) -> Result<Option<f64>, String> {
+    let agg = rule.aggregate();
+    let share = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
+    let per_second = |count: u64| if s.duration_s > 0.0 { count as f64 / s.duration_s } else { 0.0 };
+    let counter = |count: u64| match agg {
+        Aggregate::Rate => Ok(Some(per_second(count))),
+        _ => Ok(Some(count as f64)),
+    };
+    if let Some(name) = rule.scenario().filter(|_| s.scenarios.is_some()) {
+        return scenario_value(s, name, rule);
+    }
+    let view = |v: &PercentileView| view_value(v, agg, rule);
+    match rule.metric() {
+        "latency_ms" => view(&s.latency_ms),
+        "service_ms" => view(&s.service_ms),
+        "wait_ms" => view(&s.wait_ms),
+        "gate_wait_ms" => view(&s.gate_wait_ms),
+        TASKS_STARTED if *agg == Aggregate::Rate => Ok(Some(s.rate.achieved_per_s)),
+        TASKS_STARTED => Ok(Some(s.tasks.started as f64)),
+        TASKS_NOT_PASSED => Ok(share(s.tasks.not_passed(), s.tasks.ended())),
+        "checks" => {
+            let (passes, fails) = s.checks.values().fold((0, 0), |(p, f), c| (p + c.passes, f + c.fails));
+            Ok(share(passes, passes + fails))
+        }
+        names::HTTP_REQ_FAILED
+        | names::HTTP_REQ_DURATION
+        | names::HTTP_REQS
+        | names::HTTP_DENIED
+        | names::DATA_SENT
+        | names::DATA_RECEIVED => {
+            let Some(http) = &s.metrics.http else { return Ok(None) };
+            match rule.metric() {
+                names::HTTP_REQ_FAILED => Ok(share(http.failed.passes, http.reqs.count)),
+                names::HTTP_REQ_DURATION if *agg == Aggregate::Count => Ok(Some(http.duration.count as f64)),
+                names::HTTP_REQ_DURATION => view(&http.duration.stats),
+                names::HTTP_REQS => match rule.series_tags().as_slice() {
+                    [] => counter(http.reqs.count),
+                    [(_, status)] => {
+                        counter(status.parse().ok().and_then(|s: u16| http.by_status.get(&s).copied()).unwrap_or(0))
+                    }
+                    _ => Ok(None),
+                },
+                names::HTTP_DENIED => counter(http.denied),
+                names::DATA_SENT => counter(http.data_sent),
+                _ => counter(http.data_received),
+            }
+        }
+        name => {
+            let key = SeriesKey::new(name.to_owned(), rule.series_tags()).to_string();
+            match s.metrics.plugin.get(&key) {
+                None => Ok(None),
+                Some(PluginMetric::Trend(t)) if *agg == Aggregate::Count => Ok(Some(t.count as f64)),
+                Some(PluginMetric::Trend(t)) => view(&t.stats),
+                Some(PluginMetric::Check(r)) => Ok(share(r.passes, r.passes + r.fails)),
+                Some(PluginMetric::Counter(c)) => counter(c.count),
+                Some(PluginMetric::Gauge(g)) => Ok(Some(g.value)),
+            }
+        }
+    }
+}
+
+/// A scenario's value: a summary JSON keeps its latency views, rate and tasks.
+fn scenario_value(s: &Summary, name: &str, rule: &Rule) -> Result<Option<f64>, String> {
+    let scenario = s
+        .scenarios
+        .as_ref()
+        .and_then(|named| named.iter().find(|(n, _)| *n == name))
+        .map(|(_, sc)| sc)
+        .ok_or_else(|| format!("no scenario named '{name}' (field scenarios)"))?;
+    let agg = rule.aggregate();
+    match rule.metric() {
+        "latency_ms" => view_value(&scenario.latency_ms, agg, rule),
+        "service_ms" => view_value(&scenario.service_ms, agg, rule),
+        "wait_ms" => view_value(&scenario.wait_ms, agg, rule),
+        TASKS_STARTED if *agg == Aggregate::Rate => Ok(Some(scenario.rate.achieved_per_s)),
+        TASKS_STARTED => Ok(Some(scenario.tasks.started as f64)),
+        TASKS_NOT_PASSED => {
+            let ended = scenario.tasks.ended();
+            Ok((ended > 0).then(|| scenario.tasks.not_passed() as f64 / ended as f64))
+        }
+        other => Err(format!(
+            "a summary JSON keeps latency_ms, service_ms, wait_ms, tasks_started and tasks_not_passed per scenario, not {other} (field scenarios.{name}): compare the results files"
+        )),
+    }
+}
+
+/// A statistic of a percentile view; the summary keeps p(50), p(90), p(95), p(99), p(99.9).
+fn view_value(v: &PercentileView, agg: &Aggregate, rule: &Rule) -> Result<Option<f64>, String> {
+    Ok(Some(match agg {
+        Aggregate::Avg => v.mean,
+        Aggregate::Min => v.min,
+        Aggregate::Max => v.max,
+        Aggregate::Med => v.p50,
+        Aggregate::Percentile(p) if *p == 50.0 => v.p50,
+        Aggregate::Percentile(p) if *p == 90.0 => v.p90,
+        Aggregate::Percentile(p) if *p == 95.0 => v.p95,
+        Aggregate::Percentile(p) if *p == 99.0 => v.p99,
+        Aggregate::Percentile(p) if *p == 99.9 => v.p999,
+        Aggregate::Percentile(p) if *p == 100.0 => v.max,
+        _ => {
+            return Err(format!(
+                "a summary JSON keeps avg, min, max, p(50), p(90), p(95), p(99) and p(99.9), not {} (field {}): compare the results files",
+                rule.stat,
+                rule.metric()
+            ));
+        }
+    }))
+}

@@ -1,0 +1,132 @@
+//! `--markdown FILE`: a compact Markdown summary for a pull-request comment or a CI job summary:
+//! the verdict, the thresholds with their values, tasks by outcome, the rate, the latency views,
+//! the checks and the most frequent errors.
+
+use std::fmt::Write as _;
+
+use loadhost_metrics::Outcome;
+
+use crate::summary::{PercentileView, Summary};
+use crate::terminal::rate_text;
+
+/// Error kinds listed.
+const TOP_ERRORS: usize = 5;
+
+/// Text for a Markdown table cell: pipes escaped, on one line.
+fn cell(text: &str) -> String {
+    crate::shorten(text, 200).replace('|', "\\|")
+}
+
+fn ms(v: f64) -> String {
+    if v >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") }
+}
+
+/// The whole Markdown text.
+pub fn render(s: &Summary) -> String {
+    let mut out = String::new();
+    let mark = if s.failed() { "❌" } else { "✅" };
+    let _ = writeln!(out, "### {mark} loadhost · `{}`\n", cell(&s.plugin.path));
+    let verdict = match (&s.verdict.limit, &s.verdict.why) {
+        (Some(limit), why) => format!("limited by the {limit}: {}", why.as_deref().unwrap_or("")),
+        (None, Some(why)) => why.clone(),
+        (None, None) => "the host kept up and every threshold held; nothing limited the run".to_owned(),
+    };
+    let _ = writeln!(out, "**Verdict:** {}\n", cell(&verdict));
+    thresholds(&mut out, s);
+    tasks(&mut out, s);
+    views(&mut out, s);
+    checks(&mut out, s);
+    errors(&mut out, s);
+    out
+}
+
+fn thresholds(out: &mut String, s: &Summary) {
+    if s.thresholds.is_empty() {
+        return;
+    }
+    out.push_str("| | threshold | value |\n|---|---|---|\n");
+    for (expr, t) in s.thresholds.iter() {
+        let mark = if t.ok { "✓" } else { "✗" };
+        let value = t.value.map_or_else(|| "no samples".to_owned(), |v| format!("{v}"));
+        let _ = writeln!(out, "| {mark} | `{}` | {value} |", cell(expr));
+    }
+    out.push('\n');
+}
+
+fn tasks(out: &mut String, s: &Summary) {
+    let t = &s.tasks;
+    let outcomes: Vec<String> = Outcome::ALL
+        .iter()
+        .filter(|&&o| o != Outcome::Passed && t.count(o) > 0)
+        .map(|&o| format!("{} {}", t.count(o), o.name().replace('_', " ")))
+        .collect();
+    let others = if outcomes.is_empty() { String::new() } else { format!(" · {}", outcomes.join(" · ")) };
+    let _ = writeln!(out, "**Tasks:** {} scheduled · {} passed{others}  ", t.scheduled, t.passed);
+    let rate = rate_text(t.started, s.rate.achieved_per_s).unwrap_or_else(|| "too few tasks for a rate".to_owned());
+    let planned = s.rate.target_per_s.map(|r| format!(" of {r:.1}/s planned")).unwrap_or_default();
+    let _ = writeln!(out, "**Rate:** {rate}{planned} · **Duration:** {:.1} s\n", s.duration_s);
+}
+
+fn views(out: &mut String, s: &Summary) {
+    out.push_str("| ms | p50 | p90 | p95 | p99 | max |\n|---|---|---|---|---|---|\n");
+    let views: [(&str, &PercentileView); 3] =
+        [("latency", &s.latency_ms), ("service", &s.service_ms), ("wait", &s.wait_ms)];
+    for (name, v) in views {
+        let _ =
+            writeln!(out, "| {name} | {} | {} | {} | {} | {} |", ms(v.p50), ms(v.p90), ms(v.p95), ms(v.p99), ms(v.max));
+    }
+    out.push('\n');
+}
+
+fn checks(out: &mut String, s: &Summary) {
+    if s.checks.is_empty() {
+        return;
+    }
+    out.push_str("| | check | pass rate |\n|---|---|---|\n");
+    for (name, c) in &s.checks {
+        let mark = if c.fails == 0 { "✓" } else { "✗" };
+        let rate = c.rate().map_or_else(|| "–".to_owned(), |r| format!("{:.2}% ({} failed)", r * 100.0, c.fails));
+        let _ = writeln!(out, "| {mark} | {} | {rate} |", cell(name));
+    }
+    out.push('\n');
+}
+
+fn errors(out: &mut String, s: &Summary) {
+    if s.errors.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "**Top errors** ({} kinds)\n", s.errors.len());
+    out.push_str("| count | outcome | example |\n|---|---|---|\n");
+    for e in s.errors.iter().take(TOP_ERRORS) {
+        let _ = writeln!(out, "| {} | {} | `{}` |", e.count, e.outcome.as_str(), cell(&e.example).replace('`', "'"));
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::tests::sample;
+
+    #[test]
+    fn the_facts_of_the_run_in_tables() {
+        let text = render(&sample());
+        for needle in [
+            "### ❌ loadhost · `noop.wasm`",
+            "**Verdict:** limited by the target: size:p(99)<1 broke",
+            "| ✗ | `size:p(99)<1` | 3.5 |",
+            "| ✗ | `login_ms:max<1` | no samples |",
+            "**Tasks:** 10 scheduled · 4 passed · 3 failed · 2 dropped · 1 trapped",
+            "| latency |",
+            "| ✓ | ok | 100.00% (0 failed) |",
+            "| 3 | failed | `order 0 refused` |",
+        ] {
+            assert!(text.contains(needle), "{needle} missing in\n{text}");
+        }
+    }
+
+    #[test]
+    fn pipes_in_names_do_not_break_the_table() {
+        assert_eq!(cell("a|b"), "a\\|b");
+    }
+}
