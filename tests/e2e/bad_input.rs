@@ -246,3 +246,60 @@ const FILES: [(&str, &[u8]); 8] = [
     ("dup.toml", b"[[scenario]]\nname = \"a\"\nrate = 1\n[[scenario]]\nname = \"a\"\nrate = 2\n"),
     ("bad.jsonl", b"{\"a\":1}\n{oops\n"),
 ];
+
+#[test]
+fn bad_plugin_references_fail_with_one_line() {
+    let registry = crate::registry::RegistryProcess::start();
+    let addr = registry.addr.as_str();
+    crate::registry::push_raw(
+        addr,
+        "team/image",
+        "1",
+        "application/vnd.oci.image.config.v1+json",
+        &["application/vnd.oci.image.layer.v1.tar+gzip"],
+    );
+    let wasm_config = "application/vnd.wasm.config.v0+json";
+    crate::registry::push_raw(addr, "team/odd", "1", wasm_config, &["application/wasm", "application/x-unknown"]);
+    let store = tempfile::tempdir().unwrap();
+    // A stored blob whose bytes do not match its name.
+    let digest = crate::registry::sha256(b"the manifest that was stored");
+    let blobs = store.path().join("oci").join("blobs").join("sha256");
+    std::fs::create_dir_all(&blobs).unwrap();
+    std::fs::write(blobs.join(digest.trim_start_matches("sha256:")), b"something else").unwrap();
+    let cases = [
+        (format!("{addr}/Team Checkout:1"), vec![], 2, "not a plugin reference".to_owned()),
+        (format!("{addr}/team/none:1"), vec![], 2, format!("{addr}/team/none:1: not found in the registry")),
+        ("127.0.0.1:1/team/x:1".to_owned(), vec![], 2, "127.0.0.1:1/team/x:1: registry error".to_owned()),
+        (
+            format!("{addr}/team/image:1"),
+            vec![],
+            3,
+            "not a wasm artifact (config media type application/vnd.oci.image.config.v1+json".to_owned(),
+        ),
+        (format!("{addr}/team/odd:1"), vec![], 3, "unknown layer media type application/x-unknown".to_owned()),
+        (format!("{addr}/team/x@{digest}"), vec!["--pull", "never"], 3, "does not match its digest".to_owned()),
+        (
+            format!("{addr}/team/none:1"),
+            vec!["--pull", "never"],
+            2,
+            "not in the local store and --pull never was given".to_owned(),
+        ),
+        (
+            format!("{addr}/team/none:1"),
+            vec!["--require-digest"],
+            2,
+            format!("pin it with `loadhost pin {addr}/team/none:1`"),
+        ),
+    ];
+    for (reference, extra, code, says) in cases {
+        let run = Loadhost::new()
+            .env("LOADHOST_CACHE_DIR", store.path())
+            .args(["run", reference.as_str(), "-n", "1"])
+            .args(&extra)
+            .run();
+        assert_eq!(run.code, code, "`{reference}`: exit code; stderr: {}", run.stderr);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "`{reference}`: exactly one line on stderr, got: {}", run.stderr);
+        assert!(lines[0].contains(&says), "`{reference}`: expected '{says}' in: {}", lines[0]);
+    }
+}

@@ -31,12 +31,87 @@ fn cache_ls_lists_the_compiled_plugins_and_clear_deletes_them() {
     }
     let ls = cmd(&["cache", "ls"]);
     assert_ok(&ls);
-    assert!(ls.stdout.contains("(2 entries"), "{}", ls.stdout);
-    assert_eq!(ls.stdout.matches(".cwasm").count(), 2, "{}", ls.stdout);
+    assert!(ls.stdout.contains("(2 entries, "), "{}", ls.stdout);
+    for name in ["noop", "sleep"] {
+        let row = ls.stdout.lines().find(|l| l.contains(&plugin(name).display().to_string()));
+        let row = row.unwrap_or_else(|| panic!("a row names {name}'s path: {}", ls.stdout));
+        assert!(row.contains(" KiB") || row.contains(" MiB"), "with its size: {row}");
+        assert!(row.contains("s ago") || row.contains("just now"), "and its last use: {row}");
+    }
     let clear = cmd(&["cache", "clear"]);
     assert!(clear.stdout.contains("deleted 2 compiled plugins"), "{}", clear.stdout);
     assert_eq!(std::fs::read_dir(cache.path().join("compiled")).unwrap().count(), 0);
     assert!(cmd(&["cache", "ls"]).stdout.contains("(0 entries"));
+}
+
+/// Bytes each plugin's entry takes (artifact and sidecars), measured in a cache of its own.
+fn entry_sizes(names: &[&str]) -> Vec<u64> {
+    let scratch = tempfile::tempdir().unwrap();
+    names
+        .iter()
+        .map(|name| {
+            let before = folder_size(&scratch.path().join("compiled"));
+            let run = Loadhost::new()
+                .env("LOADHOST_CACHE_DIR", scratch.path())
+                .arg_run(&plugin(name), &["-n", "1", "--allow-failures"])
+                .run();
+            assert_ok(&run);
+            folder_size(&scratch.path().join("compiled")) - before
+        })
+        .collect()
+}
+
+fn folder_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |d| d.flatten().map(|f| f.metadata().unwrap().len()).sum())
+}
+
+#[test]
+fn past_the_cap_the_least_recently_used_entry_is_evicted_and_prune_empties_the_cache() {
+    let [noop, sleep, flaky] = entry_sizes(&["noop", "sleep", "flaky"])[..] else { unreachable!() };
+    // Room for noop and flaky, not for sleep as well.
+    let cap = noop + flaky + sleep / 2;
+    let cache = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| Loadhost::new().env("LOADHOST_CACHE_DIR", cache.path()).args(args).run();
+    let run = |name: &str| {
+        let path = plugin(name).display().to_string();
+        let run = cmd(&["run", &path, "-n", "1", "--allow-failures", "--cache-max", &format!("{cap}B")]);
+        assert_ok(&run);
+        run
+    };
+    assert!(!run("noop").stderr.contains("evicted"));
+    assert!(!run("sleep").stderr.contains("evicted"));
+    // noop is used again, so sleep is now the least recently used.
+    assert!(run("noop").stderr.contains("from the compile cache"));
+    let third = run("flaky");
+    let sleep_path = plugin("sleep").display().to_string();
+    assert!(third.stderr.contains("evicted 1 least recently used"), "{}", third.stderr);
+    assert!(third.stderr.contains(&sleep_path), "the line names what went: {}", third.stderr);
+    let ls = cmd(&["cache", "ls"]);
+    assert!(ls.stdout.contains("(2 entries, "), "{}", ls.stdout);
+    assert!(!ls.stdout.contains(&sleep_path), "{}", ls.stdout);
+    for name in ["noop", "flaky"] {
+        assert!(ls.stdout.contains(&plugin(name).display().to_string()), "{name} stays: {}", ls.stdout);
+    }
+    assert_eq!(folder_size(&cache.path().join("compiled")), noop + flaky);
+    let prune = cmd(&["cache", "prune", "--max", "0"]);
+    assert_ok(&prune);
+    assert!(prune.stdout.contains("deleted 2 compiled plugins"), "{}", prune.stdout);
+    assert_eq!(std::fs::read_dir(cache.path().join("compiled")).unwrap().count(), 0, "nothing left behind");
+}
+
+#[test]
+fn prune_by_age_keeps_what_was_used_recently_and_a_zero_cap_turns_the_cache_off() {
+    let cache = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| Loadhost::new().env("LOADHOST_CACHE_DIR", cache.path()).args(args).run();
+    let noop = plugin("noop").display().to_string();
+    assert_ok(&cmd(&["run", &noop, "-n", "1"]));
+    let prune = cmd(&["cache", "prune", "--older-than", "1h"]);
+    assert!(prune.stdout.contains("deleted 0 compiled plugins"), "{}", prune.stdout);
+    let off = cmd(&["run", &noop, "-n", "1", "--cache-max", "0"]);
+    assert_ok(&off);
+    assert!(off.stderr.contains("compiled (cache off)"), "{}", off.stderr);
+    let bad = cmd(&["cache", "prune", "--max", "lots"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
 
 #[test]

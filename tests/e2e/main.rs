@@ -19,6 +19,7 @@ mod lifecycle;
 mod open_model;
 mod outputs;
 mod plugin_metrics;
+mod registry;
 mod sandbox;
 mod say_why;
 mod scenarios;

@@ -28,7 +28,8 @@ use crate::prepare::{load_plugin, runtime_and_grants};
 /// Arguments of `loadhost find-max`.
 #[derive(Debug, Args)]
 pub struct FindMaxArgs {
-    /// The plugin.
+    /// The plugin, or a registry reference (docs/sharing.md; a bundle's TOML and feed are not
+    /// applied by find-max).
     plugin: PathBuf,
 
     /// The rate of the first step (tasks/s).
@@ -54,6 +55,9 @@ pub struct FindMaxArgs {
 
     #[command(flatten)]
     options: RunOptions,
+
+    #[command(flatten)]
+    registry: crate::registry_cmd::ResolveArgs,
 }
 
 /// Each SLO's expression, the value measured, and whether it held.
@@ -88,7 +92,12 @@ fn slo_error(slo: &Threshold, err: ThresholdError) -> Failure {
 }
 
 /// Search.
-pub fn run(args: FindMaxArgs) -> Result<ExitCode, Failure> {
+pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
+    let resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
+    if resolved.bundle.is_some() {
+        tracing::warn!("find-max does not apply a bundle's TOML or data feed: give them as flags");
+    }
+    args.plugin = resolved.path;
     check(&args)?;
     let mut step_options = args.options.clone();
     step_options.summary_json = None;

@@ -17,8 +17,12 @@ use crate::exit::Failure;
 /// Arguments of `loadhost inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The plugin (a component, or a core module `loadhost run` would wrap).
+    /// The plugin (a component, or a core module `loadhost run` would wrap), or a registry
+    /// reference (see docs/sharing.md).
     plugin: PathBuf,
+
+    #[command(flatten)]
+    registry: crate::registry_cmd::ResolveArgs,
 
     /// Print JSON instead of text.
     #[arg(long)]
@@ -97,8 +101,12 @@ fn metrics_text(i: &Inspection) -> String {
 
 /// Print what the plugin is and asks for.
 pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
-    let path = args.plugin.display().to_string();
-    let bytes = std::fs::read(&args.plugin)
+    let resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
+    let path = match &resolved.oci {
+        Some((reference, digest)) => format!("{reference} ({digest})"),
+        None => resolved.path.display().to_string(),
+    };
+    let bytes = std::fs::read(&resolved.path)
         .with_context(|| format!("{path}: cannot read the plugin"))
         .map_err(Failure::usage)?;
     let inspection = inspect(&bytes).with_context(|| path.clone()).map_err(Failure::plugin)?;

@@ -23,6 +23,7 @@ mod observe;
 mod outputs;
 mod plugin_output;
 mod prepare;
+mod registry_cmd;
 mod run;
 mod signals;
 mod stdout;
@@ -65,6 +66,10 @@ enum Command {
     New(new::NewArgs),
     /// Wrap a WASI preview1 core module that exports the doer functions into a plugin component.
     Componentize(componentize::ComponentizeArgs),
+    /// Publish a plugin to an OCI registry as a wasm artifact; prints `REF@sha256:…`.
+    Push(registry_cmd::PushArgs),
+    /// Resolve a registry reference to its digest; prints `REF@sha256:…` for a config file.
+    Pin(registry_cmd::PinArgs),
     /// The compiled-plugin cache.
     #[command(subcommand)]
     Cache(cache_cmd::CacheCommand),
@@ -98,6 +103,8 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::New(args) => new::run(args),
         Command::Componentize(args) => componentize::run(args),
+        Command::Push(args) => registry_cmd::push(args),
+        Command::Pin(args) => registry_cmd::pin(args),
         Command::Cache(command) => cache_cmd::run(command),
     };
     match result {

@@ -93,6 +93,8 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
     let info = RunInfo {
         plugin_path,
         plugin_sha256,
+        plugin_ref: None,
+        plugin_digest: None,
         config,
         model: describe(parts, &segment_names, &missing_names),
         peak_rss: None,

@@ -25,6 +25,7 @@ pub(crate) fn load_plugin(path: &Path, settings: &RunSettings) -> Result<Plugin,
     let options = RuntimeOptions {
         max_instances: settings.max_instances,
         cache_dir: cache::default_dir(),
+        cache_max: settings.cache_max(),
         max_memory: settings.max_memory(),
     };
     let runtime = Runtime::new(options).map_err(Failure::runtime)?;

@@ -37,7 +37,8 @@ use crate::{control_api, describe, memory, metrics_api};
 /// Arguments of `loadhost run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The plugin: a WebAssembly component exporting loadhost:plugin/doer.
+    /// The plugin: a WebAssembly component exporting loadhost:plugin/doer, or a registry
+    /// reference (HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX], see docs/sharing.md).
     plugin: PathBuf,
 
     /// Read options from a TOML file whose keys are the long flag names (rate = 2000, max-workers =
@@ -47,18 +48,27 @@ pub struct RunArgs {
 
     #[command(flatten)]
     options: RunOptions,
+
+    #[command(flatten)]
+    registry: crate::registry_cmd::ResolveArgs,
 }
 
 /// Run the load test and report it.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
-    let settings = settings(&args)?;
+    // A registry reference first: a bundle brings options of its own.
+    let mut resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
+    let bundle = resolved.bundle.as_mut().map(|b| std::mem::take(&mut b.options));
+    let settings = settings(&args, bundle)?;
     // Grants first: a bad --allow-host or --ca-cert is a usage error, reported before the plugin
     // is even loaded.
     let (tokio, grants) = runtime_and_grants(&settings)?;
-    let plugin = load_plugin(&args.plugin, &settings)?;
+    let plugin = load_plugin(&resolved.path, &settings)?;
+    let (plugin_ref, plugin_digest) = resolved.oci.clone().unzip();
     let info = RunInfo {
-        plugin_path: args.plugin.display().to_string(),
+        plugin_path: resolved.path.display().to_string(),
         plugin_sha256: plugin.sha256().to_owned(),
+        plugin_ref,
+        plugin_digest,
         config: serde_json::to_value(&settings.options).unwrap_or_default(),
         model: describe::run(&settings),
         peak_rss: None,
@@ -66,7 +76,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     let endpoints = Endpoints::bind(&settings, &grants)?;
     let files = OutputFiles::create(&settings)?;
-    log_loaded(&args.plugin, &plugin);
+    log_loaded(&resolved.path, &plugin);
     let created = files.paths();
     let mut files = files;
     let (lines, logs) = plugin_lines(&settings, &mut files);
@@ -119,14 +129,15 @@ fn plugin_lines(settings: &RunSettings, files: &mut OutputFiles) -> (Arc<PluginO
     (Arc::new(PluginOutput::new(log, files.plugin_lines.take(), logs.clone(), scenarios)), logs)
 }
 
-/// The options (flags over the `-c` file) resolved into a plan, and checked against the
-/// machine's capacity for instances.
-fn settings(args: &RunArgs) -> Result<RunSettings, Failure> {
+/// The options (flags over the `-c` file over a pulled bundle's TOML) resolved into a plan, and
+/// checked against the machine's capacity for instances.
+fn settings(args: &RunArgs, bundle: Option<RunOptions>) -> Result<RunSettings, Failure> {
     let file_options = match &args.config {
         Some(path) => loadhost_config::file::load(path).map_err(Failure::usage)?,
         None => RunOptions::default(),
     };
-    let settings = loadhost_config::resolve(args.options.clone().or(file_options)).map_err(Failure::usage)?;
+    let options = args.options.clone().or(file_options).or(bundle.unwrap_or_default());
+    let settings = loadhost_config::resolve(options).map_err(Failure::usage)?;
     check_capacity(settings.max_instances).map_err(|err| {
         let flag = if settings.plan.is_open() { "--max-workers" } else { "--workers" };
         Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_instances))

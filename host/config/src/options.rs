@@ -155,6 +155,12 @@ define_options! {
         #[arg(long, value_name = "SIZE")]
         pub max_response_body: Option<Size>,
 
+        /// The most disk the compile cache may use (default 1GiB): after a compile, the least
+        /// recently used compiled plugins are deleted until it fits (the one just compiled always
+        /// stays). 0 turns the cache off.
+        #[arg(long, value_name = "SIZE")]
+        pub cache_max: Option<Size>,
+
         /// After a stop (Ctrl-C, SIGTERM, the control API, an abort), how long tasks under way may
         /// finish before they end as interrupted (default 5s).
         #[arg(long, value_name = "DURATION")]
@@ -338,9 +344,9 @@ fn redacted<S: serde::Serializer>(secret: &Option<String>, out: S) -> Result<S::
 mod tests {
     use super::*;
     use crate::resolve::{
-        DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE, DEFAULT_LIFECYCLE_TIMEOUT,
-        DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_WORKERS, DEFAULT_OPEN_WORKERS,
-        DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
+        DEFAULT_CACHE_MAX, DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE,
+        DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_WORKERS,
+        DEFAULT_OPEN_WORKERS, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
     };
 
     fn parse(toml: &str) -> Result<RunOptions, String> {
@@ -377,6 +383,7 @@ mod tests {
         task-timeout = "2s"
         max-memory = "64MiB"
         max-response-body = "1MiB"
+        cache-max = "2GiB"
         grace = "1s"
         allow-host = ["127.0.0.1:8080"]
         ca-cert = ["ca.pem"]
@@ -519,6 +526,7 @@ mod tests {
             ("grace", format!("(default {})", Dur(DEFAULT_GRACE))),
             ("lifecycle-timeout", format!("(default {})", Dur(DEFAULT_LIFECYCLE_TIMEOUT))),
             ("max-memory", format!("(default {})", Size(DEFAULT_MAX_MEMORY))),
+            ("cache-max", format!("(default {})", Size(DEFAULT_CACHE_MAX))),
             ("max-response-body", format!("(default {} or --max-memory", Size(DEFAULT_MAX_RESPONSE_BODY))),
             ("threads", format!("one per {} tasks/s", thousands(loadhost_engine::RATE_PER_EVENT_LOOP as u64))),
             ("threads", "one per CPU".to_owned()),

@@ -43,6 +43,10 @@ pub use loadhost_engine::plan::{DEFAULT_GRACE, DEFAULT_LIFECYCLE_TIMEOUT, DEFAUL
 /// plugin starts at about 1 MiB), and 1,000 workers still cannot take more than 128 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 128 << 20;
 
+/// The compile cache's cap when `--cache-max` does not say: room for about 25 interpreter (Python,
+/// JS) plugins of ~36 MB or thousands of Rust ones, while a day of rebuilds cannot fill the disk.
+pub const DEFAULT_CACHE_MAX: u64 = 1 << 30;
+
 /// The largest response body the host reads for a plugin, unless `--max-memory` is smaller.
 pub const DEFAULT_MAX_RESPONSE_BODY: u64 = 64 << 20;
 /// The smallest memory cap: one 64 KiB wasm page times the 17 a Rust plugin starts with, rounded up.
@@ -165,6 +169,11 @@ impl RunSettings {
     /// Each instance's memory cap, in bytes (`--max-memory`, which [`resolve`] always fills in).
     pub fn max_memory(&self) -> u64 {
         self.options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0)
+    }
+
+    /// The compile cache's size cap, in bytes (`--cache-max`; 0 turns the cache off).
+    pub fn cache_max(&self) -> u64 {
+        self.options.cache_max.map_or(DEFAULT_CACHE_MAX, |s| s.0)
     }
 
     /// Every plan of the run: the scenarios', or the one plan.

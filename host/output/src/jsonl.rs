@@ -164,6 +164,8 @@ mod tests {
         let info = RunInfo {
             plugin_path: "p.wasm".into(),
             plugin_sha256: "ab".into(),
+            plugin_ref: None,
+            plugin_digest: None,
             config: json!({"rate": "10/s"}),
             model: String::new(),
             peak_rss: None,

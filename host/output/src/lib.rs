@@ -40,6 +40,10 @@ pub struct RunInfo {
     pub plugin_path: String,
     /// Hex sha256 of the plugin file.
     pub plugin_sha256: String,
+    /// The registry reference the plugin was pulled as, when it came from a registry.
+    pub plugin_ref: Option<String>,
+    /// The manifest digest of that reference (`sha256:…`).
+    pub plugin_digest: Option<String>,
     /// The options in effect.
     pub config: serde_json::Value,
     /// One line describing the load model, for people.

@@ -127,7 +127,7 @@ impl Plugin {
         let cache_key = format!("{:x}", Sha256::digest(&bytes));
         let (component, cache, load_time) = runtime
             .cache
-            .load(&runtime.engine, &cache_key, &bytes)
+            .load(&runtime.engine, &cache_key, &bytes, &path.display().to_string())
             .map_err(|err| PluginError::Invalid { path: path.clone(), message: one_line(&err) })?;
         check_doer_export(&runtime.engine, &component, &path)?;
         let lifecycle = lifecycle_exports(&component, &path)?;

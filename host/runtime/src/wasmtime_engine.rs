@@ -16,6 +16,9 @@ pub struct RuntimeOptions {
     pub max_instances: u32,
     /// Where compiled plugins are cached; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
+    /// The most bytes the compile cache may hold (least recently used entries go first); 0
+    /// disables it.
+    pub cache_max: u64,
     /// The most linear memory one instance may use, in bytes.
     pub max_memory: u64,
 }
@@ -104,7 +107,7 @@ impl Runtime {
         config.max_wasm_stack(MAX_WASM_STACK);
         let engine = Engine::new(&config).map_err(anyhow::Error::from).context("configuring the WebAssembly engine")?;
         start_epoch_ticker(&engine).context("starting the epoch ticker thread")?;
-        let cache = Arc::new(CompileCache::new(options.cache_dir));
+        let cache = Arc::new(CompileCache::new(options.cache_dir, options.cache_max));
         Ok(Self { engine, cache, max_memory: usize::try_from(options.max_memory).unwrap_or(usize::MAX) })
     }
 

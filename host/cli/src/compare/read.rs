@@ -47,6 +47,8 @@ impl Run {
             let info = RunInfo {
                 plugin_path: results.plugin_path.clone(),
                 plugin_sha256: results.plugin_sha256.clone(),
+                plugin_ref: None,
+                plugin_digest: None,
                 config: results.config.clone(),
                 model: String::new(),
                 peak_rss: None,

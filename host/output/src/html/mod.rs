@@ -154,6 +154,8 @@ mod tests {
         let info = RunInfo {
             plugin_path: plugin_path.into(),
             plugin_sha256: "ab".repeat(32),
+            plugin_ref: None,
+            plugin_digest: None,
             config: json!({ "rate": "4/s", "duration": "3s" }),
             model: "open: 4/s for 3s".into(),
             peak_rss: Some(50 << 20),

@@ -133,7 +133,12 @@ impl Summary {
             latency_ms: PercentileView::ms(&t.latency.percentiles()),
             merged: None,
             metrics: Metrics::new(&t.plugin, &t.http, seconds),
-            plugin: PluginFile { path: info.plugin_path.clone(), sha256: info.plugin_sha256.clone() },
+            plugin: PluginFile {
+                path: info.plugin_path.clone(),
+                sha256: info.plugin_sha256.clone(),
+                reference: info.plugin_ref.clone(),
+                digest: info.plugin_digest.clone(),
+            },
             rate: Rate {
                 achieved_per_s: report.achieved_rate(),
                 generation_s: report.generation.as_secs_f64(),
@@ -273,6 +278,8 @@ pub(crate) mod tests {
         let info = RunInfo {
             plugin_path: "noop.wasm".into(),
             plugin_sha256: "ab".repeat(32),
+            plugin_ref: None,
+            plugin_digest: None,
             config: json!({ "rate": "4/s", "duration": "3s", "env": ["K=[redacted]"] }),
             model: "open model: 12 tasks over 3.0s".into(),
             peak_rss: Some(50 << 20),

@@ -429,6 +429,12 @@ pub struct PluginFile {
     pub path: String,
     /// Hex sha256 of the file.
     pub sha256: String,
+    /// The registry reference the plugin was pulled as (`loadhost run REF`).
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none", default)]
+    pub reference: Option<String>,
+    /// The manifest digest that reference resolved to (`sha256:…`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub digest: Option<String>,
 }
 
 /// A check's tally (`checks.NAME`).

@@ -1,0 +1,254 @@
+//! Plugins shared through OCI registries: `loadhost push PLUGIN REF`, `loadhost pin REF`, and the
+//! resolution of a reference given to `run` or `inspect` to a verified file in the local store
+//! (see docs/sharing.md).
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use loadhost_registry::{
+    BUNDLE_CONFIG_MEDIA_TYPE, Credentials, PluginRef, Pull, Registry, RegistryError, RegistryOptions,
+    check_bundle_toml, data_extension, data_media_type, looks_like_reference,
+};
+use loadhost_runtime::cache;
+
+use crate::exit::Failure;
+
+/// How to reach a registry: shared by `push`, `pin`, `run` and `inspect`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConnArgs {
+    /// Allow plain http to this registry host (loopback registries always may); repeatable.
+    #[arg(long = "insecure-registry", value_name = "HOST")]
+    insecure_registry: Vec<String>,
+
+    /// An extra PEM root certificate for https registries (the system roots are always trusted).
+    #[arg(long = "registry-ca-cert", value_name = "FILE")]
+    registry_ca_cert: Vec<PathBuf>,
+
+    /// The registry user; the password is read from standard input (--registry-password-stdin).
+    #[arg(long = "registry-user", value_name = "USER", requires = "registry_password_stdin")]
+    registry_user: Option<String>,
+
+    /// Read the registry password from standard input (with --registry-user).
+    #[arg(long = "registry-password-stdin", requires = "registry_user")]
+    registry_password_stdin: bool,
+}
+
+/// When to contact the registry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum PullArg {
+    /// Always resolve and fetch from the registry.
+    Always,
+    /// Use a digest already in the store; resolve tags against the registry.
+    #[default]
+    Missing,
+    /// Never contact the registry: digests and tags pulled before come from the store.
+    Never,
+}
+
+/// How `run` and `inspect` resolve a plugin reference.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ResolveArgs {
+    /// When a plugin reference contacts its registry.
+    #[arg(long = "pull", value_enum, default_value_t = PullArg::Missing, value_name = "WHEN")]
+    pull: PullArg,
+
+    /// Refuse plugin references without a digest (`loadhost pin REF` prints the pinned form).
+    #[arg(long = "require-digest")]
+    require_digest: bool,
+
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// A plugin file, and the reference it was pulled as.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The file to load.
+    pub path: PathBuf,
+    /// The reference and its manifest digest, for a pulled plugin.
+    pub oci: Option<(String, String)>,
+    /// The bundle's options, when the reference is a bundle.
+    pub bundle: Option<Bundle>,
+}
+
+fn registry(conn: &ConnArgs) -> Result<Registry, Failure> {
+    let credentials = match &conn.registry_user {
+        Some(user) => {
+            let mut password = String::new();
+            std::io::stdin()
+                .read_to_string(&mut password)
+                .map_err(|err| Failure::usage(anyhow::anyhow!("--registry-password-stdin: {err}")))?;
+            Some(Credentials::basic(user.clone(), password.trim_end_matches(['\r', '\n']).to_owned()))
+        }
+        None => None,
+    };
+    let options = RegistryOptions {
+        insecure: conn.insecure_registry.clone(),
+        ca_certs: conn.registry_ca_cert.clone(),
+        credentials,
+    };
+    let base = cache::default_dir().ok_or_else(|| {
+        Failure::usage(anyhow::anyhow!("no folder for the plugin store: set LOADHOST_CACHE_DIR or HOME"))
+    })?;
+    Registry::new(&base, options).map_err(registry_failure)
+}
+
+/// Exit 2 for the user's input and the registry, 3 for an artifact that cannot be a plugin.
+fn registry_failure(err: RegistryError) -> Failure {
+    if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) }
+}
+
+fn parse_ref(text: &str) -> Result<PluginRef, Failure> {
+    text.parse::<PluginRef>().map_err(registry_failure)
+}
+
+/// The plugin `input` names: an existing file as it is, else a registry reference resolved to a
+/// verified file in the store.
+pub fn resolve(input: &Path, args: &ResolveArgs) -> Result<Resolved, Failure> {
+    let text = input.to_string_lossy();
+    if input.exists() || !looks_like_reference(&text) {
+        return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None });
+    }
+    let r = parse_ref(&text)?;
+    if args.require_digest && r.digest().is_none() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "{r}: --require-digest refuses a reference without a digest; pin it with `loadhost pin {r}`"
+        )));
+    }
+    let pull = match args.pull {
+        PullArg::Always => Pull::Always,
+        PullArg::Missing => Pull::Missing,
+        PullArg::Never => Pull::Never,
+    };
+    let pulled = registry(&args.conn)?.resolve(&r, pull).map_err(registry_failure)?;
+    tracing::info!("plugin {r} is {} ({})", pulled.digest, pulled.wasm.display());
+    let bundle = bundle(&pulled.reference, &pulled.layers)?;
+    Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle })
+}
+
+/// Arguments of `loadhost push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The plugin component to publish.
+    plugin: PathBuf,
+
+    /// Where: HOST[:PORT]/REPOSITORY[:TAG] (or oci://…).
+    reference: String,
+
+    /// Push a bundle: the plugin with the run's TOML (`-c`) and data feed (`--data`, else the
+    /// TOML's `data`) as extra layers; `run REF` applies them (its flags win).
+    #[arg(long, requires = "config")]
+    bundle: bool,
+
+    /// The bundle's TOML (the keys of `loadhost run -c`; nothing that grants access or writes).
+    #[arg(short = 'c', long = "config", value_name = "FILE", requires = "bundle")]
+    config: Option<PathBuf>,
+
+    /// The bundle's data feed (JSON lines or CSV, by extension).
+    #[arg(long = "data", value_name = "FILE", requires = "bundle")]
+    data: Option<PathBuf>,
+
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Publish the plugin and print `REF@sha256:…`.
+pub fn push(args: PushArgs) -> Result<ExitCode, Failure> {
+    let r = parse_ref(&args.reference)?;
+    let wasm = std::fs::read(&args.plugin)
+        .map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read the plugin: {err}", args.plugin.display())))?;
+    if !wasm.starts_with(b"\0asm") {
+        return Err(Failure::plugin(anyhow::anyhow!(
+            "{}: not a WebAssembly file (it does not start with the \\0asm magic bytes)",
+            args.plugin.display()
+        )));
+    }
+    let extra = bundle_layers(&args)?;
+    let digest = registry(&args.conn)?.push(&r, wasm, extra).map_err(registry_failure)?;
+    crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `loadhost pin`.
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    /// The reference to pin: HOST[:PORT]/REPOSITORY[:TAG].
+    reference: String,
+
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Resolve the reference in its registry and print `REF@sha256:…` (the plugin is stored too).
+pub fn pin(args: PinArgs) -> Result<ExitCode, Failure> {
+    let r = parse_ref(&args.reference)?;
+    let digest = registry(&args.conn)?.pin(&r).map_err(registry_failure)?;
+    crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The bundle's extra layers: its TOML, checked to grant nothing, and its data feed.
+fn bundle_layers(args: &PushArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
+    let Some(config) = &args.config else { return Ok(Vec::new()) };
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read it: {err}", path.display())))
+    };
+    let toml_bytes = read(config)?;
+    let text = String::from_utf8_lossy(&toml_bytes);
+    let what = config.display().to_string();
+    check_bundle_toml(&what, &text).map_err(Failure::usage)?;
+    let options = loadhost_config::file::parse(config, &text).map_err(Failure::usage)?;
+    // The TOML's own `data` is relative to the TOML; --data wins.
+    let data =
+        args.data.clone().or_else(|| options.data.as_ref().map(|d| config.parent().unwrap_or(Path::new(".")).join(d)));
+    let mut layers = vec![(BUNDLE_CONFIG_MEDIA_TYPE.to_owned(), toml_bytes)];
+    if let Some(data) = data {
+        let media = data_media_type(&data).ok_or_else(|| {
+            Failure::usage(anyhow::anyhow!("--data {}: a bundle's feed is .jsonl or .csv", data.display()))
+        })?;
+        layers.push((media.to_owned(), read(&data)?));
+    }
+    Ok(layers)
+}
+
+/// A pulled bundle's options, with its data feed in a private file for the run.
+#[derive(Debug)]
+pub struct Bundle {
+    /// The bundle's TOML, `data` pointing at its own feed.
+    pub options: loadhost_config::RunOptions,
+    /// The feed's file, removed when the run ends.
+    _data: Option<tempfile::NamedTempFile>,
+}
+
+/// The bundle in the pulled layers, when there is one.
+fn bundle(reference: &str, layers: &[(String, PathBuf)]) -> Result<Option<Bundle>, Failure> {
+    let Some((_, config)) = layers.iter().find(|(m, _)| m == BUNDLE_CONFIG_MEDIA_TYPE) else { return Ok(None) };
+    let what = format!("{reference} (bundle config)");
+    let text = std::fs::read_to_string(config).map_err(|err| Failure::runtime(anyhow::anyhow!("{what}: {err}")))?;
+    check_bundle_toml(&what, &text).map_err(Failure::plugin)?;
+    let mut options = loadhost_config::file::parse(Path::new(&what), &text).map_err(Failure::plugin)?;
+    let feed = layers.iter().find_map(|(m, p)| data_extension(m).map(|ext| (ext, p)));
+    let data = match feed {
+        Some((ext, path)) => {
+            let bytes = std::fs::read(path).map_err(|err| Failure::runtime(anyhow::anyhow!("{what}: {err}")))?;
+            let mut file = tempfile::Builder::new()
+                .prefix("loadhost-bundle-data-")
+                .suffix(&format!(".{ext}"))
+                .tempfile()
+                .and_then(|mut f| f.write_all(&bytes).map(|()| f))
+                .map_err(|err| Failure::runtime(anyhow::anyhow!("{what}: writing its data feed: {err}")))?;
+            let _ = file.flush();
+            options.data = Some(file.path().to_path_buf());
+            Some(file)
+        }
+        None if options.data.is_some() => {
+            return Err(Failure::plugin(anyhow::anyhow!(
+                "{what}: names a data file but carries no data layer (a bundle cannot read the runner's files)"
+            )));
+        }
+        None => None,
+    };
+    Ok(Some(Bundle { options, _data: data }))
+}

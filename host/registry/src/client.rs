@@ -1,0 +1,353 @@
+//! Push and pull of plugins, through oci-client, into and out of the local store.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use oci_client::Client;
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::{OciDescriptor, OciImageManifest};
+
+use crate::auth::Credentials;
+use crate::error::RegistryError;
+use crate::reference::PluginRef;
+use crate::store::{Store, sha256_digest};
+use crate::{OCI_MANIFEST_MEDIA_TYPE, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
+
+/// When to contact the registry (`--pull`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pull {
+    /// Always resolve and fetch from the registry.
+    Always,
+    /// A digest already in the store is used as it is; a tag is resolved against the registry.
+    #[default]
+    Missing,
+    /// Never: digests and previously pulled tags come from the store.
+    Never,
+}
+
+/// How to reach registries.
+#[derive(Debug, Clone, Default)]
+pub struct RegistryOptions {
+    /// Hosts (`HOST` or `HOST:PORT`) that may be reached over plain http besides loopback.
+    pub insecure: Vec<String>,
+    /// Extra PEM root certificates for https registries.
+    pub ca_certs: Vec<PathBuf>,
+    /// Credentials given on the command line; `None` reads the Docker credentials file.
+    pub credentials: Option<Credentials>,
+}
+
+/// A plugin resolved to files in the store.
+#[derive(Debug, Clone)]
+pub struct Pulled {
+    /// The reference as the user wrote it.
+    pub reference: String,
+    /// The manifest digest (`sha256:…`).
+    pub digest: String,
+    /// The component (the `application/wasm` layer) in the store.
+    pub wasm: PathBuf,
+    /// Every layer, as (media type, path in the store), in manifest order.
+    pub layers: Vec<(String, PathBuf)>,
+}
+
+/// The registry client and the local store.
+#[derive(Debug)]
+pub struct Registry {
+    store: Store,
+    options: RegistryOptions,
+    tokio: tokio::runtime::Runtime,
+}
+
+/// Whether a registry host may be reached over plain http without `--insecure-registry`.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+impl Registry {
+    /// A client whose store is under the cache base folder `base`.
+    pub fn new(base: &Path, options: RegistryOptions) -> Result<Self, RegistryError> {
+        // reqwest is built without a default crypto provider: use ring, as the rest of the host.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let tokio = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|err| RegistryError::Input(format!("starting the async runtime: {err}")))?;
+        Ok(Self { store: Store::new(base), options, tokio })
+    }
+
+    /// The local store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn client(&self, r: &PluginRef) -> Result<Client, RegistryError> {
+        let plain = is_loopback(r.host()) || self.options.insecure.iter().any(|h| h == r.registry() || h == r.host());
+        let mut extra = Vec::new();
+        for path in &self.options.ca_certs {
+            let data = std::fs::read(path)
+                .map_err(|err| RegistryError::Input(format!("--registry-ca-cert {}: {err}", path.display())))?;
+            extra.push(Certificate { encoding: CertificateEncoding::Pem, data });
+        }
+        let config = ClientConfig {
+            protocol: if plain {
+                ClientProtocol::HttpsExcept(vec![r.registry().to_owned()])
+            } else {
+                ClientProtocol::Https
+            },
+            extra_root_certificates: extra,
+            connect_timeout: Some(Duration::from_secs(10)),
+            read_timeout: Some(Duration::from_secs(60)),
+            platform_resolver: None,
+            ..ClientConfig::default()
+        };
+        Client::try_from(config).map_err(|err| unreachable_err(r, &err))
+    }
+
+    fn credentials(&self, r: &PluginRef) -> Result<Credentials, RegistryError> {
+        match &self.options.credentials {
+            Some(c) => Ok(c.clone()),
+            None => Credentials::from_environment(r.registry()),
+        }
+    }
+
+    /// Push the component `wasm` (and `extra` layers, as (media type, bytes)) to `r`; the pushed
+    /// manifest's digest. The blobs also go into the local store.
+    pub fn push(&self, r: &PluginRef, wasm: Vec<u8>, extra: Vec<(String, Vec<u8>)>) -> Result<String, RegistryError> {
+        let client = self.client(r)?;
+        let creds = self.credentials(r)?;
+        let mut layers = vec![(WASM_LAYER_MEDIA_TYPE.to_owned(), wasm)];
+        layers.extend(extra);
+        let descriptors: Vec<serde_json::Value> =
+            layers.iter().map(|(media, bytes)| descriptor(media, &sha256_digest(bytes), bytes.len())).collect();
+        let layer_digests: Vec<String> = layers.iter().map(|(_, b)| sha256_digest(b)).collect();
+        let config = serde_json::to_vec(&serde_json::json!({
+            "architecture": "wasm",
+            "os": "wasip2",
+            "layerDigests": layer_digests,
+        }))
+        .map_err(|err| RegistryError::Input(err.to_string()))?;
+        let manifest = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST_MEDIA_TYPE,
+            "artifactType": WASM_CONFIG_MEDIA_TYPE,
+            "config": descriptor(WASM_CONFIG_MEDIA_TYPE, &sha256_digest(&config), config.len()),
+            "layers": descriptors,
+        }))
+        .map_err(|err| RegistryError::Input(err.to_string()))?;
+        let digest = sha256_digest(&manifest);
+        let text = r.to_string();
+        self.tokio.block_on(async {
+            client.store_auth_if_needed(r.registry(), &creds.auth).await;
+            for bytes in layers.iter().map(|(_, b)| b).chain(std::iter::once(&config)) {
+                let d = sha256_digest(bytes);
+                client.push_blob(r.oci(), bytes.clone(), &d).await.map_err(|e| map_err(r, &creds, &e))?;
+                self.store.write_blob(&d, bytes, &text)?;
+            }
+            let content_type = http_header(OCI_MANIFEST_MEDIA_TYPE);
+            client
+                .push_manifest_raw(r.oci(), manifest.clone(), content_type)
+                .await
+                .map_err(|e| map_err(r, &creds, &e))?;
+            Ok::<_, RegistryError>(())
+        })?;
+        self.store.write_blob(&digest, &manifest, &text)?;
+        self.record(r, &digest)?;
+        Ok(digest)
+    }
+
+    /// Resolve `r` to files in the store, contacting the registry as `pull` allows.
+    pub fn resolve(&self, r: &PluginRef, pull: Pull) -> Result<Pulled, RegistryError> {
+        let text = r.to_string();
+        let stored = match (r.digest(), pull) {
+            (_, Pull::Always) => None,
+            (Some(d), _) => Some(d.to_owned()),
+            (None, Pull::Never) => r.tag().and_then(|t| self.store.read_tag(r.registry(), r.repository(), t)),
+            (None, Pull::Missing) => None,
+        };
+        if let Some(digest) = stored {
+            match self.stored(&text, &digest) {
+                Ok(Some(pulled)) => return Ok(pulled),
+                Ok(None) if pull == Pull::Never => return Err(RegistryError::NotStored { reference: text }),
+                Ok(None) => {}
+                Err(err @ RegistryError::DigestMismatch { .. }) if pull != Pull::Never => {
+                    tracing::warn!("{err}; pulling it again");
+                }
+                Err(err) => return Err(err),
+            }
+        } else if pull == Pull::Never {
+            return Err(RegistryError::NotStored { reference: text });
+        }
+        self.pull(r)
+    }
+
+    /// The manifest digest `r` resolves to in the registry (checking it is a wasm artifact).
+    pub fn pin(&self, r: &PluginRef) -> Result<String, RegistryError> {
+        Ok(self.pull(r)?.digest)
+    }
+
+    /// The plugin from the store alone; `None` when some blob is missing.
+    fn stored(&self, text: &str, digest: &str) -> Result<Option<Pulled>, RegistryError> {
+        let Some(bytes) = self.store.read_verified(digest, text)? else { return Ok(None) };
+        let manifest = parse_manifest(text, &bytes)?;
+        for d in std::iter::once(&manifest.config).chain(&manifest.layers) {
+            if self.store.read_verified(&d.digest, text)?.is_none() {
+                return Ok(None);
+            }
+        }
+        self.pulled(text, digest, &manifest).map(Some)
+    }
+
+    fn pulled(&self, text: &str, digest: &str, manifest: &OciImageManifest) -> Result<Pulled, RegistryError> {
+        let mut layers = Vec::new();
+        for layer in &manifest.layers {
+            let path = self
+                .store
+                .blob_path(&layer.digest)
+                .ok_or_else(|| RegistryError::Input(format!("{text}: unsupported digest {}", layer.digest)))?;
+            layers.push((layer.media_type.clone(), path));
+        }
+        let wasm = layers.iter().find(|(m, _)| m == WASM_LAYER_MEDIA_TYPE).map(|(_, p)| p.clone());
+        let wasm = wasm.ok_or_else(|| not_wasm(text, manifest))?;
+        Ok(Pulled { reference: text.to_owned(), digest: digest.to_owned(), wasm, layers })
+    }
+
+    /// Fetch the manifest and every blob it names into the store, verifying each.
+    fn pull(&self, r: &PluginRef) -> Result<Pulled, RegistryError> {
+        let client = self.client(r)?;
+        let creds = self.credentials(r)?;
+        let text = r.to_string();
+        let accepted = [OCI_MANIFEST_MEDIA_TYPE, "application/vnd.docker.distribution.manifest.v2+json"];
+        let digest = self.tokio.block_on(async {
+            let (bytes, _) =
+                client.pull_manifest_raw(r.oci(), &creds.auth, &accepted).await.map_err(|e| map_err(r, &creds, &e))?;
+            let digest = sha256_digest(&bytes);
+            if let Some(expected) = r.digest().filter(|d| *d != digest) {
+                return Err(RegistryError::DigestMismatch {
+                    reference: text.clone(),
+                    expected: expected.to_owned(),
+                    actual: digest,
+                });
+            }
+            let manifest = parse_manifest(&text, &bytes)?;
+            let at = r.at_digest(&digest);
+            for d in std::iter::once(&manifest.config).chain(&manifest.layers) {
+                if matches!(self.store.read_verified(&d.digest, &text), Ok(Some(_))) {
+                    continue;
+                }
+                let mut out = Vec::new();
+                client.pull_blob(&at, d, &mut out).await.map_err(|e| blob_err(r, &creds, d, &e))?;
+                self.store.write_blob(&d.digest, &out, &text)?;
+            }
+            self.store.write_blob(&digest, &bytes, &text)?;
+            Ok(digest)
+        })?;
+        self.record(r, &digest)?;
+        self.stored(&text, &digest)?.ok_or(RegistryError::NotStored { reference: text })
+    }
+
+    fn record(&self, r: &PluginRef, digest: &str) -> Result<(), RegistryError> {
+        if let (Some(tag), None) = (r.tag(), r.digest()) {
+            self.store.write_tag(r.registry(), r.repository(), tag, digest)?;
+        }
+        self.store.note_reference(digest, &r.to_string())
+    }
+}
+
+fn http_header(value: &'static str) -> http::HeaderValue {
+    http::HeaderValue::from_static(value)
+}
+
+fn descriptor(media_type: &str, digest: &str, size: usize) -> serde_json::Value {
+    serde_json::json!({ "mediaType": media_type, "digest": digest, "size": size })
+}
+
+/// The manifest, when it is a wasm artifact (its config has the wasm config media type and one
+/// layer is a component).
+fn parse_manifest(text: &str, bytes: &[u8]) -> Result<OciImageManifest, RegistryError> {
+    let manifest: OciImageManifest = serde_json::from_slice(bytes).map_err(|err| RegistryError::NotWasm {
+        reference: text.to_owned(),
+        config: format!("(unreadable manifest: {err})"),
+        layers: String::new(),
+    })?;
+    let has_wasm = manifest.layers.iter().any(|l| l.media_type == WASM_LAYER_MEDIA_TYPE);
+    if manifest.config.media_type != WASM_CONFIG_MEDIA_TYPE || !has_wasm {
+        return Err(not_wasm(text, &manifest));
+    }
+    if let Some(unknown) = manifest.layers.iter().find(|l| !crate::bundle::known_layer(&l.media_type)) {
+        return Err(RegistryError::UnknownLayer { reference: text.to_owned(), media_type: unknown.media_type.clone() });
+    }
+    Ok(manifest)
+}
+
+fn not_wasm(text: &str, manifest: &OciImageManifest) -> RegistryError {
+    RegistryError::NotWasm {
+        reference: text.to_owned(),
+        config: manifest.config.media_type.clone(),
+        layers: manifest.layers.iter().map(|l| l.media_type.as_str()).collect::<Vec<_>>().join(", "),
+    }
+}
+
+fn blob_err(r: &PluginRef, creds: &Credentials, d: &OciDescriptor, err: &OciDistributionError) -> RegistryError {
+    match err {
+        OciDistributionError::DigestError(_) => RegistryError::DigestMismatch {
+            reference: r.to_string(),
+            expected: d.digest.clone(),
+            actual: "something else".to_owned(),
+        },
+        _ => map_err(r, creds, err),
+    }
+}
+
+/// One line for an oci-client failure.
+fn map_err(r: &PluginRef, creds: &Credentials, err: &OciDistributionError) -> RegistryError {
+    let reference = r.to_string();
+    let denied = |why: String| RegistryError::Denied {
+        reference: reference.clone(),
+        why,
+        source_tried: creds.source.to_string(),
+    };
+    match err {
+        OciDistributionError::AuthenticationFailure(why) => denied(why.clone()),
+        OciDistributionError::UnauthorizedError { .. } => denied("401 unauthorized".to_owned()),
+        OciDistributionError::ServerError { code: code @ (401 | 403), .. } => denied(format!("HTTP {code}")),
+        OciDistributionError::ServerError { code: 404, .. } | OciDistributionError::ImageManifestNotFoundError(_) => {
+            RegistryError::NotFound { reference, why: err.to_string() }
+        }
+        OciDistributionError::RegistryError { envelope, .. } => {
+            let codes: Vec<&OciErrorCode> = envelope.errors.iter().map(|e| &e.code).collect();
+            if codes.iter().any(|c| matches!(c, OciErrorCode::Unauthorized | OciErrorCode::Denied)) {
+                denied(envelope.to_string())
+            } else if codes.iter().any(|c| {
+                matches!(c, OciErrorCode::ManifestUnknown | OciErrorCode::NameUnknown | OciErrorCode::BlobUnknown)
+            }) {
+                RegistryError::NotFound { reference, why: envelope.to_string() }
+            } else {
+                RegistryError::Unreachable { reference, why: envelope.to_string() }
+            }
+        }
+        _ => unreachable_err(r, err),
+    }
+}
+
+/// The error with its sources, on one line (reqwest hides "connection refused" in a source).
+fn unreachable_err(r: &PluginRef, err: &dyn std::error::Error) -> RegistryError {
+    let mut why = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        why.push_str(": ");
+        why.push_str(&s.to_string());
+        source = s.source();
+    }
+    RegistryError::Unreachable { reference: r.to_string(), why: why.replace('\n', " ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_is_plain_http_by_default() {
+        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && is_loopback("localhost"));
+        assert!(!is_loopback("registry.internal") && !is_loopback("10.0.0.1"));
+    }
+}

@@ -1,0 +1,110 @@
+//! Why a registry operation failed: each message is one line naming the reference.
+
+use thiserror::Error;
+
+/// A registry or store failure.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The reference cannot be parsed, or names no registry host.
+    #[error("{input:?}: not a plugin reference: {why} (expected HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX])")]
+    BadReference {
+        /// What the user wrote.
+        input: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The registry refused the credentials (401/403).
+    #[error("{reference}: the registry refused access ({why}); credentials tried: {source_tried}")]
+    Denied {
+        /// The reference.
+        reference: String,
+        /// What the registry said.
+        why: String,
+        /// Where the credentials came from.
+        source_tried: String,
+    },
+    /// The registry has no such tag or digest.
+    #[error("{reference}: not found in the registry ({why})")]
+    NotFound {
+        /// The reference.
+        reference: String,
+        /// What the registry said.
+        why: String,
+    },
+    /// The registry could not be reached or answered with an error.
+    #[error("{reference}: registry error: {why}")]
+    Unreachable {
+        /// The reference.
+        reference: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// The manifest is not a wasm artifact.
+    #[error("{reference}: not a wasm artifact (config media type {config}, layer media types [{layers}])")]
+    NotWasm {
+        /// The reference.
+        reference: String,
+        /// The config's media type.
+        config: String,
+        /// The layers' media types, comma-separated.
+        layers: String,
+    },
+    /// A blob's content does not have the digest that names it.
+    #[error("{reference}: blob {expected} does not match its digest (got {actual}); it was not used")]
+    DigestMismatch {
+        /// The reference.
+        reference: String,
+        /// The digest the manifest names.
+        expected: String,
+        /// The digest of what was received or stored.
+        actual: String,
+    },
+    /// `--pull never` and the reference is not in the store.
+    #[error("{reference}: not in the local store and --pull never was given")]
+    NotStored {
+        /// The reference.
+        reference: String,
+    },
+    /// The local store could not be read or written.
+    #[error("the plugin store {path}: {why}")]
+    Store {
+        /// The folder or file.
+        path: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// A bundle's TOML sets keys that only the runner may set.
+    #[error(
+        "{what}: a bundle cannot grant or write anything, but it sets {keys}; give those on the command line of the run instead"
+    )]
+    BundleGrants {
+        /// The bundle or file.
+        what: String,
+        /// The refused keys, comma-separated.
+        keys: String,
+    },
+    /// A layer loadhost does not know.
+    #[error(
+        "{reference}: unknown layer media type {media_type} (a loadhost artifact has application/wasm and, in a bundle, application/vnd.loadhost.config.v1+toml and application/vnd.loadhost.data.v1+jsonl or +csv)"
+    )]
+    UnknownLayer {
+        /// The reference.
+        reference: String,
+        /// The layer's media type.
+        media_type: String,
+    },
+    /// Something the user gave (a file, a certificate) cannot be read.
+    #[error("{0}")]
+    Input(String),
+}
+
+impl RegistryError {
+    /// Whether the failure is the user's input (exit 2) rather than a plugin problem (exit 3).
+    pub fn is_usage_error(&self) -> bool {
+        !matches!(
+            self,
+            Self::NotWasm { .. } | Self::DigestMismatch { .. } | Self::UnknownLayer { .. } | Self::BundleGrants { .. }
+        )
+    }
+}

@@ -1,0 +1,28 @@
+//! Sharing workloads through OCI registries: plugin references (`127.0.0.1:5000/team/checkout:1.2`,
+//! `oci://…`, `…@sha256:…`), a local content-addressed store beside the compile cache, and push and
+//! pull of plugins in the CNCF wasm artifact layout (config `application/vnd.wasm.config.v0+json`,
+//! one `application/wasm` layer). Every blob is checked against its sha256 before it is used.
+
+mod auth;
+mod bundle;
+mod client;
+mod error;
+mod reference;
+mod store;
+
+pub use auth::{CredentialSource, Credentials};
+pub use bundle::{
+    BUNDLE_CONFIG_MEDIA_TYPE, BUNDLE_DATA_CSV_MEDIA_TYPE, BUNDLE_DATA_JSONL_MEDIA_TYPE, REFUSED_BUNDLE_KEYS,
+    check_bundle_toml, data_extension, data_media_type,
+};
+pub use client::{Pull, Pulled, Registry, RegistryOptions};
+pub use error::RegistryError;
+pub use reference::{PluginRef, looks_like_reference};
+pub use store::{Store, StoreEntry, store_entries};
+
+/// The config media type of a wasm artifact (CNCF TAG Runtime wasm OCI artifact layout).
+pub const WASM_CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
+/// The layer media type of the component itself.
+pub const WASM_LAYER_MEDIA_TYPE: &str = "application/wasm";
+/// The manifest media type loadhost pushes.
+pub const OCI_MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";

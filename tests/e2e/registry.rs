@@ -1,0 +1,405 @@
+//! Sharing plugins through a real OCI registry (Debian's `docker-registry`, on loopback): push,
+//! run by digest, run from the store with the registry down, corrupted blobs, and interop with an
+//! independent client (the `oras` Python library in the tools venv).
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{Loadhost, plugin};
+use crate::target_process::TargetProcess;
+
+/// A `docker-registry serve` child on 127.0.0.1, killed on drop.
+pub struct RegistryProcess {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl RegistryProcess {
+    pub fn start() -> Self {
+        Self::start_with("")
+    }
+
+    /// A registry that asks for basic auth: user `tester`, password `right-password`.
+    pub fn start_with_auth() -> Self {
+        Self::start_with("auth:\n  htpasswd:\n    realm: loadhost-test\n    path: {DIR}/htpasswd\n")
+    }
+
+    fn start_with(extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // bcrypt (cost 5, to keep the test quick) of "right-password".
+        std::fs::write(
+            dir.path().join("htpasswd"),
+            "tester:$2b$05$xerj1c8.Mo8Tq3nvoMkTr.lPMb9AqWq3HlDlu.Vy/4oL5FY7Wz66.\n",
+        )
+        .unwrap();
+        let extra = extra.replace("{DIR}", &dir.path().display().to_string());
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let config = dir.path().join("config.yml");
+        let storage = dir.path().join("storage");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n{extra}",
+                storage.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry starts (cargo xtask setup installs it)");
+        let registry = Self { child, addr, _dir: dir };
+        registry.wait_ready();
+        registry
+    }
+
+    /// Wait until `GET /v2/` answers.
+    fn wait_ready(&self) {
+        let began = Instant::now();
+        while began.elapsed() < Duration::from_secs(20) {
+            if let Ok(mut stream) = TcpStream::connect(&self.addr) {
+                let _ = write!(stream, "GET /v2/ HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.addr);
+                let mut response = String::new();
+                // 401: up, and asking for credentials.
+                if stream.read_to_string(&mut response).is_ok()
+                    && (response.starts_with("HTTP/1.1 200") || response.starts_with("HTTP/1.1 401"))
+                {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("docker-registry on {} did not answer GET /v2/", self.addr);
+    }
+}
+
+impl Drop for RegistryProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `loadhost ARGS…` with its own store (`LOADHOST_CACHE_DIR=store`).
+fn loadhost(store: &Path, args: &[&str]) -> crate::common::Run {
+    Loadhost::new().env("LOADHOST_CACHE_DIR", store).args(args).run()
+}
+
+/// The stored blob with `hex` (the component's sha256).
+fn blob(store: &Path, hex: &str) -> PathBuf {
+    store.join("oci").join("blobs").join("sha256").join(hex)
+}
+
+/// Push http-get; the printed `REF@sha256:…`.
+fn push_http_get(store: &Path, reference: &str) -> String {
+    let wasm = plugin("http-get").display().to_string();
+    let push = loadhost(store, &["push", &wasm, reference]);
+    assert_eq!(push.code, 0, "push: {}", push.stderr);
+    let pinned = push.stdout.trim().to_owned();
+    assert!(pinned.starts_with(&format!("{reference}@sha256:")), "push prints REF@sha256:…, got {pinned}");
+    pinned
+}
+
+fn run_against(store: &Path, target: &TargetProcess, reference: &str, extra: &[&str]) -> crate::common::Run {
+    let url = format!("TARGET_URL={}/", target.url);
+    let args = [&["-e", url.as_str(), "--allow-host", target.authority.as_str(), "-n", "5"][..], extra].concat();
+    Loadhost::new().env("LOADHOST_CACHE_DIR", store).arg_run(Path::new(reference), &args).run()
+}
+
+#[test]
+fn a_pushed_plugin_runs_by_digest_and_then_from_the_store() {
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    let store = tempfile::tempdir().unwrap();
+    let tag = format!("{}/team/http-get:1.0", registry.addr);
+    let pinned = push_http_get(store.path(), &tag);
+    let digest = pinned.rsplit_once('@').unwrap().1.to_owned();
+
+    let pin = loadhost(store.path(), &["pin", &tag]);
+    assert_eq!((pin.code, pin.stdout.trim()), (0, pinned.as_str()), "pin: {}", pin.stderr);
+
+    // A fresh store: the run pulls by digest, and the summary names the reference and digest.
+    let fresh = tempfile::tempdir().unwrap();
+    let run = run_against(fresh.path(), &target, &pinned, &[]);
+    assert_eq!(run.code, 0, "run by digest: {}", run.stderr);
+    let summary = run.summary();
+    assert_eq!(summary["plugin"]["ref"], pinned.as_str());
+    assert_eq!(summary["plugin"]["digest"], digest.as_str());
+    assert_eq!(summary["tasks"]["passed"], 5);
+    let hex = summary["plugin"]["sha256"].as_str().unwrap().to_owned();
+
+    // A corrupted component in the store is detected and pulled again while the registry is up.
+    std::fs::write(blob(fresh.path(), &hex), b"\0asm not the component").unwrap();
+    let run = run_against(fresh.path(), &target, &pinned, &[]);
+    assert_eq!(run.code, 0, "re-pull of a corrupted blob: {}", run.stderr);
+    assert!(run.stderr.contains("does not match its digest"), "says why it pulled again: {}", run.stderr);
+
+    // Registry down: the digest and the tag pulled before (with --pull never) run from the store.
+    drop(registry);
+    let run = run_against(fresh.path(), &target, &pinned, &[]);
+    assert_eq!(run.code, 0, "digest with the registry down: {}", run.stderr);
+    let run = run_against(store.path(), &target, &tag, &["--pull", "never"]);
+    assert_eq!(run.code, 0, "tag with --pull never: {}", run.stderr);
+    let run = run_against(store.path(), &target, &tag, &["--require-digest"]);
+    assert_eq!(run.code, 2, "--require-digest refuses a tag: {}", run.stderr);
+    assert!(run.stderr.contains(&format!("loadhost pin {tag}")), "{}", run.stderr);
+
+    // find-max takes a reference too.
+    let url = format!("TARGET_URL={}/", target.url);
+    let search = loadhost(
+        fresh.path(),
+        &[
+            "find-max",
+            &pinned,
+            "--slo",
+            "latency_ms:p(99)<5000",
+            "--max-steps",
+            "1",
+            "--step-duration",
+            "500ms",
+            "--start",
+            "10",
+            "-e",
+            &url,
+            "--allow-host",
+            &target.authority,
+        ],
+    );
+    assert_eq!(search.code, 0, "find-max REF: {}", search.stderr);
+
+    // Corrupted and offline: refused, never run.
+    std::fs::write(blob(fresh.path(), &hex), b"\0asm not the component").unwrap();
+    let run = run_against(fresh.path(), &target, &pinned, &["--pull", "never"]);
+    assert_eq!(run.code, 3, "a corrupted blob offline is refused: {}", run.stderr);
+    assert!(run.stderr.contains("does not match its digest"), "{}", run.stderr);
+}
+
+/// The tools venv's python with the `oras` library, when `cargo xtask setup` installed it.
+fn oras_python() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+    let python = base.join("loadhost").join("toolchains").join("tools").join("bin").join("python");
+    assert!(python.exists(), "{} is missing: run `cargo xtask setup`", python.display());
+    python
+}
+
+#[test]
+fn an_independent_client_reads_what_loadhost_pushes_and_loadhost_runs_what_it_pushes() {
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    let store = tempfile::tempdir().unwrap();
+    push_http_get(store.path(), &format!("{}/team/http-get:1.0", registry.addr));
+    let work = tempfile::tempdir().unwrap();
+    std::fs::copy(plugin("http-get"), work.path().join("p.wasm")).unwrap();
+    std::fs::write(work.path().join("c.json"), "{}").unwrap();
+    let script = format!(
+        r#"
+import oras.provider
+r = oras.provider.Registry("{addr}", insecure=True)
+m = r.get_manifest("{addr}/team/http-get:1.0")
+print(m["config"]["mediaType"], ",".join(l["mediaType"] for l in m["layers"]))
+res = r.push(target="{addr}/team/from-oras:1", files=["p.wasm:application/wasm"],
+             manifest_config="c.json:application/vnd.wasm.config.v0+json", disable_path_validation=True)
+assert res.status_code == 201, res.status_code
+"#,
+        addr = registry.addr
+    );
+    let out = Command::new(oras_python()).arg("-c").arg(script).current_dir(work.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "oras: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.trim(), "application/vnd.wasm.config.v0+json application/wasm");
+
+    let run = run_against(store.path(), &target, &format!("{}/team/from-oras:1", registry.addr), &[]);
+    assert_eq!(run.code, 0, "run what oras pushed: {}", run.stderr);
+    assert_eq!(run.summary()["tasks"]["passed"], 5);
+}
+
+/// `sha256:HEX` of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    format!("sha256:{}", sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// One raw HTTP/1.1 request; the status line and the headers.
+fn http(addr: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.split("\r\n\r\n").next().unwrap_or_default().to_owned()
+}
+
+/// Push an artifact with the given media types by hand (POST then PUT uploads), as another tool
+/// would.
+pub fn push_raw(addr: &str, repo: &str, tag: &str, config_type: &str, layer_types: &[&str]) {
+    let config = b"{}".to_vec();
+    let layers: Vec<(&str, Vec<u8>)> =
+        layer_types.iter().map(|t| (*t, format!("not a component: {t}").into_bytes())).collect();
+    for blob in std::iter::once(&config).chain(layers.iter().map(|(_, b)| b)) {
+        let started = http(addr, "POST", &format!("/v2/{repo}/blobs/uploads/"), "application/octet-stream", b"");
+        let location = started
+            .lines()
+            .find_map(|l| l.strip_prefix("Location: "))
+            .unwrap_or_else(|| panic!("upload start: {started}"));
+        let path = location.split_once(addr).map_or(location, |(_, p)| p);
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let done = http(addr, "PUT", &format!("{path}{sep}digest={}", sha256(blob)), "application/octet-stream", blob);
+        assert!(done.starts_with("HTTP/1.1 201"), "blob upload: {done}");
+    }
+    let layers: Vec<_> =
+        layers.iter().map(|(t, b)| serde_json::json!({"mediaType": t, "digest": sha256(b), "size": b.len()})).collect();
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": config_type, "digest": sha256(&config), "size": config.len()},
+        "layers": layers,
+    });
+    let status = http(
+        addr,
+        "PUT",
+        &format!("/v2/{repo}/manifests/{tag}"),
+        "application/vnd.oci.image.manifest.v1+json",
+        manifest.to_string().as_bytes(),
+    );
+    assert!(status.starts_with("HTTP/1.1 201"), "manifest upload: {status}");
+}
+
+/// `loadhost push` with the password on standard input.
+fn push_with_password(store: &Path, reference: &str, password: &str) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .env("LOADHOST_CACHE_DIR", store)
+        .env("REGISTRY_AUTH_FILE", store.join("no-such-auth.json"))
+        .args(["push", &plugin("http-get").display().to_string(), reference])
+        .args(["--registry-user", "tester", "--registry-password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn registry_credentials_come_from_the_command_line_or_the_auth_file_and_a_refusal_names_them() {
+    let registry = RegistryProcess::start_with_auth();
+    let store = tempfile::tempdir().unwrap();
+    let tag = format!("{}/team/private:1", registry.addr);
+    let (code, stderr) = push_with_password(store.path(), &tag, "wrong-password");
+    assert_eq!(code, 2, "wrong password: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("credentials tried: --registry-user"), "{stderr}");
+    let (code, stderr) = push_with_password(store.path(), &tag, "right-password");
+    assert_eq!(code, 0, "right password: {stderr}");
+
+    // An auth file (docker config.json format): right, then wrong, then none at all.
+    let auth = store.path().join("auth.json");
+    let write_auth = |password: &str| {
+        use base64_free::encode;
+        let entry = encode(&format!("tester:{password}"));
+        std::fs::write(&auth, format!(r#"{{"auths":{{"{}":{{"auth":"{entry}"}}}}}}"#, registry.addr)).unwrap();
+    };
+    let fresh = tempfile::tempdir().unwrap();
+    let pin = |env: Option<&Path>| {
+        let cmd = Loadhost::new().env("LOADHOST_CACHE_DIR", fresh.path());
+        let cmd = match env {
+            Some(file) => cmd.env("REGISTRY_AUTH_FILE", file),
+            None => cmd.env("REGISTRY_AUTH_FILE", fresh.path().join("none.json")),
+        };
+        cmd.args(["pin", &tag]).run()
+    };
+    write_auth("right-password");
+    let run = pin(Some(&auth));
+    assert_eq!(run.code, 0, "auth file: {}", run.stderr);
+    write_auth("wrong-password");
+    let run = pin(Some(&auth));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("credentials tried: {}", auth.display())), "{}", run.stderr);
+    let run = pin(None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("credentials tried: none (anonymous"), "{}", run.stderr);
+}
+
+/// Base64 for the auth file, without a dependency.
+mod base64_free {
+    pub fn encode(text: &str) -> String {
+        const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for chunk in text.as_bytes().chunks(3) {
+            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for i in 0..4 {
+                if i <= chunk.len() {
+                    out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+}
+
+#[test]
+fn a_bundle_carries_its_load_and_feed_but_grants_nothing() {
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    let store = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let toml = work.path().join("checkout.toml");
+    std::fs::write(
+        &toml,
+        "rate = 50\nduration = \"10s\"\ndata = \"rows.jsonl\"\ndata-mode = \"once\"\nthreshold = [\"latency_ms:p(99)<5000\"]\n",
+    )
+    .unwrap();
+    std::fs::write(work.path().join("rows.jsonl"), "{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n").unwrap();
+    let wasm = plugin("http-get").display().to_string();
+    let tag = format!("{}/team/checkout:1", registry.addr);
+    let push = loadhost(store.path(), &["push", &wasm, &tag, "--bundle", "-c", &toml.display().to_string()]);
+    assert_eq!(push.code, 0, "push --bundle: {}", push.stderr);
+    let pinned = push.stdout.trim().to_owned();
+
+    // Only the grants on the command line: the bundle's rate, threshold and three-row feed apply.
+    let url = format!("TARGET_URL={}/", target.url);
+    let fresh = tempfile::tempdir().unwrap();
+    let run = Loadhost::new()
+        .env("LOADHOST_CACHE_DIR", fresh.path())
+        .arg_run(Path::new(&pinned), &["-e", &url, "--allow-host", &target.authority])
+        .run();
+    assert_eq!(run.code, 0, "run the bundle: {}", run.stderr);
+    let s = run.summary();
+    assert_eq!(s["tasks"]["scheduled"], 3, "the bundle's once feed of 3 rows ends the run");
+    assert!(s["thresholds"]["latency_ms:p(99)<5000"]["ok"].as_bool().unwrap(), "{}", s["thresholds"]);
+    assert_eq!(s["config"]["data-mode"], "once");
+
+    // Flags win over the bundle.
+    let run = Loadhost::new()
+        .env("LOADHOST_CACHE_DIR", fresh.path())
+        .arg_run(Path::new(&pinned), &["-e", &url, "--allow-host", &target.authority, "--data-mode", "loop", "-n", "7"])
+        .run();
+    assert_eq!(run.code, 0, "flags over the bundle: {}", run.stderr);
+    assert_eq!(run.summary()["tasks"]["scheduled"], 7);
+
+    // A bundle cannot grant: refused at push.
+    std::fs::write(&toml, "rate = 5\nallow-host = [\"127.0.0.1:*\"]\n").unwrap();
+    let push = loadhost(store.path(), &["push", &wasm, &tag, "--bundle", "-c", &toml.display().to_string()]);
+    assert_eq!(push.code, 2, "{}", push.stderr);
+    assert!(push.stderr.contains("a bundle cannot grant or write anything, but it sets allow-host"), "{}", push.stderr);
+}
