@@ -12,8 +12,11 @@ fn search(plugin_path: &std::path::Path, args: &[&str]) -> (crate::common::Run, 
         .args(args)
         .args(["--summary-json", "result.json"]);
     let run = cmd.run();
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let result = serde_json::from_str(&run.file("result.json")).unwrap();
+    let result: Value = serde_json::from_str(&run.file("result.json")).unwrap();
+    // 0 when a step passed; 99 when not even the first did (a busy machine can fail it), so a
+    // CI job never passes on a search that found nothing.
+    let expected = if result["highest_passing_per_s"].is_null() { 99 } else { 0 };
+    assert_eq!(run.code, expected, "{}\n{result:#}", run.stderr);
     (run, result)
 }
 

@@ -78,6 +78,26 @@ fn list(out: &mut dyn std::io::Write, dir: &std::path::Path, entries: &[Entry]) 
     Ok(())
 }
 
+/// The plugins pulled from registries (`loadhost run REF`, `push`): each stored manifest with the
+/// references it came as, its size and digest. Listed only when there are some.
+fn list_store(
+    out: &mut dyn std::io::Write,
+    base: &std::path::Path,
+    pulled: &[loadhost_registry::StoreEntry],
+) -> std::io::Result<()> {
+    if pulled.is_empty() {
+        return Ok(());
+    }
+    let total = pulled.iter().map(|e| e.size).sum::<u64>();
+    let store = base.join("oci");
+    writeln!(out, "{} ({}, {})", store.display(), count(pulled.len(), "artifact", "artifacts"), human_size(total))?;
+    for entry in pulled {
+        let refs = if entry.references.is_empty() { "?".to_owned() } else { entry.references.join(", ") };
+        writeln!(out, "  {refs}  {:>10}  {}", human_size(entry.size), entry.digest)?;
+    }
+    Ok(())
+}
+
 /// Delete what `limits` says and say what went.
 fn prune(dir: &std::path::Path, limits: &Prune) -> Result<(), Failure> {
     let gone = cache::prune(dir, limits, None).map_err(|err| Failure::runtime(anyhow::Error::new(err)))?;
@@ -100,7 +120,12 @@ pub fn run(command: CacheCommand) -> Result<ExitCode, Failure> {
     match command {
         CacheCommand::Ls => {
             let entries = cache::entries(&dir).map_err(|err| Failure::runtime(anyhow::Error::new(err)))?;
-            crate::stdout::write(|out| list(out, &dir, &entries))?;
+            let base = dir.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+            let pulled = loadhost_registry::store_entries(&base);
+            crate::stdout::write(|out| {
+                list(out, &dir, &entries)?;
+                list_store(out, &base, &pulled)
+            })?;
         }
         CacheCommand::Prune { max, older_than } => {
             // Without either limit, prune to what `run` would keep by default.
