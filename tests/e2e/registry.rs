@@ -148,6 +148,8 @@ fn a_pushed_plugin_runs_by_digest_and_then_from_the_store() {
     assert_eq!(ls.code, 0, "{}", ls.stderr);
     assert!(ls.stdout.contains("(1 artifact,") && ls.stdout.contains(&pinned), "{}", ls.stdout);
     assert!(ls.stdout.contains(&digest), "{}", ls.stdout);
+    // The compiled entry is named by the reference too, not by the store's blob path.
+    assert_eq!(ls.stdout.matches(pinned.as_str()).count(), 2, "{}", ls.stdout);
 
     // Registry down: the digest and the tag pulled before (with --pull never) run from the store.
     drop(registry);

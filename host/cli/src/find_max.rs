@@ -97,7 +97,8 @@ pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
     if resolved.bundle.is_some() {
         tracing::warn!("find-max does not apply a bundle's TOML or data feed: give them as flags");
     }
-    args.plugin = resolved.path;
+    // The plugin as the user named it (a path, or the reference pulled), for the cache and the header.
+    let named = std::mem::replace(&mut args.plugin, resolved.path);
     check(&args)?;
     let mut step_options = args.options.clone();
     step_options.summary_json = None;
@@ -106,11 +107,11 @@ pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
     step_options.duration = Some(args.step_duration);
     let first = loadhost_config::resolve(step_options.clone()).map_err(Failure::usage)?;
     let (tokio, grants) = runtime_and_grants(&first)?;
-    let plugin = load_plugin(&args.plugin, &first)?;
+    let plugin = load_plugin(&args.plugin, &named.display().to_string(), &first)?;
 
     println!(
         "\n  find-max · {} · SLO {}",
-        args.plugin.display(),
+        named.display(),
         args.slos.iter().map(|s| s.source.as_str()).collect::<Vec<_>>().join(", ")
     );
     // Ctrl-C or SIGTERM stops the step under way (with the usual grace); the steps judged so far

@@ -17,7 +17,7 @@ use crate::exit::Failure;
 /// Make the runtime for the run's instances and limits, and load (compile or take from the cache)
 /// the plugin. The thresholds are checked with the metrics the plugin declares first: a misspelt
 /// metric is told before a compile that may take many seconds.
-pub(crate) fn load_plugin(path: &Path, settings: &RunSettings) -> Result<Plugin, Failure> {
+pub(crate) fn load_plugin(path: &Path, source: &str, settings: &RunSettings) -> Result<Plugin, Failure> {
     let declared = plugin_metrics(path)?;
     if let Some(declared) = &declared {
         check_plugin_metrics(settings, declared).map_err(Failure::usage)?;
@@ -30,7 +30,7 @@ pub(crate) fn load_plugin(path: &Path, settings: &RunSettings) -> Result<Plugin,
     };
     let runtime = Runtime::new(options).map_err(Failure::runtime)?;
     let plugin = runtime
-        .load(path)
+        .load_as(path, source)
         .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
     if declared.is_none() {
         check_plugin_metrics(settings, &[]).map_err(Failure::usage)?;

@@ -62,10 +62,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     // Grants first: a bad --allow-host or --ca-cert is a usage error, reported before the plugin
     // is even loaded.
     let (tokio, grants) = runtime_and_grants(&settings)?;
-    let plugin = load_plugin(&resolved.path, &settings)?;
+    // The plugin as the user named it: a file path, or the registry reference it was pulled as.
+    let named = args.plugin.display().to_string();
+    let plugin = load_plugin(&resolved.path, &named, &settings)?;
     let (plugin_ref, plugin_digest) = resolved.oci.clone().unzip();
     let info = RunInfo {
-        plugin_path: resolved.path.display().to_string(),
+        plugin_path: named,
         plugin_sha256: plugin.sha256().to_owned(),
         plugin_ref,
         plugin_digest,

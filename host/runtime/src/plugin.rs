@@ -107,7 +107,7 @@ pub(crate) fn one_line(err: &wasmtime::Error) -> String {
 }
 
 impl Plugin {
-    pub(crate) fn load(runtime: &Runtime, path: &Path) -> Result<Self, PluginError> {
+    pub(crate) fn load(runtime: &Runtime, path: &Path, source: &str) -> Result<Self, PluginError> {
         let file = std::fs::read(path).map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
         let path = path.to_owned();
         if file.get(..4) != Some(b"\0asm") {
@@ -127,7 +127,7 @@ impl Plugin {
         let cache_key = format!("{:x}", Sha256::digest(&bytes));
         let (component, cache, load_time) = runtime
             .cache
-            .load(&runtime.engine, &cache_key, &bytes, &path.display().to_string())
+            .load(&runtime.engine, &cache_key, &bytes, source)
             .map_err(|err| PluginError::Invalid { path: path.clone(), message: one_line(&err) })?;
         check_doer_export(&runtime.engine, &component, &path)?;
         let lifecycle = lifecycle_exports(&component, &path)?;
@@ -221,6 +221,12 @@ fn linker(runtime: &Runtime) -> Result<Linker<DoerCtx>, PluginError> {
 impl Runtime {
     /// Load, compile (or take from the cache) and check a plugin.
     pub fn load(&self, path: &std::path::Path) -> Result<Plugin, PluginError> {
-        Plugin::load(self, path)
+        Plugin::load(self, path, &path.display().to_string())
+    }
+
+    /// Load the plugin file at `path`, known to the user as `source` (a registry reference for a
+    /// pulled plugin), which the compile cache records for `cache ls`.
+    pub fn load_as(&self, path: &std::path::Path, source: &str) -> Result<Plugin, PluginError> {
+        Plugin::load(self, path, source)
     }
 }
