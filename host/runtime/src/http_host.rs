@@ -106,12 +106,13 @@ impl DoerCtx {
         if let Some(level) = debug {
             self.capture.http_note(&debug::request(level, &method, &url, &headers, &body));
         }
-        let started = std::time::Instant::now();
+        // Timed only for --http-debug: the host's HTTP metrics time the request themselves.
+        let started = debug.map(|_| std::time::Instant::now());
         // wasmtime boxes a host call's future, copying all of it; boxed here, only a pointer is
         // copied there (the request's future is kilobytes: the largest memcpy per request).
         let fetch = Box::pin(client.fetch(&mut self.connections, &method, &url, headers, body, timeout, &self.metrics));
         let fetched = fetch.await;
-        if let Some(level) = debug {
+        if let (Some(level), Some(started)) = (debug, started) {
             self.capture.http_note(&debug::response(level, &url, &fetched, started.elapsed()));
         }
         match fetched {

@@ -184,7 +184,7 @@ impl Capture {
         let mut state = self.lock();
         if !state.stderr.bytes.is_empty() {
             // An unfinished line: hand it on now, since the instance is about to be dropped.
-            self.finish_line(&mut state, Pipe::Stderr, iteration);
+            self.emit(&mut state, Pipe::Stderr, iteration, false);
         }
         state.tail.as_ref().filter(|(i, _)| *i == iteration).map(|(_, line)| line.clone())
     }
@@ -195,7 +195,7 @@ impl Capture {
         let mut state = self.lock();
         for stream in [Pipe::Stdout, Pipe::Stderr] {
             if !pending(&mut state, stream).bytes.is_empty() {
-                self.finish_line(&mut state, stream, iteration);
+                self.emit(&mut state, stream, iteration, false);
             }
         }
     }
@@ -223,15 +223,11 @@ impl Capture {
                 if line.skipping {
                     line.skipping = false;
                 } else {
-                    self.finish_line(&mut state, stream, iteration);
+                    self.emit(&mut state, stream, iteration, false);
                 }
             }
             bytes = rest;
         }
-    }
-
-    fn finish_line(&self, state: &mut Partial, stream: Pipe, iteration: u64) {
-        self.emit(state, stream, iteration, false);
     }
 
     /// Hand the pending line of `stream` on, and empty it.
