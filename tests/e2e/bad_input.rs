@@ -50,7 +50,7 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
             3,
             "imports instance `test:bad-import/secret-store`",
         ),
-        case(&["run"], 2, "required arguments were not provided: <PLUGIN>"),
+        case(&["run"], 2, "no plugin for the run: name one on the command line (loadhost run PLUGIN)"),
         // Rates, durations, sizes, stages, pairs.
         with(run(&["-r", "abc"]), 2, "invalid value 'abc' for '--rate <RATE>'"),
         with(run(&["-d", "5x"]), 2, "invalid value '5x' for '--duration <DURATION>'"),
@@ -270,6 +270,12 @@ fn bad_plugin_references_fail_with_one_line() {
         (format!("{addr}/Team Checkout:1"), vec![], 2, "not a plugin reference".to_owned()),
         (format!("{addr}/team/none:1"), vec![], 2, format!("{addr}/team/none:1: not found in the registry")),
         ("127.0.0.1:1/team/x:1".to_owned(), vec![], 2, "127.0.0.1:1/team/x:1: registry error".to_owned()),
+        (
+            "registry.example.invalid/team/x:1".to_owned(),
+            vec![],
+            2,
+            "unknown registry host registry.example.invalid".to_owned(),
+        ),
         (
             format!("{addr}/team/image:1"),
             vec![],

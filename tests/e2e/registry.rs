@@ -129,11 +129,18 @@ fn a_pushed_plugin_runs_by_digest_and_then_from_the_store() {
 
     // A fresh store: the run pulls by digest, and the summary names the reference and digest.
     let fresh = tempfile::tempdir().unwrap();
-    let run = run_against(fresh.path(), &target, &pinned, &[]);
+    let files =
+        ["--junit", "j.xml", "--csv", "c.csv", "--html", "h.html", "--results", "r.jsonl", "--out", "json=o.jsonl"];
+    let run = run_against(fresh.path(), &target, &pinned, &files);
     assert_eq!(run.code, 0, "run by digest: {}", run.stderr);
     let summary = run.summary();
     assert_eq!(summary["plugin"]["ref"], pinned.as_str());
     assert_eq!(summary["plugin"]["digest"], digest.as_str());
+    // Every output records what ran, pinned.
+    for file in ["j.xml", "c.csv", "h.html", "r.jsonl", "o.jsonl"] {
+        let text = run.file(file);
+        assert!(text.contains(&pinned) && text.contains(&digest), "{file} names the reference and digest");
+    }
     assert_eq!(summary["tasks"]["passed"], 5);
     let hex = summary["plugin"]["sha256"].as_str().unwrap().to_owned();
 
@@ -407,9 +414,83 @@ fn a_bundle_carries_its_load_and_feed_but_grants_nothing() {
     assert_eq!(run.code, 0, "flags over the bundle: {}", run.stderr);
     assert_eq!(run.summary()["tasks"]["scheduled"], 7);
 
+    // inspect shows what the bundle would apply.
+    let inspect = loadhost(fresh.path(), &["inspect", &pinned]);
+    assert_eq!(inspect.code, 0, "{}", inspect.stderr);
+    assert!(inspect.stdout.contains("bundle config:\n    rate = 50\n"), "{}", inspect.stdout);
+    assert!(
+        inspect.stdout.contains("bundle data: application/vnd.loadhost.data.v1+jsonl, 27 bytes"),
+        "{}",
+        inspect.stdout
+    );
+
+    // find-max applies the bundle's feed (3 rows, once) but searches the rate itself.
+    let search = loadhost(
+        fresh.path(),
+        &["find-max", &pinned, "--slo", "latency_ms:p(99)<5000", "--max-steps", "1", "--step-duration", "2s"],
+    );
+    assert!(
+        search.stderr.contains("applies the bundle's options but its rate, duration, threshold"),
+        "{}",
+        search.stderr
+    );
+
     // A bundle cannot grant: refused at push.
     std::fs::write(&toml, "rate = 5\nallow-host = [\"127.0.0.1:*\"]\n").unwrap();
     let push = loadhost(store.path(), &["push", &wasm, &tag, "--bundle", "-c", &toml.display().to_string()]);
     assert_eq!(push.code, 2, "{}", push.stderr);
     assert!(push.stderr.contains("a bundle cannot grant or write anything, but it sets allow-host"), "{}", push.stderr);
+}
+
+#[test]
+fn a_scenario_block_runs_a_pinned_reference_beside_the_command_lines_plugin() {
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    let store = tempfile::tempdir().unwrap();
+    let pinned = push_http_get(store.path(), &format!("{}/team/http-get:2", registry.addr));
+    let digest = pinned.rsplit_once('@').unwrap().1.to_owned();
+    let url = format!("TARGET_URL={}/", target.url);
+    let grants = ["-e", url.as_str(), "--allow-host", target.authority.as_str()];
+
+    // The command line's plugin (noop) runs `local`; `shared` names the pinned reference.
+    let noop = plugin("noop").display().to_string();
+    let config = |local_plugin: &str| {
+        format!(
+            "[[scenario]]\nname = \"local\"\n{local_plugin}workers = 1\niterations = 3\n\n\
+             [[scenario]]\nname = \"shared\"\nplugin = \"{pinned}\"\nworkers = 1\niterations = 4\n"
+        )
+    };
+    let cmd = Loadhost::new().env("LOADHOST_CACHE_DIR", store.path());
+    std::fs::write(cmd.path().join("two.toml"), config("")).unwrap();
+    let run = cmd.arg_run(Path::new(&noop), &[&grants[..], &["-c", "two.toml", "--results", "r.jsonl"]].concat()).run();
+    assert_eq!(run.code, 0, "two plugins: {}", run.stderr);
+    let s = run.summary();
+    assert_eq!(s["plugin"]["path"], noop.as_str(), "the run's plugin is the command line's");
+    assert_eq!(s["scenarios"]["local"]["plugin"], serde_json::Value::Null, "local runs the run's plugin");
+    assert_eq!(s["scenarios"]["shared"]["plugin"]["ref"], pinned.as_str());
+    assert_eq!(s["scenarios"]["shared"]["plugin"]["digest"], digest.as_str());
+    assert_eq!(s["scenarios"]["shared"]["tasks"]["passed"], 4, "{}", s["scenarios"]);
+    assert_eq!(s["scenarios"]["local"]["tasks"]["passed"], 3);
+    // http-get sent its requests (noop sends none): the shared scenario ran the pulled plugin.
+    assert_eq!(s["metrics"]["http_reqs"]["count"], 4, "{}", s["metrics"]);
+    let results = run.file("r.jsonl");
+    let end = results.lines().last().unwrap();
+    assert!(end.contains(&format!("\"scenario_plugins\":{{\"shared\":{{\"path\":\"{pinned}\"")), "{end}");
+
+    // Registry down, no plugin on the command line: every block names its own, from the store.
+    drop(registry);
+    let cmd = Loadhost::new().env("LOADHOST_CACHE_DIR", store.path());
+    std::fs::write(cmd.path().join("two.toml"), config(&format!("plugin = \"{noop}\"\n"))).unwrap();
+    let run = cmd.args(["run", "-c", "two.toml", "--summary-json", "summary.json"]).args(grants).run();
+    assert_eq!(run.code, 0, "blocks only, offline: {}", run.stderr);
+    let s = run.summary();
+    assert_eq!(s["plugin"]["path"], noop.as_str(), "the first block's plugin names the run");
+    assert_eq!(s["scenarios"]["shared"]["plugin"]["digest"], digest.as_str());
+
+    // A block without a plugin, and none on the command line: one line, exit 2.
+    let cmd = Loadhost::new().env("LOADHOST_CACHE_DIR", store.path());
+    std::fs::write(cmd.path().join("two.toml"), config("")).unwrap();
+    let run = cmd.args(["run", "-c", "two.toml"]).args(grants).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no plugin for scenario 'local'"), "{}", run.stderr);
 }

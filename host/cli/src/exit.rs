@@ -47,6 +47,11 @@ impl Failure {
         Self { code: RUNTIME, error: error.into() }
     }
 
+    /// The same failure, its error said to be about `what`.
+    pub fn context(self, what: impl std::fmt::Display + Send + Sync + 'static) -> Self {
+        Self { code: self.code, error: self.error.context(what) }
+    }
+
     /// Print the error on one line and return its exit code.
     pub fn report(self) -> ExitCode {
         eprintln!("error: {:#}", self.error);

@@ -86,6 +86,37 @@ fn judge(rate: f64, report: &RunReport, slos: &[Threshold]) -> Result<(SloResult
     Ok((slo, limit))
 }
 
+/// A bundle's options as a search applies them (under the flags): its data, gate, retries and
+/// the rest, but not its load model nor its thresholds (the search sets the rate, `--slo` judges).
+fn searchable(bundle: RunOptions) -> RunOptions {
+    let model = [
+        ("rate", bundle.rate.is_some()),
+        ("duration", bundle.duration.is_some()),
+        ("stage", !bundle.stage.is_empty()),
+        ("iterations", bundle.iterations.is_some()),
+        ("workers", bundle.workers.is_some()),
+        ("threshold", !bundle.threshold.is_empty()),
+        ("[[scenario]]", !bundle.scenarios.is_empty()),
+    ];
+    let ignored: Vec<&str> = model.iter().filter(|(_, set)| *set).map(|(key, _)| *key).collect();
+    if !ignored.is_empty() {
+        tracing::info!(
+            "find-max applies the bundle's options but its {}: the search sets the load",
+            ignored.join(", ")
+        );
+    }
+    RunOptions {
+        rate: None,
+        duration: None,
+        stage: Vec::new(),
+        iterations: None,
+        workers: None,
+        threshold: Vec::new(),
+        scenarios: Vec::new(),
+        ..bundle
+    }
+}
+
 /// An SLO that cannot be judged, named as the user wrote it.
 fn slo_error(slo: &Threshold, err: ThresholdError) -> Failure {
     Failure::usage(anyhow::anyhow!("--slo '{}': {err}", slo.source))
@@ -93,9 +124,9 @@ fn slo_error(slo: &Threshold, err: ThresholdError) -> Failure {
 
 /// Search.
 pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
-    let resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
-    if resolved.bundle.is_some() {
-        tracing::warn!("find-max does not apply a bundle's TOML or data feed: give them as flags");
+    let mut resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
+    if let Some(bundle) = resolved.bundle.as_mut() {
+        args.options = args.options.clone().or(searchable(std::mem::take(&mut bundle.options)));
     }
     // The plugin as the user named it (a path, or the reference pulled), for the cache and the header.
     let named = std::mem::replace(&mut args.plugin, resolved.path);

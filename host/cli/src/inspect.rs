@@ -90,6 +90,15 @@ fn to_text(path: &str, i: &Inspection) -> String {
     )
 }
 
+/// A bundle's TOML as it was pushed (what `run REF` applies under its flags) and its data layer.
+fn bundle_text(b: &crate::registry_cmd::Bundle) -> String {
+    let data = b.data.as_ref().map_or_else(|| "none".to_owned(), |(media, size)| format!("{media}, {size} bytes"));
+    let toml: String = b.toml.lines().map(|l| format!("\n    {l}")).collect();
+    format!(
+        "  bundle (applied by `loadhost run REF` under its flags; it grants nothing):\n  bundle config:{toml}\n  bundle data: {data}\n"
+    )
+}
+
 /// The declared metrics as `--metric` would name them, one a line, or why there are none.
 fn metrics_text(i: &Inspection) -> String {
     match &i.metrics {
@@ -110,11 +119,19 @@ pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
         .with_context(|| format!("{path}: cannot read the plugin"))
         .map_err(Failure::usage)?;
     let inspection = inspect(&bytes).with_context(|| path.clone()).map_err(Failure::plugin)?;
+    let bundle = resolved.bundle.as_ref();
     crate::stdout::write(|out| {
         if args.json {
-            writeln!(out, "{:#}", to_json(&path, &inspection))
+            let mut value = to_json(&path, &inspection);
+            if let Some(b) = bundle {
+                value["bundle"] = json!({
+                    "config": b.toml,
+                    "data": b.data.as_ref().map(|(media_type, size)| json!({"media_type": media_type, "size": size})),
+                });
+            }
+            writeln!(out, "{value:#}")
         } else {
-            write!(out, "{}", to_text(&path, &inspection))
+            write!(out, "{}{}", to_text(&path, &inspection), bundle.map(bundle_text).unwrap_or_default())
         }
     })?;
     Ok(ExitCode::SUCCESS)

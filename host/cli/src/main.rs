@@ -25,6 +25,7 @@ mod plugin_output;
 mod prepare;
 mod registry_cmd;
 mod run;
+mod run_plugins;
 mod signals;
 mod stdout;
 mod target;

@@ -80,7 +80,20 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
     // Every output is created before any is written: a path that cannot be written is a usage
     // error (exit 2) that leaves no other file behind.
     let files = Opened::create(&args)?;
-    let Merged { report, scenarios, rows, plugin_path, plugin_sha256, config, parts, segments, missing } = merged;
+    let Merged {
+        report,
+        scenarios,
+        rows,
+        plugin_path,
+        plugin_sha256,
+        plugin_ref,
+        plugin_digest,
+        scenario_plugins,
+        config,
+        parts,
+        segments,
+        missing,
+    } = merged;
     let segment_names: Vec<String> = segments.iter().map(results::segment_name).collect();
     let missing_names: Vec<String> = missing.iter().map(results::segment_name).collect();
     // The parts were one run, so their tags are the run's (they travel in its echoed config).
@@ -93,8 +106,9 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
     let info = RunInfo {
         plugin_path,
         plugin_sha256,
-        plugin_ref: None,
-        plugin_digest: None,
+        plugin_ref,
+        plugin_digest,
+        scenario_plugins,
         config,
         model: describe(parts, &segment_names, &missing_names),
         peak_rss: None,

@@ -18,9 +18,23 @@ use crate::exit::Failure;
 /// the plugin. The thresholds are checked with the metrics the plugin declares first: a misspelt
 /// metric is told before a compile that may take many seconds.
 pub(crate) fn load_plugin(path: &Path, source: &str, settings: &RunSettings) -> Result<Plugin, Failure> {
-    let declared = plugin_metrics(path)?;
-    if let Some(declared) = &declared {
-        check_plugin_metrics(settings, declared).map_err(Failure::usage)?;
+    let mut plugins = load_plugins(&[(path, source)], settings)?;
+    plugins.pop().ok_or_else(|| Failure::runtime(anyhow::anyhow!("{source}: not loaded")))
+}
+
+/// [`load_plugin`] for every plugin of the run (`(file, as named)`), from one runtime: the
+/// thresholds are checked with the metrics any of them declares.
+pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> Result<Vec<Plugin>, Failure> {
+    let mut declared = Vec::new();
+    let mut all_read = true;
+    for (path, _) in files {
+        match plugin_metrics(path)? {
+            Some(metrics) => declared.extend(metrics),
+            None => all_read = false,
+        }
+    }
+    if all_read {
+        check_plugin_metrics(settings, &declared).map_err(Failure::usage)?;
     }
     let options = RuntimeOptions {
         max_instances: settings.max_instances,
@@ -29,13 +43,17 @@ pub(crate) fn load_plugin(path: &Path, source: &str, settings: &RunSettings) -> 
         max_memory: settings.max_memory(),
     };
     let runtime = Runtime::new(options).map_err(Failure::runtime)?;
-    let plugin = runtime
-        .load_as(path, source)
-        .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
-    if declared.is_none() {
-        check_plugin_metrics(settings, &[]).map_err(Failure::usage)?;
+    let mut plugins = Vec::with_capacity(files.len());
+    for (path, source) in files {
+        let plugin = runtime
+            .load_as(path, source)
+            .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
+        plugins.push(plugin);
     }
-    Ok(plugin)
+    if !all_read {
+        check_plugin_metrics(settings, &declared).map_err(Failure::usage)?;
+    }
+    Ok(plugins)
 }
 
 /// The metrics the plugin file declares (its `loadhost:metrics` sections), as `--metric` would

@@ -107,25 +107,47 @@ fn parse_ref(text: &str) -> Result<PluginRef, Failure> {
 /// The plugin `input` names: an existing file as it is, else a registry reference resolved to a
 /// verified file in the store.
 pub fn resolve(input: &Path, args: &ResolveArgs) -> Result<Resolved, Failure> {
-    let text = input.to_string_lossy();
-    if input.exists() || !looks_like_reference(&text) {
-        return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None });
+    Resolver::new(args).resolve(input)
+}
+
+/// Resolves the plugins of one command, reaching the registry (and reading a password) once.
+pub struct Resolver<'a> {
+    args: &'a ResolveArgs,
+    registry: Option<Registry>,
+}
+
+impl<'a> Resolver<'a> {
+    /// A resolver that contacts no registry until a reference needs one.
+    pub fn new(args: &'a ResolveArgs) -> Self {
+        Self { args, registry: None }
     }
-    let r = parse_ref(&text)?;
-    if args.require_digest && r.digest().is_none() {
-        return Err(Failure::usage(anyhow::anyhow!(
-            "{r}: --require-digest refuses a reference without a digest; pin it with `loadhost pin {r}`"
-        )));
+
+    /// [`resolve`] one plugin.
+    pub fn resolve(&mut self, input: &Path) -> Result<Resolved, Failure> {
+        let text = input.to_string_lossy();
+        if input.exists() || !looks_like_reference(&text) {
+            return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None });
+        }
+        let r = parse_ref(&text)?;
+        if self.args.require_digest && r.digest().is_none() {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "{r}: --require-digest refuses a reference without a digest; pin it with `loadhost pin {r}`"
+            )));
+        }
+        let pull = match self.args.pull {
+            PullArg::Always => Pull::Always,
+            PullArg::Missing => Pull::Missing,
+            PullArg::Never => Pull::Never,
+        };
+        let registry = match &mut self.registry {
+            Some(registry) => registry,
+            empty => empty.insert(registry(&self.args.conn)?),
+        };
+        let pulled = registry.resolve(&r, pull).map_err(registry_failure)?;
+        tracing::info!("plugin {r} is {} ({})", pulled.digest, pulled.wasm.display());
+        let bundle = bundle(&pulled.reference, &pulled.layers)?;
+        Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle })
     }
-    let pull = match args.pull {
-        PullArg::Always => Pull::Always,
-        PullArg::Missing => Pull::Missing,
-        PullArg::Never => Pull::Never,
-    };
-    let pulled = registry(&args.conn)?.resolve(&r, pull).map_err(registry_failure)?;
-    tracing::info!("plugin {r} is {} ({})", pulled.digest, pulled.wasm.display());
-    let bundle = bundle(&pulled.reference, &pulled.layers)?;
-    Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle })
 }
 
 /// Arguments of `loadhost push`.
@@ -218,6 +240,10 @@ fn bundle_layers(args: &PushArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
 pub struct Bundle {
     /// The bundle's TOML, `data` pointing at its own feed.
     pub options: loadhost_config::RunOptions,
+    /// The TOML as it was pushed.
+    pub toml: String,
+    /// The data layer's media type and size in bytes, when there is one.
+    pub data: Option<(String, u64)>,
     /// The feed's file, removed when the run ends.
     _data: Option<tempfile::NamedTempFile>,
 }
@@ -229,10 +255,12 @@ fn bundle(reference: &str, layers: &[(String, PathBuf)]) -> Result<Option<Bundle
     let text = std::fs::read_to_string(config).map_err(|err| Failure::runtime(anyhow::anyhow!("{what}: {err}")))?;
     check_bundle_toml(&what, &text).map_err(Failure::plugin)?;
     let mut options = loadhost_config::file::parse(Path::new(&what), &text).map_err(Failure::plugin)?;
-    let feed = layers.iter().find_map(|(m, p)| data_extension(m).map(|ext| (ext, p)));
+    let feed = layers.iter().find_map(|(m, p)| data_extension(m).map(|ext| (ext, m, p)));
+    let mut layer = None;
     let data = match feed {
-        Some((ext, path)) => {
+        Some((ext, media, path)) => {
             let bytes = std::fs::read(path).map_err(|err| Failure::runtime(anyhow::anyhow!("{what}: {err}")))?;
+            layer = Some((media.clone(), bytes.len() as u64));
             let mut file = tempfile::Builder::new()
                 .prefix("loadhost-bundle-data-")
                 .suffix(&format!(".{ext}"))
@@ -250,5 +278,5 @@ fn bundle(reference: &str, layers: &[(String, PathBuf)]) -> Result<Option<Bundle
         }
         None => None,
     };
-    Ok(Some(Bundle { options, _data: data }))
+    Ok(Some(Bundle { options, toml: text, data: layer, _data: data }))
 }

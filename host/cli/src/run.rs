@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::criteria::{HttpDebugArg, OutSpec, PluginOutputSpec};
 use loadhost_config::{RunOptions, RunSettings};
-use loadhost_engine::{Control, EngineError, Interrupt, Live, WorkerFactory};
+use loadhost_engine::{Control, EngineError, Interrupt, Live, ScenarioPlugins, WorkerFactory};
 use loadhost_metrics::{RunReport, ThresholdResult};
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::html::{self, ChartRows};
@@ -21,7 +21,7 @@ use loadhost_output::progress::Progress;
 use loadhost_output::results::{FORMAT_VERSION, ResultsWriter, RunResults};
 use loadhost_output::summary::Summary;
 use loadhost_output::{RunInfo, json, terminal};
-use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, Plugin, check_capacity};
+use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, LineSink, Plugin, check_capacity};
 use std::net::TcpListener;
 
 use crate::exit::{ABORTED, Failure, NO_TASK_PASSED, STOPPED, THRESHOLDS_FAILED};
@@ -31,15 +31,17 @@ use crate::outputs::{
     Created, create_all, flag_path, remove, report_write_error, streaming, write_all, write_ci_reports,
 };
 use crate::plugin_output::{JsonBacklog, PluginOutput};
-use crate::prepare::{load_plugin, runtime_and_grants};
+use crate::prepare::runtime_and_grants;
+use crate::run_plugins::RunPlugins;
 use crate::{control_api, describe, memory, metrics_api};
 
 /// Arguments of `loadhost run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The plugin: a WebAssembly component exporting loadhost:plugin/doer, or a registry
-    /// reference (HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX], see docs/sharing.md).
-    plugin: PathBuf,
+    /// reference (HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX], see docs/sharing.md). Optional when
+    /// every [[scenario]] block of the -c file names its own `plugin`.
+    plugin: Option<PathBuf>,
 
     /// Read options from a TOML file whose keys are the long flag names (rate = 2000, max-workers =
     /// 5, stage = ["10s:100"]); flags win. [[scenario]] blocks run several loads together.
@@ -56,21 +58,24 @@ pub struct RunArgs {
 /// Run the load test and report it.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     // A registry reference first: a bundle brings options of its own.
-    let mut resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
-    let bundle = resolved.bundle.as_mut().map(|b| std::mem::take(&mut b.options));
+    let mut resolver = crate::registry_cmd::Resolver::new(&args.registry);
+    let mut main = match &args.plugin {
+        Some(path) => Some((path.display().to_string(), resolver.resolve(path)?)),
+        None => None,
+    };
+    let bundle = main.as_mut().and_then(|(_, r)| r.bundle.as_mut()).map(|b| std::mem::take(&mut b.options));
     let settings = settings(&args, bundle)?;
     // Grants first: a bad --allow-host or --ca-cert is a usage error, reported before the plugin
     // is even loaded.
     let (tokio, grants) = runtime_and_grants(&settings)?;
-    // The plugin as the user named it: a file path, or the registry reference it was pulled as.
-    let named = args.plugin.display().to_string();
-    let plugin = load_plugin(&resolved.path, &named, &settings)?;
-    let (plugin_ref, plugin_digest) = resolved.oci.clone().unzip();
+    let plugins = RunPlugins::load(main, &settings, &mut resolver)?;
+    let main = plugins.main().file();
     let info = RunInfo {
-        plugin_path: named,
-        plugin_sha256: plugin.sha256().to_owned(),
-        plugin_ref,
-        plugin_digest,
+        plugin_path: main.path,
+        plugin_sha256: main.sha256,
+        plugin_ref: main.reference,
+        plugin_digest: main.digest,
+        scenario_plugins: plugins.scenario_files(),
         config: serde_json::to_value(&settings.options).unwrap_or_default(),
         model: describe::run(&settings),
         peak_rss: None,
@@ -78,18 +83,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     let endpoints = Endpoints::bind(&settings, &grants)?;
     let files = OutputFiles::create(&settings)?;
-    log_loaded(&resolved.path, &plugin);
+    for loaded in &plugins.loaded {
+        log_loaded(&loaded.named, &loaded.plugin);
+    }
     let created = files.paths();
     let mut files = files;
     let (lines, logs) = plugin_lines(&settings, &mut files);
-    let mut factory = plugin.factory(grants).with_setup_options(info.config.to_string());
-    if lines.is_used() {
+    let output = lines.is_used().then(|| {
         let debug = settings.options.http_debug.map(|level| match level {
             HttpDebugArg::Headers => HttpDebug::Headers,
             HttpDebugArg::Full => HttpDebug::Full,
         });
-        factory = factory.with_output(lines.clone(), debug);
-    }
+        (lines.clone() as Arc<dyn LineSink>, debug)
+    });
+    let factories = plugins.factories(&grants, &info.config.to_string(), output);
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
     let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
@@ -100,7 +107,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         control
     });
     let result =
-        tokio.block_on(execute(&settings, factory, &mut observer, Live { control, interrupt: Some(interrupt) }));
+        tokio.block_on(execute(&settings, factories, &mut observer, Live { control, interrupt: Some(interrupt) }));
     // Every interval queued for the outputs is written before the run's end is.
     let sinks = observer.finish().map_err(Failure::runtime)?;
     let ended = result.map_err(|err| {
@@ -147,13 +154,13 @@ fn settings(args: &RunArgs, bundle: Option<RunOptions>) -> Result<RunSettings, F
     Ok(settings)
 }
 
-fn log_loaded(path: &std::path::Path, plugin: &Plugin) {
+fn log_loaded(named: &str, plugin: &Plugin) {
     let how = match plugin.cache() {
         CacheOutcome::Hit => "from the compile cache",
         CacheOutcome::Miss => "compiled",
         CacheOutcome::Disabled => "compiled (cache off)",
     };
-    tracing::info!("plugin {} {how} in {:.1?}", path.display(), plugin.load_time());
+    tracing::info!("plugin {named} {how} in {:.1?}", plugin.load_time());
 }
 
 /// The control API and the OpenMetrics endpoint, bound before any load so a bad or busy address
@@ -308,11 +315,12 @@ struct Ended {
 /// Run the plan, or every scenario side by side.
 async fn execute<F: WorkerFactory + Clone>(
     settings: &RunSettings,
-    factory: F,
+    mut plugins: ScenarioPlugins<F>,
     observer: &mut RunObserver,
     live: Live,
 ) -> Result<Ended, EngineError> {
     if settings.scenarios.is_empty() {
+        let factory = plugins.plugins.swap_remove(0).1;
         return match loadhost_engine::run_live(&settings.plan, factory, observer, live).await {
             Ok(report) => Ok(Ended { report, scenarios: Vec::new(), broken: None }),
             Err(EngineError::Broken { report, reason }) => {
@@ -321,7 +329,7 @@ async fn execute<F: WorkerFactory + Clone>(
             Err(err) => Err(err),
         };
     }
-    let runs = loadhost_engine::run_scenarios(&settings.scenarios, factory, observer, live.interrupt).await?;
+    let runs = loadhost_engine::run_scenarios(&settings.scenarios, plugins, observer, live.interrupt).await?;
     // Every scenario together is the run; each also gets its own section in the outputs.
     let mut report = RunReport::combine(&runs.reports).unwrap_or_else(|| runs.reports[0].clone());
     report.teardown_error = runs.teardown_error;
@@ -355,6 +363,9 @@ fn finish(
             loadhost_version: loadhost_output::VERSION.to_owned(),
             plugin_path: info.plugin_path.clone(),
             plugin_sha256: info.plugin_sha256.clone(),
+            plugin_ref: info.plugin_ref.clone(),
+            plugin_digest: info.plugin_digest.clone(),
+            scenario_plugins: info.scenario_plugins.clone(),
             config: info.config.clone(),
             segment: settings.segment,
             run_id: run_id(settings),

@@ -326,6 +326,10 @@ define_options! {
     pub struct ScenarioOptions {
         /// The name plugins see in `task.scenario` and outputs group by.
         pub name: String,
+        /// The plugin this scenario runs, when not the run's own: a file path or a registry
+        /// reference (pin it, `REF@sha256:…`), resolved like the command line's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub plugin: Option<String>,
         /// Start this long after the run starts.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub start_after: Option<Dur>,

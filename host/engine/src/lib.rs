@@ -51,7 +51,7 @@ pub use coordinator::Live;
 pub use feed::{Feed, FeedMode};
 pub use plan::{Model, Overload, PacerClock, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
 pub use retry::{RetryError, RetryPolicy};
-pub use run::{ScenarioRuns, run, run_live, run_scenarios, run_with_control};
+pub use run::{ScenarioPlugins, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve};
 pub use segment::{Segment, SegmentError};
 pub use stop::Interrupt;

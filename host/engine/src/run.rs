@@ -67,13 +67,31 @@ pub struct ScenarioRuns {
     pub broken: Option<String>,
 }
 
+/// The plugins of a run of scenarios: each a name (for its errors) and a factory, and which of
+/// them each scenario's workers come from.
+#[derive(Debug, Clone)]
+pub struct ScenarioPlugins<F> {
+    /// Each plugin's name and factory.
+    pub plugins: Vec<(String, F)>,
+    /// For each plan, the index of its plugin in `plugins`.
+    pub plugin_of: Vec<usize>,
+}
+
+impl<F> ScenarioPlugins<F> {
+    /// One plugin for all of `scenarios` plans.
+    pub fn one(name: impl Into<String>, factory: F, scenarios: usize) -> Self {
+        Self { plugins: vec![(name.into(), factory)], plugin_of: vec![0; scenarios] }
+    }
+}
+
 /// Run several plans at once, each a scenario with its own pacer, crew and metrics, starting after
-/// its plan's start delay. The plugin's setup runs once before all of them and its teardown once
-/// after; every scenario's workers get the same setup data. Interval rows of every scenario go to
-/// `observer` (each row names its scenario).
+/// its plan's start delay. Each plugin's setup runs once before all of them (in order; a failure
+/// tears down those already set up and sends nothing) and its teardown once after; every scenario's
+/// workers get their plugin's setup data. Interval rows of every scenario go to `observer` (each
+/// row names its scenario).
 pub async fn run_scenarios<F: WorkerFactory + Clone>(
     plans: &[Plan],
-    factory: F,
+    plugins: ScenarioPlugins<F>,
     observer: &mut dyn Observer,
     interrupt: Option<Arc<Interrupt>>,
 ) -> Result<ScenarioRuns, EngineError> {
@@ -85,12 +103,28 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
             broken: None,
         });
     };
+    let limit = first.lifecycle_timeout();
     let lifecycle = Arc::new(Recorder::new(1));
     let lifecycle_metrics = MetricsHandle::new(lifecycle.clone(), LIFECYCLE_ID);
-    let setup_data = setup(&factory, first.lifecycle_timeout(), lifecycle_metrics.clone()).await?;
+    let named = plugins.plugins.len() > 1;
+    let mut setups = Vec::with_capacity(plugins.plugins.len());
+    for (name, factory) in &plugins.plugins {
+        match setup(factory, limit, lifecycle_metrics.clone()).await {
+            Ok(data) => setups.push(data),
+            Err(err) => {
+                let _ = teardown_all(&plugins, &setups, limit, &lifecycle_metrics).await;
+                return Err(match err {
+                    EngineError::Setup(why) if named => EngineError::Setup(format!("{name}: {why}")),
+                    other => other,
+                });
+            }
+        }
+    }
     let shared = std::sync::Mutex::new(observer);
-    let runs = plans.iter().map(|plan| {
-        let (factory, setup_data, shared) = (factory.clone(), setup_data.clone(), &shared);
+    let runs = plans.iter().enumerate().map(|(i, plan)| {
+        let which = plugins.plugin_of.get(i).copied().unwrap_or(0);
+        let factory = plugins.plugins[which].1.clone();
+        let (setup_data, shared) = (setups[which].clone(), &shared);
         let live = Live { control: None, interrupt: interrupt.clone() };
         async move {
             tokio::time::sleep(plan.start_delay()).await;
@@ -101,6 +135,7 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
     });
     let mut reports = Vec::new();
     let mut broken = None;
+    let mut failed = None;
     for result in futures_util::future::join_all(runs).await {
         match result {
             Ok(report) => reports.push(report),
@@ -108,14 +143,36 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
                 broken.get_or_insert(reason);
                 reports.push(*report);
             }
-            Err(other) => return Err(other),
+            Err(other) => {
+                failed.get_or_insert(other);
+            }
         }
     }
-    let teardown_error = match &setup_data {
-        Some(data) => teardown(&factory, data, first.lifecycle_timeout(), lifecycle_metrics).await,
-        None => None,
-    };
+    // Every plugin set up is torn down, even when a scenario could not start.
+    let teardown_error = teardown_all(&plugins, &setups, limit, &lifecycle_metrics).await;
+    if let Some(err) = failed {
+        return Err(err);
+    }
     Ok(ScenarioRuns { reports, teardown_error, lifecycle: lifecycle.drain(), broken })
+}
+
+/// Tear down every plugin that was set up (those whose setup returned data), in order: the first
+/// failure, named by its plugin when there are several.
+async fn teardown_all<F: WorkerFactory>(
+    plugins: &ScenarioPlugins<F>,
+    setups: &[Option<Arc<str>>],
+    limit: std::time::Duration,
+    metrics: &MetricsHandle,
+) -> Option<String> {
+    let mut first = None;
+    for ((name, factory), data) in plugins.plugins.iter().zip(setups) {
+        let Some(data) = data else { continue };
+        if let Some(why) = teardown(factory, data, limit, metrics.clone()).await {
+            let why = if plugins.plugins.len() > 1 { format!("{name}: {why}") } else { why };
+            first.get_or_insert(why);
+        }
+    }
+    first
 }
 
 /// Forwards one scenario's rows to the observer every scenario shares.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::round_ms;
-use crate::summary::{Named, Summary, ThresholdSummary};
+use crate::summary::{Named, PluginFile, Summary, ThresholdSummary};
 
 /// The header row.
 pub const HEADER: &[&str] = &[
@@ -125,6 +125,8 @@ struct Footer<'a> {
     identity_holds: bool,
     interrupted: u64,
     passed: u64,
+    /// What ran: its path as named, sha256, and registry reference and digest when pulled.
+    plugin: &'a PluginFile,
     scheduled: u64,
     stopped: &'a Option<String>,
     thresholds: &'a Named<ThresholdSummary>,
@@ -144,6 +146,7 @@ impl<'a> Footer<'a> {
             identity_holds: s.identity_holds,
             interrupted: t.interrupted,
             passed: t.passed,
+            plugin: &s.plugin,
             scheduled: t.scheduled,
             stopped: &s.stopped,
             thresholds: &s.thresholds,

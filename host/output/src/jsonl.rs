@@ -166,6 +166,7 @@ mod tests {
             plugin_sha256: "ab".into(),
             plugin_ref: None,
             plugin_digest: None,
+            scenario_plugins: Default::default(),
             config: json!({"rate": "10/s"}),
             model: String::new(),
             peak_rss: None,

@@ -81,6 +81,7 @@ fn accounting(scheduled: u64, ended: u64, holds: bool) -> TestCase {
 fn run_suite(s: &Summary, name: &str, check_rate: f64, scenario_names: &[&str]) -> TestSuite {
     let mut suite = TestSuite::new(name.to_owned());
     suite.set_time(Duration::from_secs_f64(s.duration_s.max(0.0)));
+    plugin_properties(&mut suite, &s.plugin);
     for (expr, t) in s.thresholds.iter() {
         if !scenario_names.iter().any(|n| names_scenario(expr, n)) {
             suite.add_test_case(threshold(expr, t));
@@ -109,6 +110,15 @@ fn run_suite(s: &Summary, name: &str, check_rate: f64, scenario_names: &[&str]) 
     suite
 }
 
+/// The plugin that ran, as suite properties: a CI page shows what was measured, pinned.
+fn plugin_properties(suite: &mut TestSuite, plugin: &crate::summary::PluginFile) {
+    suite.add_property(("plugin.sha256", plugin.sha256.as_str()));
+    if let (Some(reference), Some(digest)) = (&plugin.reference, &plugin.digest) {
+        suite.add_property(("plugin.ref", reference.as_str()));
+        suite.add_property(("plugin.digest", digest.as_str()));
+    }
+}
+
 /// Whether a threshold expression is about scenario `name` (`…{scenario:NAME}…`).
 fn names_scenario(expr: &str, name: &str) -> bool {
     expr.contains(&format!("scenario:{name}}}")) || expr.contains(&format!("scenario:{name},"))
@@ -124,6 +134,9 @@ pub fn report(s: &Summary, check_rate: f64) -> Report {
         for (name, sc) in scenarios.iter() {
             let mut suite = TestSuite::new(format!("{title} · scenario {name}"));
             suite.set_time(Duration::from_secs_f64(sc.duration_s.max(0.0)));
+            if let Some(plugin) = &sc.plugin {
+                plugin_properties(&mut suite, plugin);
+            }
             for (expr, t) in s.thresholds.iter().filter(|(expr, _)| names_scenario(expr, name)) {
                 suite.add_test_case(threshold(expr, t));
             }

@@ -44,6 +44,8 @@ pub struct RunInfo {
     pub plugin_ref: Option<String>,
     /// The manifest digest of that reference (`sha256:…`).
     pub plugin_digest: Option<String>,
+    /// The scenarios that name a plugin of their own (`[[scenario]] plugin = …`), with it.
+    pub scenario_plugins: std::collections::BTreeMap<String, summary::PluginFile>,
     /// The options in effect.
     pub config: serde_json::Value,
     /// One line describing the load model, for people.

@@ -292,9 +292,10 @@ fn render_scenarios(s: &Summary) -> String {
             None => format!("{achieved} (closed)"),
         };
         let t = &sc.tasks;
+        let plugin = sc.plugin.as_ref().map_or_else(String::new, |p| format!(" ({})", p.path));
         let _ = writeln!(
             out,
-            "    {name}: {} scheduled, {} passed, {} errored, {} dropped · {rate} · latency p50={} p99={} · peak {}",
+            "    {name}{plugin}: {} scheduled, {} passed, {} errored, {} dropped · {rate} · latency p50={} p99={} · peak {}",
             t.scheduled,
             t.passed,
             t.errored(),

@@ -68,7 +68,13 @@ pub(crate) fn known_layer(media_type: &str) -> bool {
 pub fn check_bundle_toml(what: &str, text: &str) -> Result<(), RegistryError> {
     let value: toml::Table =
         toml::from_str(text).map_err(|err| RegistryError::Input(format!("{what}: {}", err.message())))?;
-    let refused: Vec<&str> = REFUSED_BUNDLE_KEYS.iter().copied().filter(|k| value.contains_key(*k)).collect();
+    let mut refused: Vec<&str> = REFUSED_BUNDLE_KEYS.iter().copied().filter(|k| value.contains_key(*k)).collect();
+    // A block's own plugin would be a file of the runner's machine, or a workload the runner never
+    // named: a bundle is one workload.
+    let blocks = value.get("scenario").and_then(toml::Value::as_array).map_or(&[][..], Vec::as_slice);
+    if blocks.iter().any(|b| b.as_table().is_some_and(|t| t.contains_key("plugin"))) {
+        refused.push("[[scenario]] plugin");
+    }
     if refused.is_empty() {
         return Ok(());
     }
@@ -85,6 +91,9 @@ mod tests {
         let err = check_bundle_toml("b", "rate = 10\nallow-host = [\"x\"]\nenv = [\"A=1\"]\n").expect_err("refused");
         assert!(err.to_string().contains("allow-host, env"), "{err}");
         assert!(check_bundle_toml("b", "rate = ").is_err());
+        let err =
+            check_bundle_toml("b", "[[scenario]]\nname = \"a\"\nplugin = \"/etc/x.wasm\"\n").expect_err("refused");
+        assert!(err.to_string().contains("[[scenario]] plugin"), "{err}");
         assert_eq!(data_media_type(std::path::Path::new("rows.CSV")), Some(BUNDLE_DATA_CSV_MEDIA_TYPE));
         assert_eq!(data_extension(BUNDLE_DATA_JSONL_MEDIA_TYPE), Some("jsonl"));
     }

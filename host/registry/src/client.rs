@@ -72,7 +72,9 @@ impl Registry {
             .enable_all()
             .build()
             .map_err(|err| RegistryError::Input(format!("starting the async runtime: {err}")))?;
-        Ok(Self { store: Store::new(base), options, tokio })
+        let store = Store::new(base);
+        store.ensure_private()?;
+        Ok(Self { store, options, tokio })
     }
 
     /// The local store.
@@ -81,6 +83,7 @@ impl Registry {
     }
 
     fn client(&self, r: &PluginRef) -> Result<Client, RegistryError> {
+        check_host(r)?;
         let plain = is_loopback(r.host()) || self.options.insecure.iter().any(|h| h == r.registry() || h == r.host());
         let mut extra = Vec::new();
         for path in &self.options.ca_certs {
@@ -250,6 +253,26 @@ impl Registry {
             self.store.write_tag(r.registry(), r.repository(), tag, digest)?;
         }
         self.store.note_reference(digest, &r.to_string())
+    }
+}
+
+/// Look the registry's host name up first, so a misspelt host is told as such rather than as a
+/// transport error; a `.invalid` name (RFC 6761) is refused without asking any resolver.
+fn check_host(r: &PluginRef) -> Result<(), RegistryError> {
+    use std::net::ToSocketAddrs as _;
+    let host = r.host();
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let unknown = |why: String| RegistryError::UnknownHost { reference: r.to_string(), host: host.to_owned(), why };
+    let lower = host.to_ascii_lowercase();
+    if lower == "invalid" || lower.ends_with(".invalid") {
+        return Err(unknown("a reserved name that never resolves".to_owned()));
+    }
+    match (host, 443).to_socket_addrs().map(|mut addrs| addrs.next()) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(unknown("it has no addresses".to_owned())),
+        Err(err) => Err(unknown(err.to_string())),
     }
 }
 

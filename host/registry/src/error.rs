@@ -60,6 +60,16 @@ pub enum RegistryError {
         /// The digest of what was received or stored.
         actual: String,
     },
+    /// The registry's host name does not resolve.
+    #[error("{reference}: unknown registry host {host} ({why})")]
+    UnknownHost {
+        /// The reference.
+        reference: String,
+        /// The host name.
+        host: String,
+        /// What the lookup said.
+        why: String,
+    },
     /// `--pull never` and the reference is not in the store.
     #[error("{reference}: not in the local store and --pull never was given")]
     NotStored {

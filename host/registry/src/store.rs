@@ -51,6 +51,32 @@ impl Store {
         Self { root: base.join("oci") }
     }
 
+    /// Create the store's folder (0700) and refuse it, and the cache base above it, when another
+    /// user owns either or may write to it: blobs are checked against their digests, but a tag's
+    /// record could be pointed at another plugin the store holds.
+    pub fn ensure_private(&self) -> Result<(), RegistryError> {
+        use std::os::unix::fs::MetadataExt as _;
+        create_private_dir(&self.root).map_err(|err| store_err(&self.root, err))?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        for dir in self.root.parent().into_iter().chain([self.root.as_path()]) {
+            let meta = std::fs::metadata(dir).map_err(|err| store_err(dir, err))?;
+            if meta.uid() != me {
+                return Err(store_err(
+                    dir,
+                    format!("belongs to another user (uid {}); use your own LOADHOST_CACHE_DIR", meta.uid()),
+                ));
+            }
+            if meta.mode() & 0o022 != 0 {
+                return Err(store_err(
+                    dir,
+                    format!("is writable by other users (mode {:o}); chmod go-w it", meta.mode() & 0o777),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The store's folder.
     pub fn root(&self) -> &Path {
         &self.root
@@ -209,6 +235,18 @@ mod tests {
         assert!(matches!(store.read_verified(&digest, "r"), Err(RegistryError::DigestMismatch { .. })));
         assert_eq!(store.read_verified(&digest, "r").expect("gone"), None);
         assert!(store.blob_path("sha256:../../etc").is_none());
+    }
+
+    #[test]
+    fn a_store_others_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::new(dir.path());
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        store.ensure_private().expect("a private store");
+        std::fs::set_permissions(store.root(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let err = store.ensure_private().expect_err("a world-writable store").to_string();
+        assert!(err.contains("writable by other users (mode 777)"), "{err}");
     }
 
     #[test]

@@ -47,8 +47,9 @@ impl Run {
             let info = RunInfo {
                 plugin_path: results.plugin_path.clone(),
                 plugin_sha256: results.plugin_sha256.clone(),
-                plugin_ref: None,
-                plugin_digest: None,
+                plugin_ref: results.plugin_ref.clone(),
+                plugin_digest: results.plugin_digest.clone(),
+                scenario_plugins: results.scenario_plugins.clone(),
                 config: results.config.clone(),
                 model: String::new(),
                 peak_rss: None,

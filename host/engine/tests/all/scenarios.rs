@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use loadhost_engine::{Model, Overload, Plan, RateCurve};
+use loadhost_engine::{Model, Overload, Plan, RateCurve, ScenarioPlugins};
 use loadhost_metrics::{IntervalRow, RunReport};
 
 use crate::fake::{FakeFactory, ms, secs};
@@ -28,7 +28,7 @@ async fn scenarios_run_together_each_with_its_model_offset_and_name() {
     let mut rows: Vec<IntervalRow> = Vec::new();
     let runs = loadhost_engine::run_scenarios(
         &[browse, checkout],
-        factory,
+        ScenarioPlugins::one("fake", factory, 2),
         &mut |row: &IntervalRow| rows.push(row.clone()),
         None,
     )
@@ -49,4 +49,49 @@ async fn scenarios_run_together_each_with_its_model_offset_and_name() {
     assert!(all.counts().identity_holds());
     assert!(all.elapsed >= ms(1990), "the span of both: {:?}", all.elapsed);
     assert_eq!(all.workers.peak, 6);
+}
+
+/// Two plans over `secs(1)` with 10 closed tasks each, named `a` and `b`.
+fn two_closed() -> [Plan; 2] {
+    let plan = |name: &str| {
+        Plan::new(Model::Closed { workers: 1, duration: None, max_tasks: Some(10) }).unwrap().with_scenario(name)
+    };
+    [plan("a"), plan("b")]
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_scenario_runs_its_own_plugin_with_its_own_setup_data() {
+    let mut first = FakeFactory::sleeping(ms(5));
+    first.setup = Some(Ok("first".into()));
+    let mut second = FakeFactory::sleeping(ms(5));
+    second.setup = Some(Ok("second".into()));
+    let (inits_1, inits_2) = (first.inits.clone(), second.inits.clone());
+    let (down_1, down_2) = (first.teardown.clone(), second.teardown.clone());
+    let (seen_1, seen_2) = (first.scenarios.clone(), second.scenarios.clone());
+    let plugins =
+        ScenarioPlugins { plugins: vec![("one".into(), first), ("two".into(), second)], plugin_of: vec![1, 0] };
+    let runs = loadhost_engine::run_scenarios(&two_closed(), plugins, &mut |_: &IntervalRow| {}, None).await.unwrap();
+    assert_eq!(runs.reports.iter().map(|r| r.counts().passed).collect::<Vec<_>>(), [10, 10]);
+    assert_eq!(*seen_1.lock().unwrap(), ["b"], "scenario b runs plugin one");
+    assert_eq!(*seen_2.lock().unwrap(), ["a"], "scenario a runs plugin two");
+    assert_eq!(*inits_1.lock().unwrap(), [Some("first".to_owned())]);
+    assert_eq!(*inits_2.lock().unwrap(), [Some("second".to_owned())]);
+    assert_eq!(down_1.lock().unwrap().as_deref(), Some("first"));
+    assert_eq!(down_2.lock().unwrap().as_deref(), Some("second"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_plugins_failed_setup_sends_nothing_names_it_and_tears_down_the_first() {
+    let mut first = FakeFactory::sleeping(ms(5));
+    first.setup = Some(Ok("first".into()));
+    let mut second = FakeFactory::sleeping(ms(5));
+    second.setup = Some(Err("no token".into()));
+    let (down_1, made_1, made_2) = (first.teardown.clone(), first.made.clone(), second.made.clone());
+    let plugins =
+        ScenarioPlugins { plugins: vec![("one".into(), first), ("two".into(), second)], plugin_of: vec![0, 1] };
+    let err =
+        loadhost_engine::run_scenarios(&two_closed(), plugins, &mut |_: &IntervalRow| {}, None).await.unwrap_err();
+    assert!(err.to_string().contains("two: no token"), "{err}");
+    assert_eq!(made_1.load(Ordering::Relaxed) + made_2.load(Ordering::Relaxed), 0, "no worker made");
+    assert_eq!(down_1.lock().unwrap().as_deref(), Some("first"), "the first plugin is torn down");
 }

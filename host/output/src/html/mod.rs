@@ -156,6 +156,7 @@ mod tests {
             plugin_sha256: "ab".repeat(32),
             plugin_ref: None,
             plugin_digest: None,
+            scenario_plugins: Default::default(),
             config: json!({ "rate": "4/s", "duration": "3s" }),
             model: "open: 4/s for 3s".into(),
             peak_rss: Some(50 << 20),

@@ -23,6 +23,10 @@ pub(super) fn header(out: &mut String, s: &Summary) {
     for (name, value) in items {
         let _ = writeln!(out, "<dt>{name}</dt><dd>{value}</dd>");
     }
+    if let (Some(reference), Some(digest)) = (&s.plugin.reference, &s.plugin.digest) {
+        let _ =
+            writeln!(out, "<dt>pulled as</dt><dd><code>{}</code> (<code>{}</code>)</dd>", esc(reference), esc(digest));
+    }
     if !s.tags.is_empty() {
         let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("<code>{}={}</code>", esc(k), esc(v))).collect();
         let _ = writeln!(out, "<dt>tags</dt><dd>{}</dd>", tags.join(" "));
@@ -324,10 +328,13 @@ pub(super) fn scenarios(out: &mut String, scenarios: &Named<ScenarioSummary>) {
             if sc.identity_holds { "<span class=\"ok\">✓</span>" } else { "<span class=\"bad\">✗</span>" };
         let _ = writeln!(
             out,
-            "<tr><td class=\"text\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+            "<tr><td class=\"text\"><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{planned}</td><td>{achieved}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td class=\"mark\">{identity}</td></tr>",
             esc(name),
+            sc.plugin
+                .as_ref()
+                .map_or_else(String::new, |p| format!("<br><small><code>{}</code></small>", esc(&p.path))),
             num(sc.start_after_s),
             num(sc.duration_s),
             count(t.scheduled),

@@ -14,6 +14,7 @@
 //! Interval lines can be written as the run goes ([`ResultsWriter`]), so a long run holds no
 //! windows in memory; the `end` line comes last, so a file without it was cut off.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead as _, BufReader, BufWriter, Write as _};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ use loadhost_engine::Segment;
 use loadhost_metrics::{Gauges, IntervalRow, RunReport, Window};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::summary::PluginFile;
 
 /// The first word of every results file.
 pub const MAGIC: &str = "loadhost-results";
@@ -116,6 +119,15 @@ pub struct RunResults {
     pub plugin_path: String,
     /// Hex sha256 of the plugin file.
     pub plugin_sha256: String,
+    /// The registry reference the plugin was pulled as, and its manifest digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin_ref: Option<String>,
+    /// The manifest digest `plugin_ref` resolved to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin_digest: Option<String>,
+    /// The scenarios that ran a plugin of their own, with it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scenario_plugins: BTreeMap<String, PluginFile>,
     /// The options in effect (flag names as keys), as in the summary JSON.
     pub config: Value,
     /// This process's segment, when the plan was split.
@@ -145,6 +157,12 @@ struct EndRef<'a> {
     loadhost_version: &'a str,
     plugin_path: &'a str,
     plugin_sha256: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plugin_ref: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plugin_digest: Option<&'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    scenario_plugins: &'a BTreeMap<String, PluginFile>,
     config: &'a Value,
     #[serde(with = "segment_field")]
     segment: Option<Segment>,
@@ -163,6 +181,12 @@ struct EndOwned {
     loadhost_version: String,
     plugin_path: String,
     plugin_sha256: String,
+    #[serde(default)]
+    plugin_ref: Option<String>,
+    #[serde(default)]
+    plugin_digest: Option<String>,
+    #[serde(default)]
+    scenario_plugins: BTreeMap<String, PluginFile>,
     config: Value,
     #[serde(with = "segment_field")]
     segment: Option<Segment>,
@@ -264,6 +288,9 @@ impl ResultsWriter {
             loadhost_version: &results.loadhost_version,
             plugin_path: &results.plugin_path,
             plugin_sha256: &results.plugin_sha256,
+            plugin_ref: results.plugin_ref.as_deref(),
+            plugin_digest: results.plugin_digest.as_deref(),
+            scenario_plugins: &results.scenario_plugins,
             config: &results.config,
             segment: results.segment,
             run_id: results.run_id.as_deref(),
@@ -485,6 +512,9 @@ impl EndOwned {
             loadhost_version: self.loadhost_version,
             plugin_path: self.plugin_path,
             plugin_sha256: self.plugin_sha256,
+            plugin_ref: self.plugin_ref,
+            plugin_digest: self.plugin_digest,
+            scenario_plugins: self.scenario_plugins,
             config: self.config,
             segment: self.segment,
             run_id: self.run_id,

@@ -16,6 +16,8 @@ use loadhost_engine::Segment;
 use loadhost_metrics::{Gauges, IntervalRow, RunReport, Timeline, Window};
 use serde_json::Value;
 
+use crate::summary::PluginFile;
+
 use super::format::{EncodedInterval, IntervalRecord, ResultsFile, RunResults, segment_name};
 
 /// Config keys that may differ between the parts of one run: where each process writes, which
@@ -158,6 +160,12 @@ pub struct Merged {
     pub plugin_path: String,
     /// The plugin's sha256 (the same in every part).
     pub plugin_sha256: String,
+    /// The first part's plugin reference and digest, when it was pulled from a registry.
+    pub plugin_ref: Option<String>,
+    /// The manifest digest of `plugin_ref`.
+    pub plugin_digest: Option<String>,
+    /// The first part's scenarios that ran plugins of their own.
+    pub scenario_plugins: BTreeMap<String, PluginFile>,
     /// The plan's options: the first part's config without [`PER_PROCESS_KEYS`].
     pub config: Value,
     /// How many parts were merged.
@@ -267,6 +275,9 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         rows,
         plugin_path: first.plugin_path.clone(),
         plugin_sha256: first.plugin_sha256.clone(),
+        plugin_ref: first.plugin_ref.clone(),
+        plugin_digest: first.plugin_digest.clone(),
+        scenario_plugins: first.scenario_plugins.clone(),
         config: Value::Object(first_config),
         parts: parts.len(),
         segments,

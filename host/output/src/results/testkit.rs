@@ -12,6 +12,7 @@ use loadhost_metrics::{
 use serde_json::json;
 
 use super::format::{FORMAT_VERSION, IntervalRecord, RunResults, read, segment_name, write};
+use crate::summary::PluginFile;
 
 /// Segment `index` of `count`.
 pub(crate) fn seg(index: u32, count: u32) -> Segment {
@@ -135,6 +136,10 @@ pub(crate) fn synthetic(
         loadhost_version: crate::VERSION.into(),
         plugin_path: "plugins/http-get.wasm".into(),
         plugin_sha256: "ab".repeat(32),
+        plugin_ref: Some("127.0.0.1:5000/team/http-get:1".into()),
+        plugin_digest: Some(format!("sha256:{}", "cd".repeat(32))),
+        scenario_plugins: [("checkout".to_owned(), PluginFile { path: "c.wasm".into(), ..PluginFile::default() })]
+            .into(),
         config,
         segment,
         run_id: Some("run-7".into()),
@@ -232,6 +237,10 @@ pub(crate) fn assert_same_results(a: &RunResults, b: &RunResults) {
             b.interval,
             b.started_at
         )
+    );
+    assert_eq!(
+        (&a.plugin_ref, &a.plugin_digest, &a.scenario_plugins),
+        (&b.plugin_ref, &b.plugin_digest, &b.scenario_plugins)
     );
     assert_same_report(&a.report, &b.report);
     assert_eq!(a.scenarios.len(), b.scenarios.len());

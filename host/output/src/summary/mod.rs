@@ -145,7 +145,7 @@ impl Summary {
                 target_per_s: report.target_rate,
             },
             scenarios: (!scenarios.is_empty())
-                .then(|| Named(scenarios.iter().map(|r| (r.scenario.clone(), ScenarioSummary::new(r))).collect())),
+                .then(|| Named(scenarios.iter().map(|r| (r.scenario.clone(), scenario(info, r))).collect())),
             series: SeriesCap {
                 count: t.plugin.series().len() as u64,
                 discarded_samples: t.plugin.discarded(),
@@ -198,6 +198,11 @@ impl Summary {
     pub fn complete(&self) -> bool {
         self.aborted.is_none() && self.stopped.is_none()
     }
+}
+
+/// One scenario's section, with the plugin its block names, if any.
+fn scenario(info: &RunInfo, report: &RunReport) -> ScenarioSummary {
+    ScenarioSummary::new(report, info.scenario_plugins.get(&report.scenario).cloned())
 }
 
 /// Checks by name (their tag sets folded together).
@@ -280,6 +285,7 @@ pub(crate) mod tests {
             plugin_sha256: "ab".repeat(32),
             plugin_ref: None,
             plugin_digest: None,
+            scenario_plugins: Default::default(),
             config: json!({ "rate": "4/s", "duration": "3s", "env": ["K=[redacted]"] }),
             model: "open model: 12 tasks over 3.0s".into(),
             peak_rss: Some(50 << 20),

@@ -471,6 +471,9 @@ pub struct ScenarioSummary {
     pub start_after_s: f64,
     /// How its tasks ended.
     pub tasks: Tasks,
+    /// The plugin it ran, when its block names one of its own (else the run's `plugin`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub plugin: Option<PluginFile>,
     /// Scheduled time → call, in ms.
     pub wait_ms: PercentileView,
     /// Its crew.
@@ -478,8 +481,8 @@ pub struct ScenarioSummary {
 }
 
 impl ScenarioSummary {
-    /// The section of one scenario's report.
-    pub fn new(r: &RunReport) -> Self {
+    /// The section of one scenario's report, run by its own `plugin` when it names one.
+    pub fn new(r: &RunReport, plugin: Option<PluginFile>) -> Self {
         let tasks = Tasks::new(r.counts(), r.started);
         ScenarioSummary {
             duration_s: r.elapsed.as_secs_f64(),
@@ -489,6 +492,7 @@ impl ScenarioSummary {
             service_ms: PercentileView::ms(&r.totals.service.percentiles()),
             start_after_s: r.offset.as_secs_f64(),
             tasks,
+            plugin,
             wait_ms: PercentileView::ms(&r.totals.wait.percentiles()),
             workers: Workers::from(&r.workers),
         }
