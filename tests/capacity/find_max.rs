@@ -21,43 +21,60 @@ fn search(plugin_path: &std::path::Path, args: &[&str]) -> (crate::common::Run, 
 }
 
 #[test]
-fn a_gate_of_16_in_front_of_a_20_ms_target_is_named_as_the_limit() {
+fn a_gate_of_16_in_front_of_a_20_ms_target_is_found_within_the_precision() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/delay?ms=20", target.url);
     let args = ["-e", &url, "--allow-host", &target.authority, "--max-in-flight", "16"];
-    let steps = ["--start", "100", "--factor", "2", "--step-duration", "2s", "--slo", "latency_ms:p(99)<200"];
-    let (run, result) = search(&plugin("http-get"), &[&args[..], &steps[..]].concat());
-    // 16 permits × 20 ms ≈ 800 tasks/s: 400/s passes, 800/s does not, and the gate says so. A busy
-    // machine may fall behind first, which the search must then name as the emitter; either way
-    // the host is the limit, never the target, whose 20 ms stay far inside the SLO.
+    let steps = ["--start", "200", "--factor", "2", "--step-duration", "2s", "--slo", "latency_ms:p(99)<200"];
+    let (run, result) = search(&plugin("http-get"), &[&args[..], &steps[..], &["--precision", "5%"]].concat());
+    // 16 permits × 20 ms ≈ 800 tasks/s (a little less: each task takes a little more than 20 ms).
+    // A busy machine may fall behind first, which the search must then name as the emitter;
+    // either way the host is the limit, never the target, whose 20 ms stay far inside the SLO.
     let limit = result["limit"].as_str().unwrap_or_default();
     assert!(limit == "gate" || limit == "emitter", "the gate or the host, never the target: {result:#}");
     assert!(run.stdout.contains(&format!("the limit is the {limit}")), "{}", run.stdout);
-    // A step at or past the gate's capacity never passes.
+    let fail = result["lowest_failing_per_s"].as_f64().expect("a step failed");
     if let Some(best) = result["highest_passing_per_s"].as_f64() {
-        assert!(best <= 400.0, "{best}/s passed through a gate of about 800/s: {result:#}");
+        let line = format!("highest passing rate: {best:.0}/s; lowest failing: {fail:.0}/s");
+        assert!(run.stdout.contains(&line), "{}", run.stdout);
+        // After the climb's first failure the bisection closes in until the bounds are within 5%.
+        assert!(best < fail && fail - best <= 0.05 * best, "bounds within 5%: {result:#}");
+        assert_eq!(result["precision_reached"], true, "{result:#}");
+        assert!(best <= 800.0, "{best}/s passed through a gate of at most 800/s: {result:#}");
     }
     if limit == "gate" {
-        // Named from the gate's own measurements, and only once the steps reached it.
+        // The climb passes 400/s and fails 800/s; the old search reported 400/s here. The ceiling
+        // is a little under 800/s (each task takes a little more than 20 ms): allow a busy machine
+        // 25% below it.
         let best = result["highest_passing_per_s"].as_f64().unwrap_or_default();
-        assert!((200.0..=400.0).contains(&best), "{result:#}");
+        assert!(best > 600.0, "the gate's ceiling is near 800/s: {result:#}");
+        let steps = result["steps"].as_array().unwrap();
+        assert!(steps.iter().any(|s| s["phase"] == "bisect"), "{result:#}");
     }
 }
 
 #[test]
 fn a_plugin_that_burns_cpu_finds_the_host_as_the_limit() {
     let steps = ["--start", "400", "--factor", "4", "--step-duration", "2s", "--slo", "latency_ms:p(99)<500"];
-    let (_, result) = search(&fixture("burn"), &steps);
+    let (_, result) = search(&fixture("burn"), &[&steps[..], &["--precision", "25%"]].concat());
     let limit = result["limit"].as_str().unwrap();
     assert!(limit == "emitter" || limit == "crew", "the host, not the (absent) target: {result:#}");
-    // The search stops at its first failing step, and the steps before it passed: how many pass
-    // depends on how busy the machine is (a busy one may fail the first), the order does not.
+    // The climb stops at its first failing step, and the steps before it passed; the bisection
+    // then tries only rates between the two. How many pass depends on how busy the machine is (a
+    // busy one may fail the first), the order does not.
     let steps = result["steps"].as_array().unwrap();
-    let (last, passed) = steps.split_last().expect("at least one step was judged");
-    assert_eq!(last["limit"], result["limit"], "{result:#}");
-    assert!(passed.iter().all(|step| step["limit"].is_null()), "{result:#}");
-    let best = passed.last().map(|step| step["rate_per_s"].as_f64().unwrap());
+    let climb: Vec<&Value> = steps.iter().filter(|s| s["phase"] == "climb").collect();
+    let (first_fail, passed) = climb.split_last().expect("at least one step was judged");
+    assert!(!first_fail["limit"].is_null() && passed.iter().all(|step| step["limit"].is_null()), "{result:#}");
+    let rate = |step: &Value| step["rate_per_s"].as_f64().unwrap();
+    let floor = passed.last().map(|s| rate(s));
+    let bisected: Vec<f64> = steps.iter().filter(|s| s["phase"] == "bisect").map(rate).collect();
+    assert!(bisected.iter().all(|r| floor.is_some_and(|f| f < *r) && *r < rate(first_fail)), "{result:#}");
+    let best = steps.iter().filter(|s| s["limit"].is_null()).map(rate).reduce(f64::max);
     assert_eq!(result["highest_passing_per_s"].as_f64(), best, "{result:#}");
+    let lowest = steps.iter().filter(|s| !s["limit"].is_null()).min_by(|a, b| rate(a).total_cmp(&rate(b))).unwrap();
+    assert_eq!(result["lowest_failing_per_s"].as_f64(), Some(rate(lowest)), "{result:#}");
+    assert_eq!(lowest["limit"], result["limit"], "the verdict is the failure nearest the capacity: {result:#}");
 }
 
 #[test]

@@ -55,6 +55,12 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         with(run(&["-r", "abc"]), 2, "invalid value 'abc' for '--rate <RATE>'"),
         with(run(&["-d", "5x"]), 2, "invalid value '5x' for '--duration <DURATION>'"),
         with(run(&["--grace", "soon"]), 2, "invalid value 'soon' for '--grace <DURATION>'"),
+        with(run(&["--think", "3s..1s", "-n", "1"]), 2, "the think time's range ends (1s) before it starts (3s)"),
+        with(
+            run(&["--pace", "100ms", "-r", "10", "-d", "1s"]),
+            2,
+            "--pace and --think space the closed model's workers",
+        ),
         with(run(&["--max-memory", "12XB"]), 2, "invalid value '12XB' for '--max-memory <SIZE>'"),
         with(run(&["-n", "5", "--max-memory", "1MiB"]), 2, "--max-memory 1MiB: expected between 2MiB and 4GiB"),
         with(run(&["-n", "5", "--task-timeout", "0s"]), 2, "--task-timeout must be longer than 0s"),
@@ -212,7 +218,7 @@ fn run_help_tells_the_defaults_and_what_stages_ramp() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let help = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     for says in [
-        "the crew starts with N (default 100)",
+        "the crew starts with N (default one per 100",
         "a closed model of N workers looping (default 1)",
         "up to N workers (default 1000)",
         "With --rate it ramps the rate (tasks/s), starting from --rate",

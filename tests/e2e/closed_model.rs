@@ -127,3 +127,20 @@ fn a_run_that_logs_more_than_a_pipe_holds_ends_while_the_test_waits() {
     assert!(run.stderr.len() > 64 << 10, "the run logged more than a pipe holds: {} bytes", run.stderr.len());
     assert_eq!(task_count(&run.summary(), "passed"), 300);
 }
+
+#[test]
+fn pace_and_think_space_each_workers_tasks() {
+    // Two workers paced at 100 ms for 2 s: 10 iterations per second each.
+    let run = Loadhost::run_plugin(&plugin("noop"), &["-w", "2", "-d", "2s", "--pace", "100ms"]);
+    assert_ok(&run);
+    let s = run.summary();
+    let scheduled = task_count(&s, "scheduled");
+    assert!((38..=42).contains(&scheduled), "scheduled {scheduled}");
+    assert_eq!(s["config"]["pace"], "100ms");
+
+    // One worker thinking 200 ms between tasks for 2 s: about 10 tasks.
+    let run = Loadhost::run_plugin(&plugin("noop"), &["-w", "1", "-d", "2s", "--think", "200ms..200ms"]);
+    assert_ok(&run);
+    let scheduled = task_count(&run.summary(), "scheduled");
+    assert!((9..=11).contains(&scheduled), "scheduled {scheduled}");
+}

@@ -114,3 +114,30 @@ fn the_api_needs_loopback_or_a_token_and_a_free_port() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("binding elsewhere needs --control-token"), "{}", run.stderr);
 }
+
+#[test]
+fn max_workers_above_the_planned_ceiling_is_refused_naming_the_flag() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let args = ["-r", "50", "-d", "30s", "--max-workers", "100", "--control", &addr];
+    let cmd = Loadhost::new().arg_run(&plugin("noop"), &args);
+    let child = std::thread::spawn(move || cmd.run());
+    wait_for(port, |s| s["state"] == "running");
+    // The instance pool was sized for 100 at start: growth past it would fail, so it is refused.
+    let (code, body) = call(port, "PATCH", "/v1/status", r#"{"max_workers": 500, "rate": 80}"#).unwrap();
+    assert_eq!(code, 400, "{body}");
+    let expected = "max_workers 500 is above this run's ceiling 100 (set at start with --max-workers)";
+    assert_eq!(body["error"], expected, "{body}");
+    // Nothing of the refused change applied (not its rate); the ceiling itself and below go.
+    let status = wait_for(port, |s| s["state"] == "running");
+    assert_eq!((status["rate_per_s"].as_f64(), status["workers"]["max"].as_u64()), (Some(50.0), Some(100)), "{status}");
+    let (code, body) = call(port, "PATCH", "/v1/status", r#"{"max_workers": 100}"#).unwrap();
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = call(port, "PATCH", "/v1/status", r#"{"max_workers": 20}"#).unwrap();
+    assert_eq!(code, 200, "{body}");
+    wait_for(port, |s| s["workers"]["max"] == 20);
+    call(port, "POST", "/v1/stop", "").unwrap();
+    let run = child.join().unwrap();
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    assert_identity(&run.summary());
+}

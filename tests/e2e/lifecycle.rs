@@ -47,3 +47,16 @@ fn a_failing_teardown_keeps_the_results_and_exits_4() {
     assert_eq!(s["teardown_error"].as_str(), Some("teardown returned an error: teardown failed on purpose"));
     assert!(run.stdout.contains("✗ the plugin's teardown failed"));
 }
+
+#[test]
+fn a_slow_init_grows_the_crew_one_peer_at_a_time() {
+    // One worker, 50 fast tasks/s, and a 300 ms login per worker: a peer being made is the
+    // crew's reserve, so the crew does not make one per task that arrives while it logs in.
+    let args = ["-e", "INIT_SLEEP_MS=300", "-w", "1", "-r", "50", "-d", "2s", "--max-workers", "100"];
+    let run = Loadhost::run_plugin(&fixture("lifecycle"), &args);
+    assert_ok(&run);
+    let s = run.summary();
+    let peak = s["workers"]["peak"].as_u64().unwrap();
+    assert!(peak <= 4, "the crew grew to {peak} for one task in flight: {}", s["workers"]);
+    assert_eq!(task_count(&s, "passed"), 100);
+}

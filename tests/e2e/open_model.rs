@@ -129,3 +129,33 @@ fn retries_take_rate_slots_so_the_target_sees_only_the_rate() {
     assert!(failed_ratio < 0.02, "failed {failed_ratio}");
     assert_identity(&s);
 }
+
+#[test]
+fn poisson_arrivals_are_seeded_recorded_and_repeatable() {
+    let args = ["--arrivals", "poisson", "--seed", "7", "-r", "200", "-d", "1s"];
+    let runs: Vec<_> = (0..2).map(|_| Loadhost::run_plugin(&plugin("noop"), &args)).collect();
+    let mut counts = Vec::new();
+    for run in &runs {
+        assert_ok(run);
+        let s = run.summary();
+        assert_eq!((s["arrivals"].as_str(), s["seed"].as_u64()), (Some("poisson"), Some(7)), "recorded");
+        assert_eq!((s["config"]["arrivals"].as_str(), s["config"]["seed"].as_u64()), (Some("poisson"), Some(7)));
+        assert!(run.stderr.contains("seed 7, poisson arrivals"), "logged: {}", run.stderr);
+        // A random count has no exact plan to fall short of: no target rate, no emitter verdict.
+        assert!(s["rate"]["target_per_s"].is_null(), "{}", s["rate"]);
+        let printed = format!("{}{}", run.stdout, run.stderr);
+        assert!(printed.contains("open model: about 200 tasks"), "{printed}");
+        assert_identity(&s);
+        counts.push(task_count(&s, "scheduled"));
+    }
+    assert_eq!(counts[0], counts[1], "the same seed schedules the same count");
+    // Poisson(200): within 4σ of the mean.
+    assert!(counts[0].abs_diff(200) < 57, "{} scheduled", counts[0]);
+    // Without the flags: even arrivals, and a seed drawn, recorded and logged all the same.
+    let even = Loadhost::run_plugin(&plugin("noop"), &["-r", "200", "-d", "1s"]);
+    assert_ok(&even);
+    let s = even.summary();
+    assert_eq!((s["arrivals"].as_str(), task_count(&s, "scheduled")), (Some("even"), 200));
+    let seed = s["seed"].as_u64().expect("a drawn seed");
+    assert!(even.stderr.contains(&format!("seed {seed}, even arrivals")), "{}", even.stderr);
+}

@@ -38,3 +38,43 @@ fn scenarios_run_together_and_the_plugin_sees_their_names() {
     assert!(csv.lines().any(|l| l.ends_with(",checkout")) && csv.lines().any(|l| l.ends_with(",browse")));
     assert_identity(&s);
 }
+
+#[test]
+fn a_plugins_abort_in_one_scenario_stops_the_whole_run_with_exit_4() {
+    let cmd = Loadhost::new();
+    let abort = fixture("abort").display().to_string();
+    let config = format!(
+        "[[scenario]]\nname = \"login\"\nplugin = \"{abort}\"\nworkers = 1\niterations = 100\n\n\
+         [[scenario]]\nname = \"browse\"\nrate = 50\nduration = \"60s\"\n"
+    );
+    std::fs::write(cmd.path().join("run.toml"), config).unwrap();
+    let started = std::time::Instant::now();
+    let run = cmd.arg_run(&crate::common::plugin("noop"), &["-c", "run.toml", "-e", "ABORT_AT=5"]).run();
+    assert_eq!(run.code, 4, "a plugin's abort is the run's: {}", run.stderr);
+    assert!(started.elapsed().as_secs() < 30, "browse's 60 s did not run: {:?}", started.elapsed());
+    let s = run.summary();
+    let why = s["scenarios"]["browse"]["aborted"].as_str().or(s["aborted"].as_str()).unwrap_or_default().to_owned();
+    assert!(why.contains("stopping at iteration 5"), "{why}");
+    assert!(task_count(&s, "scheduled") < 60 * 50, "{}", s["tasks"]);
+    assert_identity(&s);
+}
+
+#[test]
+fn a_periodic_scenario_ticks_beside_the_load_on_a_worker_of_its_own() {
+    let cmd = Loadhost::new();
+    let config = "duration = \"3s\"\nseed = 11\n\n[[scenario]]\nname = \"browse\"\nrate = 20\n\n\
+                  [[scenario]]\nname = \"refresh-token\"\nevery = \"500ms\"\njitter = \"100ms\"\n";
+    std::fs::write(cmd.path().join("run.toml"), config).unwrap();
+    let run = cmd.arg_run(&crate::common::plugin("noop"), &["-c", "run.toml", "--csv", "rows.csv"]).run();
+    assert_ok(&run);
+    let s = run.summary();
+    let timer = &s["scenarios"]["refresh-token"];
+    let ticks = timer["tasks"]["scheduled"].as_u64().unwrap();
+    // Ticks 500–600 ms apart from 0 for 3 s: 5 or 6.
+    assert!((5..=6).contains(&ticks), "{ticks} ticks: {timer}");
+    assert_eq!(timer["tasks"]["passed"], ticks);
+    assert_eq!(timer["workers"]["peak"], 1, "a worker of its own");
+    assert_eq!(s["scenarios"]["browse"]["tasks"]["scheduled"], 60);
+    assert!(run.file("rows.csv").contains(",refresh-token"), "the CSV has the periodic scenario's rows");
+    assert_identity(&s);
+}

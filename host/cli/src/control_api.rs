@@ -3,7 +3,8 @@
 //! - `GET /v1/status`: a JSON snapshot (state, rate, workers resident/idle/max, in flight, the
 //!   gate, retries pending, every counter through the last interval).
 //! - `PATCH /v1/status` with any of `{"rate": 500, "max_workers": 80, "max_in_flight": 16,
-//!   "paused": true}`: applied within 100 ms; answers the status.
+//!   "paused": true}`: applied within 100 ms; answers the status. A `max_workers` above the run's
+//!   ceiling (`--max-workers`, what its instances were sized for at start) is refused with 400.
 //! - `POST /v1/stop`: stop generating; tasks not yet started end as interrupted (exit 130).
 //!
 //! It listens on loopback unless `--control-token` is given; with a token every request needs
@@ -17,7 +18,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
-use loadhost_engine::{Changes, Control, ControlError};
+use loadhost_engine::{Changes, Control, ControlError, Plan};
 
 /// Bind the API (before any load, so a bad address fails fast): loopback, or anything with a token.
 pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::TcpListener> {
@@ -25,6 +26,20 @@ pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::T
         anyhow::bail!("--control {addr}: not a loopback address; binding elsewhere needs --control-token");
     }
     crate::http_serve::bind("control", addr)
+}
+
+/// The handle for a run of `plan`. Its crew may not grow past the ceiling it was planned with: the
+/// instance pool and the dispatch channels were sized for it at start, so growth beyond would fail
+/// and show as drops. The refusal names the flag that sets the ceiling.
+pub fn handle(plan: &Plan) -> Control {
+    let flag = if plan.is_open() {
+        "--max-workers"
+    } else if plan.worker_curve().is_some() {
+        "--stage"
+    } else {
+        "--workers"
+    };
+    Control::with_ceiling(plan.max_workers(), flag)
 }
 
 /// Serve `control` on `listener` until the process ends.
@@ -100,7 +115,27 @@ async fn answer(
 
 #[cfg(test)]
 mod tests {
+    use loadhost_config::RunOptions;
+    use loadhost_config::units::{Dur, Rate};
+
     use super::*;
+
+    #[test]
+    fn the_handle_refuses_growth_past_the_planned_ceiling_naming_its_flag() {
+        let options = RunOptions {
+            rate: Some(Rate(10.0)),
+            duration: Some(Dur(std::time::Duration::from_secs(1))),
+            max_workers: Some(100),
+            ..RunOptions::default()
+        };
+        let plan = loadhost_config::resolve(options).unwrap().plan;
+        let err = handle(&plan).apply(Changes { max_workers: Some(500), ..Changes::default() }).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "max_workers 500 is above this run's ceiling 100 (set at start with --max-workers)"
+        );
+        assert!(handle(&plan).apply(Changes { max_workers: Some(100), ..Changes::default() }).is_ok());
+    }
 
     #[test]
     fn only_the_exact_bearer_token_is_authorized() {

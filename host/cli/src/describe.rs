@@ -69,11 +69,15 @@ fn plan(plan: &Plan, live: bool) -> String {
                 Overload::Queue => "queue",
             };
             let what = if plan.retries().is_some() { "slots (tasks and retries)" } else { "tasks" };
+            // Poisson arrivals make the count random: the plan knows its expected value only.
+            let about = if plan.planned_is_exact() { "" } else { "about " };
             format!(
-                "open model: {} {what} over {:.1}s ({:.1}/s on average), {workers} to {max_workers} workers, overload {overload}",
+                "open model: {about}{} {what} over {:.1}s ({:.1}/s on average, {} arrivals, seed {}), {workers} to {max_workers} workers, overload {overload}",
                 plan.planned_tasks().unwrap_or(0),
                 plan.planned_generation().unwrap_or_default().as_secs_f64(),
-                plan.target_rate().unwrap_or(0.0),
+                plan.expected_rate().unwrap_or(0.0),
+                plan.arrivals(),
+                plan.seed(),
             )
         }
         Model::Closed { workers, duration, max_tasks } => {

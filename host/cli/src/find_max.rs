@@ -1,6 +1,7 @@
 //! `loadhost find-max`: a capacity search. It runs the plugin at rising constant rates
-//! (`--start`, times `--factor` each step, `--step-duration` each) until a step fails, and names
-//! what limited it:
+//! (`--start`, times `--factor` each step, `--step-duration` each) until a step fails, then bisects
+//! between the last passing and the first failing rate until they are within `--precision` of each
+//! other, and names what limited the lowest failing step:
 //!
 //! - **emitter**: the pacer itself fell behind (underrun) or the achieved rate fell short; the load
 //!   generator, not the target, is the bottleneck, so no capacity figure beyond this is valid;
@@ -8,7 +9,8 @@
 //! - **gate**: due tasks found the gate full, or waited at it (`--max-in-flight`);
 //! - **target**: an SLO broke while the host kept up, so the system under test is the limit.
 //!
-//! The highest passing rate is the capacity under those SLOs.
+//! The highest passing rate is the capacity under those SLOs; the lowest failing rate bounds it
+//! from above.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,8 +51,14 @@ pub struct FindMaxArgs {
     #[arg(long = "slo", value_name = "EXPR", required = true)]
     slos: Vec<Threshold>,
 
-    /// Give up after this many steps.
-    #[arg(long, default_value_t = 12, value_name = "N")]
+    /// Stop refining once the lowest failing rate is within this of the highest passing one: a
+    /// fraction (`0.05`) or a percentage (`5%`).
+    #[arg(long, default_value = "5%", value_name = "P", value_parser = parse_precision)]
+    precision: f64,
+
+    /// Give up after this many steps, the climb and the bisection together (at `--factor 2`,
+    /// bisecting to 5% takes at most 5 steps after the first failure).
+    #[arg(long, default_value_t = 20, value_name = "N")]
     max_steps: u32,
 
     #[command(flatten)]
@@ -68,6 +76,8 @@ type Limited = Option<(Limit, String)>;
 
 struct Step {
     rate: f64,
+    /// Run while bisecting (after the first failure), not while climbing.
+    bisecting: bool,
     report: RunReport,
     slo: SloResults,
     limit: Limited,
@@ -149,9 +159,11 @@ pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
     // are still reported and written, and the search exits 130.
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), first.plan.grace());
-    let mut search = Search { steps: Vec::new(), stopped_at: None };
-    let mut rate = args.start.0;
+    let mut search = Search { steps: Vec::new(), stopped_at: None, precision: args.precision };
+    let mut bracket = Bracket::default();
+    let mut next = Some(args.start.0);
     for _ in 0..args.max_steps {
+        let Some(rate) = next else { break };
         step_options.rate = Some(Rate(rate));
         let settings = loadhost_config::resolve(step_options.clone()).map_err(Failure::usage)?;
         let live = Live { control: None, interrupt: Some(interrupt.clone()) };
@@ -168,14 +180,11 @@ pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
             break;
         }
         let (slo, limit) = judge(rate, &report, &args.slos)?;
-        let step = Step { rate, report, slo, limit };
+        let step = Step { rate, bisecting: bracket.fail.is_some(), report, slo, limit };
         print_step(&step);
-        let limited = step.limit.is_some();
+        bracket.record(rate, step.limit.is_none());
         search.steps.push(step);
-        if limited {
-            break;
-        }
-        rate *= args.factor;
+        next = bracket.next(args.factor, args.precision);
     }
     search.print_verdict();
     // `--summary-json FILE` (a run option) gets the steps and the verdict.
@@ -220,6 +229,9 @@ fn check(args: &FindMaxArgs) -> Result<(), Failure> {
     if args.factor.is_nan() || args.factor <= 1.0 || !args.factor.is_finite() {
         return Err(Failure::usage(anyhow::anyhow!("--factor must be more than 1, got {}", args.factor)));
     }
+    if !(args.start.0.is_finite() && args.start.0 > 0.0) {
+        return Err(Failure::usage(anyhow::anyhow!("--start must be more than 0 tasks/s, got {}", args.start)));
+    }
     // The plugin's own declarations count as `--metric` flags do.
     let plugin = crate::prepare::plugin_metrics(&args.plugin)?.unwrap_or_default();
     let declared: Vec<(&str, MetricKind)> =
@@ -228,6 +240,61 @@ fn check(args: &FindMaxArgs) -> Result<(), Failure> {
         slo.validate_among(&declared, &["default"]).map_err(|err| slo_error(slo, err))?;
     }
     Ok(())
+}
+
+/// `--precision`: a fraction (`0.05`) or a percentage (`5%`), more than 0 and at most 100%.
+fn parse_precision(text: &str) -> Result<f64, String> {
+    let hint = "expected a fraction such as 0.05 or a percentage such as 5%";
+    let (number, scale) = match text.trim().strip_suffix('%') {
+        Some(percent) => (percent.trim(), 100.0),
+        None => (text.trim(), 1.0),
+    };
+    let value = number.parse::<f64>().map_err(|_| format!("'{text}': {hint}"))? / scale;
+    if !(value > 0.0 && value <= 1.0) {
+        // A bare `5` is most likely meant as 5%, so say which forms are taken.
+        return Err(format!("'{text}' is not between 0 and 100%: {hint}"));
+    }
+    Ok(value)
+}
+
+/// Where the search stands: the highest rate that passed and the lowest that failed. Rates are
+/// only ever tried between the two, so the highest pass stays below the lowest failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Bracket {
+    pass: Option<f64>,
+    fail: Option<f64>,
+}
+
+impl Bracket {
+    /// Fold in a judged step.
+    fn record(&mut self, rate: f64, passed: bool) {
+        if passed {
+            self.pass = Some(self.pass.map_or(rate, |p| p.max(rate)));
+        } else {
+            self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
+        }
+    }
+
+    /// Whether the bounds are within `precision` of the highest pass.
+    fn narrow(&self, precision: f64) -> bool {
+        matches!((self.pass, self.fail), (Some(pass), Some(fail)) if fail - pass <= precision * pass)
+    }
+
+    /// The next rate to try (the first is `--start`): times `factor` until a step fails, then
+    /// halfway between the bounds until they are within `precision`; `None` when the search is
+    /// over (narrow enough, or the first step failed, so there is nothing below to bisect).
+    fn next(&self, factor: f64, precision: f64) -> Option<f64> {
+        match (self.pass, self.fail) {
+            (Some(pass), None) => Some(pass * factor),
+            (Some(pass), Some(fail)) if !self.narrow(precision) => {
+                let mid = (pass + fail) / 2.0;
+                // Whole tasks per second read better, where the bounds are far enough apart.
+                let mid = if fail - pass > 2.0 { mid.round() } else { mid };
+                (mid > pass && mid < fail).then_some(mid)
+            }
+            _ => None,
+        }
+    }
 }
 
 fn print_step(step: &Step) {
@@ -252,6 +319,8 @@ fn print_step(step: &Step) {
 struct Search {
     steps: Vec<Step>,
     stopped_at: Option<f64>,
+    /// `--precision`: how close the bounds must come.
+    precision: f64,
 }
 
 impl Search {
@@ -260,22 +329,38 @@ impl Search {
         self.steps.iter().filter(|s| s.limit.is_none()).map(|s| s.rate).reduce(f64::max)
     }
 
-    /// What limited the first step that failed.
+    /// The lowest rate whose step failed, and what limited it: the limit nearest the capacity.
+    fn lowest_failing(&self) -> Option<&Step> {
+        self.steps.iter().filter(|s| s.limit.is_some()).min_by(|a, b| a.rate.total_cmp(&b.rate))
+    }
+
+    /// What limited the lowest failing step.
     fn verdict(&self) -> Limited {
-        self.steps.iter().find_map(|s| s.limit.clone())
+        self.lowest_failing().and_then(|s| s.limit.clone())
+    }
+
+    /// How far apart the bounds are, as a share of the highest passing rate.
+    fn gap(&self) -> Option<f64> {
+        Some((self.lowest_failing()?.rate - self.best()?) / self.best()?)
     }
 
     fn print_verdict(&self) {
-        match (self.best(), self.verdict()) {
-            (Some(best), Some((limit, why))) => {
-                println!("\n  highest passing rate: {best:.0}/s");
+        match (self.best(), self.lowest_failing().map(|s| s.rate), self.verdict()) {
+            (Some(best), Some(fail), Some((limit, why))) => {
+                let gap = self.gap().unwrap_or(f64::NAN);
+                let note = if gap <= self.precision {
+                    format!("{:.1}% apart", gap * 100.0)
+                } else {
+                    format!("{:.1}% apart: raise --max-steps to refine to {:.1}%", gap * 100.0, self.precision * 100.0)
+                };
+                println!("\n  highest passing rate: {best:.0}/s; lowest failing: {fail:.0}/s ({note})");
                 println!("  the limit is the {}: {why}", limit.name());
             }
-            (None, Some((limit, why))) => println!("\n  no step passed; the limit is the {}: {why}", limit.name()),
-            (Some(best), None) => {
+            (None, _, Some((limit, why))) => println!("\n  no step passed; the limit is the {}: {why}", limit.name()),
+            (Some(best), _, _) => {
                 println!("\n  every step passed, up to {best:.0}/s (raise --max-steps to go further)")
             }
-            (None, None) => println!("\n  no step was judged"),
+            (None, _, None) => println!("\n  no step was judged"),
         }
     }
 
@@ -283,6 +368,9 @@ impl Search {
         let verdict = self.verdict();
         serde_json::json!({
             "highest_passing_per_s": self.best(),
+            "lowest_failing_per_s": self.lowest_failing().map(|s| s.rate),
+            "precision": self.precision,
+            "precision_reached": self.gap().is_some_and(|gap| gap <= self.precision),
             "limit": verdict.as_ref().map(|(l, _)| l.name()),
             "why": verdict.as_ref().map(|(_, why)| why.clone()),
             "stopped_at_per_s": self.stopped_at,
@@ -297,6 +385,7 @@ impl Step {
             self.slo.iter().map(|(e, v, p)| serde_json::json!({"expr": e, "value": v, "passed": p})).collect();
         serde_json::json!({
             "rate_per_s": self.rate,
+            "phase": if self.bisecting { "bisect" } else { "climb" },
             "achieved_per_s": self.report.achieved_rate(),
             "latency_p99_ms": self.report.totals.latency.percentiles().p99,
             "dropped": self.report.counts().dropped,
@@ -306,5 +395,74 @@ impl Step {
             "slo": slo,
             "limit": self.limit.as_ref().map(|(l, _)| l.name()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rates a search tries against a host that passes every rate up to `capacity`.
+    fn search(capacity: f64, start: f64, factor: f64, precision: f64, max_steps: u32) -> (Vec<f64>, Bracket) {
+        let mut bracket = Bracket::default();
+        let mut tried = Vec::new();
+        let mut next = Some(start);
+        for _ in 0..max_steps {
+            let Some(rate) = next else { break };
+            tried.push(rate);
+            bracket.record(rate, rate <= capacity);
+            next = bracket.next(factor, precision);
+        }
+        (tried, bracket)
+    }
+
+    #[test]
+    fn the_search_climbs_then_bisects_to_the_precision() {
+        let (tried, bracket) = search(760.0, 100.0, 2.0, 0.05, 20);
+        assert_eq!(tried, [100.0, 200.0, 400.0, 800.0, 600.0, 700.0, 750.0, 775.0]);
+        assert_eq!((bracket.pass, bracket.fail), (Some(750.0), Some(775.0)));
+        assert!(bracket.narrow(0.05));
+        // The old search stopped at 400/s; the default --max-steps leaves room for both phases.
+        let (tried, bracket) = search(3000.0, 100.0, 2.0, 0.05, 20);
+        assert!(tried.len() <= 11 && bracket.narrow(0.05), "{tried:?}");
+    }
+
+    #[test]
+    fn the_bounds_always_bracket_the_capacity() {
+        for capacity in [1.5, 99.0, 101.0, 333.0, 799.0, 800.0, 12_345.0] {
+            for precision in [0.01, 0.05, 0.2] {
+                let (tried, b) = search(capacity, 100.0, 2.0, precision, 40);
+                let (pass, fail) = (b.pass.unwrap_or(0.0), b.fail.unwrap_or(f64::INFINITY));
+                assert!(pass <= capacity && capacity < fail, "{capacity} {precision}: {tried:?}");
+                if b.pass.is_some() {
+                    assert!(b.narrow(precision), "{capacity} {precision}: {tried:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_first_step_ends_the_search() {
+        let (tried, bracket) = search(50.0, 100.0, 2.0, 0.05, 20);
+        assert_eq!(tried, [100.0]);
+        assert_eq!(bracket.next(2.0, 0.05), None);
+    }
+
+    #[test]
+    fn max_steps_cuts_the_bisection_short() {
+        let (tried, bracket) = search(760.0, 100.0, 2.0, 0.05, 5);
+        assert_eq!(tried.len(), 5);
+        assert_eq!((bracket.pass, bracket.fail), (Some(600.0), Some(800.0)));
+        assert!(!bracket.narrow(0.05));
+    }
+
+    #[test]
+    fn precision_is_a_fraction_or_a_percentage() {
+        assert_eq!(parse_precision("5%"), Ok(0.05));
+        assert_eq!(parse_precision(" 0.05 "), Ok(0.05));
+        assert_eq!(parse_precision("100%"), Ok(1.0));
+        for bad in ["5", "0", "0%", "-1%", "101%", "x", "", "NaN", "inf%"] {
+            assert!(parse_precision(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::criteria::{HttpDebugArg, OutSpec, PluginOutputSpec};
 use loadhost_config::{RunOptions, RunSettings};
-use loadhost_engine::{Control, EngineError, Interrupt, Live, ScenarioPlugins, WorkerFactory};
+use loadhost_engine::{EngineError, Interrupt, Live, ScenarioPlugins, WorkerFactory};
 use loadhost_metrics::{RunReport, ThresholdResult};
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::html::{self, ChartRows};
@@ -86,6 +86,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     for loaded in &plugins.loaded {
         log_loaded(&loaded.named, &loaded.plugin);
     }
+    log_seed(&settings.options);
     let created = files.paths();
     let mut files = files;
     let (lines, logs) = plugin_lines(&settings, &mut files);
@@ -102,7 +103,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
     wait_for_start(&settings, &interrupt);
     let control = endpoints.control.map(|listener| {
-        let control = Arc::new(Control::new());
+        let control = Arc::new(control_api::handle(&settings.plan));
         tokio.spawn(control_api::serve(listener, control.clone(), settings.options.control_token.clone()));
         control
     });
@@ -152,6 +153,18 @@ fn settings(args: &RunArgs, bundle: Option<RunOptions>) -> Result<RunSettings, F
         Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_instances))
     })?;
     Ok(settings)
+}
+
+/// The seed in effect, logged before any load (once the run can start, so bad input still gets
+/// its one line), so even a run that dies can be repeated with `--seed`.
+fn log_seed(options: &RunOptions) {
+    let Some(seed) = options.seed else { return };
+    let arrivals = match options.arrivals {
+        Some(loadhost_config::options::ArrivalsArg::Poisson) => ", poisson arrivals",
+        Some(loadhost_config::options::ArrivalsArg::Even) => ", even arrivals",
+        None => "",
+    };
+    tracing::info!("seed {seed}{arrivals} (--seed {seed} repeats this schedule)");
 }
 
 fn log_loaded(named: &str, plugin: &Plugin) {

@@ -24,8 +24,10 @@ fn routes_help() -> String {
   /status?code=N   status N (100..=999), body \"status N\\n\"; 400 when N is missing or out of range
   /bytes?n=N       200 with N bytes of 'x', streamed 64 KiB at a time (at most {gib} GiB)
   /echo            200 with the request's body and its content-type (text/plain when it has none)
-  /stats           200, JSON {{\"requests\": R, \"connections\": C}}: the requests answered (every
-                   route, /stats included) and the TCP connections accepted since the target started
+  /stats           200, JSON {{\"requests\": R, \"connections\": C, \"accept_errors\": E}}: the requests
+                   answered (every route, /stats included), the TCP connections accepted and the
+                   accepts that failed (out of file descriptors: the target then pauses, 10 ms
+                   doubling to 1 s, rather than spin) since the target started
   anything else    404, body \"not found\\n\"",
         delay = MAX_DELAY.as_secs(),
         gib = MAX_BYTES >> 30,

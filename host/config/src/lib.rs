@@ -11,6 +11,7 @@
 //! - [`feed`]: reading `--data` (JSON lines or CSV) into one shared feed.
 //! - [`file`](mod@file): reading a TOML file with errors that name the file, line and key.
 //! - [`resolve`](mod@resolve): checking the combination and turning it into an engine [`Plan`](loadhost_engine::Plan).
+//! - [`pacing`]: `--think` (`--pace` is a duration).
 //! - [`secrets`]: the plugin's environment (`-e`, `--env-file`) and the control token, never echoed.
 
 #![deny(missing_docs)]
@@ -48,6 +49,7 @@ pub mod file;
 #[macro_use]
 pub mod merge;
 pub mod options;
+pub mod pacing;
 pub mod resolve;
 pub mod secrets;
 pub mod units;

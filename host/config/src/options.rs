@@ -22,6 +22,16 @@ pub enum OverloadArg {
     Queue,
 }
 
+/// How the open model's arrivals are spaced on the rate curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArrivalsArg {
+    /// On an even grid: task k when k tasks are due (the default).
+    Even,
+    /// A Poisson process over the rate curve, ramps and stages included (seeded by --seed).
+    Poisson,
+}
+
 /// What happens when the data feed runs out of rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -43,8 +53,8 @@ define_options! {
         #[arg(short = 'r', long, value_name = "RATE")]
         pub rate: Option<Rate>,
 
-        /// Workers (plugin instances). Open model: the crew starts with N (default 100) and never
-        /// retires below it. Without --rate: a closed model of N workers looping (default 1), or
+        /// Workers (plugin instances). Open model: the crew starts with N (default one per 100
+        /// tasks/s of the peak rate, at least 2, at most 100) and never retires below it. Without --rate: a closed model of N workers looping (default 1), or
         /// the start of the --stage ramp.
         #[scenario(own)]
         #[arg(short = 'w', long, value_name = "N")]
@@ -77,6 +87,29 @@ define_options! {
         #[scenario(own)]
         #[arg(long = "stage", value_name = "DURATION:TARGET")]
         pub stage: Vec<Stage>,
+
+        /// Open model: how task starts are spaced on the rate curve.
+        #[scenario(inherit)]
+        #[arg(long, value_enum, value_name = "PROCESS")]
+        pub arrivals: Option<ArrivalsArg>,
+
+        /// Closed model: each worker starts an iteration at most every DUR (Locust's constant
+        /// pacing); a task that overruns makes the next start at once, its lateness counted as wait.
+        #[scenario(own)]
+        #[arg(long, value_name = "DUR")]
+        pub pace: Option<Dur>,
+
+        /// Closed model: pause between a worker's tasks, MIN..MAX (uniform), exp:MEAN
+        /// (exponential) or DUR (fixed); drawn from the run's seed; not counted in any latency.
+        #[scenario(own)]
+        #[arg(long, value_name = "MIN..MAX|exp:MEAN")]
+        pub think: Option<crate::pacing::ThinkTime>,
+
+        /// The seed of everything random in the run (Poisson arrivals; default: drawn at start, logged
+        /// and written to every output, so a run can be repeated; with --segment, taken from
+        /// --start-at instead, so every segment draws the same arrivals).
+        #[arg(long, value_name = "N")]
+        pub seed: Option<u64>,
 
         /// The gate: at most N tasks execute at once, whatever the number of workers; waiting for
         /// a permit shows as gate_wait_ms.
@@ -333,6 +366,14 @@ define_options! {
         /// Start this long after the run starts.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub start_after: Option<Dur>,
+        /// A periodic scenario: one task per this period, on a worker of its own, for the run's
+        /// duration; a tick that finds the previous task still running is dropped.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub every: Option<Dur>,
+        /// With `every`: each tick comes up to this much later than its period, drawn per tick
+        /// from the run's seed, so periodic scenarios decorrelate.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub jitter: Option<Dur>,
     }
 }
 
@@ -364,7 +405,11 @@ mod tests {
         max-workers = 9
         duration = "5s"
         iterations = 50
-        stage = ["1s:10"]
+        stage = ["1s:10", { shape = "sine", period = "1s", min = 1, max = 5, duration = "2s" }]
+        arrivals = "poisson"
+        seed = 7
+        pace = "100ms"
+        think = "exp:1s"
         max-in-flight = 4
         threads = 1
         retries = 2
@@ -455,6 +500,7 @@ mod tests {
             stage = ["1s:10"]
             overload = "queue"
             max-in-flight = 1
+            arrivals = "poisson"
         "#;
         let scenario = &parse(block).unwrap().scenarios[0];
         assert_eq!((scenario.max_in_flight, scenario.overload), (Some(1), Some(OverloadArg::Queue)));
@@ -474,6 +520,12 @@ mod tests {
             "stage",
             "overload",
             "max-in-flight",
+            "arrivals",
+            "plugin",
+            "pace",
+            "think",
+            "every",
+            "jitter",
         ];
         expected.sort_unstable();
         assert_eq!(accepted, expected);
@@ -519,7 +571,7 @@ mod tests {
             format!("{text} {}", values.join(" "))
         };
         let cases = [
-            ("workers", format!("(default {DEFAULT_OPEN_WORKERS})")),
+            ("workers", format!("at most {DEFAULT_OPEN_WORKERS})")),
             ("workers", format!("(default {DEFAULT_CLOSED_WORKERS})")),
             ("max-workers", format!("(default {DEFAULT_MAX_WORKERS})")),
             ("retry-backoff", format!("(default {}", Dur(DEFAULT_RETRY_BACKOFF))),
@@ -535,6 +587,8 @@ mod tests {
             ("threads", format!("one per {} tasks/s", thousands(loadhost_engine::RATE_PER_EVENT_LOOP as u64))),
             ("threads", "one per CPU".to_owned()),
             ("overload", "dropped (the default)".to_owned()),
+            ("arrivals", "even grid: task k when k tasks are due (the default)".to_owned()),
+            ("seed", "default: drawn at start".to_owned()),
             ("data-mode", "(loop, the default)".to_owned()),
             ("plugin-output", "(log, the default)".to_owned()),
             ("check-rate", "(100, the default".to_owned()),

@@ -10,18 +10,34 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use loadhost_engine::{
-    Feed, FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy, Segment, Threads,
+    Arrivals, Feed, FeedMode, Model, Overload, PacerClock, Plan, PlanError, Ramp, RateCurve, RetryPolicy, Segment,
+    Threads,
 };
 use thiserror::Error;
 
 use crate::criteria::MetricDecl;
-use crate::options::{DataModeArg, OverloadArg, RunOptions};
-use crate::units::{Dur, Size};
+use crate::options::{ArrivalsArg, DataModeArg, OverloadArg, RunOptions};
+use crate::units::{Dur, Shape, Size, Stage};
 
-/// Workers the open model starts with (and never retires below) when `--workers` does not say.
-/// Idle instances cost about 2 KiB each, and a floor this size absorbs bursts of due tasks without
-/// drops while the crew grows.
+/// The most workers the open model starts with (and never retires below) when `--workers` does
+/// not say: a floor this size absorbs bursts of due tasks at high rates while the crew grows.
 pub const DEFAULT_OPEN_WORKERS: u32 = 100;
+
+/// Without `--workers`, the open model starts with one worker per this many tasks/s of its peak
+/// rate (enough for 10 ms tasks; growth covers slower ones), at least [`MIN_OPEN_WORKERS`] and at
+/// most [`DEFAULT_OPEN_WORKERS`]. An idle Rust instance costs KiBs but a Python one ~10 MiB, so a
+/// fixed 100 held a gigabyte for a 50 tasks/s Python run.
+pub const OPEN_RATE_PER_WORKER: f64 = 100.0;
+
+/// The smallest default starting crew: one worker and its reserve.
+pub const MIN_OPEN_WORKERS: u32 = 2;
+
+/// The open model's default starting crew for a curve peaking at `peak` tasks/s, within `max`.
+pub fn default_open_workers(peak: f64, max: u32) -> u32 {
+    let by_rate =
+        (peak / OPEN_RATE_PER_WORKER).ceil().clamp(f64::from(MIN_OPEN_WORKERS), f64::from(DEFAULT_OPEN_WORKERS));
+    (by_rate as u32).min(max)
+}
 
 /// The open model's crew ceiling when `--max-workers` does not say.
 pub const DEFAULT_MAX_WORKERS: u32 = 1000;
@@ -67,6 +83,9 @@ pub enum ConfigError {
     /// A zero duration.
     #[error("--duration must be longer than 0s")]
     ZeroDuration,
+    /// A periodic scenario block that cannot run.
+    #[error("{0}")]
+    Periodic(String),
     /// A constant rate of zero would schedule nothing.
     #[error("--rate must be more than 0 (to start from 0, ramp up with --stage)")]
     ZeroRate,
@@ -193,6 +212,7 @@ pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     let env = crate::secrets::plugin_env(&options)?;
     options.control_token = crate::secrets::control_token(&options)?;
     fill_limits(&mut options)?;
+    check_arrivals(&mut options)?;
     check_dirs(&options)?;
     check_criteria(&options)?;
     let feed = load_feed(&options)?;
@@ -203,6 +223,10 @@ pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
         (plans[0].clone(), plans)
     };
     let mut settings = RunSettings { plan, scenarios, env, max_instances: 0, segment: None, options };
+    if settings.plans().iter().any(Plan::is_open) {
+        // Shown in every output's config, as the seed is.
+        settings.options.arrivals.get_or_insert(ArrivalsArg::Even);
+    }
     if let Some(segment) = segment {
         split(&mut settings, segment)?;
     }
@@ -253,6 +277,51 @@ fn fill_limits(options: &mut RunOptions) -> Result<(), ConfigError> {
     }
     options.grace.get_or_insert(Dur(DEFAULT_GRACE));
     Ok(())
+}
+
+/// `--arrivals` applies to the open model; the seed in effect is `--seed` or one drawn now, kept in
+/// the options so every output shows it.
+fn check_arrivals(options: &mut RunOptions) -> Result<(), ConfigError> {
+    if options.scenarios.is_empty() && options.rate.is_none() && options.arrivals.is_some() {
+        return Err(ConfigError::OpenOnly { flag: "arrivals" });
+    }
+    if options.seed.is_none() {
+        // Every segment of a split run must draw the same arrivals (and `merge` wants one plan):
+        // they take their seed from what they share, `--start-at`, not from chance.
+        let segmented = options.segment.is_some() || options.segments.is_some();
+        let shared = options.start_at.map(|at| at.to_string()).unwrap_or_default();
+        options.seed = Some(if segmented { stable_seed(&shared) } else { random_seed() });
+    }
+    Ok(())
+}
+
+/// A seed below 2⁵³ that every process computes alike from `text` (FNV-1a).
+fn stable_seed(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)) >> 11
+}
+
+/// A fresh seed below 2⁵³, so it survives every JSON reader and a TOML file exactly: std's
+/// `RandomState` is keyed from the operating system's randomness, and the clock varies it further.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    hasher.write_u128(now.as_nanos());
+    hasher.finish() >> 11
+}
+
+/// The stages as the engine's ramps: a sine stage becomes its linear pieces.
+fn ramps(stages: &[Stage]) -> Result<Vec<Ramp>, ConfigError> {
+    let mut ramps = Vec::with_capacity(stages.len());
+    for stage in stages {
+        match stage.shape {
+            Shape::Linear => ramps.push(Ramp { duration: stage.duration.0, target: stage.target.0 }),
+            Shape::Sine { period, min, max } => {
+                ramps.extend(loadhost_engine::sine_ramps(period.0, min.0, max.0, stage.duration.0)?)
+            }
+        }
+    }
+    Ok(ramps)
 }
 
 /// Every `--dir` is a directory there is.
@@ -320,11 +389,56 @@ fn plan_scenarios(options: &RunOptions, feed: &SharedFeed) -> Result<Vec<Plan>, 
             return Err(ConfigError::ScenarioName(scenario.name.clone()));
         }
         let wrap = |error| ConfigError::Scenario { name: scenario.name.clone(), error: Box::new(error) };
-        let plan = plan_one(&scenario.within(&top), feed).map_err(wrap)?;
+        let plan = match scenario.every {
+            Some(every) => plan_periodic(scenario, every.0, &top, feed),
+            None => plan_one(&scenario.within(&top), feed),
+        }
+        .map_err(wrap)?;
         let delay = scenario.start_after.map_or(Duration::ZERO, |d| d.0);
         plans.push(plan.with_scenario(scenario.name.clone()).with_start_delay(delay));
     }
     Ok(plans)
+}
+
+/// A periodic block (`every`, `jitter`): one task per tick on a single worker, for the run's
+/// duration, a tick that finds the worker busy dropped (never stacked). Its load is the timer's,
+/// so the block sets no load model of its own; bounds and policies (retries, gate, timeouts) apply.
+fn plan_periodic(
+    block: &crate::options::ScenarioOptions,
+    every: Duration,
+    top: &RunOptions,
+    feed: &SharedFeed,
+) -> Result<Plan, ConfigError> {
+    let own = [
+        ("rate", block.rate.is_some()),
+        ("workers", block.workers.is_some()),
+        ("max-workers", block.max_workers.is_some()),
+        ("stage", !block.stage.is_empty()),
+        ("iterations", block.iterations.is_some()),
+        ("arrivals", block.arrivals.is_some()),
+        ("overload", block.overload.is_some()),
+        ("pace", block.pace.is_some()),
+        ("think", block.think.is_some()),
+    ];
+    if let Some((key, _)) = own.iter().find(|(_, set)| *set) {
+        return Err(ConfigError::Periodic(format!("`every` sets the load: `{key}` cannot go with it")));
+    }
+    if every.is_zero() {
+        return Err(ConfigError::Periodic("`every` must be longer than 0s".into()));
+    }
+    let mut options = block.within(top);
+    if options.duration.is_none() {
+        return Err(ConfigError::Periodic("a periodic scenario runs for the run's `duration`: set one".into()));
+    }
+    options.rate = Some(crate::units::Rate(1.0 / every.as_secs_f64()));
+    options.workers = Some(1);
+    options.max_workers = Some(1);
+    options.overload = Some(OverloadArg::Drop);
+    options.arrivals = None;
+    options.iterations = None;
+    options.stage = Vec::new();
+    let jitter = block.jitter.map_or(Duration::ZERO, |j| j.0);
+    Ok(plan_one(&options, feed)?.with_arrivals(Arrivals::Periodic { every, jitter }))
 }
 
 /// Split every plan into this process's segment. A worker ramp has no exact split.
@@ -348,7 +462,7 @@ fn default_threads() -> u32 {
 /// Check one run's (or scenario's) options and build its plan.
 fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, ConfigError> {
     check_counts(options)?;
-    let ramps: Vec<Ramp> = options.stage.iter().map(|s| Ramp { duration: s.duration.0, target: s.target.0 }).collect();
+    let ramps = ramps(&options.stage)?;
     // A `once` feed bounds the run by its rows, like -n.
     let iterations = match feed {
         Some((feed, FeedMode::Once)) => {
@@ -365,8 +479,15 @@ fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, ConfigError
     };
     // A real run has an event loop per thread, each pacing on a precise timer (tests of the engine
     // use the runtime's timer instead, which follows paused time).
+    let arrivals = match options.arrivals {
+        Some(ArrivalsArg::Poisson) => Arrivals::Poisson,
+        Some(ArrivalsArg::Even) | None => Arrivals::Even,
+    };
     let mut plan = Plan::new(model)?
+        .with_arrivals(arrivals)
+        .with_seed(options.seed.unwrap_or_default())
         .with_pacer_clock(PacerClock::Precise)
+        .with_pacing(loadhost_engine::Pacing { pace: options.pace.map(|d| d.0), think: options.think.map(|t| t.0) })?
         .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly));
     if !plan.is_open() && !ramps.is_empty() {
         plan = plan.with_worker_stages(&ramps)?;
@@ -423,7 +544,7 @@ fn open_model(options: &RunOptions, ramps: &[Ramp], iterations: Option<u64>) -> 
     }
     let curve = RateCurve::new(options.rate.map_or(0.0, |r| r.0), ramps, duration)?;
     let max_workers = options.max_workers.unwrap_or(DEFAULT_MAX_WORKERS.max(options.workers.unwrap_or(0)));
-    let workers = options.workers.unwrap_or(DEFAULT_OPEN_WORKERS.min(max_workers));
+    let workers = options.workers.unwrap_or_else(|| default_open_workers(curve.peak_rate(), max_workers));
     let overload = match options.overload {
         Some(OverloadArg::Queue) => Overload::Queue,
         Some(OverloadArg::Drop) | None => Overload::Drop,
@@ -503,9 +624,17 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(s.plan.planned_tasks(), Some(10_000));
-        assert_eq!(s.plan.workers(), DEFAULT_OPEN_WORKERS);
+        assert_eq!(s.plan.workers(), 20, "one per 100 tasks/s");
         assert_eq!(s.plan.max_workers(), DEFAULT_MAX_WORKERS);
         assert_eq!(s.max_instances, DEFAULT_MAX_WORKERS);
+    }
+
+    #[test]
+    fn the_default_starting_crew_follows_the_peak_rate_within_bounds() {
+        assert_eq!(default_open_workers(50.0, 1000), MIN_OPEN_WORKERS, "a slow Python plugin holds 2, not 100");
+        assert_eq!(default_open_workers(1_000.0, 1000), 10);
+        assert_eq!(default_open_workers(80_000.0, 1000), DEFAULT_OPEN_WORKERS);
+        assert_eq!(default_open_workers(1_000.0, 4), 4, "never above --max-workers");
     }
 
     #[test]
@@ -525,7 +654,7 @@ mod tests {
     #[test]
     fn max_workers_caps_the_open_crew_and_workers_sets_its_floor() {
         let s = resolve(opts(|o| {
-            o.rate = Some(Rate(200.0));
+            o.rate = Some(Rate(2000.0));
             o.duration = Some("5s".parse().unwrap());
             o.max_workers = Some(5);
         }))
@@ -592,6 +721,34 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown field `ratez`"), "{err}");
+    }
+
+    #[test]
+    fn a_periodic_block_is_one_worker_on_a_timer_for_the_runs_duration() {
+        let parse = |toml: &str| crate::file::parse(std::path::Path::new("run.toml"), toml).unwrap();
+        let s = resolve(parse(
+            "duration = \"10s\"\noverload = \"queue\"\n[[scenario]]\nname = \"load\"\nrate = 50\n\
+             [[scenario]]\nname = \"refresh\"\nevery = \"2s\"\njitter = \"500ms\"\n",
+        ))
+        .unwrap();
+        let timer = &s.scenarios[1];
+        assert_eq!((timer.workers(), timer.max_workers()), (1, 1));
+        assert_eq!(
+            timer.arrivals(),
+            Arrivals::Periodic { every: Duration::from_secs(2), jitter: Duration::from_millis(500) }
+        );
+        assert!(
+            matches!(timer.model(), Model::Open { overload: Overload::Drop, .. }),
+            "a busy tick drops, never queues"
+        );
+        for (block, says) in
+            [("every = \"1s\"\nrate = 5\n", "`rate` cannot go with it"), ("every = \"0s\"\n", "longer than 0s")]
+        {
+            let err = resolve(parse(&format!("duration = \"5s\"\n[[scenario]]\nname = \"t\"\n{block}"))).unwrap_err();
+            assert!(err.to_string().starts_with("scenario 't': ") && err.to_string().contains(says), "{err}");
+        }
+        let err = resolve(parse("[[scenario]]\nname = \"t\"\nevery = \"1s\"\n")).unwrap_err().to_string();
+        assert!(err.contains("runs for the run's `duration`"), "{err}");
     }
 
     #[test]

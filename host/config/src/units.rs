@@ -106,14 +106,53 @@ impl fmt::Display for Rate {
     }
 }
 
-/// One ramp of `--stage DUR:TARGET`: the rate (with `--rate`) or the closed model's looping
-/// workers (without) move linearly to TARGET over DUR.
+/// One stage of `--stage`: the rate (with `--rate`) or the closed model's looping workers
+/// (without) move linearly to TARGET over DUR (`DUR:TARGET`), or, in TOML only, follow a sine
+/// (`{ shape = "sine", period = "60s", min = 100, max = 1000, duration = "10m" }`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stage {
-    /// How long the ramp takes.
+    /// How long the stage takes.
     pub duration: Dur,
     /// The rate, or the number of workers, reached at its end.
     pub target: Rate,
+    /// How it gets there.
+    pub shape: Shape,
+}
+
+/// The path a stage takes to its target.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Shape {
+    /// A straight line from the previous rate.
+    #[default]
+    Linear,
+    /// `min + (max − min)·(1 − cos(2πt/period))/2`: from `min` up to `max` at half a period and
+    /// back; the first of its linear pieces ramps from the previous rate.
+    Sine {
+        /// One cycle.
+        period: Dur,
+        /// The trough.
+        min: Rate,
+        /// The crest.
+        max: Rate,
+    },
+}
+
+impl Stage {
+    /// A sine stage, checked: each error names the key that is wrong.
+    pub fn sine(period: Dur, min: Rate, max: Rate, duration: Dur) -> Result<Self, String> {
+        if period.0.is_zero() {
+            return Err("stage: `period` must be longer than 0s".into());
+        }
+        if duration.0.is_zero() {
+            return Err("stage: `duration` must be longer than 0s".into());
+        }
+        if min.0 > max.0 {
+            return Err(format!("stage: `min` ({min}) is more than `max` ({max})"));
+        }
+        let phase = std::f64::consts::TAU * duration.0.as_secs_f64() / period.0.as_secs_f64();
+        let target = Rate(min.0 + (max.0 - min.0) * (1.0 - phase.cos()) / 2.0);
+        Ok(Stage { duration, target, shape: Shape::Sine { period, min, max } })
+    }
 }
 
 impl FromStr for Stage {
@@ -128,13 +167,77 @@ impl FromStr for Stage {
         if duration.0.is_zero() {
             return Err(format!("stage '{text}': the duration must be longer than 0s"));
         }
-        Ok(Stage { duration, target })
+        Ok(Stage { duration, target, shape: Shape::Linear })
     }
 }
 
 impl fmt::Display for Stage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.duration, self.target)
+        match self.shape {
+            Shape::Linear => write!(f, "{}:{}", self.duration, self.target),
+            Shape::Sine { period, min, max } => write!(f, "sine {min}..{max} every {period} for {}", self.duration),
+        }
+    }
+}
+
+/// A sine stage as written in TOML; every key optional here so that the shape is checked first
+/// and each missing key is named.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShapedStage {
+    shape: String,
+    period: Option<Dur>,
+    min: Option<Rate>,
+    max: Option<Rate>,
+    duration: Option<Dur>,
+}
+
+impl ShapedStage {
+    fn check(self) -> Result<Stage, String> {
+        if self.shape != "sine" {
+            return Err(format!(
+                "stage: unknown `shape` '{}': expected \"sine\" (or a \"DURATION:TARGET\" string)",
+                self.shape
+            ));
+        }
+        let missing = |key: &str| format!("stage: a sine stage needs `{key}`");
+        Stage::sine(
+            self.period.ok_or_else(|| missing("period"))?,
+            self.min.ok_or_else(|| missing("min"))?,
+            self.max.ok_or_else(|| missing("max"))?,
+            self.duration.ok_or_else(|| missing("duration"))?,
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for Stage {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Read as a value first: an untagged enum would hide why a table was refused.
+        let stage = match toml::Value::deserialize(d)? {
+            toml::Value::String(text) => text.parse(),
+            table @ toml::Value::Table(_) => ShapedStage::deserialize(table)
+                .map_err(|e| format!("stage: {}", e.message()))
+                .and_then(ShapedStage::check),
+            other => Err(format!(
+                "stage: expected a \"DURATION:TARGET\" string or a {{ shape = \"sine\", … }} table, not {}",
+                other.type_str()
+            )),
+        };
+        stage.map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Stage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Shape::Sine { period, min, max } = self.shape else { return s.collect_str(self) };
+        let mut map = s.serialize_map(Some(5))?;
+        map.serialize_entry("shape", "sine")?;
+        map.serialize_entry("period", &period)?;
+        map.serialize_entry("min", &min)?;
+        map.serialize_entry("max", &max)?;
+        map.serialize_entry("duration", &self.duration)?;
+        map.end()
     }
 }
 
@@ -345,7 +448,7 @@ impl fmt::Display for DirGrant {
 
 // Rates, percentages and sizes also take a TOML number, so they deserialize by hand below.
 display_serialize!(Rate, Percent, Size);
-text_serde!(Dur, Stage, EnvPair, Tag, DirGrant);
+text_serde!(Dur, EnvPair, Tag, DirGrant);
 
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -47,6 +47,16 @@ pub enum ControlError {
     /// The run is over.
     #[error("the run is over")]
     Over,
+    /// More workers than the run was sized for at start (its instance pool and channels).
+    #[error("max_workers {requested} is above this run's ceiling {ceiling} (set at start with {flag})")]
+    AboveCeiling {
+        /// The ceiling asked for.
+        requested: u32,
+        /// The most workers the run was sized for.
+        ceiling: u32,
+        /// The flag that sets the ceiling, such as `--max-workers`.
+        flag: &'static str,
+    },
 }
 
 /// Where a run stands.
@@ -106,6 +116,8 @@ pub struct Control {
     requested: Mutex<Requested>,
     version: AtomicU64,
     status: Mutex<Status>,
+    /// The most workers `max_workers` may ask for, and the flag that set it.
+    ceiling: Option<(u32, &'static str)>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -123,6 +135,12 @@ impl Control {
         Self::default()
     }
 
+    /// A handle that refuses a `max_workers` above `ceiling`: what the run's instances and channels
+    /// were sized for at start, set with `flag` (named in the refusal).
+    pub fn with_ceiling(ceiling: u32, flag: &'static str) -> Self {
+        Self { ceiling: Some((ceiling, flag)), ..Self::default() }
+    }
+
     /// Request changes; they apply within [`APPLY_EVERY`] (the rate at the pacer's next wake).
     pub fn apply(&self, changes: Changes) -> Result<(), ControlError> {
         if self.status().state == RunState::Done {
@@ -133,6 +151,11 @@ impl Control {
         }
         if changes.max_workers == Some(0) {
             return Err(ControlError::Zero("max_workers"));
+        }
+        if let (Some(requested), Some((ceiling, flag))) = (changes.max_workers, self.ceiling)
+            && requested > ceiling
+        {
+            return Err(ControlError::AboveCeiling { requested, ceiling, flag });
         }
         if changes.max_in_flight == Some(0) {
             return Err(ControlError::Zero("max_in_flight"));
@@ -198,5 +221,23 @@ mod tests {
         assert_eq!(control.version(), 1);
         control.publish(Status { state: RunState::Done, ..Status::default() });
         assert_eq!(control.apply(Changes::default()), Err(ControlError::Over));
+    }
+
+    #[test]
+    fn max_workers_above_the_ceiling_is_refused_naming_it_and_its_flag() {
+        let control = Control::with_ceiling(100, "--max-workers");
+        let err = control.apply(Changes { max_workers: Some(500), rate: Some(5.0), ..Changes::default() }).unwrap_err();
+        assert_eq!(err, ControlError::AboveCeiling { requested: 500, ceiling: 100, flag: "--max-workers" });
+        assert_eq!(
+            err.to_string(),
+            "max_workers 500 is above this run's ceiling 100 (set at start with --max-workers)"
+        );
+        // Nothing of a refused change applies, not even its other fields.
+        assert_eq!((control.version(), control.requested().rate), (0, None));
+        control.apply(Changes { max_workers: Some(100), ..Changes::default() }).unwrap();
+        control.apply(Changes { max_workers: Some(3), ..Changes::default() }).unwrap();
+        assert_eq!(control.requested().max_workers, Some(3));
+        // Without a ceiling (an engine driven directly), any count of at least 1 goes.
+        assert!(Control::new().apply(Changes { max_workers: Some(u32::MAX), ..Changes::default() }).is_ok());
     }
 }

@@ -16,7 +16,7 @@ use crate::lifecycle::teardown;
 use crate::plan::{Model, Plan};
 use crate::shard::{self, Shard, ShardEnd};
 use crate::shared::{Claims, Shared};
-use crate::stop::{Interrupt, Stop};
+use crate::stop::{Interrupt, RunAbort, Stop};
 use crate::ticker::Ticker;
 use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
@@ -36,6 +36,7 @@ const UNLIMITED_GATE: u32 = 1 << 30;
 
 /// One scenario from start to report. `teardown_metrics`, when given, runs the plugin's teardown
 /// at the end with those metrics (a single-scenario run owns its lifecycle).
+#[allow(clippy::too_many_arguments)] // each is one part of a scenario's start; a struct would only rename them
 pub(crate) async fn run_scenario<F: WorkerFactory>(
     plan: &Plan,
     factory: F,
@@ -44,11 +45,14 @@ pub(crate) async fn run_scenario<F: WorkerFactory>(
     setup_data: Option<Arc<str>>,
     recorder: Arc<Recorder>,
     teardown_metrics: Option<MetricsHandle>,
+    run_abort: Option<Arc<RunAbort>>,
 ) -> Result<RunReport, EngineError> {
     let shared = shared_state(plan, factory, live.control.as_ref(), setup_data, recorder);
     let (crews, gos, mut done) = start_shards(&shared).await?;
-    let mut run = Coordinator::start(plan, shared, crews, gos, live);
+    let mut run = Coordinator::start(plan, shared, crews, gos, live, run_abort);
     run.go(&mut done, observer).await;
+    // A scenario whose last task aborted ends before its loop sees the abort: tell the others now.
+    run.tell_other_scenarios();
     let end = Instant::now();
     run.shared.stop.all_over();
     let teardown_error = run.teardown(teardown_metrics).await;
@@ -133,6 +137,8 @@ struct Stopping {
     cut: bool,
     /// A second interrupt: no grace, no teardown.
     forced: bool,
+    /// Another scenario's abort has been applied here, or this one's told to the others.
+    run_abort_seen: bool,
 }
 
 /// The run loop's state.
@@ -143,6 +149,8 @@ struct Coordinator<'p, F: WorkerFactory> {
     ticker: Ticker,
     control: Option<Arc<Control>>,
     interrupt: Option<Arc<Interrupt>>,
+    /// The run's scenarios' shared abort, when this is one of several.
+    run_abort: Option<Arc<RunAbort>>,
     started_at: SystemTime,
     start: Instant,
     closed_deadline: Option<Instant>,
@@ -164,11 +172,15 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         crews: Crews<F>,
         gos: Vec<oneshot::Sender<Option<Instant>>>,
         live: Live,
+        run_abort: Option<Arc<RunAbort>>,
     ) -> Self {
         let Live { control, interrupt } = live;
-        // A stop asked for while the crews were starting: send nothing.
+        // A stop asked for, or another scenario's abort, while the crews were starting: send nothing.
         if interrupt.as_ref().is_some_and(|i| i.requests() > 0) {
             shared.stop.stop_by_user(&stop_reason(interrupt.as_deref()));
+        }
+        if let Some(reason) = run_abort.as_ref().and_then(|a| a.reason()) {
+            shared.stop.abort(reason);
         }
         let started_at = SystemTime::now();
         let start = Instant::now();
@@ -189,6 +201,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
             crews,
             control,
             interrupt,
+            run_abort,
             started_at,
             start,
             closed_deadline,
@@ -209,8 +222,13 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
                 ended = done.recv() => if !self.shard_ended(ended) { break },
                 requests = interrupted(self.interrupt.as_deref(), self.stopping.interrupts_seen),
                     if self.stopping.interrupts_seen < 2 => self.interrupted(requests),
+                reason = run_aborted(self.run_abort.as_deref()), if !self.stopping.run_abort_seen => {
+                    self.stopping.run_abort_seen = true;
+                    stop.abort(reason);
+                }
                 () = stop.aborted(), if grace.is_none() => {
                     self.stopping.grace_ends = Some(Instant::now() + self.plan.grace());
+                    self.tell_other_scenarios();
                 }
                 () = sleep_until(grace.unwrap_or(self.start)), if grace.is_some() && !self.stopping.cut => {
                     self.stopping.cut = true;
@@ -224,6 +242,17 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
                 () = sleep_until(self.closed_deadline.unwrap_or(self.start)),
                     if self.closed_deadline.is_some() && stop.generating() => stop.end_generation(),
             }
+        }
+    }
+
+    /// This scenario's plugin aborted: every other scenario of the run stops too.
+    fn tell_other_scenarios(&mut self) {
+        let stop = &self.shared.stop;
+        let own = stop.is_aborted() && !stop.by_user() && !self.stopping.run_abort_seen;
+        if let Some(run_abort) = self.run_abort.as_ref().filter(|_| own) {
+            self.stopping.run_abort_seen = true;
+            let why = stop.reason().unwrap_or_default();
+            run_abort.abort(format!("scenario '{}' aborted the run: {why}", self.plan.scenario()));
         }
     }
 
@@ -350,6 +379,14 @@ fn stop_reason(interrupt: Option<&Interrupt>) -> String {
 async fn interrupted(interrupt: Option<&Interrupt>, seen: u32) -> u32 {
     match interrupt {
         Some(interrupt) => interrupt.changed(seen).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolve with the reason once another scenario aborted the run; never without scenarios.
+async fn run_aborted(run_abort: Option<&RunAbort>) -> String {
+    match run_abort {
+        Some(run_abort) => run_abort.aborted().await,
         None => std::future::pending().await,
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! In the open model the crew **grows on demand** and **retires** when surplus. The
 //! whole growth rule is one question asked in one place: a worker that has just taken a task asks
-//! for a peer when nobody is left idle. So the crew keeps a standing reserve of one, and a single
-//! edge is enough to grow. The peer is made by the shard's loop on its own task, never on the
+//! for a peer when nobody is left idle and few peers are already on the way. So the crew keeps a
+//! standing reserve of one, and a single edge is enough to grow. The peer is made by the shard's loop on its own task, never on the
 //! pacer's path. Tasks go to the most recently idle worker (see `dispatch`), so a surplus sits idle;
 //! a worker idle for a whole [`RETIRE_WINDOW`] retires on a coin flip (the shard's loop looks every
 //! [`RETIRE_CHECK`]), never below the minimum.
@@ -198,7 +198,7 @@ impl<F: WorkerFactory> Crew<F> {
     pub(crate) async fn open_loop(self: Arc<Self>, id: u32, worker: F::Worker, intake: Intake) {
         let mut slot = Some((id, worker));
         let mut last_start = None;
-        let mut coin = Coin::new(id);
+        let mut coin = Coin::for_worker(&self.run.plan, id);
         loop {
             let Some(mut ticket) = self.wait_for_ticket(&intake).await else { break };
             let Some((id, worker)) = slot.as_mut() else { break };
@@ -209,7 +209,7 @@ impl<F: WorkerFactory> Crew<F> {
                 self.settled();
                 continue;
             }
-            if self.idle.load(Ordering::Relaxed) == 0 {
+            if self.needs_peer() {
                 self.ask_for_peer(&intake);
             }
             let Some(pass) = self.pass_gate(ticket.permit.take()).await else {
@@ -246,6 +246,15 @@ impl<F: WorkerFactory> Crew<F> {
         while self.idle.load(Ordering::Acquire) < n && !self.run.stop.is_aborted() {
             tokio::task::yield_now().await;
         }
+    }
+
+    /// Whether the crew's reserve is gone: nobody idle and fewer peers on the way than one plus
+    /// an eighth of the crew. Peers being made count as the reserve, so a slow `init` (a login)
+    /// does not make one peer per task that arrives while it runs, and a large crew still grows
+    /// by several at once.
+    fn needs_peer(&self) -> bool {
+        let on_the_way = self.pending.load(Ordering::Acquire);
+        self.idle.load(Ordering::Relaxed) == 0 && on_the_way < 1 + self.resident.load(Ordering::Relaxed) / 8
     }
 
     /// Ask the run loop for one more worker, unless the crew is at its ceiling (counting peers
@@ -344,12 +353,19 @@ impl<F: WorkerFactory> Crew<F> {
     /// failure is retried in place, after its backoff.
     pub(crate) async fn closed_loop(self: Arc<Self>, id: u32, worker: F::Worker, claims: Arc<Claims>) {
         let mut slot = Some((id, worker));
-        let mut coin = Coin::new(id);
+        let mut coin = Coin::for_worker(&self.run.plan, id);
         let mut retry: Option<(u64, u32)> = None;
+        // `--pace`: when this worker's next iteration is meant to start.
+        let mut intended: Option<Instant> = None;
+        let mut ran_one = false;
         // The task this worker holds, from its claim until its end is recorded (across retries).
         let mut holding: Option<Holding<'_>> = None;
+        let mut first_scheduled = Instant::now();
         while self.run.stop.generating() || retry.is_some() {
             if retry.is_none() && self.above_closed_target() && self.leave() {
+                break;
+            }
+            if retry.is_none() && !self.space_out(&mut intended, &mut ran_one, &mut coin).await {
                 break;
             }
             let (iteration, attempt) = match retry.take() {
@@ -370,8 +386,19 @@ impl<F: WorkerFactory> Crew<F> {
             if holding.is_none() {
                 holding = Some(Holding::new(&self.run.recorder, shard));
             }
-            // The closed model has no schedule: a task is due when its worker gets to it.
-            let ticket = Ticket { iteration, attempt, scheduled: Instant::now(), permit: None };
+            // The closed model has no schedule: a task is due when its worker gets to it, or at its
+            // intended start under --pace (so an overrun shows as wait).
+            let scheduled = match intended {
+                Some(at) if attempt == 0 => at.min(Instant::now()),
+                _ => Instant::now(),
+            };
+            if attempt == 0 {
+                first_scheduled = scheduled;
+                if let Some(pace) = self.run.plan.pacing().pace {
+                    intended = Some(scheduled + pace);
+                }
+            }
+            let ticket = Ticket { iteration, attempt, scheduled, first_scheduled, permit: None };
             let Some(pass) = self.pass_gate(None).await else {
                 // Dropping the hold records the task as interrupted.
                 break;
@@ -385,22 +412,75 @@ impl<F: WorkerFactory> Crew<F> {
             }
             Self::yield_sometimes().await;
             if let Some(wait) = again {
+                let due = Instant::now() + wait;
+                if self.past_flush(due) {
+                    self.give_up_retry(shard, &mut holding);
+                    break;
+                }
                 retry = Some((iteration, attempt + 1));
                 tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
+                    () = tokio::time::sleep_until(due) => {}
                     () = self.run.stop.aborted() => break,
+                    () = self.run.stop.generation_ended(), if self.run.stop.generating() => {
+                        if self.past_flush(due) {
+                            self.give_up_retry(shard, &mut holding);
+                            break;
+                        }
+                        tokio::time::sleep_until(due).await;
+                    }
                 }
             }
             if !self.settle(&mut slot, outcome).await {
                 if retry.take().is_some() {
                     // The replacement failed: the retry cannot run.
-                    self.run.recorder.record_task(shard, Outcome::Failed, None);
-                    if let Some(done) = holding.take() {
-                        done.recorded();
-                    }
+                    self.give_up_retry(shard, &mut holding);
                 }
                 break;
             }
+        }
+    }
+
+    /// Before a closed-model worker's next fresh task: think (`--think`, after its first task), then
+    /// wait for the task's intended start (`--pace`; at once when it is already late). `false`
+    /// when no new task may start any more.
+    async fn space_out(&self, intended: &mut Option<Instant>, ran_one: &mut bool, coin: &mut Coin) -> bool {
+        let pacing = self.run.plan.pacing();
+        let think = pacing.think.filter(|_| *ran_one).map(|t| t.draw(coin.unit()));
+        *ran_one = true;
+        let now = Instant::now();
+        let mut until = think.map(|t| now + t);
+        if let Some(at) = *intended {
+            // The pace's intended start counts from the think: the pause is the worker's own.
+            let at = at.max(until.unwrap_or(at));
+            *intended = Some(at);
+            until = Some(at);
+        }
+        let Some(until) = until.filter(|u| *u > now) else { return self.run.stop.generating() };
+        tokio::select! {
+            () = tokio::time::sleep_until(until) => self.run.stop.generating(),
+            () = self.run.stop.generation_ended() => false,
+        }
+    }
+
+    /// Whether a closed-model retry `due` then would start past the flush: once no new task may
+    /// start, retries have --flush-retries-timeout, as in the open model, so a task failing
+    /// forever cannot hold the run open.
+    fn past_flush(&self, due: Instant) -> bool {
+        let (Some(ended), Some(retry)) = (self.run.stop.generation_ended_at(), &self.retry) else { return false };
+        if due <= ended + retry.policy.flush_timeout {
+            return false;
+        }
+        if self.run.logged.first(FailureKind::Flush) {
+            tracing::warn!("a retry was still due when --flush-retries-timeout ran out: it ends as failed");
+        }
+        true
+    }
+
+    /// A held task whose retry will not run ends as failed.
+    fn give_up_retry(&self, shard: usize, holding: &mut Option<Holding<'_>>) {
+        self.run.recorder.record_task(shard, Outcome::Failed, None);
+        if let Some(done) = holding.take() {
+            done.recorded();
         }
     }
 
@@ -471,6 +551,7 @@ impl<F: WorkerFactory> Crew<F> {
                             due: Instant::now() + wait,
                             iteration: ticket.iteration,
                             attempt: ticket.attempt + 1,
+                            first_scheduled: ticket.first_scheduled,
                         };
                         match queue.push(retry) {
                             Ok(()) => None,
@@ -487,7 +568,9 @@ impl<F: WorkerFactory> Crew<F> {
             }
             _ => Some(outcome.terminal()),
         };
-        let record = AttemptRecord { end: outcome.attempt_end(), retry: ticket.attempt > 0, timing, terminal };
+        let since_first = ticket.scheduled.saturating_duration_since(ticket.first_scheduled);
+        let record =
+            AttemptRecord { end: outcome.attempt_end(), retry: ticket.attempt > 0, timing, terminal, since_first };
         self.run.recorder.record_attempt(shard, record);
         if let Some((kind, message)) = outcome.error(self.run.plan.task_timeout()) {
             self.run.recorder.record_error(shard, kind, &message, ticket.iteration);
@@ -557,6 +640,15 @@ impl Coin {
         Self(u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 
+    /// Worker `id`'s sequence, from the run's seed and this process's segment: segments of one
+    /// distributed run (and runs with different seeds) draw different backoffs and think times,
+    /// and a run repeated with its seed draws the same.
+    pub(crate) fn for_worker(plan: &crate::plan::Plan, id: u32) -> Self {
+        let segment = u64::from(plan.segment().index());
+        let mut mix = Self(plan.seed() ^ segment.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        Self(mix.next() ^ u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -613,5 +705,28 @@ impl<F: WorkerFactory> Crews<F> {
         if let Some(crew) = self.0.first() {
             crew.run.stop.stop_by_user(reason);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Model, Plan};
+    use crate::segment::Segment;
+
+    fn draws(plan: &Plan, id: u32) -> Vec<u64> {
+        let mut coin = Coin::for_worker(plan, id);
+        (0..4).map(|_| coin.next()).collect()
+    }
+
+    #[test]
+    fn backoff_draws_differ_by_segment_seed_and_worker_and_repeat_with_the_seed() {
+        let plan = Plan::new(Model::Closed { workers: 2, duration: None, max_tasks: Some(10) }).expect("a plan");
+        let seeded = plan.clone().with_seed(7);
+        let other_segment = seeded.clone().with_segment(Segment::new(1, 4).expect("a segment"));
+        assert_eq!(draws(&seeded, 0), draws(&seeded.clone(), 0), "a seed repeats");
+        assert_ne!(draws(&seeded, 0), draws(&other_segment, 0), "segments of one run draw apart");
+        assert_ne!(draws(&seeded, 0), draws(&plan.with_seed(8), 0), "another seed, other draws");
+        assert_ne!(draws(&seeded, 0), draws(&seeded, 1), "workers draw apart");
     }
 }

@@ -28,8 +28,10 @@ use crate::plan::Overload;
 pub(crate) struct Ticket {
     pub(crate) iteration: u64,
     pub(crate) attempt: u32,
-    /// When the schedule said it should start; latency and wait count from here.
+    /// When the schedule said this attempt should start; its wait counts from here.
     pub(crate) scheduled: Instant,
+    /// When the task's first attempt was scheduled; the task's latency counts from here.
+    pub(crate) first_scheduled: Instant,
     /// The gate permit taken at the scheduled time (drop policy with a gate).
     pub(crate) permit: Option<OwnedSemaphorePermit>,
 }
@@ -37,7 +39,13 @@ pub(crate) struct Ticket {
 impl Ticket {
     /// A ticket for task `iteration`, first attempt, due at `scheduled`.
     pub(crate) fn new(iteration: u64, scheduled: Instant) -> Self {
-        Self { iteration, attempt: 0, scheduled, permit: None }
+        Self { iteration, attempt: 0, scheduled, first_scheduled: scheduled, permit: None }
+    }
+
+    /// A ticket for `retry`, given its slot at `now`.
+    pub(crate) fn retry(retry: &crate::retry::RetryTicket, now: Instant) -> Self {
+        let (iteration, attempt, first_scheduled) = (retry.iteration, retry.attempt, retry.first_scheduled);
+        Self { iteration, attempt, scheduled: now, first_scheduled, permit: None }
     }
 }
 

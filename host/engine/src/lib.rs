@@ -8,6 +8,7 @@
 //!
 //! # Layout
 //! - [`plan`] and [`schedule`]: the model and the rate curve, validated before the run.
+//! - [`arrivals`]: even or Poisson arrivals on the curve (time-rescaling), seeded.
 //! - [`pacer`]: releases every due task on each wake; records lag and underrun.
 //! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
@@ -24,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+pub mod arrivals;
 pub mod control;
 mod coordinator;
 mod crew;
@@ -31,6 +33,7 @@ mod dispatch;
 pub mod feed;
 mod lifecycle;
 pub mod pacer;
+pub mod pacing;
 pub mod plan;
 pub mod retry;
 mod run;
@@ -46,13 +49,15 @@ pub mod worker;
 use loadhost_metrics::IntervalRow;
 use thiserror::Error;
 
+pub use arrivals::{Arrivals, Process, Schedule};
 pub use control::{Changes, Control, ControlError, RunState, Status};
 pub use coordinator::Live;
 pub use feed::{Feed, FeedMode};
+pub use pacing::{Pacing, Think, ThinkError};
 pub use plan::{Model, Overload, PacerClock, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
 pub use retry::{RetryError, RetryPolicy};
 pub use run::{ScenarioPlugins, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
-pub use schedule::{CurveError, Ramp, RateCurve};
+pub use schedule::{CurveError, Ramp, RateCurve, sine_ramps};
 pub use segment::{Segment, SegmentError};
 pub use stop::Interrupt;
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};

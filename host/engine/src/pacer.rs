@@ -12,6 +12,11 @@
 //!   itself was late. Tasks held back by a full queue (`--overload queue`) are not underrun: that is
 //!   the crew's limit, not the emitter's.
 //!
+//! The targets on the curve's clock N(t) come from the curve's arrival process
+//! ([`crate::arrivals`]): slot k is due when N(t) reaches k (even), or the sum of k + 1 seeded
+//! exponential draws (Poisson); a Poisson pacer draws the whole plan's sequence and keeps its
+//! segment's slots, so segments and event loops together release the single-process plan.
+//!
 //! Releasing is one synchronous step ([`Pacer::release_due`]); waiting is the driver's job. The
 //! [`PacerClock::Precise`](crate::PacerClock::Precise) driver sleeps inside its shard's event loop on a `timerfd` (the kernel's
 //! high-resolution timer), so a released task wakes a worker on the same thread; the
@@ -34,6 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use loadhost_metrics::{Outcome, PacerTally, Recorder};
 use tokio::time::{Instant, sleep_until};
 
+use crate::arrivals::Targets;
 use crate::control::Control;
 use crate::dispatch::{Dispatch, Offer, Ticket};
 use crate::retry::RetryIntake;
@@ -87,8 +93,11 @@ pub(crate) struct Retries {
 /// Everything the pacer needs.
 pub(crate) struct Pacer {
     pub(crate) curve: RateCurve,
-    /// Slots the curve has in all (`None`: it never ends).
+    /// Slots the curve has in all (`None`: it never ends, or arrivals are random and the
+    /// schedule ends when the next one would fall past the curve's end).
     pub(crate) slots: Option<u64>,
+    /// Where on the curve's clock N(t) each slot falls.
+    targets: Targets,
     /// Fresh tasks to schedule at most (`-n`).
     pub(crate) fresh_limit: u64,
     pub(crate) start: Instant,
@@ -110,9 +119,10 @@ pub(crate) struct Pacer {
     early: Duration,
     /// …but at most this many of them per wake.
     batch: u32,
-    /// Slot `k` is due at `time_base + curve.due(k - slot_base)`; a live change re-bases both.
+    /// Slot `k` is due at `time_base + curve.due_at(target(k) - consumed)`; a live change
+    /// re-bases both (`consumed` is the count the earlier curves used up).
     time_base: Instant,
-    slot_base: u64,
+    consumed: f64,
     /// When the plan says generation ends (`None`: it ends by task count).
     planned_end: Option<Instant>,
     /// The plan's own curve, to resume from when no rate was set live.
@@ -143,12 +153,14 @@ impl Pacer {
         retries: Option<Retries>,
         control: Option<(Arc<Control>, Arc<AtomicU64>)>,
     ) -> Self {
+        let targets = Targets::new(curve.process());
         Self {
-            slots: curve.total_tasks(),
+            slots: if targets.is_random() { None } else { curve.total_tasks() },
+            targets,
             planned_end: curve.end().map(|end| start + end),
             plan_curve: curve.clone(),
             time_base: start,
-            slot_base: 0,
+            consumed: 0.0,
             live: control.map(|(control, rate_now)| Live {
                 control,
                 seen: 0,
@@ -205,7 +217,8 @@ impl Pacer {
 
     /// When slot `k` is due, on the current (possibly re-based) schedule.
     fn due(&mut self, k: u64) -> Option<Instant> {
-        let t = self.curve.due(k.checked_sub(self.slot_base)?, &mut self.hint)?;
+        let target = self.targets.target(k) - self.consumed;
+        let t = self.curve.due_at(target, &mut self.hint)?;
         Some(self.time_base + Duration::from_secs_f64(t))
     }
 
@@ -235,14 +248,24 @@ impl Pacer {
         paused
     }
 
-    /// From now on, slots come at a constant `rate` until the planned end.
+    /// From now on, slots come at a constant `rate` until the planned end. Even arrivals start
+    /// afresh with the next slot now; Poisson arrivals keep the next slot's remaining distance on
+    /// the clock (still exponential: the process goes on at the new rate), unless it is overdue
+    /// (after a pause), when it too comes now.
     fn rebase(&mut self, now: Instant, rate: f64) {
         let remaining = self.planned_end.map(|end| end.saturating_duration_since(now));
         if let Ok(curve) = RateCurve::constant(rate, remaining) {
-            self.slots = curve.total_tasks().map(|n| self.next_slot + n);
+            let next = self.targets.target(self.next_slot);
+            self.consumed = if self.targets.is_random() {
+                let carried =
+                    self.consumed + self.curve.tasks_by(now.saturating_duration_since(self.time_base).as_secs_f64());
+                carried.min(next)
+            } else {
+                next
+            };
+            self.slots = if self.targets.is_random() { None } else { curve.total_tasks().map(|n| self.next_slot + n) };
             self.curve = curve;
             self.time_base = now;
-            self.slot_base = self.next_slot;
             self.hint = 0;
         }
     }
@@ -268,7 +291,7 @@ impl Pacer {
         }
         let retry = r.intake.pop_due(now)?;
         self.retry_slots += 1;
-        Some(Ticket { iteration: retry.iteration, attempt: retry.attempt, scheduled: now, permit: None })
+        Some(Ticket::retry(&retry, now))
     }
 
     /// Release every slot due at `now`. `slept_until` is the due time the pacer slept for, when it
@@ -380,7 +403,7 @@ impl Pacer {
         {
             slot += r.flush_spacing;
             r.next_flush = Some(slot);
-            let ticket = Ticket { iteration: retry.iteration, attempt: retry.attempt, scheduled: now, permit: None };
+            let ticket = Ticket::retry(&retry, now);
             match self.dispatch.offer(ticket) {
                 Offer::Released => r.outstanding.fetch_add(1, Ordering::AcqRel),
                 Offer::Closed if self.stop.is_aborted() => {

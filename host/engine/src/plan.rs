@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::arrivals::{Arrivals, Process};
 use crate::feed::{Feed, FeedMode};
 use crate::retry::{RetryError, RetryPolicy};
 use crate::schedule::{CurveError, Ramp, RateCurve};
@@ -91,6 +92,9 @@ pub enum PlanError {
     /// A gate that lets nothing through.
     #[error("the most tasks in flight must be at least 1")]
     ZeroGate,
+    /// `--pace` and `--think` space a closed-model worker's tasks.
+    #[error("--pace and --think space the closed model's workers; with --rate the schedule spaces tasks")]
+    PacingNeedsClosed,
     /// The reporting interval must be positive.
     #[error("the reporting interval must be longer than 0s")]
     ZeroInterval,
@@ -119,6 +123,12 @@ pub struct Plan {
     start_delay: Duration,
     /// This process's share of the plan (the whole plan unless `--segment`).
     segment: Segment,
+    /// How the open model's arrivals are spaced.
+    arrivals: Arrivals,
+    /// The run's seed: Poisson arrivals (with the scenario's name), and whatever else draws.
+    seed: u64,
+    /// Closed model: how each worker spaces its tasks (`--pace`, `--think`).
+    pacing: crate::pacing::Pacing,
 }
 
 /// How many event loops a run may use.
@@ -185,7 +195,57 @@ impl Plan {
             worker_curve: None,
             start_delay: Duration::ZERO,
             segment: Segment::whole(),
+            arrivals: Arrivals::Even,
+            seed: 0,
+            pacing: crate::pacing::Pacing::default(),
         })
+    }
+
+    /// Space each closed-model worker's tasks (`--pace`, `--think`); the open model's schedule
+    /// spaces its own.
+    pub fn with_pacing(mut self, pacing: crate::pacing::Pacing) -> Result<Self, PlanError> {
+        if pacing.is_set() && self.is_open() {
+            return Err(PlanError::PacingNeedsClosed);
+        }
+        self.pacing = pacing;
+        Ok(self)
+    }
+
+    /// How each closed-model worker spaces its tasks.
+    pub fn pacing(&self) -> crate::pacing::Pacing {
+        self.pacing
+    }
+
+    /// Space the open model's arrivals as `arrivals` says (even by default).
+    pub fn with_arrivals(mut self, arrivals: Arrivals) -> Self {
+        self.arrivals = arrivals;
+        self.sync_process()
+    }
+
+    /// How the open model's arrivals are spaced.
+    pub fn arrivals(&self) -> Arrivals {
+        self.arrivals
+    }
+
+    /// Seed everything random in the run with `seed`: the same seed, the same schedule.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self.sync_process()
+    }
+
+    /// The run's seed (0 unless [`Plan::with_seed`] set one).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Hand the arrival process to the curve, which is what the pacer gets; called whenever the
+    /// kind, the seed or the scenario's name changes.
+    fn sync_process(mut self) -> Self {
+        let process = Process::new(self.arrivals, self.seed, &self.scenario);
+        if let Model::Open { curve, .. } = &mut self.model {
+            *curve = curve.clone().with_process(process);
+        }
+        self
     }
 
     /// Use another reporting interval.
@@ -200,7 +260,7 @@ impl Plan {
     /// Name the scenario (the plugin sees it in `task.scenario`).
     pub fn with_scenario(mut self, scenario: impl Into<String>) -> Self {
         self.scenario = scenario.into();
-        self
+        self.sync_process()
     }
 
     /// Run the shards on threads of their own with a precise timer, or as tasks on the caller's
@@ -426,7 +486,14 @@ impl Plan {
         }
     }
 
-    /// Tasks this process will schedule: its segment's share of the whole plan's.
+    /// Whether the planned count is exact; with Poisson arrivals it is the expected count (the
+    /// curve's integral), and the run schedules about that many.
+    pub fn planned_is_exact(&self) -> bool {
+        !(self.is_open() && matches!(self.arrivals, Arrivals::Poisson | Arrivals::Periodic { .. }))
+    }
+
+    /// Tasks this process will schedule: its segment's share of the whole plan's (expected, with
+    /// Poisson arrivals: see [`Plan::planned_is_exact`]).
     pub fn planned_tasks(&self) -> Option<u64> {
         self.planned_tasks_whole().map(|n| self.segment.share_of(n))
     }
@@ -459,8 +526,16 @@ impl Plan {
         }
     }
 
-    /// The planned average rate (tasks/s) of the open model.
+    /// The planned average rate (tasks/s) of the open model, which the run must achieve; `None`
+    /// with Poisson arrivals, whose count is random (a run 3% short of the expected rate is no
+    /// emitter's fault): see [`Plan::expected_rate`].
     pub fn target_rate(&self) -> Option<f64> {
+        if self.planned_is_exact() { self.expected_rate() } else { None }
+    }
+
+    /// The open model's average rate (tasks/s) over its planned generation: exact with even
+    /// arrivals, the expectation with Poisson ones.
+    pub fn expected_rate(&self) -> Option<f64> {
         match &self.model {
             Model::Open { .. } => {
                 let secs = self.planned_generation()?.as_secs_f64();

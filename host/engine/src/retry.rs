@@ -78,6 +78,8 @@ pub(crate) struct RetryTicket {
     pub(crate) due: Instant,
     pub(crate) iteration: u64,
     pub(crate) attempt: u32,
+    /// When the task's first attempt was scheduled: its latency counts from here.
+    pub(crate) first_scheduled: Instant,
 }
 
 /// The workers' end: where retryable failures are queued.
@@ -210,14 +212,24 @@ mod tests {
         let (queue, mut intake) = queue(2);
         let now = Instant::now();
         let at = |ms| now + Duration::from_millis(ms);
-        assert_eq!(queue.push(RetryTicket { due: at(20), iteration: 1, attempt: 1 }), Ok(()));
-        assert_eq!(queue.push(RetryTicket { due: at(10), iteration: 2, attempt: 1 }), Ok(()));
-        assert_eq!(queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1 }), Err(RetryRefused::Full));
+        assert_eq!(queue.push(RetryTicket { due: at(20), iteration: 1, attempt: 1, first_scheduled: at(0) }), Ok(()));
+        assert_eq!(queue.push(RetryTicket { due: at(10), iteration: 2, attempt: 1, first_scheduled: at(0) }), Ok(()));
+        assert_eq!(
+            queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1, first_scheduled: at(0) }),
+            Err(RetryRefused::Full)
+        );
         assert_eq!(intake.next_due(), Some(at(10)));
         assert_eq!(intake.pop_due(at(9)), None, "not due yet");
         assert_eq!(intake.pop_due(at(30)).map(|r| r.iteration), Some(2));
-        assert_eq!(queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1 }), Ok(()), "room again");
+        assert_eq!(
+            queue.push(RetryTicket { due: at(5), iteration: 3, attempt: 1, first_scheduled: at(0) }),
+            Ok(()),
+            "room again"
+        );
         assert_eq!(intake.drain(), 2);
-        assert_eq!(queue.push(RetryTicket { due: at(5), iteration: 4, attempt: 1 }), Err(RetryRefused::Closed));
+        assert_eq!(
+            queue.push(RetryTicket { due: at(5), iteration: 4, attempt: 1, first_scheduled: at(0) }),
+            Err(RetryRefused::Closed)
+        );
     }
 }

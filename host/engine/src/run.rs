@@ -9,7 +9,7 @@ use crate::control::Control;
 use crate::coordinator::{Live, run_scenario};
 use crate::lifecycle::{LIFECYCLE_ID, setup, teardown};
 use crate::plan::Plan;
-use crate::stop::Interrupt;
+use crate::stop::{Interrupt, RunAbort};
 use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
 
@@ -50,7 +50,7 @@ pub async fn run_live<F: WorkerFactory>(
     let lifecycle_metrics = MetricsHandle::new(recorder.clone(), LIFECYCLE_ID);
     let setup_data = setup(&factory, plan.lifecycle_timeout(), lifecycle_metrics.clone()).await?;
     let teardown = Some(lifecycle_metrics);
-    run_scenario(plan, factory, observer, live, setup_data, recorder, teardown).await
+    run_scenario(plan, factory, observer, live, setup_data, recorder, teardown, None).await
 }
 
 /// What several scenarios run together measured.
@@ -121,16 +121,17 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
         }
     }
     let shared = std::sync::Mutex::new(observer);
+    let run_abort = Arc::new(RunAbort::default());
     let runs = plans.iter().enumerate().map(|(i, plan)| {
         let which = plugins.plugin_of.get(i).copied().unwrap_or(0);
         let factory = plugins.plugins[which].1.clone();
-        let (setup_data, shared) = (setups[which].clone(), &shared);
+        let (setup_data, shared, run_abort) = (setups[which].clone(), &shared, run_abort.clone());
         let live = Live { control: None, interrupt: interrupt.clone() };
         async move {
-            tokio::time::sleep(plan.start_delay()).await;
+            wait_to_start(plan.start_delay(), live.interrupt.as_deref(), &run_abort).await;
             let mut forward = Forward(shared);
             let recorder = Arc::new(Recorder::new(SHARDS));
-            run_scenario(plan, factory, &mut forward, live, setup_data, recorder, None).await
+            run_scenario(plan, factory, &mut forward, live, setup_data, recorder, None, Some(run_abort)).await
         }
     });
     let mut reports = Vec::new();
@@ -154,6 +155,22 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
         return Err(err);
     }
     Ok(ScenarioRuns { reports, teardown_error, lifecycle: lifecycle.drain(), broken })
+}
+
+/// A scenario's start offset, cut short by a stop request or another scenario's abort (the
+/// scenario then starts stopped, and sends nothing).
+async fn wait_to_start(delay: std::time::Duration, interrupt: Option<&Interrupt>, run_abort: &RunAbort) {
+    let stop_asked = async {
+        match interrupt {
+            Some(interrupt) => interrupt.changed(0).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = tokio::time::sleep(delay) => {}
+        _ = stop_asked => {}
+        _ = run_abort.aborted() => {}
+    }
 }
 
 /// Tear down every plugin that was set up (those whose setup returned data), in order: the first

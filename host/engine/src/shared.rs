@@ -63,11 +63,13 @@ pub(crate) enum FailureKind {
     TimedOut,
     Aborted,
     Growth,
+    /// A closed-model retry given up at the flush's end.
+    Flush,
 }
 
 /// Whether the first failure of each kind has been logged yet (every event loop's crew shares it).
 #[derive(Debug, Default)]
-pub(crate) struct FirstFailures([AtomicBool; 6]);
+pub(crate) struct FirstFailures([AtomicBool; 7]);
 
 impl FirstFailures {
     /// Whether this is the run's first failure of `kind` (and remember that it was seen).

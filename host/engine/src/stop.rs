@@ -23,17 +23,31 @@ pub(crate) struct Stop {
     cut: std::sync::atomic::AtomicBool,
     /// Every event loop has ended: their runtimes may go.
     over: std::sync::atomic::AtomicBool,
+    /// When new tasks stopped starting (generation ended, or the run was aborted).
+    ended_at: std::sync::OnceLock<tokio::time::Instant>,
 }
 
 impl Stop {
     /// No new tasks should start (the closed model's deadline).
     pub(crate) fn end_generation(&self) {
+        let _ = self.ended_at.set(tokio::time::Instant::now());
         let _ = self.state.compare_exchange(RUNNING, GENERATION_ENDED, Ordering::AcqRel, Ordering::Acquire);
         self.notify.notify_waiters();
     }
 
+    /// When new tasks stopped starting; `None` while they still may.
+    pub(crate) fn generation_ended_at(&self) -> Option<tokio::time::Instant> {
+        if self.generating() { None } else { self.ended_at.get().copied() }
+    }
+
+    /// Resolve once no new task may start.
+    pub(crate) async fn generation_ended(&self) {
+        self.until(|stop| !stop.generating()).await;
+    }
+
     /// Stop the run now; the first reason given is kept.
     pub(crate) fn abort(&self, reason: String) {
+        let _ = self.ended_at.set(tokio::time::Instant::now());
         if self.state.swap(ABORTED, Ordering::AcqRel) != ABORTED {
             *self.reason.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason);
         }
@@ -157,6 +171,39 @@ impl Interrupt {
             let now = self.requests();
             if now != seen {
                 return now;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// A plugin's `abort` in one scenario, told to the others: an abort stops the whole run, as the
+/// WIT says, not only the scenario whose task asked.
+#[derive(Debug, Default)]
+pub(crate) struct RunAbort {
+    notify: Notify,
+    reason: Mutex<Option<String>>,
+}
+
+impl RunAbort {
+    /// Stop every scenario for `reason`; the first reason given is kept.
+    pub(crate) fn abort(&self, reason: String) {
+        self.reason.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(reason);
+        self.notify.notify_waiters();
+    }
+
+    /// The reason, once a scenario has aborted the run.
+    pub(crate) fn reason(&self) -> Option<String> {
+        self.reason.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Resolve with the reason once a scenario has aborted the run.
+    pub(crate) async fn aborted(&self) -> String {
+        loop {
+            let mut notified = pin!(self.notify.notified());
+            notified.as_mut().enable();
+            if let Some(reason) = self.reason() {
+                return reason;
             }
             notified.await;
         }

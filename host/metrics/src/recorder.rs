@@ -36,6 +36,9 @@ pub struct AttemptRecord {
     pub timing: TaskTiming,
     /// The task's terminal outcome when this was its last attempt; `None` when a retry follows.
     pub terminal: Option<Outcome>,
+    /// From the task's first scheduled time to this attempt's (zero for a first attempt): the
+    /// earlier attempts and their backoff, which the task's latency includes.
+    pub since_first: Duration,
 }
 
 /// What the pacer saw on one wake.

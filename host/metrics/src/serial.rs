@@ -316,6 +316,7 @@ mod tests {
                     gate: (i % 3 == 0).then(|| Duration::from_micros(micros / 100)),
                 },
                 terminal: (i % 10 != 0).then_some(Outcome::Passed),
+                since_first: Duration::from_micros(if i % 11 == 0 { micros * 2 } else { 0 }),
             });
             w.http.record(HttpSample {
                 status: [Some(200), Some(503), None][(i % 3) as usize],

@@ -57,20 +57,29 @@ impl Window {
         if attempt.retry {
             self.counts.retries += 1;
         }
+        let t = attempt.timing;
+        self.record_attempt_timing(t);
+        // Latency is the task's, as a user of the target sees it: once, when its last attempt
+        // ends, from its first scheduled time (earlier attempts and backoff included).
         if let Some(outcome) = attempt.terminal {
             self.counts.add(outcome, 1);
+            self.latency.record(attempt.since_first + t.wait + t.service);
         }
-        self.record_timing(Some(attempt.timing));
     }
 
     fn record_timing(&mut self, timing: Option<crate::TaskTiming>) {
         if let Some(t) = timing {
-            self.wait.record(t.wait);
-            self.service.record(t.service);
+            self.record_attempt_timing(t);
             self.latency.record(t.wait + t.service);
-            if let Some(gate) = t.gate {
-                self.gate_wait.record(gate);
-            }
+        }
+    }
+
+    /// The per-attempt views: wait, service and the gate's share of the wait.
+    fn record_attempt_timing(&mut self, t: crate::TaskTiming) {
+        self.wait.record(t.wait);
+        self.service.record(t.service);
+        if let Some(gate) = t.gate {
+            self.gate_wait.record(gate);
         }
     }
 

@@ -25,6 +25,20 @@ async fn the_crew_grows_to_what_the_load_needs_and_no_further() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_slow_init_grows_one_peer_at_a_time_not_one_per_task() {
+    // 100/s × 10 ms = 1 task in flight: two workers (one and its reserve) carry it. Each peer takes
+    // 500 ms to make; asking for a peer per task that arrives meanwhile would make ~50.
+    let curve = RateCurve::constant(100.0, Some(secs(3))).unwrap();
+    let mut factory = FakeFactory::sleeping(ms(10));
+    factory.init_delay = ms(500);
+    let (report, rows) = run(&plan(curve, 1, 100, Overload::Queue), factory).await;
+    let w = report.workers;
+    assert!(w.peak <= 3, "peers on the way count as the reserve: {w:?}");
+    assert_eq!(report.counts().passed, 300);
+    assert_accounting(&report, &rows);
+}
+
+#[tokio::test(start_paused = true)]
 async fn growth_stops_at_the_ceiling() {
     let curve = RateCurve::constant(200.0, Some(secs(2))).unwrap();
     let (report, rows) = run(&plan(curve, 1, 5, Overload::Drop), FakeFactory::sleeping(ms(50))).await;

@@ -29,6 +29,8 @@ pub struct FakeFactory {
     pub lifecycle_calls: Arc<AtomicU32>,
     /// Every task run: the worker's id and the task's iteration.
     pub ran: Arc<Mutex<Vec<(u32, u64)>>>,
+    /// How long making a worker takes (a plugin's `init`, such as a login).
+    pub init_delay: Duration,
 }
 
 impl FakeFactory {
@@ -45,6 +47,7 @@ impl FakeFactory {
             scenarios: Arc::default(),
             lifecycle_calls: Arc::default(),
             ran: Arc::default(),
+            init_delay: Duration::ZERO,
         }
     }
 
@@ -97,6 +100,9 @@ impl WorkerFactory for FakeFactory {
     async fn new_worker(&self, ctx: WorkerContext) -> Result<FakeWorker, WorkerError> {
         if ctx.id >= self.fail_from {
             return Err(WorkerError::new(format!("no room for worker {}", ctx.id)));
+        }
+        if !self.init_delay.is_zero() {
+            tokio::time::sleep(self.init_delay).await;
         }
         self.made.fetch_add(1, Ordering::Relaxed);
         self.inits.lock().unwrap().push(ctx.setup_data.as_deref().map(str::to_owned));

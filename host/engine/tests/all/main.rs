@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
 
+mod arrivals;
 mod closed_model;
 mod control;
 mod crew;
@@ -10,6 +11,8 @@ mod gate;
 mod lifecycle;
 mod open_model;
 mod outcomes;
+mod pacing;
+mod periodic;
 mod retries;
 mod scenarios;
 mod segments;

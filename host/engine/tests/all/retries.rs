@@ -130,3 +130,42 @@ async fn the_closed_model_retries_in_place() {
     assert_eq!(report.totals.attempts.total, 200);
     assert_accounting(&report, &rows);
 }
+
+#[tokio::test(start_paused = true)]
+async fn closed_model_retries_end_at_the_flush_timeout_after_the_duration() {
+    // Every attempt fails retryably; 50 retries with a 1 s backoff would hold the run for minutes.
+    let factory = FakeFactory::new(|_| (ms(10), TaskOutcome::Retryable("503".into())));
+    let policy = RetryPolicy { flush_timeout: secs(2), ..policy(50, secs(1), 1.0) };
+    let plan = Plan::new(Model::Closed { workers: 2, duration: Some(secs(1)), max_tasks: None })
+        .unwrap()
+        .with_retries(policy)
+        .unwrap();
+    let started = Instant::now();
+    let (report, rows) = run(&plan, factory).await;
+    let took = started.elapsed();
+    assert!(took <= secs(1) + secs(2) + secs(2), "the duration, the flush and one backoff at most: {took:?}");
+    let c = report.counts();
+    assert!(c.failed >= 2, "the tasks still retrying end as failed: {c:?}");
+    assert_eq!(c.passed, 0);
+    assert_accounting(&report, &rows);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_tasks_latency_runs_from_its_first_scheduled_time_to_its_last_end() {
+    // Each task's first attempt fails after 50 ms, its retry passes after 50 ms: the task took
+    // both attempts and the backoff between, which its latency shows; service stays per attempt.
+    let factory = FakeFactory::new(|task| {
+        let outcome = if task.attempt == 0 { TaskOutcome::Retryable("503".into()) } else { TaskOutcome::Passed };
+        (ms(50), outcome)
+    });
+    let (report, rows) = run(&open(10.0, secs(1), 4, policy(1, ms(100), 1.0)), factory).await;
+    let t = &report.totals;
+    let c = report.counts();
+    assert!(c.passed >= 5 && c.retries >= c.passed, "{c:?}");
+    assert_eq!(t.latency.count(), c.passed + c.failed, "one latency per task that ran: {c:?}");
+    assert_eq!(t.service.count(), c.passed + c.failed + c.retries, "one service time per attempt: {c:?}");
+    let p = t.latency.percentiles();
+    assert!(p.min >= 99.0, "both attempts are in every task's latency: min {:?}", p.min);
+    assert!(t.service.percentiles().max < 60.0, "service is one attempt's");
+    assert_accounting(&report, &rows);
+}

@@ -95,3 +95,67 @@ async fn a_second_plugins_failed_setup_sends_nothing_names_it_and_tears_down_the
     assert_eq!(made_1.load(Ordering::Relaxed) + made_2.load(Ordering::Relaxed), 0, "no worker made");
     assert_eq!(down_1.lock().unwrap().as_deref(), Some("first"), "the first plugin is torn down");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_plugins_abort_in_one_scenario_stops_every_scenario() {
+    // `a` aborts on its fifth task; `b` would run 60 s at 50/s.
+    let aborting = FakeFactory::new(|task| {
+        if task.iteration == 4 {
+            (ms(1), loadhost_engine::TaskOutcome::Abort("the token expired".into()))
+        } else {
+            (ms(5), loadhost_engine::TaskOutcome::Passed)
+        }
+    });
+    let plugins = ScenarioPlugins {
+        plugins: vec![("a".into(), aborting), ("b".into(), FakeFactory::sleeping(ms(5)))],
+        plugin_of: vec![0, 1],
+    };
+    let a = Plan::new(Model::Closed { workers: 1, duration: None, max_tasks: Some(100) }).unwrap().with_scenario("a");
+    let b = Plan::new(Model::Open {
+        curve: RateCurve::constant(50.0, Some(secs(60))).unwrap(),
+        max_tasks: None,
+        workers: 2,
+        max_workers: 2,
+        overload: Overload::Queue,
+    })
+    .unwrap()
+    .with_scenario("b");
+    let started = tokio::time::Instant::now();
+    let runs = loadhost_engine::run_scenarios(&[a, b], plugins, &mut |_: &IntervalRow| {}, None).await.unwrap();
+    assert!(started.elapsed() < secs(10), "the run stops at once, not after b's 60 s: {:?}", started.elapsed());
+    let [a, b] = &runs.reports[..] else { panic!("two reports") };
+    assert_eq!(a.aborted.as_deref(), Some("the token expired"));
+    let why = b.aborted.as_deref().unwrap_or_default();
+    assert!(why.contains("scenario 'a' aborted the run: the token expired"), "{why}");
+    assert!(b.counts().scheduled < 60 * 50, "{:?}", b.counts());
+    assert!(RunReport::combine(&runs.reports).unwrap().counts().identity_holds());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_during_a_scenarios_start_offset_ends_the_wait_at_once() {
+    let early = Plan::new(Model::Closed { workers: 1, duration: Some(secs(60)), max_tasks: None })
+        .unwrap()
+        .with_scenario("early");
+    let late = Plan::new(Model::Closed { workers: 1, duration: Some(secs(10)), max_tasks: None })
+        .unwrap()
+        .with_scenario("late")
+        .with_start_delay(secs(30));
+    let interrupt = std::sync::Arc::new(loadhost_engine::Interrupt::new());
+    let asker = interrupt.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(secs(1)).await;
+        asker.request();
+    });
+    let started = tokio::time::Instant::now();
+    let runs = loadhost_engine::run_scenarios(
+        &[early, late],
+        ScenarioPlugins::one("fake", FakeFactory::sleeping(ms(10)), 2),
+        &mut |_: &IntervalRow| {},
+        Some(interrupt),
+    )
+    .await
+    .unwrap();
+    assert!(started.elapsed() < secs(5), "not after the 30 s offset: {:?}", started.elapsed());
+    assert_eq!(runs.reports[1].counts().scheduled, 0, "the late scenario sends nothing");
+    assert!(runs.reports[1].stopped.is_some());
+}

@@ -54,6 +54,7 @@ pub(crate) fn task(w: &mut Window, micros: u64, n: u64) {
             gate: n.is_multiple_of(4).then(|| Duration::from_micros(micros / 50)),
         },
         terminal: Some(if failed { Outcome::Failed } else { Outcome::Passed }),
+        since_first: Duration::ZERO,
     });
     if failed {
         // Two kinds of error, each with a number that varies, at times that vary.

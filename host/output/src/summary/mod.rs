@@ -31,6 +31,9 @@ use crate::{RunInfo, VERSION, round_ms};
 pub struct Summary {
     /// The plugin's abort message, when it aborted the run.
     pub aborted: Option<String>,
+    /// How the open model's arrivals were spaced (`even`, `poisson`); null in the closed model.
+    #[serde(default)]
+    pub arrivals: Option<String>,
     /// Every attempt and how it ended.
     pub attempts: AttemptCounts,
     /// Each check by name.
@@ -63,6 +66,9 @@ pub struct Summary {
     /// Each scenario, when the run had `[[scenario]]` blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenarios: Option<Named<ScenarioSummary>>,
+    /// The run's seed (`--seed`, or the one drawn at start): the same seed repeats the schedule.
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// The plugin-series cap.
     pub series: SeriesCap,
     /// Call → end, in ms.
@@ -118,6 +124,7 @@ impl Summary {
         let verdict = Verdict::new(loadhost_metrics::limit::verdict(report, thresholds), thresholds, &tasks, &errors);
         Summary {
             aborted: report.aborted.clone(),
+            arrivals: info.config.get("arrivals").and_then(Value::as_str).map(str::to_owned),
             attempts: AttemptCounts::from(&t.attempts),
             checks: checks(&t.plugin),
             config: info.config.clone(),
@@ -146,6 +153,7 @@ impl Summary {
             },
             scenarios: (!scenarios.is_empty())
                 .then(|| Named(scenarios.iter().map(|r| (r.scenario.clone(), scenario(info, r))).collect())),
+            seed: info.config.get("seed").and_then(Value::as_u64),
             series: SeriesCap {
                 count: t.plugin.series().len() as u64,
                 discarded_samples: t.plugin.discarded(),
@@ -286,7 +294,7 @@ pub(crate) mod tests {
             plugin_ref: None,
             plugin_digest: None,
             scenario_plugins: Default::default(),
-            config: json!({ "rate": "4/s", "duration": "3s", "env": ["K=[redacted]"] }),
+            config: json!({ "rate": "4/s", "duration": "3s", "env": ["K=[redacted]"], "arrivals": "poisson", "seed": 7 }),
             model: "open model: 12 tasks over 3.0s".into(),
             peak_rss: Some(50 << 20),
             tags: vec![("team".into(), "checkout".into()), ("build".into(), "7".into())],
@@ -329,6 +337,7 @@ pub(crate) mod tests {
             keys,
             [
                 "aborted",
+                "arrivals",
                 "attempts",
                 "checks",
                 "config",
@@ -343,6 +352,7 @@ pub(crate) mod tests {
                 "plugin",
                 "rate",
                 "scenarios",
+                "seed",
                 "series",
                 "service_ms",
                 "started_at",
@@ -368,6 +378,7 @@ pub(crate) mod tests {
         assert!(as_map["scenarios"]["buy"]["rate"].get("generation_s").is_none());
         assert_eq!(as_map["verdict"]["limit"], "target", "a threshold broke while the host kept up");
         assert!(as_map.get("merged").is_none(), "only merge writes `merged`");
+        assert_eq!((&as_map["arrivals"], &as_map["seed"]), (&json!("poisson"), &json!(7)), "from the config");
     }
 
     #[test]

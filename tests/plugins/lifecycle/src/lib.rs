@@ -2,7 +2,7 @@
 //! they hold the value of any `SECRET_*` variable it was given); `init` keeps it
 //! (counter `inits`); each task checks it has it (counter `tasks_with_setup`); `teardown` checks it
 //! got the same token (counter `teardowns`). `SETUP_FAIL=1` / `INIT_FAIL=1` / `TEARDOWN_FAIL=1`
-//! make that step fail; `SETUP_SLEEP_MS=N` makes setup slow.
+//! make that step fail; `SETUP_SLEEP_MS=N` makes setup slow, `INIT_SLEEP_MS=N` each init (a login).
 
 use std::cell::RefCell;
 
@@ -45,6 +45,7 @@ impl Lifecycle for Plugin {
         if env_or("INIT_FAIL", 0) == 1 {
             return Err("init failed on purpose".into());
         }
+        std::thread::sleep(std::time::Duration::from_millis(env_or("INIT_SLEEP_MS", 0)));
         counter("inits", 1, &[]);
         SETUP_DATA.with(|data| *data.borrow_mut() = Some(setup_data));
         Ok(())
