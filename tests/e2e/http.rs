@@ -204,3 +204,18 @@ fn the_allow_list_governs_raw_sockets_too() {
     // 5 allowed connections, none from the denied run, plus /stats.
     assert_eq!(target.stats()["connections"].as_u64(), Some(6));
 }
+
+#[test]
+fn a_plugin_built_before_the_http_options_still_runs() {
+    // Built against the WIT before request options, redirects and cookies were added
+    // (tests/compat/README.md): the host only ever adds to the WIT, so it links and runs as it did.
+    let old = crate::common::root().join("tests/compat/http-get-wit-0.1.0-send-with.wasm");
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let run = Loadhost::run_plugin(&old, &["-e", &url, "--allow-host", &target.authority, "-n", "20"]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 20, "{}", run.stderr);
+    assert_eq!(metric(&run, "http_reqs", "count"), 20);
+    assert_identity(&s);
+}
