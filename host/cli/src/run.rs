@@ -53,6 +53,20 @@ pub struct RunArgs {
 
     #[command(flatten)]
     registry: crate::registry_cmd::ResolveArgs,
+
+    /// How the outputs name the plugin instead of its path: a plugin the binary carries is run
+    /// from a temporary file whose name means nothing to the user.
+    #[arg(skip)]
+    named: Option<String>,
+}
+
+impl RunArgs {
+    /// A run of a plugin the binary carries (`loadhost http`): its file at `plugin`, `named` in
+    /// every output, with `options` as flags and the `-c` file `config`.
+    pub(crate) fn built_in(plugin: PathBuf, named: &str, config: Option<PathBuf>, options: RunOptions) -> Self {
+        let registry = crate::registry_cmd::ResolveArgs::default();
+        Self { plugin: Some(plugin), config, options, registry, named: Some(named.to_owned()) }
+    }
 }
 
 /// Run the load test and report it.
@@ -60,7 +74,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     // A registry reference first: a bundle brings options of its own.
     let mut resolver = crate::registry_cmd::Resolver::new(&args.registry);
     let mut main = match &args.plugin {
-        Some(path) => Some((path.display().to_string(), resolver.resolve(path)?)),
+        Some(path) => {
+            let named = args.named.clone().unwrap_or_else(|| path.display().to_string());
+            Some((named, resolver.resolve(path)?))
+        }
         None => None,
     };
     let bundle = main.as_mut().and_then(|(_, r)| r.bundle.as_mut()).map(|b| std::mem::take(&mut b.options));

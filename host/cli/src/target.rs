@@ -24,6 +24,10 @@ fn routes_help() -> String {
   /status?code=N   status N (100..=999), body \"status N\\n\"; 400 when N is missing or out of range
   /bytes?n=N       200 with N bytes of 'x', streamed 64 KiB at a time (at most {gib} GiB)
   /echo            200 with the request's body and its content-type (text/plain when it has none)
+  /redirect?n=N&to=PATH&code=C   N redirects (status C, default 302; N default 1), then to PATH
+  /cookies/set?k=v 200 with Set-Cookie: k=v for each pair; /cookies echoes the Cookie header
+  /gzip?bytes=N    200, Content-Encoding: gzip, N bytes of text (x-decoded-length says N)
+  /gzip-bomb?mb=N  200, Content-Encoding: gzip, a small stream that decodes to N MiB of zeros
   /stats           200, JSON {{\"requests\": R, \"connections\": C, \"accept_errors\": E}}: the requests
                    answered (every route, /stats included), the TCP connections accepted and the
                    accepts that failed (out of file descriptors: the target then pauses, 10 ms
@@ -47,6 +51,11 @@ pub struct TargetArgs {
     #[arg(long, value_name = "FILE")]
     tls_self_signed: Option<PathBuf>,
 
+    /// With --tls-self-signed: refuse clients (at the TLS handshake) without a certificate signed
+    /// by a CA in this PEM file (mTLS; loadhost presents one with --client-cert/--client-key).
+    #[arg(long, value_name = "CA.pem", requires = "tls_self_signed")]
+    require_client_cert: Option<PathBuf>,
+
     /// Stop after this long (default: run until interrupted).
     #[arg(short = 'd', long, value_name = "DURATION")]
     duration: Option<Dur>,
@@ -56,7 +65,10 @@ pub struct TargetArgs {
 pub fn run(args: TargetArgs) -> Result<ExitCode, Failure> {
     let tls = match &args.tls_self_signed {
         Some(path) => {
-            let cert = loadhost_target::tls::self_signed().map_err(Failure::runtime)?;
+            let cert = match &args.require_client_cert {
+                Some(ca) => loadhost_target::tls::self_signed_requiring_client_cert(ca).map_err(Failure::usage)?,
+                None => loadhost_target::tls::self_signed().map_err(Failure::runtime)?,
+            };
             std::fs::write(path, &cert.cert_pem)
                 .with_context(|| format!("--tls-self-signed {}: cannot write the file", path.display()))
                 .map_err(Failure::usage)?;

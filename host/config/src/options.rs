@@ -213,9 +213,31 @@ define_options! {
         #[arg(long)]
         pub insecure: bool,
 
+        /// Send HTTP through this forward proxy, http://[USER:PASS@]HOST[:PORT]: http targets as
+        /// absolute-form requests, https ones through CONNECT tunnels. Wins over $HTTP_PROXY and
+        /// $HTTPS_PROXY (loadhost's own, which apply without it); $NO_PROXY still exempts hosts;
+        /// `none` ignores the environment's proxies.
+        #[arg(long, value_name = "URL|none")]
+        #[serde(serialize_with = "proxy_redacted")]
+        pub proxy: Option<String>,
+
+        /// Present this PEM certificate (chain) to https servers that ask for one (mTLS): FILE for
+        /// every host, HOST=FILE for one host (repeatable, one per host); pairs with --client-key.
+        #[arg(long = "client-cert", value_name = "[HOST=]FILE")]
+        pub client_cert: Vec<String>,
+
+        /// The PEM private key of --client-cert: FILE, or HOST=FILE for that host's certificate.
+        #[arg(long = "client-key", value_name = "[HOST=]FILE")]
+        pub client_key: Vec<String>,
+
         /// Send every HTTP request over HTTP/2 (prior knowledge on cleartext: h2c).
         #[arg(long)]
         pub h2c: bool,
+
+        /// Keep no cookie jar: requests of the SDKs (`send-opts`) neither send nor store cookies
+        /// (by default each worker keeps its own jar, as a browser or a k6 VU does).
+        #[arg(long)]
+        pub no_cookies: bool,
 
         /// At most N requests in flight, and N connections open, per host:port; those connections
         /// are shared by the whole run (without it each worker keeps its own).
@@ -377,6 +399,20 @@ define_options! {
     }
 }
 
+/// A proxy URL, written out without the credentials it may carry.
+fn proxy_redacted<S: serde::Serializer>(proxy: &Option<String>, out: S) -> Result<S::Ok, S::Error> {
+    match proxy {
+        Some(url) => match url.split_once('@') {
+            Some((userinfo, host)) if !userinfo.contains('/') || userinfo.contains("://") => {
+                let scheme = userinfo.split_once("://").map_or(String::new(), |(s, _)| format!("{s}://"));
+                out.serialize_str(&format!("{scheme}{REDACTED}@{host}"))
+            }
+            _ => out.serialize_str(url),
+        },
+        None => out.serialize_none(),
+    }
+}
+
 /// A secret, written out: only that there is one.
 fn redacted<S: serde::Serializer>(secret: &Option<String>, out: S) -> Result<S::Ok, S::Error> {
     match secret {
@@ -437,7 +473,11 @@ mod tests {
         allow-host = ["127.0.0.1:8080"]
         ca-cert = ["ca.pem"]
         insecure = true
+        proxy = "http://127.0.0.1:3128"
+        client-cert = ["cert.pem", "api.example=api.pem"]
+        client-key = ["key.pem", "api.example=api-key.pem"]
         h2c = true
+        no-cookies = true
         max-connections-per-host = 3
         data = "rows.jsonl"
         data-mode = "once"
@@ -473,6 +513,17 @@ mod tests {
         assert_eq!(merged.rate, Some(Rate(10.0)));
         assert_eq!(merged.duration, Some("5s".parse().unwrap()));
         assert_eq!(merged.env.len(), 1);
+    }
+
+    #[test]
+    fn a_proxy_is_written_out_without_its_credentials() {
+        let with = |proxy: &str| {
+            let options = RunOptions { proxy: Some(proxy.to_owned()), ..RunOptions::default() };
+            serde_json::to_value(&options).unwrap()["proxy"].as_str().unwrap().to_owned()
+        };
+        assert_eq!(with("http://user:secret@proxy:3128"), "http://[redacted]@proxy:3128");
+        assert_eq!(with("user:secret@proxy:3128"), "[redacted]@proxy:3128");
+        assert_eq!(with("http://proxy:3128"), "http://proxy:3128");
     }
 
     #[test]

@@ -355,17 +355,14 @@ impl<F: WorkerFactory> Crew<F> {
         let mut slot = Some((id, worker));
         let mut coin = Coin::for_worker(&self.run.plan, id);
         let mut retry: Option<(u64, u32)> = None;
-        // `--pace`: when this worker's next iteration is meant to start.
-        let mut intended: Option<Instant> = None;
-        let mut ran_one = false;
+        let mut times = ClosedTimes::default();
         // The task this worker holds, from its claim until its end is recorded (across retries).
         let mut holding: Option<Holding<'_>> = None;
-        let mut first_scheduled = Instant::now();
         while self.run.stop.generating() || retry.is_some() {
             if retry.is_none() && self.above_closed_target() && self.leave() {
                 break;
             }
-            if retry.is_none() && !self.space_out(&mut intended, &mut ran_one, &mut coin).await {
+            if retry.is_none() && !self.space_out(&mut times, &mut coin).await {
                 break;
             }
             let (iteration, attempt) = match retry.take() {
@@ -386,19 +383,7 @@ impl<F: WorkerFactory> Crew<F> {
             if holding.is_none() {
                 holding = Some(Holding::new(&self.run.recorder, shard));
             }
-            // The closed model has no schedule: a task is due when its worker gets to it, or at its
-            // intended start under --pace (so an overrun shows as wait).
-            let scheduled = match intended {
-                Some(at) if attempt == 0 => at.min(Instant::now()),
-                _ => Instant::now(),
-            };
-            if attempt == 0 {
-                first_scheduled = scheduled;
-                if let Some(pace) = self.run.plan.pacing().pace {
-                    intended = Some(scheduled + pace);
-                }
-            }
-            let ticket = Ticket { iteration, attempt, scheduled, first_scheduled, permit: None };
+            let ticket = times.ticket(iteration, attempt, self.run.plan.pacing().pace);
             let Some(pass) = self.pass_gate(None).await else {
                 // Dropping the hold records the task as interrupted.
                 break;
@@ -412,23 +397,10 @@ impl<F: WorkerFactory> Crew<F> {
             }
             Self::yield_sometimes().await;
             if let Some(wait) = again {
-                let due = Instant::now() + wait;
-                if self.past_flush(due) {
-                    self.give_up_retry(shard, &mut holding);
+                if !self.wait_to_retry(Instant::now() + wait, shard, &mut holding).await {
                     break;
                 }
                 retry = Some((iteration, attempt + 1));
-                tokio::select! {
-                    () = tokio::time::sleep_until(due) => {}
-                    () = self.run.stop.aborted() => break,
-                    () = self.run.stop.generation_ended(), if self.run.stop.generating() => {
-                        if self.past_flush(due) {
-                            self.give_up_retry(shard, &mut holding);
-                            break;
-                        }
-                        tokio::time::sleep_until(due).await;
-                    }
-                }
             }
             if !self.settle(&mut slot, outcome).await {
                 if retry.take().is_some() {
@@ -440,19 +412,40 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
+    /// A closed-model retry's backoff, until `due`: `false` when it will not run (the run was
+    /// aborted, or the retry would start past the flush, and its task then ends as failed).
+    async fn wait_to_retry(&self, due: Instant, shard: usize, holding: &mut Option<Holding<'_>>) -> bool {
+        if self.past_flush(due) {
+            self.give_up_retry(shard, holding);
+            return false;
+        }
+        tokio::select! {
+            () = tokio::time::sleep_until(due) => true,
+            () = self.run.stop.aborted() => false,
+            () = self.run.stop.generation_ended(), if self.run.stop.generating() => {
+                if self.past_flush(due) {
+                    self.give_up_retry(shard, holding);
+                    return false;
+                }
+                tokio::time::sleep_until(due).await;
+                true
+            }
+        }
+    }
+
     /// Before a closed-model worker's next fresh task: think (`--think`, after its first task), then
     /// wait for the task's intended start (`--pace`; at once when it is already late). `false`
     /// when no new task may start any more.
-    async fn space_out(&self, intended: &mut Option<Instant>, ran_one: &mut bool, coin: &mut Coin) -> bool {
+    async fn space_out(&self, times: &mut ClosedTimes, coin: &mut Coin) -> bool {
         let pacing = self.run.plan.pacing();
-        let think = pacing.think.filter(|_| *ran_one).map(|t| t.draw(coin.unit()));
-        *ran_one = true;
+        let think = pacing.think.filter(|_| times.ran_one).map(|t| t.draw(coin.unit()));
+        times.ran_one = true;
         let now = Instant::now();
         let mut until = think.map(|t| now + t);
-        if let Some(at) = *intended {
+        if let Some(at) = times.intended {
             // The pace's intended start counts from the think: the pause is the worker's own.
             let at = at.max(until.unwrap_or(at));
-            *intended = Some(at);
+            times.intended = Some(at);
             until = Some(at);
         }
         let Some(until) = until.filter(|u| *u > now) else { return self.run.stop.generating() };
@@ -628,6 +621,34 @@ impl<F: WorkerFactory> Crew<F> {
         } else {
             tracing::debug!("a task {what} on worker {id}: {msg}");
         }
+    }
+}
+
+/// A closed-model worker's clock: when its next iteration is meant to start (`--pace`), whether
+/// it has run one (think time comes between tasks), and when its current task was first scheduled.
+#[derive(Default)]
+struct ClosedTimes {
+    intended: Option<Instant>,
+    ran_one: bool,
+    first_scheduled: Option<Instant>,
+}
+
+impl ClosedTimes {
+    /// The ticket of an attempt. The closed model has no schedule: a task is due when its worker
+    /// gets to it, or at its intended start under `pace` (so an overrun shows as wait); a retry
+    /// keeps its task's first scheduled time, which latency counts from.
+    fn ticket(&mut self, iteration: u64, attempt: u32, pace: Option<Duration>) -> Ticket {
+        let now = Instant::now();
+        let scheduled = match self.intended {
+            Some(at) if attempt == 0 => at.min(now),
+            _ => now,
+        };
+        if attempt == 0 {
+            self.first_scheduled = Some(scheduled);
+            self.intended = pace.map(|p| scheduled + p);
+        }
+        let first_scheduled = self.first_scheduled.unwrap_or(scheduled);
+        Ticket { iteration, attempt, scheduled, first_scheduled, permit: None }
     }
 }
 

@@ -106,20 +106,7 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
     let limit = first.lifecycle_timeout();
     let lifecycle = Arc::new(Recorder::new(1));
     let lifecycle_metrics = MetricsHandle::new(lifecycle.clone(), LIFECYCLE_ID);
-    let named = plugins.plugins.len() > 1;
-    let mut setups = Vec::with_capacity(plugins.plugins.len());
-    for (name, factory) in &plugins.plugins {
-        match setup(factory, limit, lifecycle_metrics.clone()).await {
-            Ok(data) => setups.push(data),
-            Err(err) => {
-                let _ = teardown_all(&plugins, &setups, limit, &lifecycle_metrics).await;
-                return Err(match err {
-                    EngineError::Setup(why) if named => EngineError::Setup(format!("{name}: {why}")),
-                    other => other,
-                });
-            }
-        }
-    }
+    let setups = setup_all(&plugins, limit, &lifecycle_metrics).await?;
     let shared = std::sync::Mutex::new(observer);
     let run_abort = Arc::new(RunAbort::default());
     let runs = plans.iter().enumerate().map(|(i, plan)| {
@@ -171,6 +158,30 @@ async fn wait_to_start(delay: std::time::Duration, interrupt: Option<&Interrupt>
         _ = stop_asked => {}
         _ = run_abort.aborted() => {}
     }
+}
+
+/// Each plugin's setup, in order: their data, or the first failure (named by its plugin when there
+/// are several) after tearing down those already set up.
+async fn setup_all<F: WorkerFactory>(
+    plugins: &ScenarioPlugins<F>,
+    limit: std::time::Duration,
+    metrics: &MetricsHandle,
+) -> Result<Vec<Option<Arc<str>>>, EngineError> {
+    let named = plugins.plugins.len() > 1;
+    let mut setups = Vec::with_capacity(plugins.plugins.len());
+    for (name, factory) in &plugins.plugins {
+        match setup(factory, limit, metrics.clone()).await {
+            Ok(data) => setups.push(data),
+            Err(err) => {
+                let _ = teardown_all(plugins, &setups, limit, metrics).await;
+                return Err(match err {
+                    EngineError::Setup(why) if named => EngineError::Setup(format!("{name}: {why}")),
+                    other => other,
+                });
+            }
+        }
+    }
+    Ok(setups)
 }
 
 /// Tear down every plugin that was set up (those whose setup returned data), in order: the first

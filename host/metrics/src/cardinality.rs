@@ -6,6 +6,9 @@
 
 use std::collections::HashSet;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::endpoint::{Endpoint, OVERFLOW_NAME};
 
 use crate::plugin::SeriesKey;
 
@@ -64,12 +67,55 @@ impl SeriesCap {
     }
 }
 
+/// The run-wide bound on HTTP endpoints: the same [`MAX_SERIES`] as plugin series, its own budget.
+/// Past it a request counts under [`Endpoint::overflow`], and a warning is logged once.
+#[derive(Debug, Default)]
+pub(crate) struct EndpointCap {
+    known: Mutex<HashSet<Endpoint>>,
+    warned: AtomicBool,
+}
+
+impl EndpointCap {
+    /// Where a request for `endpoint` (which its shard's window does not hold yet) counts:
+    /// `Ok` its own endpoint, `Err` the overflow one.
+    pub(crate) fn admit(&self, endpoint: Endpoint) -> Result<Endpoint, Endpoint> {
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        if known.contains(&endpoint) {
+            return Ok(endpoint);
+        }
+        if known.len() < MAX_SERIES {
+            known.insert(endpoint.clone());
+            return Ok(endpoint);
+        }
+        drop(known);
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "more than {MAX_SERIES} HTTP endpoints: further ones (such as {endpoint}) count under \
+                 {OVERFLOW_NAME}; name requests so that ids in URLs share a name"
+            );
+        }
+        Err(Endpoint::overflow())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn key(name: &str, id: usize) -> SeriesKey {
         SeriesKey::new(name.into(), vec![("id".into(), id.to_string())])
+    }
+
+    #[test]
+    fn past_the_cap_new_endpoints_fold_and_known_ones_stay() {
+        let cap = EndpointCap::default();
+        let e = |i: usize| Endpoint::new("GET", &format!("GET /e{i}"));
+        for i in 0..MAX_SERIES {
+            assert_eq!(cap.admit(e(i)), Ok(e(i)));
+        }
+        assert_eq!(cap.admit(e(MAX_SERIES)), Err(Endpoint::overflow()));
+        assert_eq!(cap.admit(e(3)), Ok(e(3)));
+        assert!(cap.warned.load(Ordering::Relaxed));
     }
 
     #[test]

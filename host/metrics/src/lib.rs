@@ -7,6 +7,8 @@
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
 //! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
 //! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
+//! - [`endpoint`]: per-endpoint HTTP figures: the request's name (default: method and folded
+//!   path), interned per thread so recording allocates nothing.
 //! - [`errors`]: the errors table: failed, retried, trapped, timed-out and aborted attempts grouped
 //!   by their normalized message.
 //! - [`limit`]: what limited a run (emitter, crew, gate, target), from its measurements.
@@ -24,6 +26,7 @@
 pub mod cardinality;
 pub mod combine;
 pub mod compare;
+pub mod endpoint;
 pub mod errors;
 pub mod histogram;
 pub mod http;

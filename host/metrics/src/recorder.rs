@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::cardinality::{Admission, SeriesCap};
+use crate::cardinality::{Admission, EndpointCap, SeriesCap};
 use crate::outcome::Outcome;
 use crate::plugin::{PluginMetrics, SeriesKey};
 use crate::window::Window;
@@ -64,13 +64,19 @@ pub struct Recorder {
     shards: Box<[Mutex<Window>]>,
     gauge_seq: AtomicU64,
     series_cap: SeriesCap,
+    endpoint_cap: EndpointCap,
 }
 
 impl Recorder {
     /// A recorder with `shards` shards (at least one).
     pub fn new(shards: usize) -> Self {
         let shards = (0..shards.max(1)).map(|_| Mutex::new(Window::default())).collect();
-        Self { shards, gauge_seq: AtomicU64::new(0), series_cap: SeriesCap::default() }
+        Self {
+            shards,
+            gauge_seq: AtomicU64::new(0),
+            series_cap: SeriesCap::default(),
+            endpoint_cap: EndpointCap::default(),
+        }
     }
 
     /// The shard a worker (or the pacer) with this id records into.
@@ -203,9 +209,22 @@ impl Recorder {
         self.plugin_sample_of(shard, key, true, |p, key| p.check(key, ok));
     }
 
-    /// Count one finished HTTP request.
-    pub fn http_request(&self, shard: usize, sample: crate::HttpSample) {
-        self.with(shard, |w| w.http.record(sample));
+    /// Count one finished HTTP request. Its endpoint is checked against the run-wide cap only
+    /// when its shard's window does not hold it yet, as for plugin series.
+    pub fn http_request(&self, shard: usize, mut sample: crate::HttpSample) {
+        self.with(shard, |w| {
+            if let Some(endpoint) = sample.endpoint.take() {
+                sample.endpoint = Some(if w.http.has_endpoint(&endpoint) {
+                    endpoint
+                } else {
+                    self.endpoint_cap.admit(endpoint).unwrap_or_else(|overflow| {
+                        w.http.endpoints_folded += 1;
+                        overflow
+                    })
+                });
+            }
+            w.http.record(sample);
+        });
     }
 
     /// Count a request refused by the allow-list.
@@ -257,6 +276,29 @@ mod tests {
         let value = |name: &str| &series.iter().find(|s| s.key.name == name).unwrap().value;
         assert!(matches!(value("n"), crate::plugin::SeriesValue::Counter(u64::MAX)), "saturated, not wrapped");
         assert!(matches!(value("size"), crate::plugin::SeriesValue::Trend(t) if t.count() == 1));
+    }
+
+    #[test]
+    fn endpoints_past_the_run_wide_cap_fold_into_one_and_are_counted() {
+        use crate::http::{Endpoint, HttpSample};
+        let rec = Recorder::new(2);
+        let sample = |i: usize| HttpSample {
+            status: Some(200),
+            duration: Duration::from_millis(1),
+            body_bytes: 0,
+            endpoint: Some(Endpoint::new("GET", &format!("GET /e{i}"))),
+        };
+        for i in 0..crate::cardinality::MAX_SERIES + 3 {
+            rec.http_request(i % 2, sample(i));
+        }
+        rec.http_request(0, sample(0));
+        let w = rec.drain();
+        assert_eq!(w.http.endpoints.len(), crate::cardinality::MAX_SERIES + 1);
+        assert_eq!((w.http.endpoints_folded, w.http.endpoints[&Endpoint::overflow()].requests), (3, 3));
+        assert_eq!(w.http.endpoint_matching(Some("GET /e0"), None).requests, 2);
+        // The next interval still folds them: the cap is run-wide, not per window.
+        rec.http_request(1, sample(crate::cardinality::MAX_SERIES + 1));
+        assert_eq!(rec.drain().http.endpoints_folded, 1);
     }
 
     #[test]

@@ -300,6 +300,11 @@ mod tests {
             )
         );
         assert_eq!(values(&h.duration), values(&k.duration));
+        assert_eq!(h.endpoints.len(), k.endpoints.len());
+        for ((e, x), (f, y)) in h.endpoints.iter().zip(&k.endpoints) {
+            assert_eq!((e, x.requests, x.failed), (f, y.requests, y.failed));
+            assert_eq!(values(&x.duration), values(&y.duration));
+        }
     }
 
     /// A window with something in every field.
@@ -322,6 +327,7 @@ mod tests {
                 status: [Some(200), Some(503), None][(i % 3) as usize],
                 duration: Duration::from_micros(micros),
                 body_bytes: i,
+                endpoint: Some(crate::http::Endpoint::new("GET", ["GET /a", "GET /b/{id}"][(i % 2) as usize])),
             });
             w.plugin.trend(key("login_ms", &[("route", "/a")]), micros as f64 / 1000.0 - 0.5);
             w.plugin.check(key("status is 200", &[]), i % 7 != 0);
@@ -422,7 +428,7 @@ mod tests {
             for (i, &m) in micros.iter().enumerate() {
                 w.latency.record_micros(m);
                 w.service.record_micros(m / 3);
-                w.http.record(HttpSample { status: Some(100 + (m % 500) as u16), duration: Duration::from_micros(m % 10_000_000), body_bytes: m % 1000 });
+                w.http.record(HttpSample { status: Some(100 + (m % 500) as u16), duration: Duration::from_micros(m % 10_000_000), body_bytes: m % 1000, endpoint: None });
                 w.plugin.counter(key("c", &[("k", &(i % 5).to_string())]), m % 100);
             }
             for &v in &trend {

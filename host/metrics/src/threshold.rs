@@ -108,7 +108,8 @@ pub enum ThresholdError {
     },
     /// The metric cannot be selected by these tags.
     #[error(
-        "{metric} takes no tags but scenario (http_reqs also takes status:CODE; plugin metrics take their own tags)"
+        "{metric} takes no tags but scenario (http_reqs, http_req_duration and http_req_failed also take \
+         name:ENDPOINT and method:METHOD, http_reqs alone status:CODE; plugin metrics take their own tags)"
     )]
     Tags {
         /// The expression.
@@ -348,6 +349,12 @@ fn unknown_hint(suggestion: Option<&str>, declared: &[String]) -> String {
 /// The tag that picks a scenario's measurements rather than a series.
 pub const SCENARIO_TAG: &str = "scenario";
 
+/// The tag that picks an HTTP endpoint by name (k6's `name`): `http_req_duration{name:login}`.
+pub const ENDPOINT_NAME_TAG: &str = "name";
+
+/// The tag that picks HTTP endpoints by request method: `http_reqs{method:POST}`.
+pub const ENDPOINT_METHOD_TAG: &str = "method";
+
 /// The aggregate of a distribution; a percentile never above the max, as outputs show it.
 fn from_percentiles(p: &Percentiles, count: u64, agg: &Aggregate, h: Option<&crate::LatencyHistogram>) -> Option<f64> {
     let p = &p.clamped();
@@ -446,17 +453,35 @@ impl Threshold {
             });
         }
         let tags = self.series_tags();
+        let by_status = matches!(tags.as_slice(), [(k, v)] if k == "status" && v.parse::<u16>().is_ok());
         let tags_allowed = match self.metric.as_str() {
             _ if built_in.is_none() => true,
-            names::HTTP_REQS => {
-                matches!(tags.as_slice(), [] | [(_, _)] if tags.iter().all(|(k, v)| k == "status" && v.parse::<u16>().is_ok()))
-            }
-            _ => tags.is_empty(),
+            _ if tags.is_empty() => true,
+            names::HTTP_REQS => by_status || self.endpoint_selector().is_some(),
+            names::HTTP_REQ_DURATION | names::HTTP_REQ_FAILED => self.endpoint_selector().is_some(),
+            _ => false,
         };
         if !tags_allowed {
             return Err(ThresholdError::Tags { expr: self.source.clone(), metric: self.metric.clone() });
         }
         Ok(kind)
+    }
+
+    /// The endpoint a built-in HTTP metric is narrowed to, `(name, method)`, when its tags (the
+    /// scenario aside) are `name`, `method` or both, each at most once; `None` otherwise.
+    pub fn endpoint_selector(&self) -> Option<(Option<&str>, Option<&str>)> {
+        let (mut name, mut method) = (None, None);
+        for (k, v) in self.tags.iter().filter(|(k, _)| k != SCENARIO_TAG) {
+            let slot = match k.as_str() {
+                ENDPOINT_NAME_TAG => &mut name,
+                ENDPOINT_METHOD_TAG => &mut method,
+                _ => return None,
+            };
+            if slot.replace(v.as_str()).is_some() {
+                return None;
+            }
+        }
+        (name.is_some() || method.is_some()).then_some((name, method))
     }
 
     fn aggregate_name(&self) -> String {
@@ -503,12 +528,15 @@ impl Threshold {
         let t = window;
         let secs = elapsed.as_secs_f64().max(1e-9);
         let tags = self.series_tags();
+        // The endpoints a `{name:…}`/`{method:…}` selects, merged (only built-in HTTP metrics look).
+        let endpoint = self.endpoint_selector().map(|(name, method)| t.http.endpoint_matching(name, method));
         let histogram = match self.metric.as_str() {
             "latency_ms" => Some(&t.latency),
             "service_ms" => Some(&t.service),
             "wait_ms" => Some(&t.wait),
             "gate_wait_ms" => Some(&t.gate_wait),
             names::HTTP_REQ_DURATION if tags.is_empty() => Some(&t.http.duration),
+            names::HTTP_REQ_DURATION => endpoint.as_ref().map(|e| &e.duration),
             _ => None,
         };
         if let Some(h) = histogram {
@@ -536,13 +564,19 @@ impl Threshold {
             (names::HTTP_REQ_FAILED, Aggregate::Rate) if tags.is_empty() => {
                 return Ok(share(t.http.failed, t.http.requests));
             }
+            (names::HTTP_REQ_FAILED, Aggregate::Rate) if let Some(e) = &endpoint => {
+                return Ok(share(e.failed, e.requests));
+            }
             (names::HTTP_REQS, _) => {
                 let count = match tags.as_slice() {
                     [] => t.http.requests,
                     [(k, v)] if k == "status" => {
                         v.parse::<u16>().ok().and_then(|s| t.http.by_status.get(&s).copied()).unwrap_or(0)
                     }
-                    _ => return Err(self.no_aggregate()),
+                    _ => match &endpoint {
+                        Some(e) => e.requests,
+                        None => return Err(self.no_aggregate()),
+                    },
                 };
                 return counter(count);
             }
@@ -653,6 +687,54 @@ mod tests {
         assert!(err("checks:p(99)<1").contains("has no p(99)"));
         assert!(err("latency_ms{scenario:api}:max<1").contains("no scenario named 'api'"));
         assert!(err("http_reqs{status:teapot}:count<1").contains("takes no tags"));
+    }
+
+    #[test]
+    fn endpoint_tags_judge_that_endpoints_figures() {
+        use crate::http::{Endpoint, HttpSample};
+        let mut w = Window::default();
+        for (method, name, ms, status, n) in
+            [("GET", "GET /", 1, 200, 10), ("GET", "GET /delay", 20, 200, 10), ("POST", "GET /delay", 40, 500, 2)]
+        {
+            for _ in 0..n {
+                let endpoint = Some(Endpoint::new(method, name));
+                let duration = Duration::from_millis(ms);
+                w.http.record(HttpSample { status: Some(status), duration, body_bytes: 0, endpoint });
+            }
+        }
+        let value = |expr: &str| t(expr).measure(&w, Duration::from_secs(2)).unwrap();
+        assert_eq!(value("http_req_duration{name:GET /}:p(50)<5"), Some(1.0));
+        let max = value("http_req_duration{name:GET /delay}:max<5").unwrap();
+        assert!((max - 40.0).abs() < 0.1, "both methods of a name: {max}");
+        let max = value("http_req_duration{method:GET,name:GET /delay}:max<5").unwrap();
+        assert!((max - 20.0).abs() < 0.1, "one method of a name: {max}");
+        assert_eq!(value("http_reqs{method:get}:count<5"), Some(20.0), "methods match whatever their case");
+        assert_eq!(value("http_reqs{name:GET /delay}:rate<5"), Some(6.0));
+        assert_eq!(value("http_req_failed{name:GET /delay}:rate<5"), Some(2.0 / 12.0));
+        assert_eq!(value("http_req_duration{name:nosuch}:p(95)<5"), None, "no samples");
+        assert_eq!(value("http_reqs{name:nosuch}:count<5"), Some(0.0));
+        assert!(
+            t("http_req_duration{name:GET /users/{id}}:p(95)<5")
+                .tags
+                .contains(&("name".into(), "GET /users/{id}".into()))
+        );
+
+        let scenarios = ["default"];
+        let ok = |expr: &str| t(expr).validate_among(&[], &scenarios);
+        assert_eq!(ok("http_req_duration{name:login}:p(95)<200"), Ok(MetricKind::Trend));
+        assert_eq!(ok("http_reqs{name:login,scenario:default}:count>1"), Ok(MetricKind::Counter));
+        assert_eq!(ok("http_req_failed{method:POST}:rate<0.1"), Ok(MetricKind::Rate));
+        for bad in [
+            "http_req_duration{status:200}:p(95)<1",
+            "http_req_duration{path:/x}:p(95)<1",
+            "http_reqs{name:a,status:200}:count<1",
+            "http_denied{name:a}:count<1",
+            "latency_ms{name:a}:p(95)<1",
+        ] {
+            let err = ok(bad).unwrap_err();
+            assert!(matches!(err, ThresholdError::Tags { .. }), "{bad}: {err}");
+            assert!(err.to_string().contains("name:ENDPOINT and method:METHOD"), "{err}");
+        }
     }
 
     #[test]

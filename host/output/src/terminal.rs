@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use loadhost_metrics::Outcome;
 
-use crate::summary::{PercentileView, PluginMetric, Summary};
+use crate::summary::{EndpointMetrics, HttpMetrics, PercentileView, PluginMetric, Summary};
 use crate::{VERSION, plural};
 
 const LABEL_WIDTH: usize = 14;
@@ -195,6 +195,47 @@ fn http(out: &mut String, s: &Summary) {
         http.data_received,
         http.response_bytes
     );
+    endpoints(out, http);
+}
+
+/// Endpoint rows the terminal shows (the busiest); the rest are in the summary JSON.
+const ENDPOINTS_SHOWN: usize = 20;
+/// The widest endpoint name shown in full.
+const ENDPOINT_NAME_WIDTH: usize = 48;
+
+/// A table of the endpoints, busiest first, when there is more than one (with one, it would
+/// repeat the `http_*` lines above).
+fn endpoints(out: &mut String, http: &HttpMetrics) {
+    if http.endpoints.len() < 2 {
+        return;
+    }
+    let mut rows: Vec<(&String, &EndpointMetrics)> = http.endpoints.iter().collect();
+    rows.sort_by(|a, b| b.1.reqs.count.cmp(&a.1.reqs.count).then_with(|| a.0.cmp(b.0)));
+    let names: Vec<String> =
+        rows.iter().take(ENDPOINTS_SHOWN).map(|(name, _)| crate::shorten(name, ENDPOINT_NAME_WIDTH)).collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).max("endpoint".len());
+    let _ = writeln!(
+        out,
+        "\n  {:<width$}  {:>9}  {:>7}  {:>8}  {:>8}  {:>8}",
+        "endpoint", "count", "failed", "p50", "p95", "p99"
+    );
+    for (name, (_, e)) in names.iter().zip(&rows) {
+        let p = &e.duration.stats;
+        let _ = writeln!(
+            out,
+            "  {name:<width$}  {:>9}  {:>7}  {:>8}  {:>8}  {:>8}",
+            e.reqs.count,
+            e.failed.passes,
+            fmt_ms(p.p50),
+            fmt_ms(p.p95),
+            fmt_ms(p.p99)
+        );
+    }
+    if rows.len() > ENDPOINTS_SHOWN {
+        let more = (rows.len() - ENDPOINTS_SHOWN) as u64;
+        let _ =
+            writeln!(out, "  … {} in the summary JSON (`metrics`)", plural(more, "more endpoint", "more endpoints"));
+    }
 }
 
 fn plugin(out: &mut String, s: &Summary) {
@@ -397,6 +438,35 @@ mod tests {
         clean.tasks.trapped = 0;
         clean.verdict = crate::summary::Verdict::new(None, &[], &clean.tasks, &clean.errors);
         assert!(render(&clean).contains("every threshold held; nothing limited the run"));
+    }
+
+    #[test]
+    fn endpoints_get_a_table_busiest_first_only_when_there_are_two() {
+        let mut s = sample();
+        let endpoint = |count: u64, p50: f64| {
+            let mut e = EndpointMetrics::default();
+            e.reqs.count = count;
+            e.failed.passes = count / 10;
+            e.duration.stats.p50 = p50;
+            e.duration.stats.p95 = p50 * 2.0;
+            e.duration.stats.p99 = p50 * 3.0;
+            e
+        };
+        let http = s.metrics.http.as_mut().unwrap();
+        http.endpoints.insert("GET /".into(), endpoint(100, 0.2));
+        assert!(!render(&s).contains("endpoint "), "one endpoint: no table");
+        let http = s.metrics.http.as_mut().unwrap();
+        http.endpoints.insert("GET /delay".into(), endpoint(300, 20.5));
+        let text = render(&s);
+        let header =
+            text.lines().position(|l| l.trim_start().starts_with("endpoint")).unwrap_or_else(|| panic!("{text}"));
+        let lines: Vec<&str> = text.lines().skip(header).take(3).collect();
+        fn cells(l: &str) -> Vec<&str> {
+            l.split("  ").filter(|c| !c.is_empty()).map(str::trim).collect()
+        }
+        assert_eq!(cells(lines[0]), ["endpoint", "count", "failed", "p50", "p95", "p99"]);
+        assert_eq!(cells(lines[1]), ["GET /delay", "300", "30", "20.50", "41.00", "61.50"]);
+        assert_eq!(cells(lines[2]), ["GET /", "100", "10", "0.200", "0.400", "0.600"]);
     }
 
     #[test]

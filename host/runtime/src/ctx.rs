@@ -28,6 +28,9 @@ pub(crate) struct DoerCtx {
     pub(crate) http_client: Arc<WorkerHttp>,
     /// …and the connections it keeps for it.
     pub(crate) connections: Connections,
+    /// The worker's cookies for `send-opts` (RFC 6265), `None` under `--no-cookies`. It lives and
+    /// dies with the instance: a replaced instance starts with an empty jar.
+    pub(crate) cookies: Option<cookie_store::CookieStore>,
     /// What the plugin may reach, for its name lookups.
     allow: Arc<crate::http::allow::AllowList>,
     /// What the instance prints, and where `--http-debug` tells of its requests.
@@ -88,6 +91,7 @@ impl DoerCtx {
             limits: InstanceLimits::new(max_memory),
             http_client: http,
             connections: Connections::new(run.clone(), event_loop),
+            cookies: grants.http.cookies().then(cookie_store::CookieStore::new),
             allow: grants.http.allow_list().clone(),
             capture: capture.clone(),
         })

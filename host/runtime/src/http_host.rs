@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use crate::bindings::loadhost::plugin::http;
 use crate::ctx::DoerCtx;
-use crate::http::FetchError;
+use crate::http::{DEFAULT_REDIRECTS, FetchError, FetchOptions, Outgoing, WholeResponse};
 
 /// What `--http-debug` shows of a request and its response, in the style of k6's.
 mod debug {
@@ -58,7 +60,7 @@ mod debug {
     pub(super) fn response(
         level: HttpDebug,
         url: &str,
-        fetched: &Result<WholeResponse, FetchError>,
+        fetched: Result<&WholeResponse, &FetchError>,
         took: Duration,
     ) -> String {
         let response = match fetched {
@@ -89,6 +91,55 @@ impl http::Host for DoerCtx {
     ) -> Result<http::Response, http::Error> {
         self.send_parts(request, parts).await
     }
+
+    async fn send_opts(
+        &mut self,
+        request: http::Request,
+        options: http::RequestOptions,
+    ) -> Result<http::ResponseInfo, http::Error> {
+        self.send_options(request, options).await
+    }
+
+    fn cookies_for(&mut self, url: String) -> Result<Vec<(String, String)>, http::Error> {
+        match &self.cookies {
+            Some(jar) => crate::http::cookies_for(jar, &url).map_err(wit_error),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn add_cookie(&mut self, url: String, set_cookie: String) -> Result<(), http::Error> {
+        match &mut self.cookies {
+            Some(jar) => crate::http::add_cookie(jar, &url, &set_cookie).map_err(wit_error),
+            None => Err(http::Error::InvalidRequest("cookies are off for this run (--no-cookies)".to_owned())),
+        }
+    }
+
+    fn clear_cookies(&mut self) {
+        if let Some(jar) = &mut self.cookies {
+            jar.clear();
+        }
+    }
+}
+
+/// The response as the plugin gets it: only the `parts` asked for.
+fn to_wit(response: WholeResponse, parts: http::ResponseParts) -> http::Response {
+    http::Response {
+        status: response.status,
+        headers: if parts.headers {
+            response.headers.iter().map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec())).collect()
+        } else {
+            Vec::new()
+        },
+        body: if parts.body { Vec::from(response.body) } else { Vec::new() },
+    }
+}
+
+fn wit_error(err: FetchError) -> http::Error {
+    match err {
+        FetchError::Invalid(why) => http::Error::InvalidRequest(why),
+        FetchError::Denied(url) => http::Error::Denied(url),
+        FetchError::Network(why) => http::Error::Network(why),
+    }
 }
 
 impl DoerCtx {
@@ -110,28 +161,58 @@ impl DoerCtx {
         let started = debug.map(|_| std::time::Instant::now());
         // wasmtime boxes a host call's future, copying all of it; boxed here, only a pointer is
         // copied there (the request's future is kilobytes: the largest memcpy per request).
-        let fetch = Box::pin(client.fetch(&mut self.connections, &method, &url, headers, body, timeout, &self.metrics));
+        let fetch = Box::pin(client.fetch(
+            &mut self.connections,
+            &method,
+            &url,
+            headers,
+            Bytes::from(body),
+            timeout,
+            &self.metrics,
+            crate::http::Hop::default(),
+        ));
         let fetched = fetch.await;
         if let (Some(level), Some(started)) = (debug, started) {
-            self.capture.http_note(&debug::response(level, &url, &fetched, started.elapsed()));
+            self.capture.http_note(&debug::response(level, &url, fetched.as_ref(), started.elapsed()));
         }
-        match fetched {
-            Ok(response) => Ok(http::Response {
-                status: response.status,
-                headers: if parts.headers {
-                    response
-                        .headers
-                        .iter()
-                        .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                body: if parts.body { Vec::from(response.body) } else { Vec::new() },
-            }),
-            Err(FetchError::Invalid(why)) => Err(http::Error::InvalidRequest(why)),
-            Err(FetchError::Denied(url)) => Err(http::Error::Denied(url)),
-            Err(FetchError::Network(why)) => Err(http::Error::Network(why)),
+        fetched.map(|response| to_wit(response, parts)).map_err(wit_error)
+    }
+
+    /// One request with `send-opts`'s options: redirects, the worker's cookies, decoding.
+    async fn send_options(
+        &mut self,
+        request: http::Request,
+        options: http::RequestOptions,
+    ) -> Result<http::ResponseInfo, http::Error> {
+        let http::Request { method, url, headers, body, timeout_ms } = request;
+        let http::RequestOptions { parts, redirects, cookies, decompress, name } = options;
+        let options = FetchOptions { redirects: redirects.unwrap_or(DEFAULT_REDIRECTS), decompress, name };
+        let debug = self.capture.http_debug();
+        if let Some(level) = debug {
+            self.capture.http_note(&debug::request(level, &method, &url, &headers, &body));
         }
+        let started = debug.map(|_| (std::time::Instant::now(), url.clone()));
+        let outgoing = Outgoing {
+            method,
+            url,
+            headers,
+            body: Bytes::from(body),
+            timeout: timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
+        };
+        let client = self.http_client.clone();
+        let jar = if cookies { self.cookies.as_mut() } else { None };
+        let fetched =
+            Box::pin(client.fetch_following(&mut self.connections, jar, outgoing, &options, &self.metrics)).await;
+        if let (Some(level), Some((started, asked))) = (debug, started) {
+            let url = fetched.as_ref().map_or(asked.as_str(), |f| f.final_url.as_str());
+            let note = debug::response(level, url, fetched.as_ref().map(|f| &f.response), started.elapsed());
+            self.capture.http_note(&note);
+        }
+        let followed = fetched.map_err(wit_error)?;
+        Ok(http::ResponseInfo {
+            response: to_wit(followed.response, parts),
+            final_url: followed.final_url,
+            redirects: followed.redirects,
+        })
     }
 }

@@ -10,11 +10,15 @@
 //! | `/status?code=N` | status N |
 //! | `/bytes?n=N` | `200` with N bytes, streamed 64 KiB at a time (at most 4 GiB) |
 //! | `/echo` | `200` with the request's body and content type |
+//! | `/redirect?n=N&to=PATH&code=C` | N redirects (status C, default 302), then PATH |
+//! | `/cookies/set?k=v`, `/cookies` | `Set-Cookie` for each pair; the request's `Cookie` header echoed |
+//! | `/gzip?bytes=N`, `/gzip-bomb?mb=N` | a gzip body of N bytes of text; one that decodes to N MiB |
 //! | `/stats` | JSON counts of requests and connections served so far, and of failed accepts |
 //!
 //! # Layout
 //! - [`routes`]: what each path answers.
-//! - [`tls`]: a self-signed certificate for `localhost`/`127.0.0.1`/`::1`, for https tests.
+//! - [`tls`]: a self-signed certificate for `localhost`/`127.0.0.1`/`::1`, for https tests;
+//!   optionally refusing clients without a certificate signed by a given CA (mTLS).
 //! - [`Target`]: accept loop, connection counting, shutdown. An accept that fails (out of file
 //!   descriptors, `EMFILE`) pauses the loop, 10 ms doubling to 1 s ([`next_backoff`]), rather than
 //!   spinning on a listener that stays readable; one warning per burst of failures.

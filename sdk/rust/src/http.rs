@@ -14,11 +14,18 @@
 //! A host the user did not allow (`loadhost run --allow-host HOST[:PORT]`) answers
 //! [`HttpError::Denied`] without any connection being made.
 //!
+//! As a browser or k6 does, the host follows up to 10 redirects ([`Request::redirects`]), keeps a
+//! cookie jar per worker ([`Request::no_cookies`], and [`crate::cookies`] to read or change it)
+//! and decodes gzip, deflate and br bodies ([`Request::raw_body`]); [`Response::final_url`] and
+//! [`Response::redirects`] say where the response came from. [`Request::name`] names the
+//! endpoint in the per-endpoint HTTP metrics.
+//!
 //! Requests go through the host's one-call `loadhost:plugin/http` interface: the whole request in,
 //! the whole response out, which costs far less than wasi:http's dozen or more host calls per
 //! request. Set `LOADHOST_HTTP=wasi` in the plugin's environment (`-e LOADHOST_HTTP=wasi`) to send
 //! through `wasi:http/outgoing-handler` instead; both paths share the host's pool, allow-list and
-//! metrics, and return the same [`Response`].
+//! metrics, and return the same [`Response`], but wasi:http is raw HTTP: no redirect is followed,
+//! no cookie is sent or kept and no body is decoded.
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -68,7 +75,14 @@ pub struct Request {
     /// Whether the response's headers and body come back into the plugin.
     keep_headers: bool,
     keep_body: bool,
+    redirects: u32,
+    cookies: bool,
+    decompress: bool,
+    name: Option<String>,
 }
+
+/// How many redirects a request follows unless told otherwise (k6's `maxRedirects`).
+pub const DEFAULT_REDIRECTS: u32 = 10;
 
 /// A `GET` request.
 pub fn get(url: &str) -> Request {
@@ -100,6 +114,10 @@ pub fn request(method: Method, url: &str) -> Request {
         timeout: None,
         keep_headers: true,
         keep_body: true,
+        redirects: DEFAULT_REDIRECTS,
+        cookies: true,
+        decompress: true,
+        name: None,
     }
 }
 
@@ -114,6 +132,8 @@ pub struct Response {
     pub body: Vec<u8>,
     /// From sending the request to the end of the body, as the plugin saw it.
     pub elapsed: Duration,
+    final_url: String,
+    redirects: u32,
 }
 
 impl Response {
@@ -130,6 +150,16 @@ impl Response {
     /// Whether the status is 2xx.
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+
+    /// The URL that answered: the request's, or the last redirect's.
+    pub fn final_url(&self) -> &str {
+        &self.final_url
+    }
+
+    /// How many redirects were followed to get this response.
+    pub fn redirects(&self) -> u32 {
+        self.redirects
     }
 }
 
@@ -171,6 +201,39 @@ impl Request {
         self
     }
 
+    /// Follow at most `n` redirects (default 10); 0 hands back the redirect itself. 303, and a
+    /// POST's 301 or 302, become a GET without a body; 307 and 308 keep the method and body.
+    pub fn redirects(mut self, n: u32) -> Self {
+        self.redirects = n;
+        self
+    }
+
+    /// Neither send the worker's cookies nor keep the response's `Set-Cookie`s.
+    pub fn no_cookies(mut self) -> Self {
+        self.cookies = false;
+        self
+    }
+
+    /// Hand the body back as it came: no `Accept-Encoding` is added and a gzip, deflate or br
+    /// body is not decoded.
+    pub fn raw_body(mut self) -> Self {
+        self.decompress = false;
+        self
+    }
+
+    /// Name the endpoint in the per-endpoint HTTP metrics (k6's `name` tag), e.g. `login` for
+    /// every `/login?user=…`; without it, the method and the URL's path with ids folded.
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
+    /// HTTP basic authentication: `Authorization: Basic base64(user:password)`.
+    pub fn basic_auth(self, user: &str, password: &str) -> Self {
+        let credentials = base64(format!("{user}:{password}").as_bytes());
+        self.header("authorization", format!("Basic {credentials}"))
+    }
+
     /// Send the request and read the whole response.
     pub fn send(self) -> Result<Response, HttpError> {
         if use_wasi_http() { self.send_wasi_http() } else { self.send_one_call() }
@@ -180,7 +243,13 @@ impl Request {
     fn send_one_call(self) -> Result<Response, HttpError> {
         use crate::bindings::loadhost::plugin::http as host;
         let started = Instant::now();
-        let parts = host::ResponseParts { headers: self.keep_headers, body: self.keep_body };
+        let options = host::RequestOptions {
+            parts: host::ResponseParts { headers: self.keep_headers, body: self.keep_body },
+            redirects: Some(self.redirects),
+            cookies: self.cookies,
+            decompress: self.decompress,
+            name: self.name,
+        };
         let request = host::Request {
             method: method_name(&self.method).to_owned(),
             url: self.url,
@@ -188,17 +257,15 @@ impl Request {
             body: self.body,
             timeout_ms: self.timeout.map(|limit| u32::try_from(limit.as_millis()).unwrap_or(u32::MAX)),
         };
-        match host::send_with(&request, parts) {
-            Ok(response) => Ok(Response {
-                status: response.status,
-                headers: response.headers,
-                body: response.body,
-                elapsed: started.elapsed(),
-            }),
-            Err(host::Error::Denied(url)) => Err(HttpError::Denied(url)),
-            Err(host::Error::InvalidRequest(why)) => Err(HttpError::InvalidUrl(why)),
-            Err(host::Error::Network(why)) => Err(HttpError::Network(why)),
-        }
+        let info = host::send_opts(&request, &options).map_err(from_host)?;
+        Ok(Response {
+            status: info.response.status,
+            headers: info.response.headers,
+            body: info.response.body,
+            elapsed: started.elapsed(),
+            final_url: info.final_url,
+            redirects: info.redirects,
+        })
     }
 
     /// Through `wasi:http/outgoing-handler`.
@@ -241,7 +308,8 @@ impl Request {
         if !self.keep_body {
             bytes = Vec::new();
         }
-        Ok(Response { status, headers, body: bytes, elapsed: started.elapsed() })
+        let elapsed = started.elapsed();
+        Ok(Response { status, headers, body: bytes, elapsed, final_url: self.url, redirects: 0 })
     }
 
     fn error(&self, code: &ErrorCode) -> HttpError {
@@ -250,6 +318,33 @@ impl Request {
             other => HttpError::Network(format!("{} {}: {other:?}", method_name(&self.method), self.url)),
         }
     }
+}
+
+/// The SDK's error for one of the host's.
+pub(crate) fn from_host(err: crate::bindings::loadhost::plugin::http::Error) -> HttpError {
+    use crate::bindings::loadhost::plugin::http::Error;
+    match err {
+        Error::Denied(url) => HttpError::Denied(url),
+        Error::InvalidRequest(why) => HttpError::InvalidUrl(why),
+        Error::Network(why) => HttpError::Network(why),
+    }
+}
+
+/// Standard base64 with padding (RFC 4648), for basic authentication.
+fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// `LOADHOST_HTTP=wasi` selects the wasi:http path (read once per instance).
@@ -334,5 +429,13 @@ mod tests {
         assert_eq!(split_url("https://example.com").map(|(_, a, p)| (a, p)), Some(("example.com", "/")));
         assert!(split_url("ftp://x/").is_none());
         assert!(split_url("http:///path").is_none());
+    }
+
+    #[test]
+    fn basic_auth_is_base64() {
+        assert_eq!(base64(b"Aladdin:open sesame"), "QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+        assert_eq!(base64(b"a:b"), "YTpi");
+        assert_eq!(base64(b"ab:"), "YWI6");
+        assert_eq!(base64(b""), "");
     }
 }

@@ -27,7 +27,8 @@
 //! - [`Lifecycle`] and [`export_with_lifecycle!`]: optional setup, per-worker init and teardown.
 //! - [`metrics`]: counters, gauges, trends and checks, aggregated by the host, and
 //!   [`declare_metrics!`], which states them in the component for `loadhost inspect` and thresholds.
-//! - [`http`]: an HTTP client (the host pools connections and records HTTP metrics).
+//! - [`http`]: an HTTP client (the host pools connections, follows redirects, decodes bodies and
+//!   records HTTP metrics), and [`cookies`]: the worker's cookie jar.
 //! - [`config`]: reading settings the user passed with `loadhost run -e KEY=VALUE`.
 //!
 //! # When something goes wrong
@@ -39,6 +40,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod cookies;
 pub mod http;
 pub mod metrics;
 mod panic_hook;

@@ -242,6 +242,27 @@ fn for_each_interval(
 
 /// A rule's value as a summary JSON keeps it (milliseconds to the microsecond, rates as shares);
 /// `Err` says what the summary lacks.
+/// A `{name:…}` rule's value from a summary JSON, which keeps endpoints by name only (methods
+/// merged); a `{method:…}` rule needs results files.
+fn endpoint_value(
+    http: &loadhost_output::summary::HttpMetrics,
+    (name, method): (Option<&str>, Option<&str>),
+    rule: &Rule,
+) -> Result<Option<f64>, String> {
+    let (Some(name), None) = (name, method) else {
+        return Err("a summary JSON keeps endpoints by name only: compare results files for {method:…}".into());
+    };
+    let Some(e) = http.endpoints.get(name) else { return Ok(None) };
+    let agg = rule.aggregate();
+    Ok(match rule.metric() {
+        names::HTTP_REQ_FAILED => (e.reqs.count > 0).then(|| e.failed.passes as f64 / e.reqs.count as f64),
+        names::HTTP_REQ_DURATION if *agg == Aggregate::Count => Some(e.duration.count as f64),
+        names::HTTP_REQ_DURATION => return view_value(&e.duration.stats, agg, rule),
+        _ if *agg == Aggregate::Rate => Some(e.reqs.rate),
+        _ => Some(e.reqs.count as f64),
+    })
+}
+
 fn summary_value(s: &Summary, rule: &Rule) -> Result<Option<f64>, String> {
     let agg = rule.aggregate();
     let share = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
@@ -273,6 +294,9 @@ fn summary_value(s: &Summary, rule: &Rule) -> Result<Option<f64>, String> {
         | names::DATA_SENT
         | names::DATA_RECEIVED => {
             let Some(http) = &s.metrics.http else { return Ok(None) };
+            if let Some(selector) = rule.endpoint_selector() {
+                return endpoint_value(http, selector, rule);
+            }
             match rule.metric() {
                 names::HTTP_REQ_FAILED => Ok(share(http.failed.passes, http.reqs.count)),
                 names::HTTP_REQ_DURATION if *agg == Aggregate::Count => Ok(Some(http.duration.count as f64)),

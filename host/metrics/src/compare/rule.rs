@@ -194,6 +194,12 @@ impl Rule {
         &self.probe.aggregate
     }
 
+    /// The endpoint a built-in HTTP metric is narrowed to, `(name, method)` (see
+    /// [`Threshold::endpoint_selector`]).
+    pub fn endpoint_selector(&self) -> Option<(Option<&str>, Option<&str>)> {
+        self.probe.endpoint_selector()
+    }
+
     /// The tags that select a series (every tag but `scenario`).
     pub fn series_tags(&self) -> Vec<(String, String)> {
         self.probe.tags.iter().filter(|(k, _)| k != crate::threshold::SCENARIO_TAG).cloned().collect()
@@ -289,6 +295,11 @@ impl Rule {
             "wait_ms" => window.wait.count(),
             "gate_wait_ms" => window.gate_wait.count(),
             names::HTTP_REQ_DURATION if !tagged => window.http.duration.count(),
+            names::HTTP_REQ_DURATION | names::HTTP_REQ_FAILED
+                if let Some((name, method)) = self.probe.endpoint_selector() =>
+            {
+                window.http.endpoint_matching(name, method).requests
+            }
             names::HTTP_REQ_FAILED if !tagged => window.http.requests,
             crate::threshold::TASKS_NOT_PASSED => window.counts.ended(),
             "checks" => window

@@ -398,6 +398,29 @@ mod tests {
     }
 
     #[test]
+    fn endpoints_get_a_table_busiest_first_with_their_names_escaped() {
+        use loadhost_metrics::http::{Endpoint, HttpSample};
+        let (info, mut report, rows) = run("noop.wasm");
+        for (n, name, ms) in [(3, "GET /", 1), (5, "GET /delay", 20), (1, "<b>x</b>", 7)] {
+            for _ in 0..n {
+                report.totals.http.record(HttpSample {
+                    status: Some(200),
+                    duration: Duration::from_millis(ms),
+                    body_bytes: 1,
+                    endpoint: Some(Endpoint::new("GET", name)),
+                });
+            }
+        }
+        let html = page(&info, &report, std::slice::from_ref(&report), &rows, &[]);
+        let table = &html[html.find("id=\"endpoint-table\"").expect("an endpoint table")..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let names: Vec<&str> =
+            table.lines().filter_map(|l| l.split("<code>").nth(1)?.split("</code>").next()).collect();
+        assert_eq!(names, ["GET /delay", "GET /", "&lt;b&gt;x&lt;/b&gt;"]);
+        assert!(table.contains("<td>5</td><td>0</td></tr>"), "{table}");
+    }
+
+    #[test]
     fn the_scenario_table_counts_errored_tasks_apart_from_drops() {
         let (info, mut first, rows) = run("noop.wasm");
         first.scenario = "browse".into();

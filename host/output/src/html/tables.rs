@@ -231,6 +231,34 @@ pub(super) fn http(out: &mut String, http: &HttpMetrics) {
     percentile_header(out, "ms", "<th>count</th>");
     percentile_row(out, loadhost_metrics::http::names::HTTP_REQ_DURATION, &http.duration.stats);
     let _ = writeln!(out, "<td>{}</td></tr>\n</table>", count(http.duration.count));
+    endpoints(out, http);
+}
+
+/// Endpoint rows the page shows (the busiest); the rest are in the summary JSON.
+const ENDPOINTS_SHOWN: usize = 100;
+
+/// Requests and `http_req_duration` per endpoint, busiest first, when there is more than one.
+fn endpoints(out: &mut String, http: &HttpMetrics) {
+    if http.endpoints.len() < 2 {
+        return;
+    }
+    let mut rows: Vec<_> = http.endpoints.iter().collect();
+    rows.sort_by(|a, b| b.1.reqs.count.cmp(&a.1.reqs.count).then_with(|| a.0.cmp(b.0)));
+    out.push_str(
+        "<h3>By endpoint</h3>\n<p class=\"note\">A request's name: the plugin's, or its method and path with ids \
+         folded. Durations in ms.</p>\n<table class=\"t\" id=\"endpoint-table\">\n",
+    );
+    percentile_header(out, "endpoint", "<th>count</th><th>failed</th>");
+    for (name, e) in rows.iter().take(ENDPOINTS_SHOWN) {
+        percentile_row(out, name, &e.duration.stats);
+        let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", count(e.reqs.count), count(e.failed.passes));
+    }
+    out.push_str("</table>\n");
+    if rows.len() > ENDPOINTS_SHOWN {
+        let more = rows.len() - ENDPOINTS_SHOWN;
+        let _ =
+            writeln!(out, "<p class=\"note\">… {more} more endpoints in the summary JSON (<code>metrics</code>).</p>");
+    }
 }
 
 /// The errors table: every kind of error, most frequent first.

@@ -9,7 +9,7 @@ use loadhost_metrics::{
     AttemptEnd, AttemptRecord, Gauges, Outcome, RunReport, SeriesKey, SeriesSummary, SeriesValue, TaskTiming, Window,
     WorkerStats,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::format::{FORMAT_VERSION, IntervalRecord, RunResults, read, segment_name, write};
 use crate::summary::PluginFile;
@@ -65,6 +65,10 @@ pub(crate) fn task(w: &mut Window, micros: u64, n: u64) {
         status: Some(if failed { 503 } else { 200 }),
         duration: Duration::from_micros(micros * 9 / 10),
         body_bytes: 100 + n % 7,
+        endpoint: Some(loadhost_metrics::http::Endpoint::new(
+            "GET",
+            if n.is_multiple_of(3) { "GET /a" } else { "GET /b" },
+        )),
     });
     w.http.bytes_sent += 120;
     w.http.bytes_received += 300;
@@ -197,10 +201,16 @@ pub(crate) fn assert_same_window(a: &Window, b: &Window) {
     let counts = |w: &Window| {
         let mut value = serde_json::to_value(&w.http).unwrap();
         value.as_object_mut().unwrap().remove("duration");
+        for endpoint in value.get_mut("endpoints").and_then(Value::as_array_mut).into_iter().flatten() {
+            endpoint.as_object_mut().unwrap().remove("duration");
+        }
         value
     };
     assert_eq!(counts(a), counts(b));
     assert_eq!(values(&a.http.duration), values(&b.http.duration));
+    for (x, y) in a.http.endpoints.values().zip(b.http.endpoints.values()) {
+        assert_eq!(values(&x.duration), values(&y.duration));
+    }
     assert_eq!(a.errors, b.errors, "the errors tables");
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use loadhost_metrics::http::EndpointStats;
 use loadhost_metrics::http::names;
 use loadhost_metrics::{HttpStats, PluginMetrics, SeriesValue};
 use serde::de::Error as _;
@@ -109,6 +110,53 @@ pub struct HttpMetrics {
     pub data_received: u64,
     /// `http_response_bytes`: response body bytes delivered to the plugin.
     pub response_bytes: u64,
+    /// Per endpoint name (its methods together, as a `{name:…}` threshold judges it):
+    /// `http_reqs{name:X}`, `http_req_duration{name:X}` and `http_req_failed{name:X}`.
+    pub endpoints: BTreeMap<String, EndpointMetrics>,
+}
+
+/// One endpoint's figures in the summary.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointMetrics {
+    /// `http_reqs{name:X}`: its requests and their rate.
+    pub reqs: CountRate,
+    /// `http_req_duration{name:X}`: its durations, in ms.
+    pub duration: TrendSummary,
+    /// `http_req_failed{name:X}`: its failed requests, as `http_req_failed`.
+    pub failed: RateSummary,
+}
+
+/// The metrics written once per endpoint, as `METRIC{name:X}`.
+const ENDPOINT_METRICS: [&str; 3] = [names::HTTP_REQS, names::HTTP_REQ_DURATION, names::HTTP_REQ_FAILED];
+
+fn endpoint_key(metric: &str, name: &str) -> String {
+    format!("{metric}{{name:{name}}}")
+}
+
+impl EndpointMetrics {
+    fn new(stats: &EndpointStats, seconds: f64) -> Self {
+        let share = if stats.requests == 0 { 0.0 } else { stats.failed as f64 / stats.requests as f64 };
+        EndpointMetrics {
+            reqs: CountRate {
+                count: stats.requests,
+                rate: if seconds > 0.0 { stats.requests as f64 / seconds } else { 0.0 },
+            },
+            duration: TrendSummary {
+                count: stats.duration.count(),
+                stats: PercentileView::ms(&stats.duration.percentiles()),
+            },
+            failed: RateSummary { fails: stats.requests - stats.failed, passes: stats.failed, rate: share },
+        }
+    }
+
+    /// Every endpoint of `http`, by name, its methods merged.
+    fn all(http: &HttpStats, seconds: f64) -> BTreeMap<String, Self> {
+        let mut by_name: BTreeMap<&str, EndpointStats> = BTreeMap::new();
+        for (endpoint, stats) in &http.endpoints {
+            by_name.entry(endpoint.name()).or_default().merge(stats);
+        }
+        by_name.into_iter().map(|(name, stats)| (name.to_owned(), Self::new(&stats, seconds))).collect()
+    }
 }
 
 /// The keys the HTTP metrics always write (tagged `http_reqs{status:N}` aside).
@@ -151,6 +199,7 @@ impl HttpMetrics {
             data_sent: http.bytes_sent,
             data_received: http.bytes_received,
             response_bytes: http.body_bytes,
+            endpoints: EndpointMetrics::all(http, seconds),
         })
     }
 
@@ -172,7 +221,37 @@ impl HttpMetrics {
             ),
         ];
         entries.extend(self.by_status.iter().map(|(&status, &n)| (status_key(status), count(n))));
+        for (name, e) in &self.endpoints {
+            entries.push((endpoint_key(names::HTTP_REQS, name), Entry::CountRate(&e.reqs)));
+            entries.push((endpoint_key(names::HTTP_REQ_DURATION, name), Entry::Trend(&e.duration)));
+            entries.push((endpoint_key(names::HTTP_REQ_FAILED, name), Entry::Rate(&e.failed)));
+        }
         entries
+    }
+
+    /// Take the `METRIC{name:X}` keys out of a `metrics` object read back.
+    fn take_endpoints(
+        all: &mut BTreeMap<String, Value>,
+    ) -> Result<BTreeMap<String, EndpointMetrics>, serde_json::Error> {
+        let prefix = endpoint_key(names::HTTP_REQS, "");
+        let prefix = prefix.trim_end_matches('}');
+        let named: Vec<String> = all
+            .keys()
+            .filter_map(|key| key.strip_prefix(prefix).and_then(|rest| rest.strip_suffix('}')))
+            .map(str::to_owned)
+            .collect();
+        let mut endpoints = BTreeMap::new();
+        for name in named {
+            if !ENDPOINT_METRICS.iter().all(|m| all.contains_key(&endpoint_key(m, &name))) {
+                continue;
+            }
+            let mut take = |metric: &str| all.remove(&endpoint_key(metric, &name)).unwrap_or(Value::Null);
+            let reqs = serde_json::from_value(take(names::HTTP_REQS))?;
+            let duration = serde_json::from_value(take(names::HTTP_REQ_DURATION))?;
+            let failed = serde_json::from_value(take(names::HTTP_REQ_FAILED))?;
+            endpoints.insert(name, EndpointMetrics { reqs, duration, failed });
+        }
+        Ok(endpoints)
     }
 
     /// Take the HTTP keys out of a `metrics` object read back; `None` when they are not all there
@@ -192,6 +271,7 @@ impl HttpMetrics {
         let data_received = count(names::DATA_RECEIVED)?;
         let response_bytes = count(names::HTTP_RESPONSE_BYTES)?;
         let statuses: BTreeMap<String, u64> = serde_json::from_value(take(names::HTTP_STATUS))?;
+        let endpoints = Self::take_endpoints(all)?;
         let mut by_status = BTreeMap::new();
         for (status, n) in statuses {
             let status: u16 = status
@@ -211,6 +291,7 @@ impl HttpMetrics {
             data_sent,
             data_received,
             response_bytes,
+            endpoints,
         }))
     }
 }
@@ -292,6 +373,7 @@ impl<'de> Deserialize<'de> for Metrics {
 mod tests {
     use std::time::Duration;
 
+    use loadhost_metrics::http::Endpoint;
     use loadhost_metrics::{HttpSample, SeriesKey};
 
     use super::*;
@@ -311,8 +393,10 @@ mod tests {
         plugin.check(key("status is 200", &[("route", "/a")]), true);
         plugin.check(key("status is 200", &[]), false);
         let mut http = HttpStats::default();
-        for status in [Some(200), Some(503), None] {
-            http.record(HttpSample { status, duration: Duration::from_millis(3), body_bytes: 10 });
+        let endpoints = [("GET", "GET /"), ("POST", "login"), ("GET", "login")];
+        for (status, (method, name)) in [Some(200), Some(503), None].into_iter().zip(endpoints) {
+            let endpoint = Some(Endpoint::new(method, name));
+            http.record(HttpSample { status, duration: Duration::from_millis(3), body_bytes: 10, endpoint });
         }
         http.denied = 1;
         Metrics::new(&plugin, &http, 2.0)
@@ -338,8 +422,14 @@ mod tests {
                 "http_connections_opened",
                 "http_denied",
                 "http_req_duration",
+                "http_req_duration{name:GET /}",
+                "http_req_duration{name:login}",
                 "http_req_failed",
+                "http_req_failed{name:GET /}",
+                "http_req_failed{name:login}",
                 "http_reqs",
+                "http_reqs{name:GET /}",
+                "http_reqs{name:login}",
                 "http_reqs{status:0}",
                 "http_reqs{status:200}",
                 "http_reqs{status:503}",
@@ -355,6 +445,10 @@ mod tests {
         assert_eq!(as_map["http_status"], serde_json::json!({"0": 1, "200": 1, "503": 1}));
         assert_eq!(as_map["http_req_failed"], serde_json::json!({"fails": 1, "passes": 2, "rate": 2.0 / 3.0}));
         assert_eq!(as_map["http_reqs"], serde_json::json!({"count": 3, "rate": 1.5}));
+        // One name used with two methods is one entry: what `{name:login}` judges.
+        assert_eq!(as_map["http_reqs{name:login}"], serde_json::json!({"count": 2, "rate": 1.0}));
+        assert_eq!(as_map["http_req_failed{name:GET /}"]["passes"], 0);
+        assert_eq!(as_map["http_req_duration{name:login}"]["count"], 2);
         assert_eq!(as_map["size"]["p999"], 299.0, "clamped at the exact max");
     }
 

@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use metrics::{
-    CountRate, CountSummary, GaugeSummary, HttpMetrics, Metrics, PluginMetric, RateSummary, TrendSummary,
+    CountRate, CountSummary, EndpointMetrics, GaugeSummary, HttpMetrics, Metrics, PluginMetric, RateSummary,
+    TrendSummary,
 };
 pub use views::{
     AttemptCounts, CheckCounts, ErrorRow, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile, Rate,
@@ -266,7 +267,12 @@ pub(crate) mod tests {
         }
         totals.plugin.check(SeriesKey::new("ok".into(), vec![]), true);
         totals.plugin.trend(SeriesKey::new("size".into(), vec![("route".into(), "/a".into())]), 3.5);
-        totals.http.record(HttpSample { status: Some(404), duration: Duration::from_millis(4), body_bytes: 9 });
+        totals.http.record(HttpSample {
+            status: Some(404),
+            duration: Duration::from_millis(4),
+            body_bytes: 9,
+            endpoint: None,
+        });
         totals.lag_max = Duration::from_micros(1_234);
         let start_ms = 1_700_000_000_000;
         for i in 0..3 {

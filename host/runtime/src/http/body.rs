@@ -10,6 +10,7 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use loadhost_engine::MetricsHandle;
 use loadhost_metrics::HttpSample;
+use loadhost_metrics::http::Endpoint;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
@@ -19,6 +20,8 @@ use super::WorkerHttp;
 pub(crate) struct Pending {
     pub(crate) started: Instant,
     pub(crate) status: u16,
+    /// The endpoint the request counts under.
+    pub(crate) endpoint: Endpoint,
     pub(crate) metrics: MetricsHandle,
     pub(crate) client: Arc<WorkerHttp>,
     /// The per-host connection slot, held until the body is done.
@@ -43,7 +46,8 @@ impl TimedBody {
 
     fn finish(&mut self, status: Option<u16>) {
         if let Some(p) = self.pending.take() {
-            let sample = HttpSample { status, duration: p.started.elapsed(), body_bytes: self.bytes };
+            let endpoint = Some(p.endpoint);
+            let sample = HttpSample { status, duration: p.started.elapsed(), body_bytes: self.bytes, endpoint };
             p.client.record(&p.metrics, sample);
         }
     }

@@ -31,6 +31,7 @@ use tower_service::Service as _;
 
 use super::WorkerHttp;
 use super::connector::CountedConn;
+use super::decode::{DecodeError, Decoder, Encoding};
 
 type Io = hyper_rustls::MaybeHttpsStream<CountedConn>;
 type RequestBody = Full<Bytes>;
@@ -76,6 +77,9 @@ enum Failed {
     NotSent(Box<http::Request<RequestBody>>),
     /// Anything else.
     Error(String),
+    /// The request went out (or may have) and no response head came back: the connection closed
+    /// or broke first.
+    NoResponse(String),
 }
 
 /// The most targets one worker (or event loop, for HTTP/2) keeps a connection to; past it the
@@ -160,9 +164,14 @@ impl Connections {
         target: &Target,
         capped: bool,
         mut request: http::Request<RequestBody>,
+        decompress: bool,
     ) -> Result<(http::response::Parts, Bytes), ExchangeError> {
         let mut fresh = false;
         loop {
+            // A forward proxy may close a kept-alive connection without saying so (tinyproxy
+            // does): an idempotent request that got no response on a reused one is sent again on
+            // a fresh one, as browsers do (RFC 9110 9.2.2). Only then is the request copied.
+            let mut resend = None;
             let conn = match self.take(target, capped) {
                 Some(conn) => conn,
                 None => {
@@ -172,9 +181,12 @@ impl Connections {
                     Box::pin(self.connect(http, target)).await?
                 }
             };
+            if !fresh && request.method().is_idempotent() && http.shared.net.forwarded(request.uri()) {
+                resend = Some(copy(&request));
+            }
             let exchanged = match conn {
-                Conn::H1 { send, driver } => exchange_h1(http, send, driver, request).await,
-                Conn::H2 { send } => Box::pin(exchange_h2(http, send, request)).await,
+                Conn::H1 { send, driver } => exchange_h1(http, send, driver, request, decompress).await,
+                Conn::H2 { send } => Box::pin(exchange_h2(http, send, request, decompress)).await,
             };
             match exchanged {
                 Ok((parts, body, Some(conn))) => {
@@ -186,6 +198,10 @@ impl Connections {
                 Err(Failed::NotSent(_)) => {
                     return Err(ExchangeError::Failed("connection closed before the request was sent".into()));
                 }
+                Err(Failed::NoResponse(why)) => match resend {
+                    Some(again) => request = again,
+                    None => return Err(ExchangeError::Failed(why)),
+                },
                 Err(Failed::Error(why)) => return Err(ExchangeError::Failed(why)),
             }
         }
@@ -269,14 +285,27 @@ async fn exchange_h1(
     mut send: http1::SendRequest<RequestBody>,
     mut driver: Pin<Box<http1::Connection<Io, RequestBody>>>,
     request: http::Request<RequestBody>,
+    decompress: bool,
 ) -> Exchanged {
-    let request = origin_form(request);
-    if drive(driver.as_mut(), send.ready()).await.is_err() {
+    let request = http1_form(http, request);
+    if !matches!(drive(driver.as_mut(), pin!(send.ready())).await, Some(Ok(()))) {
         return Err(Failed::NotSent(Box::new(request)));
     }
-    let response = drive(driver.as_mut(), send.try_send_request(request)).await.map_err(not_sent)?;
-    let (parts, body) = response.into_parts();
-    let body = drive(driver.as_mut(), read(body, http)).await?;
+    let mut sending = pin!(send.try_send_request(request));
+    let response = match drive(driver.as_mut(), sending.as_mut()).await {
+        Some(response) => response.map_err(not_sent)?,
+        None => {
+            // The connection ended (the server closed it while idle) before taking the request:
+            // dropping it hands the request back, to be sent on a fresh one.
+            drop(driver);
+            return Err(sending.await.map_or_else(not_sent, |_| Failed::NoResponse(CLOSED.to_owned())));
+        }
+    };
+    let (mut parts, body) = response.into_parts();
+    let decoding = decoding(&mut parts, decompress);
+    let body = drive(driver.as_mut(), pin!(read(body, http, decoding)))
+        .await
+        .unwrap_or_else(|| Err(Failed::Error(CLOSED.to_owned())))?;
     let reusable = !send.is_closed();
     Ok((parts, body, reusable.then_some(Conn::H1 { send, driver })))
 }
@@ -286,30 +315,36 @@ async fn exchange_h2(
     http: &WorkerHttp,
     mut send: http2::SendRequest<RequestBody>,
     request: http::Request<RequestBody>,
+    decompress: bool,
 ) -> Exchanged {
     if send.ready().await.is_err() {
         return Err(Failed::NotSent(Box::new(request)));
     }
     let response = send.try_send_request(request).await.map_err(not_sent)?;
-    let (parts, body) = response.into_parts();
-    let body = read(body, http).await?;
+    let (mut parts, body) = response.into_parts();
+    let decoding = decoding(&mut parts, decompress);
+    let body = read(body, http, decoding).await?;
     let reusable = !send.is_closed();
     Ok((parts, body, reusable.then_some(Conn::H2 { send })))
 }
 
-/// HTTP/1.1 sends the path (origin form) and names the host in a `Host` header.
-fn origin_form(mut request: http::Request<RequestBody>) -> http::Request<RequestBody> {
-    let uri = request.uri().clone();
-    if let Some(authority) = uri.authority()
-        && !request.headers().contains_key(http::header::HOST)
-    {
-        let host = authority.as_str().rsplit_once('@').map_or(authority.as_str(), |(_, host)| host);
-        if let Ok(value) = http::HeaderValue::from_str(host) {
-            request.headers_mut().insert(http::header::HOST, value);
-        }
-    }
-    if uri.scheme().is_some() {
+/// The request as HTTP/1.1 sends it: to a forward proxy in absolute form (the whole URL, without
+/// any userinfo) with the proxy's credentials, else in origin form; a `Host` header either way.
+fn http1_form(http: &WorkerHttp, request: http::Request<RequestBody>) -> http::Request<RequestBody> {
+    let mut request = with_host(request);
+    if http.shared.net.forwarded(request.uri()) {
+        http.shared.net.authorize(&mut request);
+        // The URL's host, which the allow-list judged, never a `Host` header the plugin set.
+        let uri = request.uri();
+        let host = uri.authority().map_or("", |a| a.as_str().rsplit_once('@').map_or(a.as_str(), |(_, h)| h));
         let path = uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
+        if let Ok(absolute) = format!("{}://{host}{path}", uri.scheme_str().unwrap_or("http")).parse() {
+            *request.uri_mut() = absolute;
+        }
+        return request;
+    }
+    if request.uri().scheme().is_some() {
+        let path = request.uri().path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
         if let Ok(origin) = path.parse() {
             *request.uri_mut() = origin;
         }
@@ -317,9 +352,56 @@ fn origin_form(mut request: http::Request<RequestBody>) -> http::Request<Request
     request
 }
 
+/// HTTP/1.1 names the host in a `Host` header (the URL's, without userinfo) unless the request has
+/// one.
+fn with_host(mut request: http::Request<RequestBody>) -> http::Request<RequestBody> {
+    if let Some(authority) = request.uri().authority()
+        && !request.headers().contains_key(http::header::HOST)
+    {
+        let host = authority.as_str().rsplit_once('@').map_or(authority.as_str(), |(_, host)| host);
+        if let Ok(value) = http::HeaderValue::from_str(host) {
+            request.headers_mut().insert(http::header::HOST, value);
+        }
+    }
+    request
+}
+
+/// With `decompress`, the encoding of a body the host decodes; its response then loses the
+/// `content-encoding` and `content-length` that no longer describe what the plugin gets.
+fn decoding(parts: &mut http::response::Parts, decompress: bool) -> Option<Encoding> {
+    if !decompress {
+        return None;
+    }
+    let encoding = Encoding::from_header(parts.headers.get(http::header::CONTENT_ENCODING)?)?;
+    parts.headers.remove(http::header::CONTENT_ENCODING);
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    Some(encoding)
+}
+
+/// Read and decode a whole body: the cap applies to the decoded bytes, and the wire bytes are
+/// never held whole (each frame is decoded as it comes).
+async fn read_decoded(mut body: Incoming, http: &WorkerHttp, encoding: Encoding) -> Result<Bytes, Failed> {
+    let limit = usize::try_from(http.shared.max_body).unwrap_or(usize::MAX);
+    let mut decoder = Decoder::new(encoding, limit);
+    let failed = |err: DecodeError| match err {
+        DecodeError::TooLarge => Failed::Error(http.shared.body_too_large()),
+        DecodeError::Invalid(why) => Failed::Error(format!("decoding the response body: {why}")),
+    };
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|err| Failed::Error(format!("reading the response body: {err}")))?;
+        if let Ok(data) = frame.into_data() {
+            decoder.push(&data).map_err(failed)?;
+        }
+    }
+    decoder.finish().map_err(failed)
+}
+
 /// Read a whole body, but never more than `http`'s `--max-response-body`: past it the request
 /// fails and what was read is let go, so a huge body costs the host at most the cap.
-async fn read(mut body: Incoming, http: &WorkerHttp) -> Result<Bytes, Failed> {
+async fn read(mut body: Incoming, http: &WorkerHttp, decoding: Option<Encoding>) -> Result<Bytes, Failed> {
+    if let Some(encoding) = decoding {
+        return Box::pin(read_decoded(body, http, encoding)).await;
+    }
     let limit = usize::try_from(http.shared.max_body).unwrap_or(usize::MAX);
     // A body that says it is too large fails before any of it is read.
     if usize::try_from(http_body::Body::size_hint(&body).lower()).unwrap_or(usize::MAX) > limit {
@@ -354,26 +436,43 @@ async fn read(mut body: Incoming, http: &WorkerHttp) -> Result<Bytes, Failed> {
 fn not_sent(mut err: TrySendError<http::Request<RequestBody>>) -> Failed {
     match err.take_message() {
         Some(request) => Failed::NotSent(Box::new(request)),
-        None => Failed::Error(hyper_error(err.error())),
+        // The response head never came: whatever broke, there is no response.
+        None => Failed::NoResponse(hyper_error(err.error())),
     }
 }
 
 /// Poll `work` while also driving the HTTP/1.1 connection it needs. Should the connection end
-/// first, `work` is polled once more: it then fails with the connection's error.
-async fn drive<W: Future>(mut driver: Pin<&mut http1::Connection<Io, RequestBody>>, work: W) -> W::Output {
-    let mut work = pin!(work);
+/// first, `work` is polled once more; `None` if it still cannot finish (a request queued on a
+/// connection that ended is handed back only once the connection is dropped: see `exchange_h1`).
+async fn drive<W: Future>(
+    mut driver: Pin<&mut http1::Connection<Io, RequestBody>>,
+    mut work: Pin<&mut W>,
+) -> Option<W::Output> {
     let mut ended = false;
     poll_fn(|cx| {
         if let Poll::Ready(out) = work.as_mut().poll(cx) {
-            return Poll::Ready(out);
+            return Poll::Ready(Some(out));
         }
         if !ended && driver.as_mut().poll(cx).is_ready() {
             ended = true;
-            return work.as_mut().poll(cx);
+            return Poll::Ready(match work.as_mut().poll(cx) {
+                Poll::Ready(out) => Some(out),
+                Poll::Pending => None,
+            });
         }
         Poll::Pending
     })
     .await
+}
+
+/// A copy of a request, to send again.
+fn copy(request: &http::Request<RequestBody>) -> http::Request<RequestBody> {
+    let mut again = http::Request::new(request.body().clone());
+    *again.method_mut() = request.method().clone();
+    *again.uri_mut() = request.uri().clone();
+    *again.version_mut() = request.version();
+    *again.headers_mut() = request.headers().clone();
+    again
 }
 
 /// A connection error as the plugin sees it, in the stable short words of docs/http.md ("connection
@@ -388,6 +487,9 @@ fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
         if let Some(io) = cause.downcast_ref::<std::io::Error>() {
             if let Some(own) = io.get_ref().and_then(|inner| inner.downcast_ref::<super::connector::OwnListener>()) {
                 return ExchangeError::Denied(own.to_string());
+            }
+            if let Some(proxy) = io.get_ref().and_then(|inner| inner.downcast_ref::<super::connector::ProxyFailed>()) {
+                return ExchangeError::Failed(proxy.to_string());
             }
             if let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
                 return ExchangeError::Failed(format!("tls: {tls}"));
@@ -404,9 +506,12 @@ fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
     ExchangeError::Failed(format!("connect failed: {err}"))
 }
 
+/// What a plugin is told when the connection closed before the whole response came.
+const CLOSED: &str = "response incomplete: the connection closed";
+
 fn hyper_error(err: &hyper::Error) -> String {
     if err.is_incomplete_message() || err.is_closed() || err.is_canceled() {
-        "response incomplete: the connection closed".to_owned()
+        CLOSED.to_owned()
     } else {
         format!("protocol error: {err}")
     }

@@ -3,8 +3,11 @@
 //!
 //! - [`allow`]: the allow-list; a denied request never opens a connection.
 //! - [`connector`]: TCP connections, counted with the bytes they move.
-//! - [`tls`]: system roots, `--ca-cert`, `--insecure`.
+//! - [`proxy`]: forward proxies (`--proxy`, `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY`).
+//! - [`tls`]: system roots, `--ca-cert`, `--insecure`, client certificates.
 //! - `body`: times each request until its response body is done.
+//! - `follow`, `decode`: the one-call path's request options (`send-opts`): redirects, the
+//!   worker's cookie jar, decoding compressed bodies.
 //!
 //! One [`HttpClient`] holds a process's network settings (allow-list, TLS, per-host caps); each
 //! worker sends through a [`WorkerHttp`] of its own, whose connections live on the worker's event
@@ -18,6 +21,9 @@ pub mod allow;
 mod body;
 mod conn;
 pub mod connector;
+mod decode;
+mod follow;
+pub mod proxy;
 pub mod tls;
 
 use std::collections::HashMap;
@@ -32,13 +38,15 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use loadhost_engine::MetricsHandle;
 use loadhost_metrics::HttpSample;
+use loadhost_metrics::http::Endpoint;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
 
 use self::allow::{AllowList, AllowRule, Ports};
 use self::body::{Pending, TimedBody};
-use self::connector::{CountingConnector, WireCounters};
+use self::connector::{Connector, Network, WireCounters};
+use self::proxy::ProxyOptions;
 use self::tls::TlsOptions;
 
 /// How plugins may use the network.
@@ -54,6 +62,10 @@ pub struct HttpOptions {
     pub max_connections_per_host: Option<u32>,
     /// The largest response body the host reads for a plugin (`--max-response-body`).
     pub max_response_body: u64,
+    /// Forward proxies (`--proxy`, `HTTP_PROXY`…).
+    pub proxy: ProxyOptions,
+    /// Each worker keeps a cookie jar for `send-opts` (off with `--no-cookies`).
+    pub cookies: bool,
 }
 
 impl Default for HttpOptions {
@@ -64,21 +76,24 @@ impl Default for HttpOptions {
             h2c: false,
             max_connections_per_host: None,
             max_response_body: 64 << 20,
+            proxy: ProxyOptions::default(),
+            cookies: true,
         }
     }
 }
 
-type Pooled = Client<hyper_rustls::HttpsConnector<CountingConnector>, WasiBody>;
+type Pooled = Client<Connector, WasiBody>;
 
 /// A process's network settings and what its workers share: the allow-list, TLS, the per-host caps.
 pub struct HttpClient {
-    tls: rustls::ClientConfig,
+    net: Network,
     h2c: bool,
     allow: Arc<AllowList>,
     per_host: Option<u32>,
     slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     denial_logged: AtomicBool,
     max_body: u64,
+    cookies: bool,
 }
 
 /// The most hosts the per-host caps keep a count for; past it, idle ones are forgotten.
@@ -91,13 +106,14 @@ pub const MAX_REQUESTS_PER_INSTANCE: usize = 64;
 /// under the process's settings.
 pub struct WorkerHttp {
     client: Pooled,
-    connector: hyper_rustls::HttpsConnector<CountingConnector>,
+    connector: Connector,
     wire: Arc<WireCounters>,
     shared: Arc<HttpClient>,
 }
 
 use conn::ExchangeError;
 pub(crate) use conn::{Connections, RunConnections};
+pub(crate) use follow::{DEFAULT_REDIRECTS, FetchOptions, Outgoing, add_cookie, cookies_for};
 
 type SendResult =
     Result<(http::Response<WasiBody>, Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send>), HttpError>;
@@ -109,25 +125,24 @@ impl HttpClient {
     /// Build the client (TLS configuration errors name the flag).
     pub fn new(options: &HttpOptions) -> anyhow::Result<Arc<Self>> {
         Ok(Arc::new(Self {
-            tls: tls::client_config(&options.tls)?,
+            net: Network::new(&options.tls, &options.proxy, options.h2c)?,
             h2c: options.h2c,
             allow: Arc::new(AllowList::new(options.allow.clone())),
             per_host: options.max_connections_per_host,
             slots: Mutex::default(),
             denial_logged: AtomicBool::new(false),
             max_body: options.max_response_body,
+            cookies: options.cookies,
         }))
     }
 
     /// A connector (TLS, ALPN) whose connections count into `wire`.
-    fn connector(&self, wire: &Arc<WireCounters>) -> hyper_rustls::HttpsConnector<CountingConnector> {
-        let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(self.tls.clone()).https_or_http();
-        if self.h2c { builder.enable_http2() } else { builder.enable_all_versions() }
-            .wrap_connector(CountingConnector::new(wire.clone(), self.allow.own_listeners().clone()))
+    fn connector(&self, wire: &Arc<WireCounters>) -> Connector {
+        self.net.connector(wire, self.allow.own_listeners())
     }
 
     /// A keep-alive pool whose connections run as tasks of the runtime that opens them.
-    fn pooled(&self, connector: hyper_rustls::HttpsConnector<CountingConnector>) -> Pooled {
+    fn pooled(&self, connector: Connector) -> Pooled {
         Client::builder(TokioExecutor::new())
             .pool_idle_timeout(IDLE_TIMEOUT)
             .pool_timer(TokioTimer::new())
@@ -142,6 +157,11 @@ impl HttpClient {
         let connector = self.connector(&wire);
         let client = self.pooled(connector.clone());
         Arc::new(WorkerHttp { client, connector, wire, shared: self.clone() })
+    }
+
+    /// Whether workers keep a cookie jar (not with `--no-cookies`).
+    pub fn cookies(&self) -> bool {
+        self.cookies
     }
 
     /// The allow-list (also used for wasi:sockets).
@@ -216,7 +236,7 @@ impl WorkerHttp {
     /// Send an allowed request through the pool.
     pub(crate) async fn send(
         self: Arc<Self>,
-        request: http::Request<WasiBody>,
+        mut request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         metrics: MetricsHandle,
         under_way: OwnedSemaphorePermit,
@@ -226,13 +246,17 @@ impl WorkerHttp {
         let port =
             request.uri().port_u16().unwrap_or(if request.uri().scheme_str() == Some("https") { 443 } else { 80 });
         let permit = self.shared.slot(&host, port).await;
+        let endpoint = Endpoint::default_for(request.method().as_str(), request.uri().path());
         let started = Instant::now();
+        self.shared.net.authorize(&mut request);
         let sent = self.client.request(request);
         let response = match options.and_then(|o| o.first_byte_timeout.or(o.connect_timeout)) {
             Some(limit) => match tokio::time::timeout(limit, sent).await {
                 Ok(result) => result,
                 Err(_) => {
-                    self.record(&metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
+                    let endpoint = Some(endpoint);
+                    let sample = HttpSample { status: None, duration: started.elapsed(), body_bytes: 0, endpoint };
+                    self.record(&metrics, sample);
                     return Err(HttpError::ConnectionReadTimeout);
                 }
             },
@@ -244,6 +268,7 @@ impl WorkerHttp {
                 let pending = Pending {
                     started,
                     status: parts.status.as_u16(),
+                    endpoint,
                     metrics,
                     client: self.clone(),
                     _permit: permit,
@@ -261,12 +286,23 @@ impl WorkerHttp {
                     Err(HttpError::HttpRequestDenied)
                 }
                 other => {
-                    self.record(&metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
+                    let endpoint = Some(endpoint);
+                    let sample = HttpSample { status: None, duration: started.elapsed(), body_bytes: 0, endpoint };
+                    self.record(&metrics, sample);
                     Err(other)
                 }
             },
         }
     }
+}
+
+/// What one request of the one-call path does beyond sending (`send` and `send-with`: nothing).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Hop<'a> {
+    /// Ask for and decode a compressed body.
+    pub(crate) decompress: bool,
+    /// The endpoint's name in the per-endpoint metrics (else the default from the URL).
+    pub(crate) name: Option<&'a str>,
 }
 
 /// A whole response, for the one-call `loadhost:plugin/http` interface.
@@ -299,9 +335,10 @@ impl WorkerHttp {
         method: &str,
         url: &str,
         headers: Vec<(String, Vec<u8>)>,
-        body: Vec<u8>,
+        body: Bytes,
         timeout: Option<Duration>,
         metrics: &MetricsHandle,
+        hop: Hop<'_>,
     ) -> Result<WholeResponse, FetchError> {
         let invalid = |why: String| FetchError::Invalid(format!("{method} {url}: {why}"));
         let uri: http::Uri = url.parse().map_err(|err| invalid(format!("{err}")))?;
@@ -321,11 +358,21 @@ impl WorkerHttp {
         for (name, value) in headers {
             builder = builder.header(name, value);
         }
-        let request = builder.body(Full::new(Bytes::from(body))).map_err(|err| invalid(format!("{err}")))?;
+        let mut request = builder.body(Full::new(body)).map_err(|err| invalid(format!("{err}")))?;
+        if hop.decompress && !request.headers().contains_key(http::header::ACCEPT_ENCODING) {
+            // A static value: asking for compressed bodies costs no allocation.
+            let accept = http::HeaderValue::from_static(decode::ACCEPT);
+            request.headers_mut().insert(http::header::ACCEPT_ENCODING, accept);
+        }
 
         let permit = self.shared.slot(&target.host, port).await;
+        // The plugin's name for the endpoint (`send-opts`), else the default from the URL.
+        let endpoint = Some(match hop.name {
+            Some(name) => Endpoint::named(request.method().as_str(), name),
+            None => Endpoint::default_for(request.method().as_str(), url),
+        });
         let started = Instant::now();
-        let exchange = conns.exchange(self, &target, permit.is_some(), request);
+        let exchange = conns.exchange(self, &target, permit.is_some(), request, hop.decompress);
         let result = match timeout {
             Some(limit) => tokio::time::timeout(limit, exchange)
                 .await
@@ -335,8 +382,8 @@ impl WorkerHttp {
         match result {
             Ok((parts, body)) => {
                 let status = parts.status.as_u16();
-                let sample =
-                    HttpSample { status: Some(status), duration: started.elapsed(), body_bytes: body.len() as u64 };
+                let (duration, body_bytes) = (started.elapsed(), body.len() as u64);
+                let sample = HttpSample { status: Some(status), duration, body_bytes, endpoint };
                 self.record(metrics, sample);
                 Ok(WholeResponse { status, headers: parts.headers, body })
             }
@@ -345,7 +392,7 @@ impl WorkerHttp {
                 Err(FetchError::Denied(format!("{url}: {why}")))
             }
             Err(ExchangeError::Failed(why)) => {
-                self.record(metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0 });
+                self.record(metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0, endpoint });
                 Err(FetchError::Network(format!("{url}: {why}")))
             }
         }
