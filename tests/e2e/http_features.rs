@@ -164,3 +164,26 @@ fn a_gzip_bomb_fails_at_the_body_cap_in_bounded_memory() {
     assert!(peak < 256.0, "peak RSS {peak} MiB");
     assert!(count(&run, "data_received") < 16 << 20, "the host stopped reading at the cap");
 }
+
+/// The Python and JavaScript SDKs send through `send-opts` with the Rust SDK's defaults: a 3-hop
+/// redirect is followed to a gzip body that arrives decoded, and the response says where it came
+/// from. The fixtures are `plugins/http-features-python` and `plugins/http-features-js`.
+#[test]
+fn python_and_js_plugins_follow_redirects_and_get_gzip_bodies_decoded() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/redirect?n=3&to=/gzip%3Fbytes%3D5000", target.url);
+    let expect = format!("EXPECT_FINAL={}/gzip?bytes=5000", target.url);
+    for name in ["http-features-python", "http-features-js"] {
+        let plugin = crate::common::plugin(name);
+        let args = ["--allow-host", target.authority.as_str(), "-e", &url, "-e", &expect, "-e", "EXPECT_REDIRECTS=3"];
+        let run = Loadhost::run_plugin(&plugin, &[&args[..], &["-n", "3", "-w", "1"]].concat());
+        assert_ok(&run);
+        assert_eq!(task_count(&run.summary(), "passed"), 3, "{name}: {}", run.stderr);
+        for name_of_check in ["status is 200", "redirects as expected", "final url as expected", "decoded"] {
+            assert_eq!(check(&run, name_of_check), (3, 0), "{name}: {name_of_check}\n{}", errors(&run));
+        }
+        assert_eq!(count(&run, "http_reqs"), 12, "{name}: 4 requests a task: 3 redirects and the last");
+        assert_eq!(count(&run, "http_reqs{status:302}"), 9, "{name}");
+        assert_eq!(count(&run, "http_response_bytes"), 3 * 5000, "{name}: body bytes are decoded bytes");
+    }
+}

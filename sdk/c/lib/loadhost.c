@@ -408,9 +408,9 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Sets a response's error from the host's and returns its status. */
-static loadhost_http_status set_error(loadhost_response *response, const char *url,
-                                      loadhost_plugin_http_error_t *raw) {
+/* The SDK's message (malloc'd) and status for the host's error about `url`; frees `raw`. */
+static loadhost_http_status error_message(const char *url, loadhost_plugin_http_error_t *raw,
+                                          char **out) {
     /* The three cases share one layout (a string). */
     const char *why = text(raw->val.network);
     char *message;
@@ -432,9 +432,51 @@ static loadhost_http_status set_error(loadhost_response *response, const char *u
         break;
     }
     loadhost_plugin_http_error_free(raw);
+    *out = message;
+    return status;
+}
+
+/* Sets a response's error from the host's and returns its status. */
+static loadhost_http_status set_error(loadhost_response *response, const char *url,
+                                      loadhost_plugin_http_error_t *raw) {
+    char *message;
+    loadhost_http_status status = error_message(url, raw, &message);
     response->owned_error = message;
     response->error = message;
     return status;
+}
+
+loadhost_http_options loadhost_http_options_default(void) {
+    return (loadhost_http_options){
+        .redirects = LOADHOST_HTTP_DEFAULT_REDIRECTS,
+        .cookies = true,
+        .decompress = true,
+    };
+}
+
+/* Standard base64 with padding (RFC 4648) of `len` bytes, malloc'd (for basic authentication). */
+static char *base64(const uint8_t *data, size_t len) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((len + 2) / 3 * 4 + 1);
+    if (!out) {
+        abort();
+    }
+    char *at = out;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t n = (uint32_t)data[i] << 16;
+        if (i + 1 < len) {
+            n |= (uint32_t)data[i + 1] << 8;
+        }
+        if (i + 2 < len) {
+            n |= data[i + 2];
+        }
+        *at++ = alphabet[(n >> 18) & 63];
+        *at++ = alphabet[(n >> 12) & 63];
+        *at++ = i + 1 < len ? alphabet[(n >> 6) & 63] : '=';
+        *at++ = i + 2 < len ? alphabet[n & 63] : '=';
+    }
+    *at = '\0';
+    return out;
 }
 
 loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhost_response *response) {
@@ -442,16 +484,36 @@ loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhos
     response->body = (const uint8_t *)"";
     response->error = "";
 
-    size_t count = request->header_count;
+    const loadhost_http_options defaults = loadhost_http_options_default();
+    const loadhost_http_options *options = request->options ? request->options : &defaults;
+
+    /* Basic authentication is one more header, after the plugin's own. */
+    char *authorization = NULL;
+    if (options->auth_user) {
+        char *credentials = loadhost_format("%s:%s", options->auth_user,
+                                            options->auth_password ? options->auth_password : "");
+        char *encoded = base64((const uint8_t *)credentials, strlen(credentials));
+        authorization = loadhost_format("Basic %s", encoded);
+        /* The credentials are a secret: wipe the plain copy before freeing it. */
+        memset(credentials, 0, strlen(credentials));
+        free(credentials);
+        free(encoded);
+    }
+    size_t count = request->header_count + (authorization ? 1 : 0);
     raw_header stack_headers[STACK_HEADERS];
     raw_header *headers = count <= STACK_HEADERS ? stack_headers : malloc(count * sizeof *headers);
     if (!headers) {
         abort();
     }
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < request->header_count; i++) {
         headers[i].f0 = borrow(request->headers[i].name);
         headers[i].f1 = (workload_with_lifecycle_list_u8_t){
             (uint8_t *)request->headers[i].value, strlen(request->headers[i].value)};
+    }
+    if (authorization) {
+        headers[count - 1].f0 = borrow("authorization");
+        headers[count - 1].f1 =
+            (workload_with_lifecycle_list_u8_t){(uint8_t *)authorization, strlen(authorization)};
     }
     const char *url = request->url ? request->url : "";
     loadhost_plugin_http_request_t raw = {
@@ -468,17 +530,31 @@ loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhos
         .body = !request->discard_body,
     };
 
+    loadhost_plugin_http_request_options_t raw_options = {
+        .parts = parts,
+        .redirects = {true, options->redirects},
+        .cookies = options->cookies,
+        .decompress = options->decompress,
+        .name = {options->name != NULL, borrow(options->name)},
+    };
+
+    loadhost_plugin_http_response_info_t info;
     loadhost_plugin_http_error_t raw_error;
     double started = now_ms();
-    bool ok = loadhost_plugin_http_send_with(&raw, &parts, &response->raw, &raw_error);
+    bool ok = loadhost_plugin_http_send_opts(&raw, &raw_options, &info, &raw_error);
     response->elapsed_ms = now_ms() - started;
     if (headers != stack_headers) {
         free(headers);
     }
+    free(authorization);
+    response->final_url = "";
     if (!ok) {
-        memset(&response->raw, 0, sizeof response->raw);
         return set_error(response, url, &raw_error);
     }
+    response->raw = info.response;
+    response->raw_final_url = info.final_url;
+    response->final_url = text(info.final_url);
+    response->redirects = info.redirects;
     response->status = response->raw.status;
     if (response->raw.body.len) {
         response->body = response->raw.body.ptr;
@@ -518,10 +594,79 @@ const char *loadhost_response_header(const loadhost_response *response, const ch
 
 void loadhost_response_free(loadhost_response *response) {
     loadhost_plugin_http_response_free(&response->raw);
+    workload_with_lifecycle_string_free(&response->raw_final_url);
     free(response->owned_error);
     memset(response, 0, sizeof *response);
     response->body = (const uint8_t *)"";
     response->error = "";
+    response->final_url = "";
+}
+
+/* Hands a cookie call's error to the caller (or frees it) and returns its status. */
+static loadhost_http_status cookie_error(const char *url, loadhost_plugin_http_error_t *raw,
+                                         char **error) {
+    char *message;
+    loadhost_http_status status = error_message(url, raw, &message);
+    if (error) {
+        *error = message;
+    } else {
+        free(message);
+    }
+    return status;
+}
+
+loadhost_http_status loadhost_cookies_get(const char *url, char **cookies, char **error) {
+    *cookies = NULL;
+    if (error) {
+        *error = NULL;
+    }
+    raw_string raw_url = borrow(url ? url : "");
+    workload_with_lifecycle_list_tuple2_string_string_t list;
+    loadhost_plugin_http_error_t raw_error;
+    if (!loadhost_plugin_http_cookies_for(&raw_url, &list, &raw_error)) {
+        return cookie_error(url ? url : "", &raw_error, error);
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < list.len; i++) {
+        len += list.ptr[i].f0.len + 1 + list.ptr[i].f1.len + 2;
+    }
+    char *out = malloc(len + 1);
+    if (!out) {
+        abort();
+    }
+    char *at = out;
+    for (size_t i = 0; i < list.len; i++) {
+        if (i > 0) {
+            *at++ = ';';
+            *at++ = ' ';
+        }
+        memcpy(at, list.ptr[i].f0.ptr, list.ptr[i].f0.len);
+        at += list.ptr[i].f0.len;
+        *at++ = '=';
+        memcpy(at, list.ptr[i].f1.ptr, list.ptr[i].f1.len);
+        at += list.ptr[i].f1.len;
+    }
+    *at = '\0';
+    workload_with_lifecycle_list_tuple2_string_string_free(&list);
+    *cookies = out;
+    return LOADHOST_HTTP_OK;
+}
+
+loadhost_http_status loadhost_cookies_set(const char *url, const char *set_cookie, char **error) {
+    if (error) {
+        *error = NULL;
+    }
+    raw_string raw_url = borrow(url ? url : "");
+    raw_string raw_set_cookie = borrow(set_cookie ? set_cookie : "");
+    loadhost_plugin_http_error_t raw_error;
+    if (!loadhost_plugin_http_add_cookie(&raw_url, &raw_set_cookie, &raw_error)) {
+        return cookie_error(url ? url : "", &raw_error, error);
+    }
+    return LOADHOST_HTTP_OK;
+}
+
+void loadhost_cookies_clear(void) {
+    loadhost_plugin_http_clear_cookies();
 }
 
 /* ---- Settings ---------------------------------------------------------------------------- */

@@ -20,7 +20,9 @@
  * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS, and
  *   LOADHOST_METRIC to declare them;
  * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send (its request may leave the
- *   response headers and body out: discard_headers, discard_body), loadhost_response_*;
+ *   response headers and body out: discard_headers, discard_body; its options follow redirects,
+ *   keep cookies and decode bodies: loadhost_http_options_default), loadhost_response_*, and the
+ *   worker's cookie jar: loadhost_cookies_get/set/clear;
  * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double,
  *   loadhost_env_bool;
  * - the raw bindings wit-bindgen generated: workload_with_lifecycle.h.
@@ -166,7 +168,43 @@ bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t 
  * One call sends the whole request and reads the whole response, through the host's
  * `loadhost:plugin/http` import: the host pools connections, enforces `--allow-host` and records
  * http_reqs, http_req_duration and the rest by itself.
+ *
+ * As a browser or k6 does, the host follows up to 10 redirects, keeps a cookie jar per worker and
+ * asks for and decodes gzip, deflate and br bodies (the WIT's `send-opts`); a request's `options`
+ * (a loadhost_http_options from loadhost_http_options_default()) changes that. Before `send-opts`
+ * existed every request was raw HTTP: a plugin that relied on seeing a 302 or a compressed body now
+ * sets `.redirects = 0` or `.decompress = false`.
  */
+
+/* How many redirects a request follows unless told otherwise (k6's `maxRedirects`). */
+#define LOADHOST_HTTP_DEFAULT_REDIRECTS 10u
+
+/*
+ * What the host does for a request beyond sending it. Start from loadhost_http_options_default()
+ * (a zero-initialised struct turns redirects, cookies and decompression off) and point a
+ * loadhost_request's `options` at it; a request without options gets the defaults.
+ */
+typedef struct loadhost_http_options {
+    /* Follow at most this many redirects (default 10); 0 hands back the redirect itself. 303, and
+     * a POST's 301 or 302, become a GET without a body; 307 and 308 keep the method and body. */
+    uint32_t redirects;
+    /* Send the worker's cookies that match the URL and keep every `Set-Cookie` (default true). */
+    bool cookies;
+    /* Ask for `gzip, deflate, br` (unless the request sets `accept-encoding`) and decode the body
+     * (default true); false hands the body back as it came. */
+    bool decompress;
+    /* The endpoint's name in the per-endpoint HTTP metrics (k6's `name` tag), e.g. "login"; NULL
+     * (the default): the method and the URL's path with ids folded. */
+    const char *name;
+    /* HTTP basic authentication: with a user (not NULL), `Authorization: Basic
+     * base64(user:password)` is sent (a NULL password is ""). Default NULL: none. */
+    const char *auth_user;
+    /* The basic-authentication password (used only with auth_user). */
+    const char *auth_password;
+} loadhost_http_options;
+
+/* The defaults: 10 redirects, cookies on, decompression on, no name, no authentication. */
+loadhost_http_options loadhost_http_options_default(void);
 
 /* How a request ended. */
 typedef enum loadhost_http_status {
@@ -212,6 +250,9 @@ typedef struct loadhost_request {
      * `discardResponseBodies`; the Rust SDK's `discard_body()`. Either way the host reads the whole
      * response and counts it in the HTTP metrics (data_received, ...). */
     bool discard_body;
+    /* Redirects, cookies, decompression, the endpoint's name and basic authentication; NULL means
+     * loadhost_http_options_default(). */
+    const loadhost_http_options *options;
 } loadhost_request;
 
 /* A complete response, or why none came. Free it with loadhost_response_free. */
@@ -227,11 +268,18 @@ typedef struct loadhost_response {
     const char *error;
     /* From sending the request to the end of the body, as the plugin saw it. */
     double elapsed_ms;
+    /* The URL that answered (NUL-terminated): the request's, or the last redirect's; "" when no
+     * response came. */
+    const char *final_url;
+    /* How many redirects were followed to get this response. */
+    uint32_t redirects;
     /* The raw response: its headers are raw.headers (see loadhost_response_header; none when the
      * request set discard_headers). */
     loadhost_plugin_http_response_t raw;
     /* Private: error when it was allocated. */
     char *owned_error;
+    /* Private: the host's final URL, owned by the response. */
+    workload_with_lifecycle_string_t raw_final_url;
 } loadhost_response;
 
 /* Send `request` and read the whole response into *response (free it either way). */
@@ -249,6 +297,25 @@ const char *loadhost_response_header(const loadhost_response *response, const ch
 
 /* Free what a request put into *response; it may then be reused. */
 void loadhost_response_free(loadhost_response *response);
+
+/*
+ * The worker's cookie jar: the host keeps one per worker (plugin instance), sends its cookies with
+ * every request and keeps every `Set-Cookie` (RFC 6265), unless the request's options say
+ * `.cookies = false` or the run `--no-cookies`. A replaced instance starts with an empty jar.
+ * On an error, each function below sets *error (when error is not NULL) to a malloc'd message to
+ * free; on success *error is NULL.
+ */
+
+/* The cookies a request to `url` would carry, as a `Cookie` header's value ("a=1; b=2"; "" for
+ * none), malloc'd into *cookies (free it; NULL on an error). */
+loadhost_http_status loadhost_cookies_get(const char *url, char **cookies, char **error);
+
+/* Store a cookie as a response from `url` with this `Set-Cookie` value would
+ * ("name=value; Path=/; Max-Age=60"); fails under `--no-cookies`. */
+loadhost_http_status loadhost_cookies_set(const char *url, const char *set_cookie, char **error);
+
+/* Forget every cookie of the worker's jar. */
+void loadhost_cookies_clear(void);
 
 /* ---- Settings ---------------------------------------------------------------------------- */
 /*

@@ -25,6 +25,18 @@ extern void __wasm_import_loadhost_plugin_http_send(uint8_t *, size_t, uint8_t *
 __attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("send-with")))
 extern void __wasm_import_loadhost_plugin_http_send_with(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, int32_t, int32_t, int32_t, uint8_t *);
 
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("send-opts")))
+extern void __wasm_import_loadhost_plugin_http_send_opts(uint8_t *, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("cookies-for")))
+extern void __wasm_import_loadhost_plugin_http_cookies_for(uint8_t *, size_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("add-cookie")))
+extern void __wasm_import_loadhost_plugin_http_add_cookie(uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("clear-cookies")))
+extern void __wasm_import_loadhost_plugin_http_clear_cookies(void);
+
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 
 __attribute__((__weak__, __export_name__("cabi_post_loadhost:plugin/lifecycle@0.1.0#setup")))
@@ -228,9 +240,59 @@ void loadhost_plugin_http_error_free(loadhost_plugin_http_error_t *ptr) {
   }
 }
 
+void workload_with_lifecycle_option_string_free(workload_with_lifecycle_option_string_t *ptr) {
+  if (ptr->is_some) {
+    workload_with_lifecycle_string_free(&ptr->val);
+  }
+}
+
+void loadhost_plugin_http_request_options_free(loadhost_plugin_http_request_options_t *ptr) {
+  workload_with_lifecycle_option_u32_free(&ptr->redirects);
+  workload_with_lifecycle_option_string_free(&ptr->name);
+}
+
+void loadhost_plugin_http_response_info_free(loadhost_plugin_http_response_info_t *ptr) {
+  loadhost_plugin_http_response_free(&ptr->response);
+  workload_with_lifecycle_string_free(&ptr->final_url);
+}
+
 void loadhost_plugin_http_result_response_error_free(loadhost_plugin_http_result_response_error_t *ptr) {
   if (!ptr->is_err) {
     loadhost_plugin_http_response_free(&ptr->val.ok);
+  } else {
+    loadhost_plugin_http_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_http_result_response_info_error_free(loadhost_plugin_http_result_response_info_error_t *ptr) {
+  if (!ptr->is_err) {
+    loadhost_plugin_http_response_info_free(&ptr->val.ok);
+  } else {
+    loadhost_plugin_http_error_free(&ptr->val.err);
+  }
+}
+
+void workload_with_lifecycle_list_tuple2_string_string_free(workload_with_lifecycle_list_tuple2_string_string_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    workload_with_lifecycle_tuple2_string_string_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      workload_with_lifecycle_tuple2_string_string_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void loadhost_plugin_http_result_list_tuple2_string_string_error_free(loadhost_plugin_http_result_list_tuple2_string_string_error_t *ptr) {
+  if (!ptr->is_err) {
+    workload_with_lifecycle_list_tuple2_string_string_free(&ptr->val.ok);
+  } else {
+    loadhost_plugin_http_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_http_result_void_error_free(loadhost_plugin_http_result_void_error_t *ptr) {
+  if (!ptr->is_err) {
   } else {
     loadhost_plugin_http_error_free(&ptr->val.err);
   }
@@ -424,6 +486,183 @@ bool loadhost_plugin_http_send_with(loadhost_plugin_http_request_t *request, loa
     *err = result.val.err;
     return 0;
   }
+}
+
+bool loadhost_plugin_http_send_opts(loadhost_plugin_http_request_t *request, loadhost_plugin_http_request_options_t *options, loadhost_plugin_http_response_info_t *ret, loadhost_plugin_http_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(24+11*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  *((size_t*)(ptr + sizeof(void*))) = ((*request).method).len;
+  *((uint8_t **)(ptr + 0)) = (uint8_t *) ((*request).method).ptr;
+  *((size_t*)(ptr + (3*sizeof(void*)))) = ((*request).url).len;
+  *((uint8_t **)(ptr + (2*sizeof(void*)))) = (uint8_t *) ((*request).url).ptr;
+  *((size_t*)(ptr + (5*sizeof(void*)))) = ((*request).headers).len;
+  *((uint8_t **)(ptr + (4*sizeof(void*)))) = (uint8_t *) ((*request).headers).ptr;
+  *((size_t*)(ptr + (7*sizeof(void*)))) = ((*request).body).len;
+  *((uint8_t **)(ptr + (6*sizeof(void*)))) = (uint8_t *) ((*request).body).ptr;
+  if (((*request).timeout_ms).is_some) {
+    const uint32_t *payload0 = &((*request).timeout_ms).val;
+    *((int8_t*)(ptr + (8*sizeof(void*)))) = 1;
+    *((int32_t*)(ptr + (4+8*sizeof(void*)))) = (int32_t) (*payload0);
+  } else {
+    *((int8_t*)(ptr + (8*sizeof(void*)))) = 0;
+  }
+  *((int8_t*)(ptr + (8+8*sizeof(void*)))) = ((*options).parts).headers;
+  *((int8_t*)(ptr + (9+8*sizeof(void*)))) = ((*options).parts).body;
+  if (((*options).redirects).is_some) {
+    const uint32_t *payload2 = &((*options).redirects).val;
+    *((int8_t*)(ptr + (12+8*sizeof(void*)))) = 1;
+    *((int32_t*)(ptr + (16+8*sizeof(void*)))) = (int32_t) (*payload2);
+  } else {
+    *((int8_t*)(ptr + (12+8*sizeof(void*)))) = 0;
+  }
+  *((int8_t*)(ptr + (20+8*sizeof(void*)))) = (*options).cookies;
+  *((int8_t*)(ptr + (21+8*sizeof(void*)))) = (*options).decompress;
+  if (((*options).name).is_some) {
+    const workload_with_lifecycle_string_t *payload4 = &((*options).name).val;
+    *((int8_t*)(ptr + (24+8*sizeof(void*)))) = 1;
+    *((size_t*)(ptr + (24+10*sizeof(void*)))) = (*payload4).len;
+    *((uint8_t **)(ptr + (24+9*sizeof(void*)))) = (uint8_t *) (*payload4).ptr;
+  } else {
+    *((int8_t*)(ptr + (24+8*sizeof(void*)))) = 0;
+  }
+  uint8_t *ptr5 = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_http_send_opts(ptr, ptr5);
+  loadhost_plugin_http_result_response_info_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr5 + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (loadhost_plugin_http_response_info_t) {
+        (loadhost_plugin_http_response_t) (loadhost_plugin_http_response_t) {
+          (uint16_t) (uint16_t) ((int32_t) *((uint16_t*) (ptr5 + sizeof(void*)))),
+          (workload_with_lifecycle_list_tuple2_string_list_u8_t) (workload_with_lifecycle_list_tuple2_string_list_u8_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) },
+          (workload_with_lifecycle_list_u8_t) (workload_with_lifecycle_list_u8_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (4*sizeof(void*))))), (*((size_t*) (ptr5 + (5*sizeof(void*))))) },
+        },
+        (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (6*sizeof(void*))))), (*((size_t*) (ptr5 + (7*sizeof(void*))))) },
+        (uint32_t) (uint32_t) (*((int32_t*) (ptr5 + (8*sizeof(void*))))),
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_http_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr5 + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_http_cookies_for(workload_with_lifecycle_string_t *url, workload_with_lifecycle_list_tuple2_string_string_t *ret, loadhost_plugin_http_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(4*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_http_cookies_for((uint8_t *) (*url).ptr, (*url).len, ptr);
+  loadhost_plugin_http_result_list_tuple2_string_string_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (workload_with_lifecycle_list_tuple2_string_string_t) { (workload_with_lifecycle_tuple2_string_string_t*)(*((uint8_t **) (ptr + sizeof(void*)))), (*((size_t*) (ptr + (2*sizeof(void*))))) };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_http_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_http_add_cookie(workload_with_lifecycle_string_t *url, workload_with_lifecycle_string_t *set_cookie, loadhost_plugin_http_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(4*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_http_add_cookie((uint8_t *) (*url).ptr, (*url).len, (uint8_t *) (*set_cookie).ptr, (*set_cookie).len, ptr);
+  loadhost_plugin_http_result_void_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_http_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+void loadhost_plugin_http_clear_cookies(void) {
+  __wasm_import_loadhost_plugin_http_clear_cookies();
 }
 
 __attribute__((__export_name__("loadhost:plugin/lifecycle@0.1.0#setup")))

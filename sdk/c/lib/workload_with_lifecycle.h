@@ -122,12 +122,79 @@ typedef struct loadhost_plugin_http_response_parts_t {
 } loadhost_plugin_http_response_parts_t;
 
 typedef struct {
+  bool is_some;
+  workload_with_lifecycle_string_t val;
+} workload_with_lifecycle_option_string_t;
+
+// `send` and `send-with` above stay exactly as they were: no redirects are followed, no cookies
+// are sent or stored and the body comes back as it was sent (compressed or not). What follows
+// was added later, so that plugins built before it keep working.
+// What the host does for a request beyond sending it (`send-opts`), as browsers and k6 do.
+typedef struct loadhost_plugin_http_request_options_t {
+  // Which parts of the response to hand back (as for `send-with`).
+  loadhost_plugin_http_response_parts_t   parts;
+  // Follow at most this many redirects (301, 302, 303, 307, 308). None: 10, k6's default;
+  // 0: none, the redirect itself is the response. 303, and a POST's 301 or 302, become a GET
+  // without a body; 307 and 308 keep the method and the body. Each hop is judged by the
+  // allow-list and counts as one request in `http_reqs`.
+  workload_with_lifecycle_option_u32_t   redirects;
+  // Send the worker's cookies that match the URL and keep the `Set-Cookie`s of every response
+  // (one jar per worker instance, RFC 6265; off for the whole run with `--no-cookies`).
+  bool   cookies;
+  // Ask for `gzip, deflate, br` (unless the request sets `accept-encoding` itself) and hand
+  // back the decoded body, without `content-encoding` and `content-length`. The body cap
+  // (`--max-response-body`) applies to the decoded size; `data_received` stays wire bytes.
+  bool   decompress;
+  // The endpoint's name in the per-endpoint HTTP metrics (k6's `name` tag); None: the host's
+  // default, from the method and the URL's path.
+  workload_with_lifecycle_option_string_t   name;
+} loadhost_plugin_http_request_options_t;
+
+// A response to `send-opts`, after any redirects.
+typedef struct loadhost_plugin_http_response_info_t {
+  // The last response.
+  loadhost_plugin_http_response_t   response;
+  // The URL that answered it: the request's, or the last redirect's.
+  workload_with_lifecycle_string_t   final_url;
+  // How many redirects were followed to get there.
+  uint32_t   redirects;
+} loadhost_plugin_http_response_info_t;
+
+typedef struct {
   bool is_err;
   union {
     loadhost_plugin_http_response_t ok;
     loadhost_plugin_http_error_t err;
   } val;
 } loadhost_plugin_http_result_response_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_http_response_info_t ok;
+    loadhost_plugin_http_error_t err;
+  } val;
+} loadhost_plugin_http_result_response_info_error_t;
+
+typedef struct {
+  workload_with_lifecycle_tuple2_string_string_t *ptr;
+  size_t len;
+} workload_with_lifecycle_list_tuple2_string_string_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    workload_with_lifecycle_list_tuple2_string_string_t ok;
+    loadhost_plugin_http_error_t err;
+  } val;
+} loadhost_plugin_http_result_list_tuple2_string_string_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_http_error_t err;
+  } val;
+} loadhost_plugin_http_result_void_error_t;
 
 typedef struct {
   bool is_err;
@@ -166,11 +233,21 @@ extern void loadhost_plugin_metrics_trend(workload_with_lifecycle_string_t *name
 extern bool loadhost_plugin_metrics_check(workload_with_lifecycle_string_t *name, bool ok, loadhost_plugin_metrics_tags_t *tags);
 
 // Imported Functions from `loadhost:plugin/http@0.1.0`
-// Send a request and read the whole response.
+// Send a request and read the whole response. No redirect is followed, no cookie is sent or
+// kept and the body is not decoded: see `send-opts` for those.
 extern bool loadhost_plugin_http_send(loadhost_plugin_http_request_t *request, loadhost_plugin_http_response_t *ret, loadhost_plugin_http_error_t *err);
 // `send`, handing back only the parts asked for: for a plugin that checks the status alone, the
 // headers and the body are most of what a response costs to bring into it.
 extern bool loadhost_plugin_http_send_with(loadhost_plugin_http_request_t *request, loadhost_plugin_http_response_parts_t *parts, loadhost_plugin_http_response_t *ret, loadhost_plugin_http_error_t *err);
+// Send a request with `options` and read the whole (last) response.
+extern bool loadhost_plugin_http_send_opts(loadhost_plugin_http_request_t *request, loadhost_plugin_http_request_options_t *options, loadhost_plugin_http_response_info_t *ret, loadhost_plugin_http_error_t *err);
+// The name and value of each cookie of the worker's jar that a request to `url` would carry.
+extern bool loadhost_plugin_http_cookies_for(workload_with_lifecycle_string_t *url, workload_with_lifecycle_list_tuple2_string_string_t *ret, loadhost_plugin_http_error_t *err);
+// Store a cookie in the worker's jar as a response from `url` with this `Set-Cookie` value
+// would (`name=value; Path=/; Max-Age=60`…).
+extern bool loadhost_plugin_http_add_cookie(workload_with_lifecycle_string_t *url, workload_with_lifecycle_string_t *set_cookie, loadhost_plugin_http_error_t *err);
+// Forget every cookie of the worker's jar.
+extern void loadhost_plugin_http_clear_cookies(void);
 
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 bool exports_loadhost_plugin_lifecycle_setup(workload_with_lifecycle_string_t *options, workload_with_lifecycle_string_t *ret, workload_with_lifecycle_string_t *err);
@@ -206,7 +283,21 @@ void loadhost_plugin_http_response_free(loadhost_plugin_http_response_t *ptr);
 
 void loadhost_plugin_http_error_free(loadhost_plugin_http_error_t *ptr);
 
+void workload_with_lifecycle_option_string_free(workload_with_lifecycle_option_string_t *ptr);
+
+void loadhost_plugin_http_request_options_free(loadhost_plugin_http_request_options_t *ptr);
+
+void loadhost_plugin_http_response_info_free(loadhost_plugin_http_response_info_t *ptr);
+
 void loadhost_plugin_http_result_response_error_free(loadhost_plugin_http_result_response_error_t *ptr);
+
+void loadhost_plugin_http_result_response_info_error_free(loadhost_plugin_http_result_response_info_error_t *ptr);
+
+void workload_with_lifecycle_list_tuple2_string_string_free(workload_with_lifecycle_list_tuple2_string_string_t *ptr);
+
+void loadhost_plugin_http_result_list_tuple2_string_string_error_free(loadhost_plugin_http_result_list_tuple2_string_string_error_t *ptr);
+
+void loadhost_plugin_http_result_void_error_free(loadhost_plugin_http_result_void_error_t *ptr);
 
 void exports_loadhost_plugin_lifecycle_result_string_string_free(exports_loadhost_plugin_lifecycle_result_string_string_t *ptr);
 

@@ -14,14 +14,18 @@
 // Layout: task errors (retryable/failed/abort), metrics (counter/gauge/trend/check, and
 // declareMetrics to state them for `loadhost inspect` and thresholds), configuration
 // from the environment (env/envOr/environment), HTTP (get/post/put/del/request, with
-// withoutHeaders()/discardBody() for a plugin that reads only the status), task input helpers.
+// withoutHeaders()/discardBody() for a plugin that reads only the status, and the host's
+// redirects, cookie jar and decompression: an options object or builder methods), the worker's
+// cookie jar (cookies.get/set/clear), task input helpers.
 //
 // The module's top level runs at BUILD time (the engine is snapshotted after evaluating it), when no
 // host function may be called: read the environment, send requests and record metrics inside
 // doTask/init/setup, never at the top level.
 
 import * as hostMetrics from 'loadhost:plugin/metrics@0.1.0';
-import { sendWith as hostSendWith } from 'loadhost:plugin/http@0.1.0';
+import {
+  addCookie as hostAddCookie, clearCookies as hostClearCookies, cookiesFor as hostCookiesFor, sendOpts as hostSendOpts,
+} from 'loadhost:plugin/http@0.1.0';
 import { getEnvironment } from 'wasi:cli/environment@0.2.6';
 
 // ---------------------------------------------------------------------------------------------
@@ -275,7 +279,18 @@ export function envOr(key, fallback) {
 
 // ---------------------------------------------------------------------------------------------
 // HTTP over the host's one-call `loadhost:plugin/http` import. The host pools connections, enforces
-// `--allow-host` and records http_reqs, http_req_duration and the rest for every request.
+// `--allow-host` and records http_reqs, http_req_duration and the rest for every request. As a
+// browser or k6 does, it follows up to 10 redirects, keeps a cookie jar per worker and asks for and
+// decodes gzip, deflate and br bodies (the WIT's `send-opts`); each request may turn these off:
+//
+//   get(url, { redirects: 0, cookies: false, decompress: false, name: 'login', auth: ['ada', 'pw'] }).send()
+//   get(url).redirects(0).noCookies().rawBody().name('login').basicAuth('ada', 'pw').send()
+//
+// (Before `send-opts` existed the SDK sent raw HTTP: a plugin that relied on seeing a 302 or a
+// compressed body now asks for `redirects: 0` or `decompress: false`.)
+
+/** How many redirects a request follows unless told otherwise (k6's `maxRedirects`). */
+export const DEFAULT_REDIRECTS = 10;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -287,6 +302,27 @@ function bytes(value) {
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   throw new TypeError(`expected a string or bytes, got ${typeof value}`);
+}
+
+// Standard base64 with padding (RFC 4648) of bytes, for basic authentication.
+function base64(data) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  let out = '';
+  for (let i = 0; i < data.length; i += 3) {
+    const n = (data[i] << 16) | ((data[i + 1] ?? 0) << 8) | (data[i + 2] ?? 0);
+    out += alphabet[(n >> 18) & 63] + alphabet[(n >> 12) & 63];
+    out += i + 1 < data.length ? alphabet[(n >> 6) & 63] : '=';
+    out += i + 2 < data.length ? alphabet[n & 63] : '=';
+  }
+  return out;
+}
+
+// The bindings throw the WIT error variant ({tag, val}) as the `payload` of an Error: an HttpError
+// about `url` for it, anything else as it came.
+function hostError(e, url) {
+  const payload = e !== null && typeof e === 'object' ? e.payload : undefined;
+  if (payload && typeof payload.tag === 'string') return new HttpError(payload.tag, url, String(payload.val));
+  return e;
 }
 
 /** Why a request got no response: `kind` is 'invalid-request', 'denied' or 'network'. */
@@ -302,15 +338,21 @@ export class HttpError extends Error {
 
 /**
  * A complete response: `status`, `headers` ([name, Uint8Array] pairs; empty after
- * `withoutHeaders()`), `body` (Uint8Array; empty after `discardBody()`).
+ * `withoutHeaders()`), `body` (Uint8Array; empty after `discardBody()`), `finalUrl` (the URL that
+ * answered: the request's, or the last redirect's) and `redirects` (how many were followed).
  */
 export class Response {
-  /** Wraps the host's response; `elapsedMs` is from sending to the end of the body. */
-  constructor(raw, elapsedMs) {
+  /**
+   * Wraps the host's response; `elapsedMs` is from sending to the end of the body, `finalUrl` and
+   * `redirects` as the host's `response-info` says.
+   */
+  constructor(raw, elapsedMs, finalUrl = '', redirects = 0) {
     this.status = raw.status;
     this.headers = raw.headers;
     this.body = raw.body;
     this.elapsedMs = elapsedMs;
+    this.finalUrl = finalUrl;
+    this.redirects = redirects;
   }
 
   /** The first value of header `name` (case-insensitive) as text, or undefined. */
@@ -336,7 +378,17 @@ export class Response {
   }
 }
 
-/** A request being built; `send()` sends it and waits for the whole response. */
+const OPTION_NAMES = ['headers', 'body', 'json', 'timeout', 'redirects', 'cookies', 'decompress', 'name', 'auth',
+  'discardBody', 'withoutHeaders'];
+
+/**
+ * A request being built; `send()` sends it and waits for the whole response.
+ *
+ * Options may be given at once, as `request(method, url, options)`, `get(url, options)` or
+ * `.options(options)`: `{ headers: {name: value} or [[name, value]], body, json, timeout (ms),
+ * redirects (default 10; 0: none), cookies (default true), decompress (default true), name,
+ * auth: [user, password], discardBody, withoutHeaders }`; or one by one with the methods below.
+ */
 export class Request {
   #method;
   #url;
@@ -346,11 +398,49 @@ export class Request {
   // Which parts of the response come back into the plugin (the WIT `response-parts`).
   #keepHeaders = true;
   #keepBody = true;
+  // What the host does beyond sending it (the WIT `request-options`).
+  #redirects = DEFAULT_REDIRECTS;
+  #cookies = true;
+  #decompress = true;
+  #name = undefined;
 
-  /** A request with `method` (e.g. 'GET') to `url` (http://host[:port]/path or https://…). */
-  constructor(method, url) {
+  /**
+   * A request with `method` (e.g. 'GET') to `url` (http://host[:port]/path or https://…), with
+   * `options` as for `options()`.
+   */
+  constructor(method, url, options = undefined) {
     this.#method = String(method).toUpperCase();
     this.#url = String(url);
+    if (options !== undefined) this.options(options);
+  }
+
+  /**
+   * Set several options at once (see the class); an unknown key throws a TypeError naming it, so
+   * a typo is not silently ignored.
+   */
+  options(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError(`request options must be an object, got ${typeof options}`);
+    for (const key of Object.keys(options)) {
+      if (!OPTION_NAMES.includes(key)) throw new TypeError(`unknown request option '${key}' (known: ${OPTION_NAMES.join(', ')})`);
+    }
+    const o = options;
+    if (o.headers !== undefined) {
+      for (const [name, value] of Array.isArray(o.headers) ? o.headers : Object.entries(o.headers)) this.header(name, value);
+    }
+    if (o.body !== undefined) this.body(o.body);
+    if (o.json !== undefined) this.json(o.json);
+    if (o.timeout !== undefined) this.timeout(o.timeout);
+    if (o.redirects !== undefined) this.redirects(o.redirects);
+    if (o.cookies !== undefined) this.#cookies = Boolean(o.cookies);
+    if (o.decompress !== undefined) this.#decompress = Boolean(o.decompress);
+    if (o.name !== undefined) this.name(o.name);
+    if (o.auth !== undefined) {
+      if (!Array.isArray(o.auth) || o.auth.length !== 2) throw new TypeError('auth takes a [user, password] pair');
+      this.basicAuth(o.auth[0], o.auth[1]);
+    }
+    if (o.discardBody) this.discardBody();
+    if (o.withoutHeaders) this.withoutHeaders();
+    return this;
   }
 
   /** Add a header (value: string or bytes). */
@@ -394,12 +484,49 @@ export class Request {
     return this;
   }
 
+  /**
+   * Follow at most `n` redirects (default 10); 0 hands back the redirect itself. 303, and a POST's
+   * 301 or 302, become a GET without a body; 307 and 308 keep the method and the body.
+   */
+  redirects(n) {
+    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new RangeError(`redirects must be an integer from 0 to 4294967295, got ${n}`);
+    this.#redirects = n;
+    return this;
+  }
+
+  /** Neither send the worker's cookies nor keep the response's `Set-Cookie`s. */
+  noCookies() {
+    this.#cookies = false;
+    return this;
+  }
+
+  /** Hand the body back as it came: no `Accept-Encoding` is added and no body is decoded. */
+  rawBody() {
+    this.#decompress = false;
+    return this;
+  }
+
+  /**
+   * Name the endpoint in the per-endpoint HTTP metrics (k6's `name` tag), e.g. 'login' for every
+   * `/login?user=…`; without it, the method and the URL's path with ids folded.
+   */
+  name(name) {
+    if (typeof name !== 'string') throw new TypeError(`name must be a string, got ${typeof name}`);
+    this.#name = name;
+    return this;
+  }
+
+  /** HTTP basic authentication: `Authorization: Basic base64(user:password)`. */
+  basicAuth(user, password) {
+    return this.header('authorization', `Basic ${base64(encoder.encode(`${user}:${password}`))}`);
+  }
+
   /** Send the request and read the whole response; throws an HttpError when none came. */
   send() {
     const started = performance.now();
-    let raw;
+    let info;
     try {
-      raw = hostSendWith(
+      info = hostSendOpts(
         {
           method: this.#method,
           url: this.#url,
@@ -407,42 +534,80 @@ export class Request {
           body: this.#body,
           timeoutMs: this.#timeoutMs,
         },
-        { headers: this.#keepHeaders, body: this.#keepBody },
+        {
+          parts: { headers: this.#keepHeaders, body: this.#keepBody },
+          redirects: this.#redirects,
+          cookies: this.#cookies,
+          decompress: this.#decompress,
+          name: this.#name,
+        },
       );
     } catch (e) {
-      // The bindings throw the WIT error variant ({tag, val}) as the `payload` of an Error.
-      const payload = e !== null && typeof e === 'object' ? e.payload : undefined;
-      if (payload && typeof payload.tag === 'string') throw new HttpError(payload.tag, this.#url, String(payload.val));
-      throw e;
+      throw hostError(e, this.#url);
     }
-    return new Response(raw, performance.now() - started);
+    return new Response(info.response, performance.now() - started, info.finalUrl, info.redirects);
   }
 }
 
-/** A request with any method. */
-export function request(method, url) {
-  return new Request(method, url);
+/** A request with any method (`options` as for `Request.options()`). */
+export function request(method, url, options = undefined) {
+  return new Request(method, url, options);
 }
 
-/** A GET request: `get(url).send()`. */
-export function get(url) {
-  return new Request('GET', url);
+/** A GET request: `get(url).send()`, or `get(url, { redirects: 0 }).send()`. */
+export function get(url, options = undefined) {
+  return new Request('GET', url, options);
 }
 
 /** A POST request: `post(url).json({ id: 7 }).send()`. */
-export function post(url) {
-  return new Request('POST', url);
+export function post(url, options = undefined) {
+  return new Request('POST', url, options);
 }
 
 /** A PUT request. */
-export function put(url) {
-  return new Request('PUT', url);
+export function put(url, options = undefined) {
+  return new Request('PUT', url, options);
 }
 
 /** A DELETE request (`delete` is a reserved word in JavaScript). */
-export function del(url) {
-  return new Request('DELETE', url);
+export function del(url, options = undefined) {
+  return new Request('DELETE', url, options);
 }
+
+/**
+ * The worker's cookie jar: the host keeps one per worker (plugin instance), sends its cookies with
+ * every request and keeps every `Set-Cookie` (RFC 6265), unless the request says `cookies: false`
+ * (or `noCookies()`) or the run `--no-cookies`. A replaced instance starts with an empty jar.
+ *
+ *   cookies.set('http://127.0.0.1:8080/', 'session=abc; Path=/');
+ *   cookies.get('http://127.0.0.1:8080/account'); // [['session', 'abc']]
+ *   cookies.clear();
+ */
+export const cookies = Object.freeze({
+  /** The [name, value] pairs of the cookies a request to `url` would carry; throws an HttpError. */
+  get(url) {
+    try {
+      return hostCookiesFor(String(url)).map(([name, value]) => [name, value]);
+    } catch (e) {
+      throw hostError(e, String(url));
+    }
+  },
+  /**
+   * Store a cookie as a response from `url` with this `Set-Cookie` value would
+   * ('name=value; Path=/; Max-Age=60'); throws an HttpError, also under `--no-cookies`.
+   */
+  set(url, setCookie) {
+    try {
+      hostAddCookie(String(url), String(setCookie));
+    } catch (e) {
+      throw hostError(e, String(url));
+    }
+  },
+  /** Forget every cookie of the worker's jar. */
+  clear() {
+    hostClearCookies();
+  },
+});
 
 // ---------------------------------------------------------------------------------------------
 // Task input: the task's row of the data feed (`loadhost run --data FILE`), empty without one.

@@ -63,6 +63,22 @@ class WitResponse:
     body: bytes
 
 
+@dataclass
+class RequestOptions:
+    parts: ResponseParts
+    redirects: Optional[int]
+    cookies: bool
+    decompress: bool
+    name: Optional[str]
+
+
+@dataclass
+class ResponseInfo:
+    response: WitResponse
+    final_url: str
+    redirects: int
+
+
 CALLS: list = []
 
 
@@ -90,13 +106,15 @@ HOST_HTTP = _module(
     "wit_world.imports.http",
     Request=Request,
     ResponseParts=ResponseParts,
+    RequestOptions=RequestOptions,
+    ResponseInfo=ResponseInfo,
     Error_InvalidRequest=_case("Error_InvalidRequest"),
     Error_Denied=_case("Error_Denied"),
     Error_Network=_case("Error_Network"),
 )
 
 import loadhost  # noqa: E402 (after the fakes)
-from loadhost import config, http  # noqa: E402
+from loadhost import config, cookies, http  # noqa: E402
 from wit_world.imports import types as wit_types  # noqa: E402
 
 
@@ -241,18 +259,29 @@ class Http(unittest.TestCase):
     def setUp(self):
         self.sent = []
         self.parts = []
+        self.options = []
 
-        # As the host's `send-with`: the whole response is read, only the parts asked for come back.
-        def send_with(request, parts):
+        # As the host's `send-opts`: the whole response is read, only the parts asked for come
+        # back; a URL with "redirect" answers as if two redirects led to /final.
+        def send_opts(request, options):
+            parts = options.parts
             self.sent.append(request)
             self.parts.append(parts)
+            self.options.append(options)
             if "denied" in request.url:
                 raise Err(HOST_HTTP.Error_Denied(request.url))
             if "broken" in request.url:
                 raise Err(HOST_HTTP.Error_Network("refused"))
             headers = [("Content-Type", b"application/json")] if parts.headers else []
-            return WitResponse(201, headers, b'{"a": 1}' if parts.body else b"")
+            response = WitResponse(201, headers, b'{"a": 1}' if parts.body else b"")
+            if "redirect" in request.url and options.redirects:
+                return ResponseInfo(response, "http://h/final", 2)
+            return ResponseInfo(response, request.url, 0)
 
+        def send_with(request, parts):
+            raise AssertionError("the SDK sends with send-opts")
+
+        HOST_HTTP.send_opts = send_opts
         HOST_HTTP.send_with = send_with
 
     def test_post_json_sets_body_header_and_timeout(self):
@@ -293,6 +322,77 @@ class Http(unittest.TestCase):
             http.get("http://denied/")
         with self.assertRaises(http.NetworkError):
             http.delete("http://broken/")
+
+    def test_by_default_redirects_cookies_and_decompression_are_on(self):
+        response = http.get("http://h/")
+        self.assertEqual(
+            self.options,
+            [RequestOptions(ResponseParts(True, True), redirects=10, cookies=True, decompress=True, name=None)],
+        )
+        self.assertEqual((response.final_url, response.redirects), ("http://h/", 0))
+
+    def test_options_reach_the_host(self):
+        http.post("http://h/", json={}, redirects=0, cookies=False, decompress=False, name="login")
+        self.assertEqual(
+            self.options[0],
+            RequestOptions(ResponseParts(True, True), redirects=0, cookies=False, decompress=False, name="login"),
+        )
+        http.get("http://h/", redirects=None)
+        self.assertEqual(self.options[1].redirects, 10, "None is the default")
+
+    def test_the_response_says_where_it_came_from(self):
+        response = http.get("http://h/redirect")
+        self.assertEqual((response.final_url, response.redirects), ("http://h/final", 2))
+        self.assertIn("final", repr(response.final_url))
+
+    def test_basic_auth_sets_the_authorization_header(self):
+        http.get("http://h/", auth=("Aladdin", "open sesame"), headers={"x": "1"})
+        self.assertEqual(
+            self.sent[0].headers, [("x", b"1"), ("authorization", b"Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")]
+        )
+        with self.assertRaisesRegex(TypeError, "auth takes a"):
+            http.get("http://h/", auth="user:pass")
+
+    def test_bad_options_are_refused_before_sending(self):
+        for bad in (-1, 2**32, 1.5, True, "3"):
+            with self.assertRaisesRegex(ValueError, "redirects must be"):
+                http.get("http://h/", redirects=bad)
+        with self.assertRaisesRegex(TypeError, "name must be a str"):
+            http.get("http://h/", name=7)
+        self.assertEqual(self.sent, [])
+
+
+class Cookies(unittest.TestCase):
+    def setUp(self):
+        self.jar = {}
+
+        def cookies_for(url):
+            if not url.startswith("http"):
+                raise Err(HOST_HTTP.Error_InvalidRequest(f"invalid URL {url!r}"))
+            return sorted(self.jar.items())
+
+        def add_cookie(url, set_cookie):
+            if not url.startswith("http"):
+                raise Err(HOST_HTTP.Error_InvalidRequest(f"invalid URL {url!r}"))
+            name, _, rest = set_cookie.partition("=")
+            self.jar[name] = rest.split(";")[0]
+
+        HOST_HTTP.cookies_for = cookies_for
+        HOST_HTTP.add_cookie = add_cookie
+        HOST_HTTP.clear_cookies = self.jar.clear
+
+    def test_set_get_and_clear(self):
+        cookies.set("http://h/", "session=abc; Path=/")
+        self.assertEqual(cookies.get("http://h/account"), [("session", "abc")])
+        cookies.clear()
+        self.assertEqual(cookies.get("http://h/"), [])
+        self.assertIs(loadhost.cookies, cookies)
+
+    def test_host_errors_become_exceptions(self):
+        with self.assertRaisesRegex(http.InvalidRequest, "invalid URL"):
+            cookies.get("ftp://h/")
+        with self.assertRaises(http.HttpError):
+            cookies.set("nope", "a=b")
 
 
 class Entry(unittest.TestCase):

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loadhost.h"
@@ -128,6 +129,81 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
         .method = "PUT", .url = url, .headers = headers, .header_count = 1, .timeout_ms = 5000};
     status = loadhost_http_send(&request, &response);
     loadhost_check("custom request answered 404", status == LOADHOST_HTTP_OK && response.status == 404,
+                   LOADHOST_NO_TAGS);
+    loadhost_response_free(&response);
+
+    /* The host's options, by default: 3 redirects followed to a gzip body, which comes back
+     * decoded and without its content-encoding. */
+    const char *base = loadhost_env("TARGET_URL", "http://127.0.0.1:8080/");
+    char final[512];
+    snprintf(url, sizeof url, "%sredirect?n=3&to=/gzip%%3Fbytes%%3D500", base);
+    snprintf(final, sizeof final, "%sgzip?bytes=500", base);
+    status = loadhost_http_get(url, &response);
+    loadhost_check("redirects followed, gzip decoded",
+                   status == LOADHOST_HTTP_OK && response.status == 200 && response.redirects == 3 &&
+                       strcmp(response.final_url, final) == 0 && response.body_len == 500 &&
+                       loadhost_response_header(&response, "content-encoding") == NULL,
+                   LOADHOST_NO_TAGS);
+    loadhost_response_free(&response);
+
+    /* Each option turned off: the redirect itself, the body as it came. */
+    loadhost_http_options options = loadhost_http_options_default();
+    options.redirects = 0;
+    options.decompress = false;
+    options.name = "surface-raw";
+    const loadhost_request raw_request = {.url = url, .options = &options};
+    status = loadhost_http_send(&raw_request, &response);
+    bool redirect_kept = status == LOADHOST_HTTP_OK && response.status == 302 && response.redirects == 0 &&
+                         strcmp(response.final_url, url) == 0;
+    loadhost_response_free(&response);
+    const loadhost_request gzip_request = {.url = final, .options = &options};
+    status = loadhost_http_send(&gzip_request, &response);
+    const char *encoding = loadhost_response_header(&response, "content-encoding");
+    loadhost_check("options: no redirect, raw body",
+                   redirect_kept && status == LOADHOST_HTTP_OK && response.status == 200 && encoding &&
+                       strcmp(encoding, "gzip") == 0 && response.body_len != 500,
+                   LOADHOST_NO_TAGS);
+    loadhost_response_free(&response);
+
+    /* The worker's cookie jar: kept from a response, sent with the next request, read, set and
+     * cleared by the plugin; a request without cookies neither sends nor keeps them. */
+    loadhost_cookies_clear();
+    snprintf(url, sizeof url, "%scookies/set?c=w", base);
+    status = loadhost_http_get(url, &response);
+    bool jar_ok = status == LOADHOST_HTTP_OK;
+    loadhost_response_free(&response);
+    snprintf(url, sizeof url, "%scookies", base);
+    status = loadhost_http_get(url, &response);
+    jar_ok = jar_ok && status == LOADHOST_HTTP_OK && strcmp((const char *)response.body, "c=w") == 0;
+    loadhost_response_free(&response);
+    options = loadhost_http_options_default();
+    options.cookies = false;
+    const loadhost_request no_cookies = {.url = url, .options = &options};
+    status = loadhost_http_send(&no_cookies, &response);
+    jar_ok = jar_ok && status == LOADHOST_HTTP_OK && response.body_len == 0;
+    loadhost_response_free(&response);
+    char *cookies = NULL;
+    char *error = NULL;
+    jar_ok = jar_ok && loadhost_cookies_set(base, "x=1; Path=/", &error) == LOADHOST_HTTP_OK &&
+             loadhost_cookies_get(url, &cookies, &error) == LOADHOST_HTTP_OK &&
+             (strcmp(cookies, "c=w; x=1") == 0 || strcmp(cookies, "x=1; c=w") == 0);
+    free(cookies);
+    loadhost_cookies_clear();
+    jar_ok = jar_ok && loadhost_cookies_get(url, &cookies, &error) == LOADHOST_HTTP_OK && strcmp(cookies, "") == 0;
+    free(cookies);
+    jar_ok = jar_ok && error == NULL &&
+             loadhost_cookies_get("not a url", &cookies, &error) == LOADHOST_HTTP_INVALID_REQUEST &&
+             cookies == NULL && error != NULL;
+    free(error);
+    loadhost_check("cookie jar: kept, sent, read, set, cleared", jar_ok, LOADHOST_NO_TAGS);
+
+    /* Basic authentication is one more header; the target answers whatever it is. */
+    options = loadhost_http_options_default();
+    options.auth_user = "ada";
+    options.auth_password = "secret";
+    const loadhost_request with_auth = {.url = base, .options = &options};
+    status = loadhost_http_send(&with_auth, &response);
+    loadhost_check("basic auth request answered", status == LOADHOST_HTTP_OK && response.status == 200,
                    LOADHOST_NO_TAGS);
     loadhost_response_free(&response);
 

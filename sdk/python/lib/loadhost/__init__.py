@@ -17,13 +17,15 @@ globals hold per-worker state without locking.
 Layout:
 - `errors`: TaskError and its cases Retryable, Failed, Abort (and ConfigError, an Abort).
 - `metrics`: counter, gauge, trend and check, aggregated by the host, and declare_metrics.
-- `http`: get/post/put/delete/request over the host's pooled client.
+- `http`: get/post/put/delete/request over the host's pooled client (redirects, cookies and
+  decompression by the host, as a browser does).
+- `cookies`: get/set/clear the worker's cookie jar.
 - `config`: `env(key, default)`, the settings passed with `loadhost run -e KEY=VALUE`.
 """
 
 from wit_world.imports.types import Task
 
-from . import config, http, metrics
+from . import config, cookies, http, metrics
 from .config import env
 from .errors import Abort, ConfigError, Failed, Retryable, TaskError
 from .metrics import check, counter, declare_metrics, gauge, trend
@@ -42,6 +44,7 @@ __all__ = [
     "check",
     "declare_metrics",
     "config",
+    "cookies",
     "http",
     "metrics",
 ]

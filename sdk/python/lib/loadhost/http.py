@@ -8,12 +8,22 @@ metrics (`http_reqs`, `http_req_duration`, ...) for every request without plugin
     response = http.get("http://127.0.0.1:8080/")
     echoed = http.post("http://127.0.0.1:8080/echo", json={"id": 7})
     status_only = http.get("http://127.0.0.1:8080/", discard_headers=True, discard_body=True)
+    login = http.post("http://127.0.0.1:8080/login", auth=("ada", "secret"), name="login")
+    login.final_url, login.redirects  # where the response came from, after redirects
+
+As a browser or k6 does, the host follows up to 10 redirects (`redirects=N`; 0: none), keeps a
+cookie jar per worker (`cookies=False` for one request; `loadhost.cookies` reads or changes the
+jar) and asks for and decodes gzip, deflate and br bodies (`decompress=False` to get them as they
+came); `name="login"` names the endpoint in the per-endpoint HTTP metrics. These are the host's
+`send-opts` call; requests before it existed (`send`/`send-with`) were raw HTTP, so a plugin that
+relied on seeing a 302 or a compressed body now passes `redirects=0` or `decompress=False`.
 
 A host the user did not allow (`loadhost run --allow-host HOST[:PORT]`) raises `Denied` without any
 connection being made. Unlike the Rust SDK there is no wasi:http path: the Python plugin's world
 does not import wasi:http, so `LOADHOST_HTTP=wasi` has no effect here.
 """
 
+import base64 as _base64
 import json as _json
 import time
 
@@ -21,6 +31,9 @@ from componentize_py_types import Err
 from wit_world.imports import http as _host
 
 _U32_MAX = 2**32 - 1
+
+#: How many redirects a request follows unless told otherwise (k6's `maxRedirects`).
+DEFAULT_REDIRECTS = 10
 
 
 class HttpError(Exception):
@@ -42,9 +55,11 @@ class NetworkError(HttpError):
 class Response:
     """A complete response: the body has been read to its end."""
 
-    __slots__ = ("status", "headers", "body", "elapsed")
+    __slots__ = ("status", "headers", "body", "elapsed", "final_url", "redirects")
 
-    def __init__(self, status: int, headers: list, body: bytes, elapsed: float):
+    def __init__(
+        self, status: int, headers: list, body: bytes, elapsed: float, final_url: str = "", redirects: int = 0
+    ):
         #: The status code.
         self.status = status
         #: Header names (lower-case) and values, as `(str, bytes)` pairs (empty with `discard_headers`).
@@ -53,6 +68,10 @@ class Response:
         self.body = body
         #: Seconds from sending the request to the end of the body, as the plugin saw it.
         self.elapsed = elapsed
+        #: The URL that answered: the request's, or the last redirect's.
+        self.final_url = final_url
+        #: How many redirects were followed to get this response.
+        self.redirects = redirects
 
     def header(self, name: str):
         """The first value (bytes) of header `name` (case-insensitive), or None."""
@@ -94,6 +113,11 @@ def request(
     timeout=None,
     discard_headers=False,
     discard_body=False,
+    redirects=DEFAULT_REDIRECTS,
+    cookies=True,
+    decompress=True,
+    name=None,
+    auth=None,
 ) -> Response:
     """Send a request with any method and return the whole response.
 
@@ -105,8 +129,29 @@ def request(
     empty); `discard_body=True` leaves the body out (`Response.body` is `b""`), as k6's
     `discardResponseBodies`. The host still reads the whole response and counts it in the HTTP
     metrics (`data_received`, ...); a plugin that only checks the status saves copying them in.
+
+    `redirects` is how many redirects to follow at most (default, or None: 10; 0: none, the
+    redirect itself is the response); 303, and a POST's 301 or 302, become a GET without a body,
+    307 and 308 keep the method and the body. `cookies=False` neither sends the worker's cookies nor keeps the
+    response's `Set-Cookie`s. `decompress=False` adds no `Accept-Encoding` and hands a gzip,
+    deflate or br body back as it came. `name` names the endpoint in the per-endpoint HTTP metrics
+    (k6's `name` tag; default: the method and the URL's path with ids folded). `auth=(user,
+    password)` sends HTTP basic authentication (`Authorization: Basic ...`).
     """
     pairs = list(headers.items() if isinstance(headers, dict) else headers or ())
+    if auth is not None:
+        try:
+            user, password = auth
+        except (TypeError, ValueError):
+            raise TypeError("auth takes a (user, password) pair") from None
+        credentials = _base64.b64encode(_bytes(user) + b":" + _bytes(password)).decode("ascii")
+        pairs.append(("authorization", "Basic " + credentials))
+    if redirects is None:
+        redirects = DEFAULT_REDIRECTS
+    if isinstance(redirects, bool) or not isinstance(redirects, int) or not 0 <= redirects <= _U32_MAX:
+        raise ValueError(f"redirects must be an integer from 0 to {_U32_MAX}, not {redirects!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
     if json is not None:
         body = _json.dumps(json, separators=(",", ":"))
         if not any(name.lower() == "content-type" for name, _ in pairs):
@@ -119,13 +164,21 @@ def request(
         body=_bytes(body),
         timeout_ms=timeout_ms,
     )
-    parts = _host.ResponseParts(headers=not discard_headers, body=not discard_body)
+    options = _host.RequestOptions(
+        parts=_host.ResponseParts(headers=not discard_headers, body=not discard_body),
+        redirects=redirects,
+        cookies=bool(cookies),
+        decompress=bool(decompress),
+        name=name,
+    )
     started = time.perf_counter()
     try:
-        response = _host.send_with(wit_request, parts)
+        info = _host.send_opts(wit_request, options)
     except Err as err:
         raise _error(err.value) from None
-    return Response(response.status, response.headers, response.body, time.perf_counter() - started)
+    response = info.response
+    elapsed = time.perf_counter() - started
+    return Response(response.status, response.headers, response.body, elapsed, info.final_url, info.redirects)
 
 
 def get(url: str, **options) -> Response:
