@@ -38,11 +38,14 @@ fn a_chain_of_three_redirects_is_followed() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/redirect?n=3&to=/bytes%3Fn%3D7", target.url);
     let expect = format!("EXPECT_FINAL={}/bytes?n=7", target.url);
-    let run = run(&target, &[&url, &expect], &["-n", "5", "-w", "1"]);
+    let limits =
+        ["--threshold", "http_reqs{redirect:true}:count==15", "--threshold", "http_reqs{redirect:false}:count==5"];
+    let run = run(&target, &[&url, &expect], &[&["-n", "5", "-w", "1"][..], &limits].concat());
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "passed"), 5, "{}", run.stderr);
     assert_eq!(count(&run, "http_reqs"), 20, "4 requests a task: 3 redirects and the last");
+    assert_eq!(count(&run, "http_reqs{redirect:true}"), 15, "each hop is tagged a redirect");
     assert_eq!(count(&run, "http_reqs{status:302}"), 15);
     assert_eq!(count(&run, "http_reqs{status:200}"), 5);
     assert_eq!(check(&run, "final url as expected"), (5, 0));

@@ -85,6 +85,15 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// The statuses of a redirect response (a hop `send-opts` follows, or hands back with
+/// `redirects: 0`): `http_reqs{redirect:true}` counts these.
+pub const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
+
+/// Responses whose status is a redirect, out of a count by status.
+pub fn redirects_of(by_status: &BTreeMap<u16, u64>) -> u64 {
+    REDIRECT_STATUSES.iter().filter_map(|s| by_status.get(s)).sum()
+}
+
 impl HttpStats {
     /// Count one finished request.
     pub fn record(&mut self, sample: HttpSample) {

@@ -109,7 +109,7 @@ pub enum ThresholdError {
     /// The metric cannot be selected by these tags.
     #[error(
         "{metric} takes no tags but scenario (http_reqs, http_req_duration and http_req_failed also take \
-         name:ENDPOINT and method:METHOD, http_reqs alone status:CODE; plugin metrics take their own tags)"
+         name:ENDPOINT and method:METHOD, http_reqs alone status:CODE and redirect:true|false; plugin metrics take their own tags)"
     )]
     Tags {
         /// The expression.
@@ -349,6 +349,9 @@ fn unknown_hint(suggestion: Option<&str>, declared: &[String]) -> String {
 /// The tag that picks a scenario's measurements rather than a series.
 pub const SCENARIO_TAG: &str = "scenario";
 
+/// The tag selecting redirect responses of `http_reqs` (`{redirect:true}`, or `false` for the rest).
+pub const REDIRECT_TAG: &str = "redirect";
+
 /// The tag that picks an HTTP endpoint by name (k6's `name`): `http_req_duration{name:login}`.
 pub const ENDPOINT_NAME_TAG: &str = "name";
 
@@ -453,7 +456,8 @@ impl Threshold {
             });
         }
         let tags = self.series_tags();
-        let by_status = matches!(tags.as_slice(), [(k, v)] if k == "status" && v.parse::<u16>().is_ok());
+        let by_status = matches!(tags.as_slice(), [(k, v)] if (k == "status" && v.parse::<u16>().is_ok())
+            || (k == REDIRECT_TAG && (v == "true" || v == "false")));
         let tags_allowed = match self.metric.as_str() {
             _ if built_in.is_none() => true,
             _ if tags.is_empty() => true,
@@ -572,6 +576,10 @@ impl Threshold {
                     [] => t.http.requests,
                     [(k, v)] if k == "status" => {
                         v.parse::<u16>().ok().and_then(|s| t.http.by_status.get(&s).copied()).unwrap_or(0)
+                    }
+                    [(k, v)] if k == REDIRECT_TAG => {
+                        let redirects = crate::http::redirects_of(&t.http.by_status);
+                        if v == "true" { redirects } else { t.http.requests.saturating_sub(redirects) }
                     }
                     _ => match &endpoint {
                         Some(e) => e.requests,

@@ -172,6 +172,11 @@ const HTTP_KEYS: [&str; 9] = [
     names::HTTP_STATUS,
 ];
 
+/// `http_reqs{redirect:true}`: the responses that were redirects (derived from the statuses).
+fn redirect_key() -> String {
+    format!("{}{{{}:true}}", names::HTTP_REQS, loadhost_metrics::threshold::REDIRECT_TAG)
+}
+
 fn status_key(status: u16) -> String {
     format!("{}{{status:{status}}}", names::HTTP_REQS)
 }
@@ -221,6 +226,10 @@ impl HttpMetrics {
             ),
         ];
         entries.extend(self.by_status.iter().map(|(&status, &n)| (status_key(status), count(n))));
+        let redirects = loadhost_metrics::http::redirects_of(&self.by_status);
+        if redirects > 0 {
+            entries.push((redirect_key(), count(redirects)));
+        }
         for (name, e) in &self.endpoints {
             entries.push((endpoint_key(names::HTTP_REQS, name), Entry::CountRate(&e.reqs)));
             entries.push((endpoint_key(names::HTTP_REQ_DURATION, name), Entry::Trend(&e.duration)));
@@ -272,6 +281,8 @@ impl HttpMetrics {
         let response_bytes = count(names::HTTP_RESPONSE_BYTES)?;
         let statuses: BTreeMap<String, u64> = serde_json::from_value(take(names::HTTP_STATUS))?;
         let endpoints = Self::take_endpoints(all)?;
+        // Derived from the statuses, so not kept apart.
+        all.remove(&redirect_key());
         let mut by_status = BTreeMap::new();
         for (status, n) in statuses {
             let status: u16 = status
