@@ -86,18 +86,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     // is even loaded.
     let (tokio, grants) = runtime_and_grants(&settings)?;
     let plugins = RunPlugins::load(main, &settings, &mut resolver)?;
-    let main = plugins.main().file();
-    let info = RunInfo {
-        plugin_path: main.path,
-        plugin_sha256: main.sha256,
-        plugin_ref: main.reference,
-        plugin_digest: main.digest,
-        scenario_plugins: plugins.scenario_files(),
-        config: serde_json::to_value(&settings.options).unwrap_or_default(),
-        model: describe::run(&settings),
-        peak_rss: None,
-        tags: settings.options.tag.iter().map(|t| (t.key.clone(), t.value.clone())).collect(),
-    };
+    let info = run_info(&settings, &plugins);
     let endpoints = Endpoints::bind(&settings, &grants)?;
     let files = OutputFiles::create(&settings)?;
     for loaded in &plugins.loaded {
@@ -138,6 +127,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         report_write_error("plugin-output file=", &path, Some(err));
     }
     finish(&settings, info, sinks, html, ended)
+}
+
+/// What the outputs say about the run besides its measurements.
+fn run_info(settings: &RunSettings, plugins: &RunPlugins) -> RunInfo {
+    let main = plugins.main().file();
+    RunInfo {
+        plugin_path: main.path,
+        plugin_sha256: main.sha256,
+        plugin_ref: main.reference,
+        plugin_digest: main.digest,
+        scenario_plugins: plugins.scenario_files(),
+        config: serde_json::to_value(&settings.options).unwrap_or_default(),
+        model: describe::run(settings),
+        peak_rss: None,
+        tags: settings.options.tag.iter().map(|t| (t.key.clone(), t.value.clone())).collect(),
+    }
 }
 
 /// The run a results file belongs to: `--run-id`, else the planned start (`--start-at`), which

@@ -571,23 +571,7 @@ impl Threshold {
             (names::HTTP_REQ_FAILED, Aggregate::Rate) if let Some(e) = &endpoint => {
                 return Ok(share(e.failed, e.requests));
             }
-            (names::HTTP_REQS, _) => {
-                let count = match tags.as_slice() {
-                    [] => t.http.requests,
-                    [(k, v)] if k == "status" => {
-                        v.parse::<u16>().ok().and_then(|s| t.http.by_status.get(&s).copied()).unwrap_or(0)
-                    }
-                    [(k, v)] if k == REDIRECT_TAG => {
-                        let redirects = crate::http::redirects_of(&t.http.by_status);
-                        if v == "true" { redirects } else { t.http.requests.saturating_sub(redirects) }
-                    }
-                    _ => match &endpoint {
-                        Some(e) => e.requests,
-                        None => return Err(self.no_aggregate()),
-                    },
-                };
-                return counter(count);
-            }
+            (names::HTTP_REQS, _) => return counter(self.http_reqs(t, &tags, endpoint.as_ref())?),
             (names::HTTP_DENIED, _) => return counter(t.http.denied),
             (names::DATA_SENT, _) => return counter(t.http.bytes_sent),
             (names::DATA_RECEIVED, _) => return counter(t.http.bytes_received),
@@ -603,6 +587,31 @@ impl Threshold {
             }
             _ => {}
         }
+        self.plugin_value(t, tags, secs)
+    }
+
+    /// `http_reqs` as the tags select it: all, one status, redirects or not, or endpoints.
+    fn http_reqs(
+        &self,
+        t: &Window,
+        tags: &[(String, String)],
+        endpoint: Option<&crate::http::EndpointStats>,
+    ) -> Result<u64, ThresholdError> {
+        Ok(match tags {
+            [] => t.http.requests,
+            [(k, v)] if k == "status" => {
+                v.parse::<u16>().ok().and_then(|s| t.http.by_status.get(&s).copied()).unwrap_or(0)
+            }
+            [(k, v)] if k == REDIRECT_TAG => {
+                let redirects = crate::http::redirects_of(&t.http.by_status);
+                if v == "true" { redirects } else { t.http.requests.saturating_sub(redirects) }
+            }
+            _ => endpoint.ok_or_else(|| self.no_aggregate())?.requests,
+        })
+    }
+
+    /// A plugin metric's value in `t`: the series the tags name (or all its tag sets folded).
+    fn plugin_value(&self, t: &Window, tags: Vec<(String, String)>, secs: f64) -> Result<Option<f64>, ThresholdError> {
         let key = SeriesKey::new(self.metric.clone(), tags.clone());
         let series = if tags.is_empty() {
             t.plugin.by_name().into_iter().find(|s| s.key == key)
