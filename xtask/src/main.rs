@@ -106,18 +106,17 @@ fn guest_crates() -> Result<Vec<(String, PathBuf)>> {
     Ok(crates)
 }
 
+/// `cargo build` of the guest workspace for wasm, with `extra` arguments (a `-p` to build one).
+fn build_guests(extra: &[&str]) -> Result<()> {
+    // One target folder for host and guests, so CI's cache covers both.
+    let args = ["build", "--release", "--target", WASM_TARGET, "--manifest-path", "plugins/Cargo.toml"];
+    run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args(args).args(extra))
+}
+
 /// Build every guest crate and copy each component to `target/{plugins,test-plugins}/NAME.wasm`.
 fn build_plugins() -> Result<Vec<PathBuf>> {
     ensure_wasm_target()?;
-    // One target folder for host and guests, so CI's cache covers both.
-    run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args([
-        "build",
-        "--release",
-        "--target",
-        WASM_TARGET,
-        "--manifest-path",
-        "plugins/Cargo.toml",
-    ]))?;
+    build_guests(&[])?;
     let built = cargo_target_dir().join(WASM_TARGET).join("release");
     let mut outputs = Vec::new();
     for (name, out_dir) in guest_crates()? {
@@ -143,16 +142,7 @@ fn embed() -> Result<()> {
     // Others may edit the SDK or the WIT meanwhile: the digest is taken before and after the
     // build, and a component built from sources that changed under it is not recorded.
     let before = sources::sources_digest(&root()).context("hashing the embedded plugin's sources")?;
-    run(cargo().env("CARGO_TARGET_DIR", cargo_target_dir()).args([
-        "build",
-        "--release",
-        "--target",
-        WASM_TARGET,
-        "--manifest-path",
-        "plugins/Cargo.toml",
-        "-p",
-        "http-generic",
-    ]))?;
+    build_guests(&["-p", "http-generic"])?;
     let after = sources::sources_digest(&root()).context("hashing the embedded plugin's sources")?;
     if before != after {
         bail!("the sources of http-generic changed during the build; run `cargo xtask embed` again");

@@ -40,6 +40,12 @@ pub enum Arrivals {
 }
 
 impl Arrivals {
+    /// Whether the arrivals are drawn at random: their count over a curve is then known only in
+    /// expectation.
+    pub fn is_random(self) -> bool {
+        matches!(self, Arrivals::Poisson | Arrivals::Periodic { .. })
+    }
+
     /// The name the flag and the outputs use.
     pub fn name(self) -> &'static str {
         match self {
@@ -126,7 +132,7 @@ impl Targets {
 
     /// Whether arrivals are random (their total is then not known in advance).
     pub(crate) fn is_random(&self) -> bool {
-        matches!(self, Targets::Poisson(_) | Targets::Periodic(_))
+        !matches!(self, Targets::Even)
     }
 }
 

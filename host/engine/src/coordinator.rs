@@ -16,7 +16,7 @@ use crate::lifecycle::teardown;
 use crate::plan::{Model, Plan};
 use crate::shard::{self, Shard, ShardEnd};
 use crate::shared::{Claims, Shared};
-use crate::stop::{Interrupt, RunAbort, Stop};
+use crate::stop::{Interrupt, Stop};
 use crate::ticker::Ticker;
 use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
@@ -45,7 +45,7 @@ pub(crate) async fn run_scenario<F: WorkerFactory>(
     setup_data: Option<Arc<str>>,
     recorder: Arc<Recorder>,
     teardown_metrics: Option<MetricsHandle>,
-    run_abort: Option<Arc<RunAbort>>,
+    run_abort: Option<Arc<Interrupt>>,
 ) -> Result<RunReport, EngineError> {
     let shared = shared_state(plan, factory, live.control.as_ref(), setup_data, recorder);
     let (crews, gos, mut done) = start_shards(&shared).await?;
@@ -150,7 +150,7 @@ struct Coordinator<'p, F: WorkerFactory> {
     control: Option<Arc<Control>>,
     interrupt: Option<Arc<Interrupt>>,
     /// The run's scenarios' shared abort, when this is one of several.
-    run_abort: Option<Arc<RunAbort>>,
+    run_abort: Option<Arc<Interrupt>>,
     started_at: SystemTime,
     start: Instant,
     closed_deadline: Option<Instant>,
@@ -172,7 +172,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         crews: Crews<F>,
         gos: Vec<oneshot::Sender<Option<Instant>>>,
         live: Live,
-        run_abort: Option<Arc<RunAbort>>,
+        run_abort: Option<Arc<Interrupt>>,
     ) -> Self {
         let Live { control, interrupt } = live;
         // A stop asked for, or another scenario's abort, while the crews were starting: send nothing.
@@ -252,7 +252,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         if let Some(run_abort) = self.run_abort.as_ref().filter(|_| own) {
             self.stopping.run_abort_seen = true;
             let why = stop.reason().unwrap_or_default();
-            run_abort.abort(format!("scenario '{}' aborted the run: {why}", self.plan.scenario()));
+            run_abort.request_because(format!("scenario '{}' aborted the run: {why}", self.plan.scenario()));
         }
     }
 
@@ -384,9 +384,12 @@ async fn interrupted(interrupt: Option<&Interrupt>, seen: u32) -> u32 {
 }
 
 /// Resolve with the reason once another scenario aborted the run; never without scenarios.
-async fn run_aborted(run_abort: Option<&RunAbort>) -> String {
+async fn run_aborted(run_abort: Option<&Interrupt>) -> String {
     match run_abort {
-        Some(run_abort) => run_abort.aborted().await,
+        Some(run_abort) => {
+            run_abort.changed(0).await;
+            run_abort.reason().unwrap_or_default()
+        }
         None => std::future::pending().await,
     }
 }

@@ -489,7 +489,7 @@ impl Plan {
     /// Whether the planned count is exact; with Poisson arrivals it is the expected count (the
     /// curve's integral), and the run schedules about that many.
     pub fn planned_is_exact(&self) -> bool {
-        !(self.is_open() && matches!(self.arrivals, Arrivals::Poisson | Arrivals::Periodic { .. }))
+        !(self.is_open() && self.arrivals.is_random())
     }
 
     /// Tasks this process will schedule: its segment's share of the whole plan's (expected, with

@@ -9,7 +9,7 @@ use crate::control::Control;
 use crate::coordinator::{Live, run_scenario};
 use crate::lifecycle::{LIFECYCLE_ID, setup, teardown};
 use crate::plan::Plan;
-use crate::stop::{Interrupt, RunAbort};
+use crate::stop::Interrupt;
 use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
 
@@ -108,7 +108,8 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
     let lifecycle_metrics = MetricsHandle::new(lifecycle.clone(), LIFECYCLE_ID);
     let setups = setup_all(&plugins, limit, &lifecycle_metrics).await?;
     let shared = std::sync::Mutex::new(observer);
-    let run_abort = Arc::new(RunAbort::default());
+    // Another scenario's plugin aborted: the first reason given is the run's (`request_because`).
+    let run_abort = Arc::new(Interrupt::new());
     let runs = plans.iter().enumerate().map(|(i, plan)| {
         let which = plugins.plugin_of.get(i).copied().unwrap_or(0);
         let factory = plugins.plugins[which].1.clone();
@@ -146,7 +147,7 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
 
 /// A scenario's start offset, cut short by a stop request or another scenario's abort (the
 /// scenario then starts stopped, and sends nothing).
-async fn wait_to_start(delay: std::time::Duration, interrupt: Option<&Interrupt>, run_abort: &RunAbort) {
+async fn wait_to_start(delay: std::time::Duration, interrupt: Option<&Interrupt>, run_abort: &Interrupt) {
     let stop_asked = async {
         match interrupt {
             Some(interrupt) => interrupt.changed(0).await,
@@ -156,7 +157,7 @@ async fn wait_to_start(delay: std::time::Duration, interrupt: Option<&Interrupt>
     tokio::select! {
         () = tokio::time::sleep(delay) => {}
         _ = stop_asked => {}
-        _ = run_abort.aborted() => {}
+        _ = run_abort.changed(0) => {}
     }
 }
 

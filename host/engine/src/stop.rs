@@ -176,36 +176,3 @@ impl Interrupt {
         }
     }
 }
-
-/// A plugin's `abort` in one scenario, told to the others: an abort stops the whole run, as the
-/// WIT says, not only the scenario whose task asked.
-#[derive(Debug, Default)]
-pub(crate) struct RunAbort {
-    notify: Notify,
-    reason: Mutex<Option<String>>,
-}
-
-impl RunAbort {
-    /// Stop every scenario for `reason`; the first reason given is kept.
-    pub(crate) fn abort(&self, reason: String) {
-        self.reason.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(reason);
-        self.notify.notify_waiters();
-    }
-
-    /// The reason, once a scenario has aborted the run.
-    pub(crate) fn reason(&self) -> Option<String> {
-        self.reason.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// Resolve with the reason once a scenario has aborted the run.
-    pub(crate) async fn aborted(&self) -> String {
-        loop {
-            let mut notified = pin!(self.notify.notified());
-            notified.as_mut().enable();
-            if let Some(reason) = self.reason() {
-                return reason;
-            }
-            notified.await;
-        }
-    }
-}
