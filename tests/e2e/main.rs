@@ -23,6 +23,7 @@ mod lifecycle;
 mod open_model;
 mod outputs;
 mod plugin_metrics;
+mod protocols;
 mod registry;
 mod sandbox;
 mod say_why;

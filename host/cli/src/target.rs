@@ -28,10 +28,18 @@ fn routes_help() -> String {
   /cookies/set?k=v 200 with Set-Cookie: k=v for each pair; /cookies echoes the Cookie header
   /gzip?bytes=N    200, Content-Encoding: gzip, N bytes of text (x-decoded-length says N)
   /gzip-bomb?mb=N  200, Content-Encoding: gzip, a small stream that decodes to N MiB of zeros
-  /stats           200, JSON {{\"requests\": R, \"connections\": C, \"accept_errors\": E}}: the requests
+  /ws/echo?delay=MS  WebSocket (HTTP/1.1 upgrade): every text or binary message echoed, after MS ms
+  gRPC (content-type application/grpc, h2c or h2 under TLS), raw message bytes echoed:
+    /loadhost.target.Echo/Unary   one message back
+    /loadhost.target.Echo/Stream  bidirectional: each message back as it arrives, status 0 at the end
+    metadata x-loadhost-status: N (and x-loadhost-message) ends the call with status N;
+    x-loadhost-delay-ms: N waits first; an unknown method gets status 12
+  /stats           200, JSON {{\"requests\": R, \"connections\": C, \"accept_errors\": E, ...}}: the requests
                    answered (every route, /stats included), the TCP connections accepted and the
                    accepts that failed (out of file descriptors: the target then pauses, 10 ms
-                   doubling to 1 s, rather than spin) since the target started
+                   doubling to 1 s, rather than spin) since the target started; ws_sessions,
+                   ws_msgs_received, ws_msgs_sent, grpc_calls, grpc_msgs_received, grpc_msgs_sent
+                   and grpc_status (calls by final status code)
   anything else    404, body \"not found\\n\"",
         delay = MAX_DELAY.as_secs(),
         gib = MAX_BYTES >> 30,

@@ -56,6 +56,10 @@ pub enum Capability {
     Exit,
     /// The host's metrics import.
     Metrics,
+    /// WebSocket connections through the host (`loadhost:plugin/websocket`): the allow-list applies.
+    HostWebSocket,
+    /// gRPC calls through the host (`loadhost:plugin/grpc`): the allow-list applies.
+    HostGrpc,
 }
 
 impl Capability {
@@ -72,12 +76,21 @@ impl Capability {
             Capability::Stdio => "stdio",
             Capability::Exit => "exit",
             Capability::Metrics => "metrics",
+            Capability::HostWebSocket => "network: websocket via the host",
+            Capability::HostGrpc => "network: grpc via the host",
         }
     }
 
     /// Whether this reaches the network.
     pub fn is_network(self) -> bool {
-        matches!(self, Capability::HostHttp | Capability::WasiHttp | Capability::Sockets)
+        matches!(
+            self,
+            Capability::HostHttp
+                | Capability::WasiHttp
+                | Capability::Sockets
+                | Capability::HostWebSocket
+                | Capability::HostGrpc
+        )
     }
 }
 
@@ -99,6 +112,8 @@ pub fn capability_of(import: &str) -> Option<Capability> {
     Some(match unversioned {
         "loadhost:plugin/http" => Capability::HostHttp,
         "loadhost:plugin/metrics" => Capability::Metrics,
+        "loadhost:plugin/websocket" => Capability::HostWebSocket,
+        "loadhost:plugin/grpc" => Capability::HostGrpc,
         "wasi:cli/environment" => Capability::Environment,
         "wasi:cli/exit" => Capability::Exit,
         i if i.starts_with("wasi:http/") => Capability::WasiHttp,
@@ -249,6 +264,8 @@ mod tests {
     fn imports_read_as_capabilities() {
         assert_eq!(capability_of("wasi:sockets/tcp@0.2.0"), Some(Capability::Sockets));
         assert_eq!(capability_of("loadhost:plugin/http@0.1.0"), Some(Capability::HostHttp));
+        assert_eq!(capability_of("loadhost:plugin/websocket@0.1.0"), Some(Capability::HostWebSocket));
+        assert!(capability_of("loadhost:plugin/grpc@0.1.0").is_some_and(Capability::is_network));
         assert_eq!(capability_of("wasi:cli/environment@0.2.6"), Some(Capability::Environment));
         assert_eq!(capability_of("wasi:cli/stdout@0.2.6"), Some(Capability::Stdio));
         assert_eq!(capability_of("wasi_snapshot_preview1::path_open"), Some(Capability::Files));

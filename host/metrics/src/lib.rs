@@ -34,6 +34,7 @@ pub mod limit;
 mod nonfinite;
 pub mod outcome;
 pub mod plugin;
+pub mod protocol;
 pub mod recorder;
 pub mod report;
 pub mod serial;

@@ -288,7 +288,7 @@ pub const BUILT_IN: [(&str, MetricKind); 12] = [
 /// The kind of a built-in metric (by its name, or a name it was renamed from).
 pub fn built_in_kind(name: &str) -> Option<MetricKind> {
     let name = RENAMED.iter().find(|(old, _)| *old == name).map_or(name, |(_, new)| *new);
-    BUILT_IN.iter().find(|(n, _)| *n == name).map(|(_, kind)| *kind)
+    BUILT_IN.iter().chain(&crate::protocol::PROTOCOL_METRICS).find(|(n, _)| *n == name).map(|(_, kind)| *kind)
 }
 
 /// The known name a mistyped `name` most likely meant: the same but for case, or one at most two
@@ -341,7 +341,7 @@ fn unknown_hint(suggestion: Option<&str>, declared: &[String]) -> String {
         n => format!("; {n} declared"),
     };
     format!(
-        " (built in: {}{declared}; a plugin's own metric needs declaring, in the plugin (loadhost inspect lists what it declares) or with --metric NAME:KIND)",
+        " (built in: {}, and ws_* and grpc_* for WebSocket and gRPC{declared}; a plugin's own metric needs declaring, in the plugin (loadhost inspect lists what it declares) or with --metric NAME:KIND)",
         built_in.join(", ")
     )
 }
@@ -433,8 +433,11 @@ impl Threshold {
         let unknown = || ThresholdError::UnknownMetric {
             expr: self.source.clone(),
             metric: self.metric.clone(),
-            suggestion: did_you_mean(&self.metric, names.iter().copied().chain(BUILT_IN.iter().map(|(n, _)| *n)))
-                .map(str::to_owned),
+            suggestion: did_you_mean(
+                &self.metric,
+                names.iter().copied().chain(BUILT_IN.iter().chain(&crate::protocol::PROTOCOL_METRICS).map(|(n, _)| *n)),
+            )
+            .map(str::to_owned),
             declared: names.iter().map(|n| (*n).to_owned()).collect(),
         };
         let built_in = built_in_kind(&self.metric);
@@ -459,7 +462,8 @@ impl Threshold {
         let by_status = matches!(tags.as_slice(), [(k, v)] if (k == "status" && v.parse::<u16>().is_ok())
             || (k == REDIRECT_TAG && (v == "true" || v == "false")));
         let tags_allowed = match self.metric.as_str() {
-            _ if built_in.is_none() => true,
+            // Recorded as plugin series, tags and all.
+            _ if built_in.is_none() || crate::protocol::is_protocol_metric(&self.metric) => true,
             _ if tags.is_empty() => true,
             names::HTTP_REQS => by_status || self.endpoint_selector().is_some(),
             names::HTTP_REQ_DURATION | names::HTTP_REQ_FAILED => self.endpoint_selector().is_some(),

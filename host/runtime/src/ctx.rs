@@ -35,6 +35,10 @@ pub(crate) struct DoerCtx {
     allow: Arc<crate::http::allow::AllowList>,
     /// What the instance prints, and where `--http-debug` tells of its requests.
     pub(crate) capture: Arc<Capture>,
+    /// Its open WebSocket connections and gRPC streams, bounded.
+    pub(crate) budget: crate::protocol_metrics::Budget,
+    /// Its gRPC connections, made on the first call.
+    pub(crate) grpc: Option<crate::grpc::Pool>,
 }
 
 impl DoerCtx {
@@ -94,6 +98,8 @@ impl DoerCtx {
             cookies: grants.http.cookies().then(cookie_store::CookieStore::new),
             allow: grants.http.allow_list().clone(),
             capture: capture.clone(),
+            budget: crate::protocol_metrics::Budget::default(),
+            grpc: None,
         })
     }
 }
@@ -103,6 +109,13 @@ impl DoerCtx {
     pub(crate) fn name_lookup(&mut self) -> crate::name_lookup::Filtered<'_> {
         let allow = self.allow.clone();
         crate::name_lookup::Filtered { sockets: wasmtime_wasi::sockets::WasiSocketsView::sockets(self), allow }
+    }
+}
+
+impl DoerCtx {
+    /// The instance's resources (WebSocket connections and gRPC streams among them).
+    pub(crate) fn table_mut(&mut self) -> &mut ResourceTable {
+        &mut self.table
     }
 }
 

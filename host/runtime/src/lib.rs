@@ -30,6 +30,7 @@ pub mod bindings;
 pub mod cache;
 mod ctx;
 pub mod grants;
+mod grpc;
 pub mod http;
 mod http_host;
 pub mod limits;
@@ -37,8 +38,10 @@ mod metrics_host;
 mod name_lookup;
 pub mod output;
 pub mod plugin;
+pub mod protocol_metrics;
 mod wasmtime_engine;
 pub mod worker;
+mod ws;
 
 pub use cache::{CacheOutcome, CompileCache};
 pub use grants::Grants;

@@ -13,10 +13,21 @@
 //! | `/redirect?n=N&to=PATH&code=C` | N redirects (status C, default 302), then PATH |
 //! | `/cookies/set?k=v`, `/cookies` | `Set-Cookie` for each pair; the request's `Cookie` header echoed |
 //! | `/gzip?bytes=N`, `/gzip-bomb?mb=N` | a gzip body of N bytes of text; one that decodes to N MiB |
-//! | `/stats` | JSON counts of requests and connections served so far, and of failed accepts |
+//! | `/ws/echo?delay=MS` | WebSocket (HTTP/1.1 upgrade): each text or binary message echoed as such, after MS milliseconds (default 0); `426` without an upgrade |
+//! | `/loadhost.target.Echo/Unary` | gRPC (`content-type: application/grpc`): the one message echoed, then `grpc-status: 0` |
+//! | `/loadhost.target.Echo/Stream` | gRPC, bidirectional: each message echoed as it arrives; `grpc-status: 0` once the client half-closes |
+//! | `/stats` | JSON counts of requests and connections served so far, of failed accepts, and of WebSocket and gRPC sessions, messages and statuses |
+//!
+//! A gRPC call may ask for a failure or a pause in its metadata: `x-loadhost-status: N` ends it
+//! with grpc-status N and `x-loadhost-message` (default "injected by the target") as a trailers-only
+//! response; `x-loadhost-delay-ms: N` waits N ms before the answer (unary) or each echo (stream).
+//! Any other method is `UNIMPLEMENTED` (12); a message over [`MAX_MESSAGE`] is
+//! `RESOURCE_EXHAUSTED` (8), and a WebSocket message over it closes the session.
 //!
 //! # Layout
 //! - [`routes`]: what each path answers.
+//! - [`ws`]: the WebSocket echo (`/ws/echo`).
+//! - [`grpc`]: the gRPC echo service, on any request whose content type is gRPC's.
 //! - [`tls`]: a self-signed certificate for `localhost`/`127.0.0.1`/`::1`, for https tests;
 //!   optionally refusing clients without a certificate signed by a given CA (mTLS).
 //! - [`Target`]: accept loop, connection counting, shutdown. An accept that fails (out of file
@@ -25,8 +36,10 @@
 
 #![deny(missing_docs)]
 
+pub mod grpc;
 pub mod routes;
 pub mod tls;
+pub mod ws;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -40,7 +53,12 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-/// Requests and connections the target has served.
+/// The largest WebSocket or gRPC message the target takes (16 MiB): it holds a whole message
+/// before echoing it, so a client cannot make it hold more.
+pub const MAX_MESSAGE: usize = 16 << 20;
+
+/// Requests, connections, sessions and messages the target has served: tests compare them with
+/// the client's own counts, so each is counted exactly once, when the thing is complete.
 #[derive(Debug, Default)]
 pub struct Stats {
     /// Requests answered (every route, `/stats` included).
@@ -49,15 +67,41 @@ pub struct Stats {
     pub connections: AtomicU64,
     /// Accepts that failed (such as `EMFILE`, out of file descriptors).
     pub accept_errors: AtomicU64,
+    /// WebSocket upgrades completed.
+    pub ws_sessions: AtomicU64,
+    /// WebSocket text and binary messages received whole.
+    pub ws_msgs_received: AtomicU64,
+    /// WebSocket text and binary messages sent (written and flushed).
+    pub ws_msgs_sent: AtomicU64,
+    /// gRPC calls begun (any method, injected failures included).
+    pub grpc_calls: AtomicU64,
+    /// gRPC messages received whole.
+    pub grpc_msgs_received: AtomicU64,
+    /// gRPC messages handed to the connection to send.
+    pub grpc_msgs_sent: AtomicU64,
+    /// gRPC calls by the status they ended with, indexed by code (0 `OK` to 16 `UNAUTHENTICATED`).
+    pub grpc_status: [AtomicU64; grpc::CODES],
 }
 
 impl Stats {
-    /// The counts as JSON.
+    /// The counts as JSON; `grpc_status` maps each code seen (as a string) to its count.
     pub fn to_json(&self) -> serde_json::Value {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let grpc_status: serde_json::Map<String, serde_json::Value> = (self.grpc_status.iter().enumerate())
+            .filter(|(_, count)| load(count) > 0)
+            .map(|(code, count)| (code.to_string(), load(count).into()))
+            .collect();
         serde_json::json!({
-            "requests": self.requests.load(Ordering::Relaxed),
-            "connections": self.connections.load(Ordering::Relaxed),
-            "accept_errors": self.accept_errors.load(Ordering::Relaxed),
+            "requests": load(&self.requests),
+            "connections": load(&self.connections),
+            "accept_errors": load(&self.accept_errors),
+            "ws_sessions": load(&self.ws_sessions),
+            "ws_msgs_received": load(&self.ws_msgs_received),
+            "ws_msgs_sent": load(&self.ws_msgs_sent),
+            "grpc_calls": load(&self.grpc_calls),
+            "grpc_msgs_received": load(&self.grpc_msgs_received),
+            "grpc_msgs_sent": load(&self.grpc_msgs_sent),
+            "grpc_status": grpc_status,
         })
     }
 }
@@ -168,15 +212,16 @@ impl Target {
         tokio::spawn(async move {
             let service = service_fn(move |req| routes::answer(req, stats.clone()));
             let builder = auto::Builder::new(TokioExecutor::new());
+            // With upgrades, so `/ws/echo` can take the connection over after its `101`.
             let served = match tls {
                 Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(tls_stream) => builder.serve_connection(TokioIo::new(tls_stream), service).await,
+                    Ok(tls_stream) => builder.serve_connection_with_upgrades(TokioIo::new(tls_stream), service).await,
                     Err(err) => {
                         tracing::debug!("TLS handshake failed: {err}");
                         return;
                     }
                 },
-                None => builder.serve_connection(TokioIo::new(stream), service).await,
+                None => builder.serve_connection_with_upgrades(TokioIo::new(stream), service).await,
             };
             if let Err(err) = served {
                 tracing::debug!("connection ended: {err}");

@@ -257,7 +257,8 @@ fn gzipped(req: &Request<Incoming>, bomb: bool) -> Response<Body> {
 /// The longest `/delay` waits.
 pub const MAX_DELAY: Duration = Duration::from_secs(60);
 
-fn query_number(req: &Request<Incoming>, key: &str) -> Option<u64> {
+/// The number `key` in the query, if it is there and is one.
+pub(crate) fn query_number(req: &Request<Incoming>, key: &str) -> Option<u64> {
     req.uri()
         .query()?
         .split('&')
@@ -266,7 +267,8 @@ fn query_number(req: &Request<Incoming>, key: &str) -> Option<u64> {
         .and_then(|(_, v)| v.parse().ok())
 }
 
-fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+/// `status` with a `text/plain` body.
+pub(crate) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
     let mut response = Response::new(Full::new(body.into()).boxed_unsync());
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain"));
@@ -276,8 +278,14 @@ fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
 /// Answer one request.
 pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Response<Body>, Infallible> {
     stats.requests.fetch_add(1, Ordering::Relaxed);
+    // gRPC is told by its content type, whatever the path, so that an unknown method gets gRPC's
+    // UNIMPLEMENTED rather than an HTTP 404.
+    if crate::grpc::is_grpc(&req) {
+        return Ok(crate::grpc::call(req, stats).await);
+    }
     let response = match req.uri().path() {
         "/" => text(StatusCode::OK, "ok\n"),
+        "/ws/echo" => crate::ws::echo(req, stats),
         "/delay" => {
             let ms = query_number(&req, "ms").unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(ms).min(MAX_DELAY)).await;

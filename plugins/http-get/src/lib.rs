@@ -1,8 +1,10 @@
 //! One `GET TARGET_URL` per task (default `http://127.0.0.1:8080/`), with a check that the status
 //! is 200. A 5xx is a retryable failure, any other non-200 a failure; a denied or broken request
 //! is retryable. The host records `http_reqs`, `http_req_duration` and the rest by itself. Only the
-//! status is read, so neither the headers nor the body are brought into the plugin. The check is
-//! declared, so `loadhost inspect` lists it.
+//! status is read, so neither the headers nor the body are brought into the plugin. The request is
+//! sent bare, as wrk and hey send theirs (no redirect followed, no cookies, no `Accept-Encoding`),
+//! which makes `bench/http.sh` a like-for-like comparison. The check is declared, so `loadhost
+//! inspect` lists it.
 
 use std::sync::OnceLock;
 
@@ -19,8 +21,12 @@ fn url() -> &'static str {
 
 impl Doer for HttpGet {
     fn do_task(_task: Task) -> TaskResult {
-        let response =
-            http::get(url()).without_headers().discard_body().send().map_err(|err| retryable(err.to_string()))?;
+        let response = http::get(url())
+            .bare()
+            .without_headers()
+            .discard_body()
+            .send()
+            .map_err(|err| retryable(err.to_string()))?;
         if check("status is 200", response.status == 200, &[]) {
             Ok(())
         } else if response.status >= 500 {

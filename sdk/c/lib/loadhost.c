@@ -669,6 +669,248 @@ void loadhost_cookies_clear(void) {
     loadhost_plugin_http_clear_cookies();
 }
 
+/* ---- WebSocket --------------------------------------------------------------------------- */
+
+struct loadhost_ws {
+    /* The host's connection, owned until close or drop. */
+    loadhost_plugin_websocket_own_connection_t own;
+    /* The URL it was opened with, for messages. */
+    char *url;
+};
+
+/* The SDK's status for the host's error, with its message handed to the caller (or freed); frees
+ * `raw`. */
+static loadhost_ws_status ws_error(const char *url, loadhost_plugin_websocket_error_t *raw,
+                                   char **error) {
+    char *message;
+    loadhost_ws_status status;
+    switch (raw->tag) {
+    case LOADHOST_PLUGIN_WEBSOCKET_ERROR_INVALID_REQUEST:
+        message = loadhost_format("invalid WebSocket request to %s: %s", url,
+                                  text(raw->val.invalid_request));
+        status = LOADHOST_WS_INVALID_REQUEST;
+        break;
+    case LOADHOST_PLUGIN_WEBSOCKET_ERROR_DENIED:
+        message = loadhost_format(
+            "WebSocket to %s denied: the host is not allowed (loadhost run --allow-host)", url);
+        status = LOADHOST_WS_DENIED;
+        break;
+    case LOADHOST_PLUGIN_WEBSOCKET_ERROR_NETWORK:
+        message = loadhost_format("%s", text(raw->val.network));
+        status = LOADHOST_WS_NETWORK;
+        break;
+    case LOADHOST_PLUGIN_WEBSOCKET_ERROR_TOO_MANY_CONNECTIONS:
+        message = loadhost_format("too many connections: this instance already has %" PRIu32
+                                  " open (close or drop one)",
+                                  raw->val.too_many_connections);
+        status = LOADHOST_WS_TOO_MANY_CONNECTIONS;
+        break;
+    case LOADHOST_PLUGIN_WEBSOCKET_ERROR_TIMEOUT:
+        message = loadhost_format("WebSocket %s: nothing arrived within the timeout", url);
+        status = LOADHOST_WS_TIMEOUT;
+        break;
+    case LOADHOST_PLUGIN_WEBSOCKET_ERROR_TOO_LARGE:
+        message = loadhost_format("WebSocket %s: a message is larger than %" PRIu64 " bytes", url,
+                                  raw->val.too_large);
+        status = LOADHOST_WS_TOO_LARGE;
+        break;
+    default:
+        message = loadhost_format("WebSocket %s is closed", url);
+        status = LOADHOST_WS_CLOSED;
+        break;
+    }
+    loadhost_plugin_websocket_error_free(raw);
+    if (error) {
+        *error = message;
+    } else {
+        free(message);
+    }
+    return status;
+}
+
+/* The status of a call on a connection the plugin already released (or never had). */
+static loadhost_ws_status ws_released(char **error) {
+    if (error) {
+        *error = loadhost_format("the WebSocket connection is closed");
+    }
+    return LOADHOST_WS_CLOSED;
+}
+
+static void clear_error(char **error) {
+    if (error) {
+        *error = NULL;
+    }
+}
+
+static loadhost_plugin_websocket_borrow_connection_t ws_borrow(const loadhost_ws *ws) {
+    return loadhost_plugin_websocket_borrow_connection(ws->own);
+}
+
+loadhost_ws_status loadhost_ws_connect(const char *url, const loadhost_header *headers,
+                                       size_t header_count, uint32_t timeout_ms, loadhost_ws **ws,
+                                       char **error) {
+    *ws = NULL;
+    clear_error(error);
+    if (!url) {
+        url = "";
+    }
+    raw_header stack_headers[STACK_HEADERS];
+    raw_header *raw_headers =
+        header_count <= STACK_HEADERS ? stack_headers : malloc(header_count * sizeof *raw_headers);
+    if (!raw_headers) {
+        abort();
+    }
+    for (size_t i = 0; i < header_count; i++) {
+        raw_headers[i].f0 = borrow(headers[i].name);
+        raw_headers[i].f1 = (workload_with_lifecycle_list_u8_t){(uint8_t *)headers[i].value,
+                                                               strlen(headers[i].value)};
+    }
+    raw_string raw_url = borrow(url);
+    workload_with_lifecycle_list_tuple2_string_list_u8_t list = {raw_headers, header_count};
+    loadhost_plugin_websocket_own_connection_t own;
+    loadhost_plugin_websocket_error_t raw_error;
+    bool ok = loadhost_plugin_websocket_static_connection_connect(
+        &raw_url, &list, timeout_ms > 0 ? &timeout_ms : NULL, &own, &raw_error);
+    if (raw_headers != stack_headers) {
+        free(raw_headers);
+    }
+    if (!ok) {
+        return ws_error(url, &raw_error, error);
+    }
+    loadhost_ws *conn = malloc(sizeof *conn);
+    if (!conn) {
+        abort();
+    }
+    conn->own = own;
+    conn->url = loadhost_format("%s", url);
+    *ws = conn;
+    return LOADHOST_WS_OK;
+}
+
+loadhost_ws_status loadhost_ws_send_text(loadhost_ws *ws, const char *text_message, char **error) {
+    clear_error(error);
+    if (!ws) {
+        return ws_released(error);
+    }
+    raw_string raw = borrow(text_message ? text_message : "");
+    loadhost_plugin_websocket_error_t raw_error;
+    if (!loadhost_plugin_websocket_method_connection_send_text(ws_borrow(ws), &raw, &raw_error)) {
+        return ws_error(ws->url, &raw_error, error);
+    }
+    return LOADHOST_WS_OK;
+}
+
+loadhost_ws_status loadhost_ws_send_binary(loadhost_ws *ws, const void *data, size_t len,
+                                           char **error) {
+    clear_error(error);
+    if (!ws) {
+        return ws_released(error);
+    }
+    workload_with_lifecycle_list_u8_t raw = {(uint8_t *)data, data ? len : 0};
+    loadhost_plugin_websocket_error_t raw_error;
+    if (!loadhost_plugin_websocket_method_connection_send_binary(ws_borrow(ws), &raw, &raw_error)) {
+        return ws_error(ws->url, &raw_error, error);
+    }
+    return LOADHOST_WS_OK;
+}
+
+/* An empty message (what loadhost_ws_message_free leaves, and what an error gives). */
+static void ws_message_clear(loadhost_ws_message *message) {
+    memset(message, 0, sizeof *message);
+    message->data = (const uint8_t *)"";
+    message->close_reason = "";
+    /* A text message of no length frees nothing. */
+    message->raw.tag = LOADHOST_PLUGIN_WEBSOCKET_MESSAGE_TEXT;
+}
+
+loadhost_ws_status loadhost_ws_receive(loadhost_ws *ws, uint32_t timeout_ms,
+                                       loadhost_ws_message *message, char **error) {
+    ws_message_clear(message);
+    clear_error(error);
+    if (!ws) {
+        return ws_released(error);
+    }
+    loadhost_plugin_websocket_error_t raw_error;
+    if (!loadhost_plugin_websocket_method_connection_receive(
+            ws_borrow(ws), timeout_ms > 0 ? &timeout_ms : NULL, &message->raw, &raw_error)) {
+        ws_message_clear(message);
+        return ws_error(ws->url, &raw_error, error);
+    }
+    switch (message->raw.tag) {
+    case LOADHOST_PLUGIN_WEBSOCKET_MESSAGE_TEXT:
+        message->kind = LOADHOST_WS_TEXT;
+        message->data = (const uint8_t *)text(message->raw.val.text);
+        message->len = message->raw.val.text.len;
+        break;
+    case LOADHOST_PLUGIN_WEBSOCKET_MESSAGE_BINARY:
+        message->kind = LOADHOST_WS_BINARY;
+        if (message->raw.val.binary.len) {
+            message->data = message->raw.val.binary.ptr;
+            message->len = message->raw.val.binary.len;
+        }
+        break;
+    default:
+        message->kind = LOADHOST_WS_CLOSE;
+        message->close_code = message->raw.val.close.code;
+        message->close_reason = text(message->raw.val.close.reason);
+        break;
+    }
+    return LOADHOST_WS_OK;
+}
+
+loadhost_ws_status loadhost_ws_ping(loadhost_ws *ws, uint32_t timeout_ms, double *rtt_ms,
+                                    char **error) {
+    clear_error(error);
+    if (!ws) {
+        return ws_released(error);
+    }
+    double rtt = 0;
+    loadhost_plugin_websocket_error_t raw_error;
+    if (!loadhost_plugin_websocket_method_connection_ping(
+            ws_borrow(ws), timeout_ms > 0 ? &timeout_ms : NULL, &rtt, &raw_error)) {
+        return ws_error(ws->url, &raw_error, error);
+    }
+    if (rtt_ms) {
+        *rtt_ms = rtt;
+    }
+    return LOADHOST_WS_OK;
+}
+
+loadhost_ws_status loadhost_ws_close(loadhost_ws *ws, uint16_t code, const char *reason,
+                                     char **error) {
+    clear_error(error);
+    if (!ws) {
+        return LOADHOST_WS_OK;
+    }
+    raw_string raw_reason = borrow(reason ? reason : "");
+    loadhost_plugin_websocket_error_t raw_error;
+    loadhost_ws_status status = LOADHOST_WS_OK;
+    if (!loadhost_plugin_websocket_method_connection_close(ws_borrow(ws), code, &raw_reason,
+                                                            &raw_error)) {
+        if (raw_error.tag == LOADHOST_PLUGIN_WEBSOCKET_ERROR_CLOSED) {
+            loadhost_plugin_websocket_error_free(&raw_error);
+        } else {
+            status = ws_error(ws->url, &raw_error, error);
+        }
+    }
+    loadhost_ws_drop(ws);
+    return status;
+}
+
+void loadhost_ws_drop(loadhost_ws *ws) {
+    if (!ws) {
+        return;
+    }
+    loadhost_plugin_websocket_connection_drop_own(ws->own);
+    free(ws->url);
+    free(ws);
+}
+
+void loadhost_ws_message_free(loadhost_ws_message *message) {
+    loadhost_plugin_websocket_message_free(&message->raw);
+    ws_message_clear(message);
+}
+
 /* ---- Settings ---------------------------------------------------------------------------- */
 
 const char *loadhost_env(const char *key, const char *fallback) {

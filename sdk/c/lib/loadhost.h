@@ -317,6 +317,116 @@ loadhost_http_status loadhost_cookies_set(const char *url, const char *set_cooki
 /* Forget every cookie of the worker's jar. */
 void loadhost_cookies_clear(void);
 
+/* ---- WebSocket --------------------------------------------------------------------------- */
+/*
+ * WebSocket connections through the host's `loadhost:plugin/websocket` import: the host does the
+ * handshake, TLS, framing, pings and the close handshake, enforces `--allow-host` and records
+ * ws_sessions, ws_connecting, ws_session_duration, ws_msgs_sent, ws_msgs_received and ws_ping by
+ * itself. A connection may outlive the task that opened it: keep the pointer in a global (each
+ * worker is its own instance) and later tasks of the same worker reuse it.
+ *
+ *     static loadhost_ws *conn;
+ *     char *error = NULL;
+ *     if (!conn && loadhost_ws_connect(url, NULL, 0, 10000, &conn, &error) != LOADHOST_WS_OK) { ... }
+ *     loadhost_ws_send_text(conn, "hello", &error);
+ *     loadhost_ws_message message;
+ *     if (loadhost_ws_receive(conn, 10000, &message, &error) == LOADHOST_WS_OK) { ... message.data ... }
+ *     loadhost_ws_message_free(&message);
+ *
+ * Every function that can fail returns a loadhost_ws_status and, on an error, sets *error (when
+ * error is not NULL) to a malloc'd message to free; on success *error is NULL.
+ */
+
+/* An open WebSocket connection (opaque); from loadhost_ws_connect, released by loadhost_ws_close
+ * or loadhost_ws_drop. */
+typedef struct loadhost_ws loadhost_ws;
+
+/* How a WebSocket call ended (the WIT `websocket.error` cases). */
+typedef enum loadhost_ws_status {
+    /* It worked. */
+    LOADHOST_WS_OK = 0,
+    /* The URL or a header could not be used. */
+    LOADHOST_WS_INVALID_REQUEST,
+    /* The host is not on the user's allow-list (`--allow-host`); no connection was made. */
+    LOADHOST_WS_DENIED,
+    /* Connecting, the handshake, sending or receiving failed; the connection is unusable. */
+    LOADHOST_WS_NETWORK,
+    /* The instance already has as many connections open as it may (WebSocket and gRPC streams
+     * together): close or drop one first. */
+    LOADHOST_WS_TOO_MANY_CONNECTIONS,
+    /* Nothing arrived within the timeout; the connection is still open. */
+    LOADHOST_WS_TIMEOUT,
+    /* The connection is closed (by either side, or released): it can only be dropped. */
+    LOADHOST_WS_CLOSED,
+    /* A message larger than the host's cap (`--max-response-body`) arrived or was to be sent. */
+    LOADHOST_WS_TOO_LARGE,
+} loadhost_ws_status;
+
+/* What kind of message loadhost_ws_receive got. */
+typedef enum loadhost_ws_message_kind {
+    /* A text message: data is UTF-8 text. */
+    LOADHOST_WS_TEXT = 0,
+    /* A binary message. */
+    LOADHOST_WS_BINARY,
+    /* The peer closed the connection (the host answered the close handshake): see close_code and
+     * close_reason; later calls return LOADHOST_WS_CLOSED. */
+    LOADHOST_WS_CLOSE,
+} loadhost_ws_message_kind;
+
+/* One whole message from the peer. Free it with loadhost_ws_message_free. */
+typedef struct loadhost_ws_message {
+    /* Text, binary or close. */
+    loadhost_ws_message_kind kind;
+    /* The text or the bytes (NUL-terminated, the NUL not counted in len); "" for a close. */
+    const uint8_t *data;
+    /* The length of data in bytes. */
+    size_t len;
+    /* For a close: its status code (1005 when the peer sent none). */
+    uint16_t close_code;
+    /* For a close: its reason (NUL-terminated), else "". */
+    const char *close_reason;
+    /* Private: the host's message, owned by this one. */
+    loadhost_plugin_websocket_message_t raw;
+} loadhost_ws_message;
+
+/* Open a connection to `url` (`ws://` or `wss://`, with the run's TLS settings), sending the
+ * `header_count` headers (NULL for none) with the handshake; give up after `timeout_ms` (0: the
+ * host's 60 s). On success *ws is the connection; else NULL. */
+loadhost_ws_status loadhost_ws_connect(const char *url, const loadhost_header *headers,
+                                       size_t header_count, uint32_t timeout_ms, loadhost_ws **ws,
+                                       char **error);
+
+/* Send a text message (a NUL-terminated UTF-8 string). */
+loadhost_ws_status loadhost_ws_send_text(loadhost_ws *ws, const char *text, char **error);
+
+/* Send a binary message of `len` bytes. */
+loadhost_ws_status loadhost_ws_send_binary(loadhost_ws *ws, const void *data, size_t len,
+                                           char **error);
+
+/* Wait for the next message, at most `timeout_ms` (0: until one comes or the connection ends),
+ * into *message (free it either way). Pings are answered by the host and never returned. */
+loadhost_ws_status loadhost_ws_receive(loadhost_ws *ws, uint32_t timeout_ms,
+                                       loadhost_ws_message *message, char **error);
+
+/* Send a ping and wait for its pong, at most `timeout_ms` (0: no limit); *rtt_ms (when not NULL)
+ * is the round trip in milliseconds (the host records it as ws_ping). Messages that arrive
+ * meanwhile are kept for loadhost_ws_receive. */
+loadhost_ws_status loadhost_ws_ping(loadhost_ws *ws, uint32_t timeout_ms, double *rtt_ms,
+                                    char **error);
+
+/* Start the close handshake with `code` (1000: normal) and `reason` (NULL for none), wait briefly
+ * for the peer's close, and release the connection: `ws` must not be used afterwards, whatever
+ * this returns. A connection the peer had already closed returns LOADHOST_WS_OK. */
+loadhost_ws_status loadhost_ws_close(loadhost_ws *ws, uint16_t code, const char *reason,
+                                     char **error);
+
+/* Release the connection without the close handshake (the host ends it): what to do with one that
+ * failed. `ws` must not be used afterwards; NULL does nothing. */
+void loadhost_ws_drop(loadhost_ws *ws);
+
+/* Free what loadhost_ws_receive put into *message; it may then be reused. */
+void loadhost_ws_message_free(loadhost_ws_message *message);
+
 /* ---- Settings ---------------------------------------------------------------------------- */
 /*
  * The plugin's environment holds only what the user passed with `loadhost run -e KEY=VALUE`.

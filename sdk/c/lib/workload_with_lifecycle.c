@@ -37,6 +37,46 @@ extern void __wasm_import_loadhost_plugin_http_add_cookie(uint8_t *, size_t, uin
 __attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("clear-cookies")))
 extern void __wasm_import_loadhost_plugin_http_clear_cookies(void);
 
+// Imported Functions from `loadhost:plugin/websocket@0.1.0`
+
+__attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[static]connection.connect")))
+extern void __wasm_import_loadhost_plugin_websocket_static_connection_connect(uint8_t *, size_t, uint8_t *, size_t, int32_t, int32_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[method]connection.send-text")))
+extern void __wasm_import_loadhost_plugin_websocket_method_connection_send_text(int32_t, uint8_t *, size_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[method]connection.send-binary")))
+extern void __wasm_import_loadhost_plugin_websocket_method_connection_send_binary(int32_t, uint8_t *, size_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[method]connection.receive")))
+extern void __wasm_import_loadhost_plugin_websocket_method_connection_receive(int32_t, int32_t, int32_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[method]connection.ping")))
+extern void __wasm_import_loadhost_plugin_websocket_method_connection_ping(int32_t, int32_t, int32_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[method]connection.close")))
+extern void __wasm_import_loadhost_plugin_websocket_method_connection_close(int32_t, int32_t, uint8_t *, size_t, uint8_t *);
+
+// Imported Functions from `loadhost:plugin/grpc@0.1.0`
+
+__attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("call")))
+extern void __wasm_import_loadhost_plugin_grpc_call(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, int32_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("[static]streaming-call.open")))
+extern void __wasm_import_loadhost_plugin_grpc_static_streaming_call_open(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, int32_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("[method]streaming-call.send")))
+extern void __wasm_import_loadhost_plugin_grpc_method_streaming_call_send(int32_t, uint8_t *, size_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("[method]streaming-call.close-send")))
+extern void __wasm_import_loadhost_plugin_grpc_method_streaming_call_close_send(int32_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("[method]streaming-call.receive")))
+extern void __wasm_import_loadhost_plugin_grpc_method_streaming_call_receive(int32_t, int32_t, int32_t, uint8_t *);
+
+__attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("[method]streaming-call.trailers")))
+extern void __wasm_import_loadhost_plugin_grpc_method_streaming_call_trailers(int32_t, uint8_t *);
+
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 
 __attribute__((__weak__, __export_name__("cabi_post_loadhost:plugin/lifecycle@0.1.0#setup")))
@@ -295,6 +335,194 @@ void loadhost_plugin_http_result_void_error_free(loadhost_plugin_http_result_voi
   if (!ptr->is_err) {
   } else {
     loadhost_plugin_http_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_websocket_error_free(loadhost_plugin_websocket_error_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      workload_with_lifecycle_string_free(&ptr->val.invalid_request);
+      break;
+    }
+    case 1: {
+      workload_with_lifecycle_string_free(&ptr->val.denied);
+      break;
+    }
+    case 2: {
+      workload_with_lifecycle_string_free(&ptr->val.network);
+      break;
+    }
+    case 3: {
+      break;
+    }
+    case 6: {
+      break;
+    }
+  }
+}
+
+void loadhost_plugin_websocket_close_frame_free(loadhost_plugin_websocket_close_frame_t *ptr) {
+  workload_with_lifecycle_string_free(&ptr->reason);
+}
+
+void loadhost_plugin_websocket_message_free(loadhost_plugin_websocket_message_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      workload_with_lifecycle_string_free(&ptr->val.text);
+      break;
+    }
+    case 1: {
+      workload_with_lifecycle_list_u8_free(&ptr->val.binary);
+      break;
+    }
+    case 2: {
+      loadhost_plugin_websocket_close_frame_free(&ptr->val.close);
+      break;
+    }
+  }
+}
+
+__attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[resource-drop]connection")))
+extern void __wasm_import_loadhost_plugin_websocket_connection_drop(int32_t handle);
+
+void loadhost_plugin_websocket_connection_drop_own(loadhost_plugin_websocket_own_connection_t handle) {
+  __wasm_import_loadhost_plugin_websocket_connection_drop(handle.__handle);
+}
+
+void loadhost_plugin_websocket_connection_drop_borrow(loadhost_plugin_websocket_borrow_connection_t handle) {
+  __wasm_import_loadhost_plugin_websocket_connection_drop(handle.__handle);
+}
+
+loadhost_plugin_websocket_borrow_connection_t loadhost_plugin_websocket_borrow_connection(loadhost_plugin_websocket_own_connection_t arg) {
+  return (loadhost_plugin_websocket_borrow_connection_t) { arg.__handle };
+}
+
+void loadhost_plugin_websocket_result_own_connection_error_free(loadhost_plugin_websocket_result_own_connection_error_t *ptr) {
+  if (!ptr->is_err) {
+  } else {
+    loadhost_plugin_websocket_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_websocket_result_void_error_free(loadhost_plugin_websocket_result_void_error_t *ptr) {
+  if (!ptr->is_err) {
+  } else {
+    loadhost_plugin_websocket_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_websocket_result_message_error_free(loadhost_plugin_websocket_result_message_error_t *ptr) {
+  if (!ptr->is_err) {
+    loadhost_plugin_websocket_message_free(&ptr->val.ok);
+  } else {
+    loadhost_plugin_websocket_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_websocket_result_f64_error_free(loadhost_plugin_websocket_result_f64_error_t *ptr) {
+  if (!ptr->is_err) {
+  } else {
+    loadhost_plugin_websocket_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_grpc_metadata_free(loadhost_plugin_grpc_metadata_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    workload_with_lifecycle_tuple2_string_list_u8_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      workload_with_lifecycle_tuple2_string_list_u8_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void loadhost_plugin_grpc_status_free(loadhost_plugin_grpc_status_t *ptr) {
+  workload_with_lifecycle_string_free(&ptr->message);
+  loadhost_plugin_grpc_metadata_free(&ptr->trailers);
+}
+
+void loadhost_plugin_grpc_error_free(loadhost_plugin_grpc_error_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      workload_with_lifecycle_string_free(&ptr->val.invalid_request);
+      break;
+    }
+    case 1: {
+      workload_with_lifecycle_string_free(&ptr->val.denied);
+      break;
+    }
+    case 2: {
+      workload_with_lifecycle_string_free(&ptr->val.network);
+      break;
+    }
+    case 3: {
+      break;
+    }
+    case 5: {
+      loadhost_plugin_grpc_status_free(&ptr->val.status);
+      break;
+    }
+    case 6: {
+      break;
+    }
+  }
+}
+
+void loadhost_plugin_grpc_response_free(loadhost_plugin_grpc_response_t *ptr) {
+  workload_with_lifecycle_list_u8_free(&ptr->message);
+  loadhost_plugin_grpc_metadata_free(&ptr->headers);
+  loadhost_plugin_grpc_metadata_free(&ptr->trailers);
+}
+
+__attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("[resource-drop]streaming-call")))
+extern void __wasm_import_loadhost_plugin_grpc_streaming_call_drop(int32_t handle);
+
+void loadhost_plugin_grpc_streaming_call_drop_own(loadhost_plugin_grpc_own_streaming_call_t handle) {
+  __wasm_import_loadhost_plugin_grpc_streaming_call_drop(handle.__handle);
+}
+
+void loadhost_plugin_grpc_streaming_call_drop_borrow(loadhost_plugin_grpc_borrow_streaming_call_t handle) {
+  __wasm_import_loadhost_plugin_grpc_streaming_call_drop(handle.__handle);
+}
+
+loadhost_plugin_grpc_borrow_streaming_call_t loadhost_plugin_grpc_borrow_streaming_call(loadhost_plugin_grpc_own_streaming_call_t arg) {
+  return (loadhost_plugin_grpc_borrow_streaming_call_t) { arg.__handle };
+}
+
+void loadhost_plugin_grpc_result_response_error_free(loadhost_plugin_grpc_result_response_error_t *ptr) {
+  if (!ptr->is_err) {
+    loadhost_plugin_grpc_response_free(&ptr->val.ok);
+  } else {
+    loadhost_plugin_grpc_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_grpc_result_own_streaming_call_error_free(loadhost_plugin_grpc_result_own_streaming_call_error_t *ptr) {
+  if (!ptr->is_err) {
+  } else {
+    loadhost_plugin_grpc_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_grpc_result_void_error_free(loadhost_plugin_grpc_result_void_error_t *ptr) {
+  if (!ptr->is_err) {
+  } else {
+    loadhost_plugin_grpc_error_free(&ptr->val.err);
+  }
+}
+
+void workload_with_lifecycle_option_list_u8_free(workload_with_lifecycle_option_list_u8_t *ptr) {
+  if (ptr->is_some) {
+    workload_with_lifecycle_list_u8_free(&ptr->val);
+  }
+}
+
+void loadhost_plugin_grpc_result_option_list_u8_error_free(loadhost_plugin_grpc_result_option_list_u8_error_t *ptr) {
+  if (!ptr->is_err) {
+    workload_with_lifecycle_option_list_u8_free(&ptr->val.ok);
+  } else {
+    loadhost_plugin_grpc_error_free(&ptr->val.err);
   }
 }
 
@@ -663,6 +891,788 @@ bool loadhost_plugin_http_add_cookie(workload_with_lifecycle_string_t *url, work
 
 void loadhost_plugin_http_clear_cookies(void) {
   __wasm_import_loadhost_plugin_http_clear_cookies();
+}
+
+bool loadhost_plugin_websocket_static_connection_connect(workload_with_lifecycle_string_t *url, workload_with_lifecycle_list_tuple2_string_list_u8_t *headers, uint32_t *maybe_timeout_ms, loadhost_plugin_websocket_own_connection_t *ret, loadhost_plugin_websocket_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(16+2*sizeof(void*))];
+  workload_with_lifecycle_option_u32_t timeout_ms;
+  timeout_ms.is_some = maybe_timeout_ms != NULL;if (maybe_timeout_ms) {
+    timeout_ms.val = *maybe_timeout_ms;
+  }
+  int32_t option;
+  int32_t option1;
+  if ((timeout_ms).is_some) {
+    const uint32_t *payload0 = &(timeout_ms).val;
+    option = 1;
+    option1 = (int32_t) (*payload0);
+  } else {
+    option = 0;
+    option1 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_websocket_static_connection_connect((uint8_t *) (*url).ptr, (*url).len, (uint8_t *) (*headers).ptr, (*headers).len, option, option1, ptr);
+  loadhost_plugin_websocket_result_own_connection_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (loadhost_plugin_websocket_own_connection_t) { *((int32_t*) (ptr + 8)) };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_websocket_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_websocket_method_connection_send_text(loadhost_plugin_websocket_borrow_connection_t self, workload_with_lifecycle_string_t *text, loadhost_plugin_websocket_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(16+2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_websocket_method_connection_send_text((self).__handle, (uint8_t *) (*text).ptr, (*text).len, ptr);
+  loadhost_plugin_websocket_result_void_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_websocket_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_websocket_method_connection_send_binary(loadhost_plugin_websocket_borrow_connection_t self, workload_with_lifecycle_list_u8_t *data, loadhost_plugin_websocket_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(16+2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_websocket_method_connection_send_binary((self).__handle, (uint8_t *) (*data).ptr, (*data).len, ptr);
+  loadhost_plugin_websocket_result_void_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_websocket_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_websocket_method_connection_receive(loadhost_plugin_websocket_borrow_connection_t self, uint32_t *maybe_timeout_ms, loadhost_plugin_websocket_message_t *ret, loadhost_plugin_websocket_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(8+4*sizeof(void*))];
+  workload_with_lifecycle_option_u32_t timeout_ms;
+  timeout_ms.is_some = maybe_timeout_ms != NULL;if (maybe_timeout_ms) {
+    timeout_ms.val = *maybe_timeout_ms;
+  }
+  int32_t option;
+  int32_t option1;
+  if ((timeout_ms).is_some) {
+    const uint32_t *payload0 = &(timeout_ms).val;
+    option = 1;
+    option1 = (int32_t) (*payload0);
+  } else {
+    option = 0;
+    option1 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_websocket_method_connection_receive((self).__handle, option, option1, ptr);
+  loadhost_plugin_websocket_result_message_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      loadhost_plugin_websocket_message_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.text = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (8+1*sizeof(void*))))), (*((size_t*) (ptr + (8+2*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.binary = (workload_with_lifecycle_list_u8_t) { (uint8_t*)(*((uint8_t **) (ptr + (8+1*sizeof(void*))))), (*((size_t*) (ptr + (8+2*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.close = (loadhost_plugin_websocket_close_frame_t) {
+            (uint16_t) (uint16_t) ((int32_t) *((uint16_t*) (ptr + (8+1*sizeof(void*))))),
+            (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (8+2*sizeof(void*))))), (*((size_t*) (ptr + (8+3*sizeof(void*))))) },
+          };
+          break;
+        }
+      }
+
+      result.val.ok = variant;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_websocket_error_t variant2;
+      variant2.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant2.tag) {
+        case 0: {
+          variant2.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant2.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant2.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant2.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          break;
+        }
+        case 6: {
+          variant2.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant2;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_websocket_method_connection_ping(loadhost_plugin_websocket_borrow_connection_t self, uint32_t *maybe_timeout_ms, double *ret, loadhost_plugin_websocket_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(16+2*sizeof(void*))];
+  workload_with_lifecycle_option_u32_t timeout_ms;
+  timeout_ms.is_some = maybe_timeout_ms != NULL;if (maybe_timeout_ms) {
+    timeout_ms.val = *maybe_timeout_ms;
+  }
+  int32_t option;
+  int32_t option1;
+  if ((timeout_ms).is_some) {
+    const uint32_t *payload0 = &(timeout_ms).val;
+    option = 1;
+    option1 = (int32_t) (*payload0);
+  } else {
+    option = 0;
+    option1 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_websocket_method_connection_ping((self).__handle, option, option1, ptr);
+  loadhost_plugin_websocket_result_f64_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = *((double*) (ptr + 8));
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_websocket_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_websocket_method_connection_close(loadhost_plugin_websocket_borrow_connection_t self, uint16_t code, workload_with_lifecycle_string_t *reason, loadhost_plugin_websocket_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(16+2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_websocket_method_connection_close((self).__handle, (int32_t) (code), (uint8_t *) (*reason).ptr, (*reason).len, ptr);
+  loadhost_plugin_websocket_result_void_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_websocket_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_grpc_call(workload_with_lifecycle_string_t *target, workload_with_lifecycle_string_t *method, loadhost_plugin_grpc_metadata_t *metadata, workload_with_lifecycle_list_u8_t *message, uint32_t *maybe_timeout_ms, loadhost_plugin_grpc_response_t *ret, loadhost_plugin_grpc_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(24+4*sizeof(void*))];
+  workload_with_lifecycle_option_u32_t timeout_ms;
+  timeout_ms.is_some = maybe_timeout_ms != NULL;if (maybe_timeout_ms) {
+    timeout_ms.val = *maybe_timeout_ms;
+  }
+  int32_t option;
+  int32_t option1;
+  if ((timeout_ms).is_some) {
+    const uint32_t *payload0 = &(timeout_ms).val;
+    option = 1;
+    option1 = (int32_t) (*payload0);
+  } else {
+    option = 0;
+    option1 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_grpc_call((uint8_t *) (*target).ptr, (*target).len, (uint8_t *) (*method).ptr, (*method).len, (uint8_t *) (*metadata).ptr, (*metadata).len, (uint8_t *) (*message).ptr, (*message).len, option, option1, ptr);
+  loadhost_plugin_grpc_result_response_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (loadhost_plugin_grpc_response_t) {
+        (workload_with_lifecycle_list_u8_t) (workload_with_lifecycle_list_u8_t) { (uint8_t*)(*((uint8_t **) (ptr + 8))), (*((size_t*) (ptr + (8+1*sizeof(void*))))) },
+        (loadhost_plugin_grpc_metadata_t) (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (8+2*sizeof(void*))))), (*((size_t*) (ptr + (8+3*sizeof(void*))))) },
+        (loadhost_plugin_grpc_metadata_t) (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (8+4*sizeof(void*))))), (*((size_t*) (ptr + (8+5*sizeof(void*))))) },
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_grpc_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          variant.val.status = (loadhost_plugin_grpc_status_t) {
+            (uint32_t) (uint32_t) (*((int32_t*) (ptr + 16))),
+            (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (16+1*sizeof(void*))))), (*((size_t*) (ptr + (16+2*sizeof(void*))))) },
+            (loadhost_plugin_grpc_metadata_t) (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (16+3*sizeof(void*))))), (*((size_t*) (ptr + (16+4*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_grpc_static_streaming_call_open(workload_with_lifecycle_string_t *target, workload_with_lifecycle_string_t *method, loadhost_plugin_grpc_metadata_t *metadata, uint32_t *maybe_timeout_ms, loadhost_plugin_grpc_own_streaming_call_t *ret, loadhost_plugin_grpc_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(24+4*sizeof(void*))];
+  workload_with_lifecycle_option_u32_t timeout_ms;
+  timeout_ms.is_some = maybe_timeout_ms != NULL;if (maybe_timeout_ms) {
+    timeout_ms.val = *maybe_timeout_ms;
+  }
+  int32_t option;
+  int32_t option1;
+  if ((timeout_ms).is_some) {
+    const uint32_t *payload0 = &(timeout_ms).val;
+    option = 1;
+    option1 = (int32_t) (*payload0);
+  } else {
+    option = 0;
+    option1 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_grpc_static_streaming_call_open((uint8_t *) (*target).ptr, (*target).len, (uint8_t *) (*method).ptr, (*method).len, (uint8_t *) (*metadata).ptr, (*metadata).len, option, option1, ptr);
+  loadhost_plugin_grpc_result_own_streaming_call_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (loadhost_plugin_grpc_own_streaming_call_t) { *((int32_t*) (ptr + 8)) };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_grpc_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          variant.val.status = (loadhost_plugin_grpc_status_t) {
+            (uint32_t) (uint32_t) (*((int32_t*) (ptr + 16))),
+            (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (16+1*sizeof(void*))))), (*((size_t*) (ptr + (16+2*sizeof(void*))))) },
+            (loadhost_plugin_grpc_metadata_t) (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (16+3*sizeof(void*))))), (*((size_t*) (ptr + (16+4*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_grpc_method_streaming_call_send(loadhost_plugin_grpc_borrow_streaming_call_t self, workload_with_lifecycle_list_u8_t *message, loadhost_plugin_grpc_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(24+4*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_grpc_method_streaming_call_send((self).__handle, (uint8_t *) (*message).ptr, (*message).len, ptr);
+  loadhost_plugin_grpc_result_void_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_grpc_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          variant.val.status = (loadhost_plugin_grpc_status_t) {
+            (uint32_t) (uint32_t) (*((int32_t*) (ptr + 16))),
+            (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (16+1*sizeof(void*))))), (*((size_t*) (ptr + (16+2*sizeof(void*))))) },
+            (loadhost_plugin_grpc_metadata_t) (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (16+3*sizeof(void*))))), (*((size_t*) (ptr + (16+4*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_grpc_method_streaming_call_close_send(loadhost_plugin_grpc_borrow_streaming_call_t self, loadhost_plugin_grpc_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(24+4*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_grpc_method_streaming_call_close_send((self).__handle, ptr);
+  loadhost_plugin_grpc_result_void_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_grpc_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          variant.val.status = (loadhost_plugin_grpc_status_t) {
+            (uint32_t) (uint32_t) (*((int32_t*) (ptr + 16))),
+            (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (16+1*sizeof(void*))))), (*((size_t*) (ptr + (16+2*sizeof(void*))))) },
+            (loadhost_plugin_grpc_metadata_t) (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (16+3*sizeof(void*))))), (*((size_t*) (ptr + (16+4*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool loadhost_plugin_grpc_method_streaming_call_receive(loadhost_plugin_grpc_borrow_streaming_call_t self, uint32_t *maybe_timeout_ms, workload_with_lifecycle_option_list_u8_t *ret, loadhost_plugin_grpc_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(24+4*sizeof(void*))];
+  workload_with_lifecycle_option_u32_t timeout_ms;
+  timeout_ms.is_some = maybe_timeout_ms != NULL;if (maybe_timeout_ms) {
+    timeout_ms.val = *maybe_timeout_ms;
+  }
+  int32_t option;
+  int32_t option1;
+  if ((timeout_ms).is_some) {
+    const uint32_t *payload0 = &(timeout_ms).val;
+    option = 1;
+    option1 = (int32_t) (*payload0);
+  } else {
+    option = 0;
+    option1 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_grpc_method_streaming_call_receive((self).__handle, option, option1, ptr);
+  loadhost_plugin_grpc_result_option_list_u8_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      workload_with_lifecycle_option_list_u8_t option2;
+      switch ((int32_t) *((uint8_t*) (ptr + 8))) {
+        case 0: {
+          option2.is_some = false;
+          break;
+        }
+        case 1: {
+          option2.is_some = true;
+          option2.val = (workload_with_lifecycle_list_u8_t) { (uint8_t*)(*((uint8_t **) (ptr + (8+1*sizeof(void*))))), (*((size_t*) (ptr + (8+2*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.ok = option2;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_grpc_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.too_many_connections = (uint32_t) (*((int32_t*) (ptr + 16)));
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          variant.val.status = (loadhost_plugin_grpc_status_t) {
+            (uint32_t) (uint32_t) (*((int32_t*) (ptr + 16))),
+            (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (16+1*sizeof(void*))))), (*((size_t*) (ptr + (16+2*sizeof(void*))))) },
+            (loadhost_plugin_grpc_metadata_t) (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + (16+3*sizeof(void*))))), (*((size_t*) (ptr + (16+4*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 6: {
+          variant.val.too_large = (uint64_t) (*((int64_t*) (ptr + 16)));
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+void loadhost_plugin_grpc_method_streaming_call_trailers(loadhost_plugin_grpc_borrow_streaming_call_t self, loadhost_plugin_grpc_metadata_t *ret) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_grpc_method_streaming_call_trailers((self).__handle, ptr);
+  *ret = (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
 }
 
 __attribute__((__export_name__("loadhost:plugin/lifecycle@0.1.0#setup")))

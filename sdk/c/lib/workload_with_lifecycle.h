@@ -196,6 +196,193 @@ typedef struct {
   } val;
 } loadhost_plugin_http_result_void_error_t;
 
+// Why a connection could not be opened or used.
+typedef struct loadhost_plugin_websocket_error_t {
+  uint8_t tag;
+  union {
+    workload_with_lifecycle_string_t     invalid_request;
+    workload_with_lifecycle_string_t     denied;
+    workload_with_lifecycle_string_t     network;
+    uint32_t     too_many_connections;
+    uint64_t     too_large;
+  } val;
+} loadhost_plugin_websocket_error_t;
+
+// The URL or a header could not be used.
+#define LOADHOST_PLUGIN_WEBSOCKET_ERROR_INVALID_REQUEST 0
+// The host is not on the allow-list (or is loadhost's own); no connection was made.
+#define LOADHOST_PLUGIN_WEBSOCKET_ERROR_DENIED 1
+// Connecting, the handshake, sending or receiving failed; the connection is unusable.
+#define LOADHOST_PLUGIN_WEBSOCKET_ERROR_NETWORK 2
+// The instance already has this many connections open (WebSocket and gRPC streams
+// together): close or drop one first.
+#define LOADHOST_PLUGIN_WEBSOCKET_ERROR_TOO_MANY_CONNECTIONS 3
+// Nothing arrived within the timeout; the connection is still open.
+#define LOADHOST_PLUGIN_WEBSOCKET_ERROR_TIMEOUT 4
+// The connection is closed (by either side); it can only be dropped.
+#define LOADHOST_PLUGIN_WEBSOCKET_ERROR_CLOSED 5
+// A message larger than the cap (`--max-response-body`, in bytes) arrived or was to be sent.
+#define LOADHOST_PLUGIN_WEBSOCKET_ERROR_TOO_LARGE 6
+
+// A close frame: its status code (1005 when the peer sent none) and reason.
+typedef struct loadhost_plugin_websocket_close_frame_t {
+  uint16_t   code;
+  workload_with_lifecycle_string_t   reason;
+} loadhost_plugin_websocket_close_frame_t;
+
+// One whole message from the peer.
+typedef struct loadhost_plugin_websocket_message_t {
+  uint8_t tag;
+  union {
+    workload_with_lifecycle_string_t     text;
+    workload_with_lifecycle_list_u8_t     binary;
+    loadhost_plugin_websocket_close_frame_t     close;
+  } val;
+} loadhost_plugin_websocket_message_t;
+
+#define LOADHOST_PLUGIN_WEBSOCKET_MESSAGE_TEXT 0
+#define LOADHOST_PLUGIN_WEBSOCKET_MESSAGE_BINARY 1
+// The peer closed the connection (the host answers the close handshake).
+#define LOADHOST_PLUGIN_WEBSOCKET_MESSAGE_CLOSE 2
+
+typedef struct loadhost_plugin_websocket_own_connection_t {
+  int32_t __handle;
+} loadhost_plugin_websocket_own_connection_t;
+
+typedef struct loadhost_plugin_websocket_borrow_connection_t {
+  int32_t __handle;
+} loadhost_plugin_websocket_borrow_connection_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_websocket_own_connection_t ok;
+    loadhost_plugin_websocket_error_t err;
+  } val;
+} loadhost_plugin_websocket_result_own_connection_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_websocket_error_t err;
+  } val;
+} loadhost_plugin_websocket_result_void_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_websocket_message_t ok;
+    loadhost_plugin_websocket_error_t err;
+  } val;
+} loadhost_plugin_websocket_result_message_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    double ok;
+    loadhost_plugin_websocket_error_t err;
+  } val;
+} loadhost_plugin_websocket_result_f64_error_t;
+
+// Request metadata, response headers or trailers: lower-case names; a name ending in `-bin`
+// carries raw bytes, others ASCII text.
+typedef struct loadhost_plugin_grpc_metadata_t {
+  workload_with_lifecycle_tuple2_string_list_u8_t   *ptr;
+  size_t len;
+} loadhost_plugin_grpc_metadata_t;
+
+// How a call ended: the gRPC status code (0 OK, 4 DEADLINE_EXCEEDED, 14 UNAVAILABLE…), its
+// message and the trailers.
+typedef struct loadhost_plugin_grpc_status_t {
+  uint32_t   code;
+  workload_with_lifecycle_string_t   message;
+  loadhost_plugin_grpc_metadata_t   trailers;
+} loadhost_plugin_grpc_status_t;
+
+// Why a call gave no response.
+typedef struct loadhost_plugin_grpc_error_t {
+  uint8_t tag;
+  union {
+    workload_with_lifecycle_string_t     invalid_request;
+    workload_with_lifecycle_string_t     denied;
+    workload_with_lifecycle_string_t     network;
+    uint32_t     too_many_connections;
+    loadhost_plugin_grpc_status_t     status;
+    uint64_t     too_large;
+  } val;
+} loadhost_plugin_grpc_error_t;
+
+// The target, the method or the metadata could not be used.
+#define LOADHOST_PLUGIN_GRPC_ERROR_INVALID_REQUEST 0
+// The host is not on the allow-list (or is loadhost's own); no connection was made.
+#define LOADHOST_PLUGIN_GRPC_ERROR_DENIED 1
+// The connection failed (counted in `grpc_reqs` as status 14, UNAVAILABLE, as gRPC
+// clients report it).
+#define LOADHOST_PLUGIN_GRPC_ERROR_NETWORK 2
+// The instance already has this many connections open (WebSocket and gRPC streams
+// together): finish or drop a stream first.
+#define LOADHOST_PLUGIN_GRPC_ERROR_TOO_MANY_CONNECTIONS 3
+// Nothing arrived within a `receive`'s timeout; the stream is still open.
+#define LOADHOST_PLUGIN_GRPC_ERROR_TIMEOUT 4
+// The server (or the deadline: code 4) ended the call with a status other than OK.
+#define LOADHOST_PLUGIN_GRPC_ERROR_STATUS 5
+// A message larger than the cap (`--max-response-body`, in bytes).
+#define LOADHOST_PLUGIN_GRPC_ERROR_TOO_LARGE 6
+
+// A unary call's answer.
+typedef struct loadhost_plugin_grpc_response_t {
+  // The response message, as protobuf bytes.
+  workload_with_lifecycle_list_u8_t   message;
+  // The response headers.
+  loadhost_plugin_grpc_metadata_t   headers;
+  // The trailers (status OK).
+  loadhost_plugin_grpc_metadata_t   trailers;
+} loadhost_plugin_grpc_response_t;
+
+typedef struct loadhost_plugin_grpc_own_streaming_call_t {
+  int32_t __handle;
+} loadhost_plugin_grpc_own_streaming_call_t;
+
+typedef struct loadhost_plugin_grpc_borrow_streaming_call_t {
+  int32_t __handle;
+} loadhost_plugin_grpc_borrow_streaming_call_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_grpc_response_t ok;
+    loadhost_plugin_grpc_error_t err;
+  } val;
+} loadhost_plugin_grpc_result_response_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_grpc_own_streaming_call_t ok;
+    loadhost_plugin_grpc_error_t err;
+  } val;
+} loadhost_plugin_grpc_result_own_streaming_call_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    loadhost_plugin_grpc_error_t err;
+  } val;
+} loadhost_plugin_grpc_result_void_error_t;
+
+typedef struct {
+  bool is_some;
+  workload_with_lifecycle_list_u8_t val;
+} workload_with_lifecycle_option_list_u8_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    workload_with_lifecycle_option_list_u8_t ok;
+    loadhost_plugin_grpc_error_t err;
+  } val;
+} loadhost_plugin_grpc_result_option_list_u8_error_t;
+
 typedef struct {
   bool is_err;
   union {
@@ -249,6 +436,41 @@ extern bool loadhost_plugin_http_add_cookie(workload_with_lifecycle_string_t *ur
 // Forget every cookie of the worker's jar.
 extern void loadhost_plugin_http_clear_cookies(void);
 
+// Imported Functions from `loadhost:plugin/websocket@0.1.0`
+// Connect to `url` (`ws://` or `wss://`, with the run's TLS settings) and complete the
+// handshake, sending `headers` with it; give up after `timeout-ms` (default 60 s).
+extern bool loadhost_plugin_websocket_static_connection_connect(workload_with_lifecycle_string_t *url, workload_with_lifecycle_list_tuple2_string_list_u8_t *headers, uint32_t *maybe_timeout_ms, loadhost_plugin_websocket_own_connection_t *ret, loadhost_plugin_websocket_error_t *err);
+// Send a text message.
+extern bool loadhost_plugin_websocket_method_connection_send_text(loadhost_plugin_websocket_borrow_connection_t self, workload_with_lifecycle_string_t *text, loadhost_plugin_websocket_error_t *err);
+// Send a binary message.
+extern bool loadhost_plugin_websocket_method_connection_send_binary(loadhost_plugin_websocket_borrow_connection_t self, workload_with_lifecycle_list_u8_t *data, loadhost_plugin_websocket_error_t *err);
+// Wait for the next message, at most `timeout-ms` (none: until one comes or the connection
+// ends). Pings are answered by the host and never returned.
+extern bool loadhost_plugin_websocket_method_connection_receive(loadhost_plugin_websocket_borrow_connection_t self, uint32_t *maybe_timeout_ms, loadhost_plugin_websocket_message_t *ret, loadhost_plugin_websocket_error_t *err);
+// Send a ping and wait for its pong; the round trip in milliseconds (also recorded as
+// `ws_ping`). Messages that arrive meanwhile are kept for `receive`.
+extern bool loadhost_plugin_websocket_method_connection_ping(loadhost_plugin_websocket_borrow_connection_t self, uint32_t *maybe_timeout_ms, double *ret, loadhost_plugin_websocket_error_t *err);
+// Start the close handshake with `code` (1000: normal) and `reason`, and wait briefly for
+// the peer's close; the session ends (`ws_session_duration`).
+extern bool loadhost_plugin_websocket_method_connection_close(loadhost_plugin_websocket_borrow_connection_t self, uint16_t code, workload_with_lifecycle_string_t *reason, loadhost_plugin_websocket_error_t *err);
+
+// Imported Functions from `loadhost:plugin/grpc@0.1.0`
+// One unary call: `target` is `http://host:port` (h2c) or `https://host:port`, `method`
+// `/package.Service/Method`; `timeout-ms` is sent as the deadline (`grpc-timeout`) and
+// enforced by the host.
+extern bool loadhost_plugin_grpc_call(workload_with_lifecycle_string_t *target, workload_with_lifecycle_string_t *method, loadhost_plugin_grpc_metadata_t *metadata, workload_with_lifecycle_list_u8_t *message, uint32_t *maybe_timeout_ms, loadhost_plugin_grpc_response_t *ret, loadhost_plugin_grpc_error_t *err);
+// Start a call; `timeout-ms` is the whole call's deadline.
+extern bool loadhost_plugin_grpc_static_streaming_call_open(workload_with_lifecycle_string_t *target, workload_with_lifecycle_string_t *method, loadhost_plugin_grpc_metadata_t *metadata, uint32_t *maybe_timeout_ms, loadhost_plugin_grpc_own_streaming_call_t *ret, loadhost_plugin_grpc_error_t *err);
+// Send one message.
+extern bool loadhost_plugin_grpc_method_streaming_call_send(loadhost_plugin_grpc_borrow_streaming_call_t self, workload_with_lifecycle_list_u8_t *message, loadhost_plugin_grpc_error_t *err);
+// Say that no more messages will be sent (half-close).
+extern bool loadhost_plugin_grpc_method_streaming_call_close_send(loadhost_plugin_grpc_borrow_streaming_call_t self, loadhost_plugin_grpc_error_t *err);
+// The next message from the server, waiting at most `timeout-ms`; none once the server
+// has ended the call with OK (a status other than OK is the error `status`).
+extern bool loadhost_plugin_grpc_method_streaming_call_receive(loadhost_plugin_grpc_borrow_streaming_call_t self, uint32_t *maybe_timeout_ms, workload_with_lifecycle_option_list_u8_t *ret, loadhost_plugin_grpc_error_t *err);
+// The trailers, once `receive` has returned none (empty before).
+extern void loadhost_plugin_grpc_method_streaming_call_trailers(loadhost_plugin_grpc_borrow_streaming_call_t self, loadhost_plugin_grpc_metadata_t *ret);
+
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 bool exports_loadhost_plugin_lifecycle_setup(workload_with_lifecycle_string_t *options, workload_with_lifecycle_string_t *ret, workload_with_lifecycle_string_t *err);
 bool exports_loadhost_plugin_lifecycle_init(uint32_t worker_id, workload_with_lifecycle_string_t *setup_data, workload_with_lifecycle_string_t *err);
@@ -298,6 +520,50 @@ void workload_with_lifecycle_list_tuple2_string_string_free(workload_with_lifecy
 void loadhost_plugin_http_result_list_tuple2_string_string_error_free(loadhost_plugin_http_result_list_tuple2_string_string_error_t *ptr);
 
 void loadhost_plugin_http_result_void_error_free(loadhost_plugin_http_result_void_error_t *ptr);
+
+void loadhost_plugin_websocket_error_free(loadhost_plugin_websocket_error_t *ptr);
+
+void loadhost_plugin_websocket_close_frame_free(loadhost_plugin_websocket_close_frame_t *ptr);
+
+void loadhost_plugin_websocket_message_free(loadhost_plugin_websocket_message_t *ptr);
+
+extern void loadhost_plugin_websocket_connection_drop_own(loadhost_plugin_websocket_own_connection_t handle);
+
+extern void loadhost_plugin_websocket_connection_drop_borrow(loadhost_plugin_websocket_borrow_connection_t handle);
+
+extern loadhost_plugin_websocket_borrow_connection_t loadhost_plugin_websocket_borrow_connection(loadhost_plugin_websocket_own_connection_t handle);
+
+void loadhost_plugin_websocket_result_own_connection_error_free(loadhost_plugin_websocket_result_own_connection_error_t *ptr);
+
+void loadhost_plugin_websocket_result_void_error_free(loadhost_plugin_websocket_result_void_error_t *ptr);
+
+void loadhost_plugin_websocket_result_message_error_free(loadhost_plugin_websocket_result_message_error_t *ptr);
+
+void loadhost_plugin_websocket_result_f64_error_free(loadhost_plugin_websocket_result_f64_error_t *ptr);
+
+void loadhost_plugin_grpc_metadata_free(loadhost_plugin_grpc_metadata_t *ptr);
+
+void loadhost_plugin_grpc_status_free(loadhost_plugin_grpc_status_t *ptr);
+
+void loadhost_plugin_grpc_error_free(loadhost_plugin_grpc_error_t *ptr);
+
+void loadhost_plugin_grpc_response_free(loadhost_plugin_grpc_response_t *ptr);
+
+extern void loadhost_plugin_grpc_streaming_call_drop_own(loadhost_plugin_grpc_own_streaming_call_t handle);
+
+extern void loadhost_plugin_grpc_streaming_call_drop_borrow(loadhost_plugin_grpc_borrow_streaming_call_t handle);
+
+extern loadhost_plugin_grpc_borrow_streaming_call_t loadhost_plugin_grpc_borrow_streaming_call(loadhost_plugin_grpc_own_streaming_call_t handle);
+
+void loadhost_plugin_grpc_result_response_error_free(loadhost_plugin_grpc_result_response_error_t *ptr);
+
+void loadhost_plugin_grpc_result_own_streaming_call_error_free(loadhost_plugin_grpc_result_own_streaming_call_error_t *ptr);
+
+void loadhost_plugin_grpc_result_void_error_free(loadhost_plugin_grpc_result_void_error_t *ptr);
+
+void workload_with_lifecycle_option_list_u8_free(workload_with_lifecycle_option_list_u8_t *ptr);
+
+void loadhost_plugin_grpc_result_option_list_u8_error_free(loadhost_plugin_grpc_result_option_list_u8_error_t *ptr);
 
 void exports_loadhost_plugin_lifecycle_result_string_string_free(exports_loadhost_plugin_lifecycle_result_string_string_t *ptr);
 

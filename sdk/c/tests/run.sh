@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end tests of the C SDK: builds plugins/http-get-c, plugins/noop-c and tests/surface with
-# sdk/c/build.sh, runs them with `loadhost run` against `loadhost target` on 127.0.0.1, and checks
-# each run's summary JSON. Ends with `N passed, N failed`; exits 1 when any case failed.
+# End-to-end tests of the C SDK: builds plugins/http-get-c, plugins/noop-c, plugins/ws-echo-c and
+# tests/surface with sdk/c/build.sh, runs them with `loadhost run` against `loadhost target` on
+# 127.0.0.1, and checks each run's summary JSON. Ends with `N passed, N failed`; exits 1 when any
+# case failed.
 #
 #   sdk/c/tests/run.sh            LOADHOST=/path/to/loadhost (default: this repository's
 #                                 target/release/loadhost, else `loadhost` on PATH)
@@ -27,7 +28,7 @@ trap cleanup EXIT
 # Compiled components go to a cache of our own, so runs never touch the user's.
 export LOADHOST_CACHE_DIR="$work/cache"
 
-for plugin in "$root/plugins/http-get-c" "$root/plugins/noop-c" "$here/surface"; do
+for plugin in "$root/plugins/http-get-c" "$root/plugins/noop-c" "$root/plugins/ws-echo-c" "$here/surface"; do
     "$sdk/build.sh" "$plugin" "$work/$(basename "$plugin").wasm"
 done
 
@@ -136,6 +137,16 @@ if run surface-setup 4 surface -e SETUP_FAIL=1 -w 1 -n 3; then
         echo "FAIL surface-setup: the plugin's message is not in the output"
         failed=$((failed + 1))
     fi
+fi
+# ws-echo-c: one WebSocket connection per worker, kept across its tasks, every echo checked; a
+# host the user did not allow fails the task (not retryable) saying so.
+if run ws 0 ws-echo-c -e TARGET_URL="ws://$addr/ws/echo" -e MESSAGES=5 --allow-host "$addr" -w 2 -n 20; then
+    expect ws 'tasks["passed"] == 20 and checks["echo matches"] == {"passes": 100, "fails": 0}'
+    expect ws 'metrics["ws_msgs_sent"]["count"] == metrics["ws_msgs_received"]["count"] == 100 and metrics["ws_sessions"]["count"] == 2'
+fi
+if run ws-denied 98 ws-echo-c -e TARGET_URL="ws://$addr/ws/echo" -w 1 -n 2 --retries 1; then
+    expect ws-denied 'tasks["failed"] == 2 and tasks["retries"] == 0 and metrics["ws_denied"]["count"] == 2'
+    says ws-denied 'denied: the host is not allowed'
 fi
 # noop-c: the host's own cost per task.
 if run noop 0 noop-c -w 1 -n 20000; then

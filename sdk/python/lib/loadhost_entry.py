@@ -5,6 +5,7 @@ build.sh names this module as the component's app; it imports the plugin's `app.
 optional, as in the Rust SDK's `export!`). Everything here runs at build time except the methods.
 """
 
+import importlib.util
 import os
 import sys
 import traceback
@@ -15,9 +16,21 @@ sys.dont_write_bytecode = True
 
 from loadhost import config  # noqa: E402
 
+
+
+def _plugin_folder():
+    """The folder of the plugin's app.py, found without importing it (None if it cannot be)."""
+    try:
+        spec = importlib.util.find_spec("app")
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None)
+    return os.path.dirname(os.path.abspath(origin)) if origin else None
+
+
 # Before the plugin is imported: its module-level reads of os.environ then fail the build with the
 # same message as loadhost.env, instead of silently seeing the build's empty environment.
-config.guard_environ()
+config.guard_environ(_plugin_folder())
 
 import app  # noqa: E402 (after the lines above on purpose)
 from componentize_py_types import Err  # noqa: E402

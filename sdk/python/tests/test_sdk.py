@@ -5,6 +5,7 @@ bindings replaced by small fakes (the end-to-end path is proved by building and 
 """
 
 import importlib
+import importlib.machinery
 import os
 import sys
 import types
@@ -113,8 +114,116 @@ HOST_HTTP = _module(
     Error_Network=_case("Error_Network"),
 )
 
+@dataclass
+class CloseFrame:
+    code: int
+    reason: str
+
+
+def _unit(name: str):
+    return dataclass(type(name, (), {}))
+
+
+def _typed(name: str, kind):
+    return dataclass(type(name, (), {"__annotations__": {"value": kind}}))
+
+
+class FakeConnection:
+    """The host's websocket `connection` resource: an echo peer with scripted failures."""
+
+    opened: list = []
+
+    def __init__(self, url):
+        self.url = url
+        self.inbox = []
+        self.sent = []
+        self.released = False
+        self.closed_with = None
+
+    @classmethod
+    def connect(cls, url, headers, timeout_ms):
+        if "denied" in url:
+            raise Err(HOST_WS.Error_Denied(url))
+        if "many" in url:
+            raise Err(HOST_WS.Error_TooManyConnections(8))
+        conn = cls(url)
+        conn.headers, conn.timeout_ms = headers, timeout_ms
+        cls.opened.append(conn)
+        return conn
+
+    def send_text(self, text):
+        if text == "break":
+            raise Err(HOST_WS.Error_Network("connection reset"))
+        self.sent.append(text)
+        self.inbox.append(HOST_WS.Message_Text(text))
+
+    def send_binary(self, data):
+        self.sent.append(data)
+        self.inbox.append(HOST_WS.Message_Binary(data))
+
+    def receive(self, timeout_ms):
+        self.receive_timeout_ms = timeout_ms
+        if not self.inbox:
+            raise Err(HOST_WS.Error_Timeout())
+        return self.inbox.pop(0)
+
+    def ping(self, timeout_ms):
+        return 2.5
+
+    def close(self, code, reason):
+        self.closed_with = (code, reason)
+
+    def __exit__(self, *args):
+        self.released = True
+
+
+HOST_WS = _module(
+    "wit_world.imports.websocket",
+    Connection=FakeConnection,
+    CloseFrame=CloseFrame,
+    Message_Text=_typed("Message_Text", str),
+    Message_Binary=_typed("Message_Binary", bytes),
+    Message_Close=_typed("Message_Close", CloseFrame),
+    Error_InvalidRequest=_case("Error_InvalidRequest"),
+    Error_Denied=_case("Error_Denied"),
+    Error_Network=_case("Error_Network"),
+    Error_TooManyConnections=_typed("Error_TooManyConnections", int),
+    Error_Timeout=_unit("Error_Timeout"),
+    Error_Closed=_unit("Error_Closed"),
+    Error_TooLarge=_typed("Error_TooLarge", int),
+)
+
+
+@dataclass
+class GrpcStatus:
+    code: int
+    message: str
+    trailers: list
+
+
+@dataclass
+class GrpcResponse:
+    message: bytes
+    headers: list
+    trailers: list
+
+
+HOST_GRPC = _module(
+    "wit_world.imports.grpc",
+    Status=GrpcStatus,
+    Response=GrpcResponse,
+    Error_InvalidRequest=_case("Error_InvalidRequest"),
+    Error_Denied=_case("Error_Denied"),
+    Error_Network=_case("Error_Network"),
+    Error_TooManyConnections=_typed("Error_TooManyConnections", int),
+    Error_Timeout=_unit("Error_Timeout"),
+    Error_Status=_typed("Error_Status", GrpcStatus),
+    Error_TooLarge=_typed("Error_TooLarge", int),
+)
+
+
 import loadhost  # noqa: E402 (after the fakes)
-from loadhost import config, cookies, http  # noqa: E402
+from loadhost import config, cookies, grpc, http, ws  # noqa: E402
 from wit_world.imports import types as wit_types  # noqa: E402
 
 
@@ -395,6 +504,171 @@ class Cookies(unittest.TestCase):
             cookies.set("nope", "a=b")
 
 
+class WebSocket(unittest.TestCase):
+    def setUp(self):
+        FakeConnection.opened.clear()
+
+    def test_connect_sends_headers_and_timeout_in_milliseconds(self):
+        conn = ws.connect("ws://h/echo", headers={"x-k": "v"}, timeout=2.5)
+        opened = FakeConnection.opened[0]
+        self.assertEqual((opened.url, opened.headers, opened.timeout_ms), ("ws://h/echo", [("x-k", b"v")], 2500))
+        self.assertEqual(conn.url, "ws://h/echo")
+        ws.connect("ws://h/echo", headers=[("a", b"\x00")])
+        self.assertEqual((FakeConnection.opened[1].headers, FakeConnection.opened[1].timeout_ms), ([("a", b"\x00")], None))
+
+    def test_messages_come_back_as_str_bytes_or_close(self):
+        conn = ws.connect("ws://h/")
+        conn.send_text("hello")
+        conn.send_binary(bytearray(b"\x01\x02"))
+        conn.send("again")
+        conn.send(b"raw")
+        self.assertEqual(conn.receive(timeout=1), "hello")
+        self.assertEqual(FakeConnection.opened[0].receive_timeout_ms, 1000)
+        received = conn.receive()
+        self.assertEqual((received, type(received)), (b"\x01\x02", bytes))
+        self.assertEqual([conn.receive(), conn.receive()], ["again", b"raw"])
+        FakeConnection.opened[0].inbox.append(HOST_WS.Message_Close(CloseFrame(1001, "going away")))
+        self.assertEqual(conn.receive(), ws.Close(1001, "going away"))
+        self.assertIsNone(FakeConnection.opened[0].receive_timeout_ms)
+
+    def test_wrong_argument_types_are_refused(self):
+        conn = ws.connect("ws://h/")
+        with self.assertRaisesRegex(TypeError, "send_text takes a str"):
+            conn.send_text(b"x")
+        with self.assertRaisesRegex(TypeError, "send_binary takes bytes"):
+            conn.send_binary("x")
+        with self.assertRaisesRegex(ValueError, "close code"):
+            conn.close(70000)
+        self.assertEqual(FakeConnection.opened[0].sent, [])
+
+    def test_host_errors_become_exceptions_of_one_family(self):
+        with self.assertRaisesRegex(ws.Denied, "denied: the host is not allowed .*--allow-host"):
+            ws.connect("ws://denied/")
+        with self.assertRaises(ws.TooManyConnections) as raised:
+            ws.connect("ws://many/")
+        self.assertEqual(raised.exception.limit, 8)
+        conn = ws.connect("ws://h/")
+        with self.assertRaises(ws.Timeout) as raised:
+            conn.receive(timeout=0.1)
+        self.assertIsInstance(raised.exception, TimeoutError)
+        with self.assertRaisesRegex(ws.NetworkError, "connection reset"):
+            conn.send_text("break")
+        for case in (ws.Denied, ws.TooManyConnections, ws.Timeout, ws.NetworkError, ws.Closed, ws.InvalidRequest, ws.TooLarge):
+            self.assertTrue(issubclass(case, ws.WebSocketError))
+
+    def test_close_and_drop_release_the_connection_once(self):
+        conn = ws.connect("ws://h/")
+        host = FakeConnection.opened[0]
+        conn.ping(timeout=1)
+        self.assertEqual(conn.ping(), 0.0025, "seconds, as every time in the Python SDK")
+        conn.close(4000, "done")
+        self.assertEqual((host.closed_with, host.released, conn.closed), ((4000, "done"), True, True))
+        conn.close()
+        with self.assertRaisesRegex(ws.Closed, "is closed"):
+            conn.send_text("x")
+        with ws.connect("ws://h/") as other:
+            other.send_text("x")
+        self.assertEqual((FakeConnection.opened[1].closed_with, FakeConnection.opened[1].released), ((1000, ""), True))
+        dropped = ws.connect("ws://h/")
+        dropped.drop()
+        dropped.drop()
+        self.assertEqual((FakeConnection.opened[2].closed_with, FakeConnection.opened[2].released), (None, True))
+
+
+class Grpc(unittest.TestCase):
+    def setUp(self):
+        self.calls = []
+
+        def call(target, method, metadata, message, timeout_ms):
+            self.calls.append((target, method, metadata, message, timeout_ms))
+            status = dict(metadata).get("x-loadhost-status")
+            if "denied" in target:
+                raise Err(HOST_GRPC.Error_Denied(target))
+            if "down" in target:
+                raise Err(HOST_GRPC.Error_Network("connection refused"))
+            if status is not None:
+                raise Err(HOST_GRPC.Error_Status(GrpcStatus(int(status), "injected", [("x-why", b"test")])))
+            return GrpcResponse(message, [("content-type", b"application/grpc")], [("grpc-status", b"0")])
+
+        HOST_GRPC.call = call
+
+    def test_a_call_sends_bytes_metadata_and_deadline(self):
+        response = grpc.call("http://h:1", "/p.S/M", b"\x0a\x01x", metadata={"X-Key": "v", "k-bin": b"\x00"}, timeout=1.5)
+        self.assertEqual(self.calls, [("http://h:1", "/p.S/M", [("x-key", b"v"), ("k-bin", b"\x00")], b"\x0a\x01x", 1500)])
+        self.assertEqual(response.message, b"\x0a\x01x")
+        self.assertEqual((response.header("Content-Type"), response.trailer("grpc-status")), (b"application/grpc", b"0"))
+        self.assertIsNone(response.header("missing"))
+        grpc.call("http://h:1", "/p.S/M", bytearray(b"y"))
+        self.assertEqual(self.calls[1][2:], ([], b"y", None))
+
+    def test_a_status_other_than_ok_raises_grpc_error_with_code_and_message(self):
+        with self.assertRaises(grpc.GrpcError) as raised:
+            grpc.call("http://h", "/p.S/M", b"", metadata=[("x-loadhost-status", "14")])
+        error = raised.exception
+        self.assertEqual((error.code, error.message, error.trailer("x-why")), (grpc.UNAVAILABLE, "injected", b"test"))
+        self.assertIs(type(error), grpc.GrpcError)
+        self.assertEqual(str(error), "gRPC status 14: injected")
+
+    def test_the_hosts_own_reasons_carry_the_code_a_grpc_client_reports(self):
+        with self.assertRaisesRegex(grpc.Denied, "denied: the host is not allowed") as raised:
+            grpc.call("http://denied", "/p.S/M", b"")
+        self.assertEqual(raised.exception.code, grpc.PERMISSION_DENIED)
+        with self.assertRaises(grpc.NetworkError) as raised:
+            grpc.call("http://down", "/p.S/M", b"")
+        self.assertEqual((raised.exception.code, raised.exception.message), (grpc.UNAVAILABLE, "connection refused"))
+        self.assertIsInstance(raised.exception, grpc.GrpcError)
+
+    def test_text_is_not_a_message(self):
+        with self.assertRaisesRegex(TypeError, "protobuf bytes, not str"):
+            grpc.call("http://h", "/p.S/M", "hello")
+        self.assertEqual(self.calls, [])
+
+    def test_a_stream_sends_receives_and_ends(self):
+        test = self
+
+        class FakeStream:
+            @classmethod
+            def open(cls, target, method, metadata, timeout_ms):
+                stream = cls()
+                stream.opened = (target, method, metadata, timeout_ms)
+                stream.queue, stream.half_closed, stream.released = [], False, False
+                test.stream = stream
+                return stream
+
+            def send(self, message):
+                self.queue.append(message)
+
+            def close_send(self):
+                self.half_closed = True
+
+            def receive(self, timeout_ms):
+                if self.queue:
+                    return self.queue.pop(0)
+                if self.half_closed:
+                    return None
+                raise Err(HOST_GRPC.Error_Timeout())
+
+            def trailers(self):
+                return [("grpc-status", b"0")] if self.half_closed else []
+
+            def __exit__(self, *args):
+                self.released = True
+
+        HOST_GRPC.StreamingCall = FakeStream
+        with grpc.stream("http://h", "/p.S/Bidi", metadata={"a": "b"}, timeout=3) as call:
+            call.send(b"one")
+            self.assertEqual(call.receive(timeout=1), b"one")
+            with self.assertRaises(grpc.Timeout) as raised:
+                call.receive(timeout=0.01)
+            self.assertEqual(raised.exception.code, grpc.DEADLINE_EXCEEDED)
+            call.send(b"two")
+            call.close_send()
+            self.assertEqual(list(call), [b"two"])
+            self.assertEqual(call.trailers(), [("grpc-status", b"0")])
+        self.assertEqual(self.stream.opened, ("http://h", "/p.S/Bidi", [("a", b"b")], 3000))
+        self.assertTrue(self.stream.released)
+
+
 class Entry(unittest.TestCase):
     TASK = Task("default", 0, 0, 0, b"")
 
@@ -476,6 +750,40 @@ class Entry(unittest.TestCase):
         config._at_runtime = True
         self.assertEqual(os.environ.get("HOME"), _REAL_ENVIRON.get("HOME"))
         self.assertEqual(dict(os.environ), dict(_REAL_ENVIRON))
+
+    def test_packages_installed_with_pip_may_read_the_environment_at_build_time(self):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            # As `pip install --target`: a package and a module, listed in a dist-info's RECORD.
+            os.mkdir(os.path.join(folder, "envpkg"))
+            with open(os.path.join(folder, "envpkg", "__init__.py"), "w") as module:
+                module.write("import os\nIMPLEMENTATION = os.getenv('ENVPKG_IMPLEMENTATION', 'python')\n")
+            with open(os.path.join(folder, "envmod.py"), "w") as module:
+                module.write("import os\nHOME = os.environ.get('HOME')\n")
+            os.mkdir(os.path.join(folder, "envpkg-1.0.dist-info"))
+            with open(os.path.join(folder, "envpkg-1.0.dist-info", "RECORD"), "w") as record:
+                record.write("envpkg/__init__.py,sha256=x,1\nenvpkg-1.0.dist-info/RECORD,,\n../../bin/tool,,\n")
+            self.assertEqual(config.installed_packages([folder, "/nonexistent"]), frozenset({"envpkg"}))
+            sys.path.insert(0, folder)
+            try:
+                config._at_runtime = False
+                # The entry finds the plugin's folder from app's spec, without importing it.
+                origin = os.path.join(folder, "app.py")
+                spec = importlib.machinery.ModuleSpec("app", None, origin=origin)
+                _module("app", __file__=origin, __spec__=spec, do_task=lambda task: None)
+                sys.modules.pop("loadhost_entry", None)
+                importlib.import_module("loadhost_entry")
+                self.assertEqual(config._third_party, frozenset({"envpkg"}))
+                self.assertEqual(importlib.import_module("envpkg").IMPLEMENTATION, "python")
+                # A module not installed by pip is the plugin's own: its read is refused.
+                with self.assertRaisesRegex(RuntimeError, "^os.environ was read while the plugin was being imported"):
+                    importlib.import_module("envmod")
+            finally:
+                sys.path.remove(folder)
+                for name in ("envpkg", "envmod"):
+                    sys.modules.pop(name, None)
+                config._third_party = frozenset()
 
     def test_a_pass_returns_and_marks_the_runtime(self):
         config._at_runtime = False

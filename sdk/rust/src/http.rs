@@ -221,6 +221,13 @@ impl Request {
         self
     }
 
+    /// The request alone, as wrk, hey and vegeta send it: no redirect followed, no cookie sent or
+    /// kept, no `Accept-Encoding` added and the body handed back as it came. The host then takes
+    /// its cheapest path (about a microsecond less per request than with the options).
+    pub fn bare(self) -> Self {
+        self.redirects(0).no_cookies().raw_body()
+    }
+
     /// Name the endpoint in the per-endpoint HTTP metrics (k6's `name` tag), e.g. `login` for
     /// every `/login?user=…`; without it, the method and the URL's path with ids folded.
     pub fn name(mut self, name: &str) -> Self {
@@ -257,6 +264,20 @@ impl Request {
             body: self.body,
             timeout_ms: self.timeout.map(|limit| u32::try_from(limit.as_millis()).unwrap_or(u32::MAX)),
         };
+        if options.redirects == Some(0) && !options.cookies && !options.decompress && options.name.is_none() {
+            // Nothing beyond the request itself: `send-with` does exactly that, without copying
+            // the final URL back.
+            let response = host::send_with(&request, options.parts).map_err(from_host)?;
+            let (status, headers, body) = (response.status, response.headers, response.body);
+            return Ok(Response {
+                status,
+                headers,
+                body,
+                elapsed: started.elapsed(),
+                final_url: request.url,
+                redirects: 0,
+            });
+        }
         let info = host::send_opts(&request, &options).map_err(from_host)?;
         Ok(Response {
             status: info.response.status,

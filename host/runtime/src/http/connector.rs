@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use http::Uri;
-use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use hyper_rustls::builderstates::WantsProtocols1;
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::TokioIo;
@@ -61,9 +62,30 @@ impl Network {
             direct: Direct { counters: wire.clone(), own: own.clone() },
             proxies: self.proxies.clone(),
         };
-        let https = |config: &rustls::ClientConfig| {
-            let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config.clone()).https_or_http();
+        self.tls_over(|builder| {
             if self.h2c { builder.enable_http2() } else { builder.enable_all_versions() }.wrap_connector(tcp.clone())
+        })
+    }
+
+    /// A connector for the host's WebSocket (`alpn` HTTP/1.1) and gRPC (HTTP/2) clients: TLS as
+    /// for HTTP, straight to the target (the proxies are for HTTP requests).
+    pub(crate) fn direct_connector(
+        &self,
+        wire: &Arc<WireCounters>,
+        own: &OwnListeners,
+        alpn: Alpn,
+    ) -> Connector<Direct> {
+        let tcp = Direct { counters: wire.clone(), own: own.clone() };
+        self.tls_over(|builder| match alpn {
+            Alpn::Http1 => builder.enable_http1().wrap_connector(tcp.clone()),
+            Alpn::Http2 => builder.enable_http2().wrap_connector(tcp.clone()),
+        })
+    }
+
+    /// TLS with each host's client certificate, the protocols (ALPN) and the TCP under it by `wrap`.
+    fn tls_over<C>(&self, wrap: impl Fn(HttpsConnectorBuilder<WantsProtocols1>) -> HttpsConnector<C>) -> Connector<C> {
+        let https = |config: &rustls::ClientConfig| {
+            wrap(HttpsConnectorBuilder::new().with_tls_config(config.clone()).https_or_http())
         };
         Connector {
             default: https(&self.tls.default),
@@ -85,17 +107,30 @@ impl Network {
     }
 }
 
-/// TLS and ALPN over a [`CountingConnector`], with the client certificate of the target's host.
-#[derive(Clone)]
-pub struct Connector {
-    default: HttpsConnector<CountingConnector>,
-    per_host: Vec<(String, HttpsConnector<CountingConnector>)>,
+/// The protocol a WebSocket or gRPC connection offers by ALPN.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Alpn {
+    /// WebSocket's upgrade is HTTP/1.1.
+    Http1,
+    /// gRPC is HTTP/2 only.
+    Http2,
 }
 
-impl tower_service::Service<Uri> for Connector {
-    type Response = MaybeHttpsStream<CountedConn>;
-    type Error = Box<dyn std::error::Error + Send + Sync>;
-    type Future = <HttpsConnector<CountingConnector> as tower_service::Service<Uri>>::Future;
+/// TLS and ALPN over a [`CountingConnector`] (or [`Direct`]), with the client certificate of the
+/// target's host.
+#[derive(Clone)]
+pub struct Connector<C = CountingConnector> {
+    default: HttpsConnector<C>,
+    per_host: Vec<(String, HttpsConnector<C>)>,
+}
+
+impl<C> tower_service::Service<Uri> for Connector<C>
+where
+    HttpsConnector<C>: tower_service::Service<Uri>,
+{
+    type Response = <HttpsConnector<C> as tower_service::Service<Uri>>::Response;
+    type Error = <HttpsConnector<C> as tower_service::Service<Uri>>::Error;
+    type Future = <HttpsConnector<C> as tower_service::Service<Uri>>::Future;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))

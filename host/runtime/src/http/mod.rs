@@ -399,6 +399,57 @@ impl WorkerHttp {
     }
 }
 
+/// What the host's WebSocket and gRPC clients use of a worker's HTTP.
+impl WorkerHttp {
+    /// Whether `host:port` is on the allow-list (the caller counts a denial in its own metric).
+    pub(crate) fn allows(&self, host: &str, port: u16) -> bool {
+        self.shared.allow.allows(host, port)
+    }
+
+    /// Why `host:port` was refused, with the flag that would allow it; logged the first time.
+    pub(crate) fn denied(&self, host: &str, port: u16) -> String {
+        let rule =
+            AllowRule { host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), ports: Ports::One(port) };
+        let why = format!("{rule} is not allowed: pass --allow-host {rule} to allow it");
+        if !self.shared.denial_logged.swap(true, Ordering::Relaxed) {
+            tracing::warn!("the plugin tried to reach {why} (later denials are only counted)");
+        }
+        why
+    }
+
+    /// A connector offering `alpn`, with the worker's wire counters and the run's TLS.
+    pub(crate) fn direct_connector(&self, alpn: connector::Alpn) -> connector::Connector<connector::Direct> {
+        self.shared.net.direct_connector(&self.wire, self.shared.allow.own_listeners(), alpn)
+    }
+
+    /// The largest body (or message) the host reads for a plugin (`--max-response-body`).
+    pub(crate) fn max_body(&self) -> u64 {
+        self.shared.max_body
+    }
+
+    /// Move the connections and bytes counted since the last time into `metrics`.
+    pub(crate) fn drain_wire(&self, metrics: &MetricsHandle) {
+        drain_wire(&self.wire, metrics);
+    }
+}
+
+/// The host's own listener an error's chain says a connection would have reached, if any.
+pub(crate) fn own_listener_in(err: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause = Some(err);
+    while let Some(err) = cause {
+        if let Some(own) = err.downcast_ref::<connector::OwnListener>() {
+            return Some(own.to_string());
+        }
+        if let Some(own) =
+            err.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()?.downcast_ref::<connector::OwnListener>())
+        {
+            return Some(own.to_string());
+        }
+        cause = err.source();
+    }
+    None
+}
+
 /// Move the connections and bytes counted in `wire` into the worker's metrics.
 fn drain_wire(wire: &WireCounters, metrics: &MetricsHandle) {
     metrics.http_wire(

@@ -20,12 +20,15 @@ Layout:
 - `http`: get/post/put/delete/request over the host's pooled client (redirects, cookies and
   decompression by the host, as a browser does).
 - `cookies`: get/set/clear the worker's cookie jar.
+- `ws`: WebSocket connections (`ws.connect(url)`), owned by the host, kept across tasks if wanted.
+- `grpc`: gRPC unary calls (`grpc.call(target, method, message)`) and streams, protobuf bytes in
+  and out.
 - `config`: `env(key, default)`, the settings passed with `loadhost run -e KEY=VALUE`.
 """
 
 from wit_world.imports.types import Task
 
-from . import config, cookies, http, metrics
+from . import config, cookies, grpc, http, metrics, ws
 from .config import env
 from .errors import Abort, ConfigError, Failed, Retryable, TaskError
 from .metrics import check, counter, declare_metrics, gauge, trend
@@ -45,6 +48,8 @@ __all__ = [
     "declare_metrics",
     "config",
     "cookies",
+    "grpc",
     "http",
     "metrics",
+    "ws",
 ]

@@ -154,9 +154,44 @@ class _BuildTimeEnviron(MutableMapping):
 
 
 def is_plugin_code(frame) -> bool:
-    """Whether `frame` runs the plugin's own code: not the standard library's, nor the SDK's."""
+    """Whether `frame` runs the plugin's own code: not the standard library's, nor the SDK's, nor
+    that of a package copied into the plugin's folder with pip (`pip install --target`)."""
     module = str(frame.f_globals.get("__name__", "")).split(".")[0]
-    return module not in _STDLIB and module not in _SDK_MODULES
+    return module not in _STDLIB and module not in _SDK_MODULES and module not in _third_party
+
+
+def installed_packages(folders) -> frozenset:
+    """The top-level modules that pip installed into `folders` (each `*.dist-info/RECORD` lists the
+    files of one distribution), such as `google` for protobuf."""
+    found = set()
+    for folder in folders:
+        try:
+            entries = os.listdir(folder)
+        except (OSError, TypeError):
+            continue
+        for entry in entries:
+            if not entry.endswith(".dist-info"):
+                continue
+            try:
+                with open(os.path.join(folder, entry, "RECORD"), encoding="utf-8") as record:
+                    lines = record.read().splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                top = line.split(",", 1)[0].replace("\\", "/").split("/", 1)[0]
+                if top.endswith(".py"):
+                    top = top[:-3]
+                if top and not top.endswith((".dist-info", ".data")) and top not in ("..", "__pycache__"):
+                    found.add(top)
+    return frozenset(found)
+
+
+# Packages copied into the plugin's folder with pip: their own reads of os.environ at import
+# (protobuf reads PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION) are theirs to make, as the standard
+# library's are, and an error's place is the plugin's line that called them. Found by
+# guard_environ at build time, in the plugin's folder only: the build's import path also holds
+# componentize-py's own environment, and reading its many records would grow the snapshot.
+_third_party: frozenset = frozenset()
 
 
 # Modules whose frames stand between a read of os.environ and the code that asked for it.
@@ -172,8 +207,11 @@ _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
 _ENVIRON = os.environ
 
 
-def guard_environ() -> None:
+def guard_environ(plugin_folder=None) -> None:
     """Make `os.environ` (and `os.getenv`) refuse the plugin's reads at build time; loadhost_entry
-    calls it before it imports the plugin."""
+    calls it before it imports the plugin, with the plugin's folder (None: not known), whose
+    packages installed with pip may read it."""
+    global _third_party
+    _third_party = installed_packages([plugin_folder]) if plugin_folder else frozenset()
     if not isinstance(os.environ, _BuildTimeEnviron):
         os.environ = _BuildTimeEnviron(_ENVIRON)

@@ -1,0 +1,202 @@
+//! One worker's gRPC calls: an HTTP/2 client over the host's connector (h2c by prior knowledge on
+//! `http://`, ALPN `h2` on `https://`), a unary call, and a streaming call's task that turns the
+//! response into messages and a final status.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::Frame;
+use http_body_util::BodyExt as _;
+use http_body_util::combinators::BoxBody;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::wire::{self, Deframer, Metadata, code};
+use crate::http::WorkerHttp;
+use crate::http::connector::{Alpn, Connector, Direct};
+
+/// A request body: one message, or a stream's channel.
+pub(crate) type GrpcBody = BoxBody<Bytes, Infallible>;
+
+/// A worker's HTTP/2 connections for gRPC, kept across calls and tasks.
+pub(crate) type Pool = Client<Connector<Direct>, GrpcBody>;
+
+/// Idle connections close after this long, as HTTP's do.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How a call ended, as the plugin and `grpc_reqs` see it.
+#[derive(Debug, Clone)]
+pub(crate) struct Ended {
+    pub(crate) code: u32,
+    pub(crate) message: String,
+    pub(crate) trailers: Metadata,
+}
+
+impl Ended {
+    fn with(code: u32, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), trailers: Vec::new() }
+    }
+}
+
+/// Why a call could not be made or finished.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// The request could not be built.
+    Invalid(String),
+    /// The target is the host's own listener.
+    Denied(String),
+    /// The connection failed (status 14 in `grpc_reqs`).
+    Network(String),
+}
+
+/// The pool for a worker, built on first use.
+pub(crate) fn pool(http: &WorkerHttp) -> Pool {
+    Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .pool_idle_timeout(IDLE_TIMEOUT)
+        .pool_timer(TokioTimer::new())
+        .timer(TokioTimer::new())
+        .build(http.direct_connector(Alpn::Http2))
+}
+
+/// The request for `method` at `target` (`http://host:port`), its metadata and deadline.
+pub(crate) fn request(
+    target: &str,
+    method: &str,
+    metadata: &Metadata,
+    timeout_ms: Option<u32>,
+    body: GrpcBody,
+) -> Result<http::Request<GrpcBody>, CallError> {
+    let invalid = |why: String| CallError::Invalid(format!("{target}{method}: {why}"));
+    if !method.starts_with('/') || method[1..].split('/').count() != 2 {
+        return Err(invalid("expected the method as /package.Service/Method".into()));
+    }
+    let uri: http::Uri =
+        format!("{}{method}", target.trim_end_matches('/')).parse().map_err(|err| invalid(format!("{err}")))?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+        return Err(invalid("expected the target as http://host:port (h2c) or https://host:port".into()));
+    }
+    let mut request = http::Request::post(uri).body(body).map_err(|err| invalid(format!("{err}")))?;
+    let headers = request.headers_mut();
+    wire::to_headers(metadata, headers).map_err(invalid)?;
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/grpc"));
+    headers.insert(http::header::TE, http::HeaderValue::from_static("trailers"));
+    if let Some(ms) = timeout_ms {
+        headers.insert("grpc-timeout", wire::timeout_header(ms));
+    }
+    Ok(request)
+}
+
+/// What a response says, piece by piece.
+pub(crate) enum Event {
+    /// The response headers arrived.
+    Headers(Metadata),
+    /// A whole message.
+    Message(Bytes),
+    /// The call ended.
+    End(Result<Ended, CallError>),
+}
+
+/// Send `request` and feed what comes back to `events` until the call ends or `deadline`
+/// passes; ends with exactly one `Event::End`.
+pub(crate) async fn drive(
+    pool: Pool,
+    request: http::Request<GrpcBody>,
+    deadline: Option<Instant>,
+    max: u64,
+    events: mpsc::Sender<Event>,
+) {
+    let exchange = exchange(pool, request, max, &events);
+    let ended = match deadline {
+        Some(deadline) => match tokio::time::timeout_at(deadline, exchange).await {
+            Ok(ended) => ended,
+            Err(_) => Ok(Ended::with(code::DEADLINE_EXCEEDED, "deadline exceeded (timeout-ms)")),
+        },
+        None => exchange.await,
+    };
+    let _ = events.send(Event::End(ended)).await;
+}
+
+async fn exchange(
+    pool: Pool,
+    request: http::Request<GrpcBody>,
+    max: u64,
+    events: &mpsc::Sender<Event>,
+) -> Result<Ended, CallError> {
+    let response = pool.request(request).await.map_err(|err| match crate::http::own_listener_in(&err) {
+        Some(own) => CallError::Denied(own),
+        None => CallError::Network(format!("{err}{}", source_of(&err))),
+    })?;
+    let (parts, mut body) = response.into_parts();
+    if let Some((code, message)) = wire::status_in(&parts.headers) {
+        // Trailers-only: the status came in the headers and no message follows.
+        return Ok(Ended { code, message, trailers: wire::from_headers(&parts.headers) });
+    }
+    if parts.status != http::StatusCode::OK {
+        return Ok(Ended::with(wire::status_of_http(parts.status), format!("HTTP status {}", parts.status)));
+    }
+    let _ = events.send(Event::Headers(wire::from_headers(&parts.headers))).await;
+    let mut deframer = Deframer::new(max);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|err| CallError::Network(format!("reading the response: {err}")))?;
+        let frame = match frame.into_data() {
+            Ok(data) => {
+                deframer.push(&data);
+                loop {
+                    match deframer.next_message() {
+                        Ok(Some(message)) => {
+                            if events.send(Event::Message(message)).await.is_err() {
+                                return Ok(Ended::with(code::CANCELLED, "the plugin dropped the call"));
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(wire::DeframeError::TooLarge(len)) => {
+                            let why = format!("a {len}-byte message is over --max-response-body ({max} bytes)");
+                            return Ok(Ended::with(code::RESOURCE_EXHAUSTED, why));
+                        }
+                        Err(wire::DeframeError::Compressed) => {
+                            return Ok(Ended::with(
+                                code::INTERNAL,
+                                "a compressed message, which the host did not ask for",
+                            ));
+                        }
+                    }
+                }
+                continue;
+            }
+            Err(frame) => frame,
+        };
+        if let Ok(trailers) = frame.into_trailers() {
+            let (code, message) =
+                wire::status_in(&trailers).unwrap_or((code::INTERNAL, "trailers without grpc-status".into()));
+            return Ok(Ended { code, message, trailers: wire::from_headers(&trailers) });
+        }
+    }
+    let why = if deframer.has_partial() {
+        "the response ended inside a message"
+    } else {
+        "the response ended without a status"
+    };
+    Ok(Ended::with(code::INTERNAL, why))
+}
+
+fn source_of(err: &dyn std::error::Error) -> String {
+    err.source().map(|s| format!(": {s}{}", source_of(s))).unwrap_or_default()
+}
+
+/// A request body fed message by message from a channel; it ends when the sender is dropped.
+pub(crate) struct ChannelBody(pub(crate) mpsc::Receiver<Bytes>);
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|next| next.map(|data| Ok(Frame::data(data))))
+    }
+}

@@ -1,0 +1,288 @@
+//! The `loadhost:plugin/grpc` import: unary calls and streaming calls the host owns, with raw
+//! protobuf bytes in and out (the plugin encodes; the host needs no schema).
+//!
+//! - `wire`: framing, metadata and status as HTTP/2 carries them.
+//! - `call`: the worker's HTTP/2 connections, and what drives one call.
+
+mod call;
+mod wire;
+
+pub(crate) use self::call::Pool;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use wasmtime::component::Resource;
+
+use self::call::{CallError, ChannelBody, Ended, Event};
+use crate::bindings::loadhost::plugin::grpc as wit;
+use crate::ctx::DoerCtx;
+use crate::protocol_metrics as names;
+
+/// Messages a stream may have in flight each way before `send` (or the server) waits.
+const STREAM_BUFFER: usize = 16;
+
+/// An open streaming call.
+pub struct GrpcStream {
+    /// The request body's sender; `None` after `close-send`.
+    to_server: Option<mpsc::Sender<Bytes>>,
+    events: mpsc::Receiver<Event>,
+    task: tokio::task::JoinHandle<()>,
+    /// How the call ended, once `receive` has seen its end.
+    ended: Option<Ended>,
+    /// Where a call dropped before its end is counted (by the plugin, or with its instance).
+    metrics: loadhost_engine::MetricsHandle,
+}
+
+impl Drop for GrpcStream {
+    fn drop(&mut self) {
+        // Dropping the call resets its HTTP/2 stream; the connection stays for other calls.
+        self.task.abort();
+        if self.ended.is_none() {
+            counted(&self.metrics, wire::code::CANCELLED);
+        }
+    }
+}
+
+/// One call ended with `code`: `grpc_reqs{status:CODE}`.
+fn counted(metrics: &loadhost_engine::MetricsHandle, code: u32) {
+    metrics.counter(names::GRPC_REQS.into(), 1, vec![(names::STATUS_TAG.to_owned(), code.to_string())]);
+}
+
+type GrpcResult<T> = wasmtime::Result<Result<T, wit::Error>>;
+
+fn status(ended: Ended) -> wit::Error {
+    wit::Error::Status(wit::Status { code: ended.code, message: ended.message, trailers: ended.trailers })
+}
+
+fn deadline(timeout_ms: Option<u32>) -> Option<Instant> {
+    timeout_ms.map(|ms| Instant::now() + Duration::from_millis(u64::from(ms)))
+}
+
+impl wit::Host for DoerCtx {
+    async fn call(
+        &mut self,
+        target: String,
+        method: String,
+        metadata: wire::Metadata,
+        message: Vec<u8>,
+        timeout_ms: Option<u32>,
+    ) -> GrpcResult<wit::Response> {
+        let max = self.http_client.max_body();
+        if message.len() as u64 > max {
+            return Ok(Err(wit::Error::TooLarge(max)));
+        }
+        if let Err(denied) = self.grpc_allowed(&target) {
+            return Ok(Err(denied));
+        }
+        let body = BoxBody::new(Full::new(wire::frame(&message)));
+        let request = match call::request(&target, &method, &metadata, timeout_ms, body) {
+            Ok(request) => request,
+            Err(err) => return Ok(Err(self.grpc_failed(err))),
+        };
+        let started = Instant::now();
+        let (events, mut from_call) = mpsc::channel(4);
+        let collect = async {
+            let (mut headers, mut messages) = (Vec::new(), Vec::new());
+            while let Some(event) = from_call.recv().await {
+                match event {
+                    Event::Headers(h) => headers = h,
+                    Event::Message(m) => messages.push(m),
+                    Event::End(ended) => return (headers, messages, ended),
+                }
+            }
+            (headers, messages, Err(CallError::Network("the call ended without a status".into())))
+        };
+        let pool = self.grpc_pool();
+        let ((), (headers, mut messages, ended)) =
+            tokio::join!(call::drive(pool, request, deadline(timeout_ms), max, events), collect);
+        self.http_client.drain_wire(&self.metrics);
+        self.metrics.trend(names::GRPC_REQ_DURATION.into(), started.elapsed().as_secs_f64() * 1000.0, Vec::new());
+        let ended = match ended {
+            Ok(ended) if ended.code == wire::code::OK && messages.len() != 1 => Ended {
+                code: wire::code::INTERNAL,
+                message: format!("a unary call answered with {} messages, not one", messages.len()),
+                trailers: ended.trailers,
+            },
+            Ok(ended) => ended,
+            Err(err) => return Ok(Err(self.grpc_failed(err))),
+        };
+        self.grpc_counted(ended.code);
+        if ended.code != wire::code::OK {
+            return Ok(Err(status(ended)));
+        }
+        let message = messages.pop().map(|m| m.to_vec()).unwrap_or_default();
+        Ok(Ok(wit::Response { message, headers, trailers: ended.trailers }))
+    }
+}
+
+impl wit::HostStreamingCall for DoerCtx {
+    async fn open(
+        &mut self,
+        target: String,
+        method: String,
+        metadata: wire::Metadata,
+        timeout_ms: Option<u32>,
+    ) -> GrpcResult<Resource<GrpcStream>> {
+        if let Err(denied) = self.grpc_allowed(&target) {
+            return Ok(Err(denied));
+        }
+        let (to_server, body) = mpsc::channel(STREAM_BUFFER);
+        let request = match call::request(&target, &method, &metadata, timeout_ms, BoxBody::new(ChannelBody(body))) {
+            Ok(request) => request,
+            Err(err) => return Ok(Err(self.grpc_failed(err))),
+        };
+        if let Err(open) = self.budget.take() {
+            return Ok(Err(wit::Error::TooManyConnections(open)));
+        }
+        let (events, from_call) = mpsc::channel(STREAM_BUFFER);
+        let drive = call::drive(self.grpc_pool(), request, deadline(timeout_ms), self.http_client.max_body(), events);
+        let task = tokio::spawn(drive);
+        self.metrics.counter(names::GRPC_STREAMS.into(), 1, Vec::new());
+        let stream = GrpcStream {
+            to_server: Some(to_server),
+            events: from_call,
+            task,
+            ended: None,
+            metrics: self.metrics.clone(),
+        };
+        Ok(Ok(self.table_mut().push(stream)?))
+    }
+
+    async fn send(&mut self, stream: Resource<GrpcStream>, message: Vec<u8>) -> GrpcResult<()> {
+        let max = self.http_client.max_body();
+        if message.len() as u64 > max {
+            return Ok(Err(wit::Error::TooLarge(max)));
+        }
+        let call = self.table_mut().get_mut(&stream)?;
+        if let Some(ended) = &call.ended {
+            return Ok(Err(status(ended.clone())));
+        }
+        let Some(to_server) = call.to_server.as_ref() else {
+            return Ok(Err(wit::Error::InvalidRequest("send after close-send".into())));
+        };
+        let sent = to_server.send(wire::frame(&message)).await;
+        self.http_client.drain_wire(&self.metrics);
+        if sent.is_err() {
+            return Ok(Err(wit::Error::Network("the call has ended: receive gives its status".into())));
+        }
+        self.metrics.counter(names::GRPC_STREAMS_MSGS_SENT.into(), 1, Vec::new());
+        Ok(Ok(()))
+    }
+
+    async fn close_send(&mut self, stream: Resource<GrpcStream>) -> GrpcResult<()> {
+        self.table_mut().get_mut(&stream)?.to_server = None;
+        Ok(Ok(()))
+    }
+
+    async fn receive(&mut self, stream: Resource<GrpcStream>, timeout_ms: Option<u32>) -> GrpcResult<Option<Vec<u8>>> {
+        let limit = deadline(timeout_ms);
+        loop {
+            let call = self.table_mut().get_mut(&stream)?;
+            match &call.ended {
+                Some(ended) if ended.code == wire::code::OK => return Ok(Ok(None)),
+                Some(ended) => return Ok(Err(status(ended.clone()))),
+                None => {}
+            }
+            let event = match limit {
+                Some(limit) => match tokio::time::timeout_at(limit, call.events.recv()).await {
+                    Ok(event) => event,
+                    Err(_) => return Ok(Err(wit::Error::Timeout)),
+                },
+                None => call.events.recv().await,
+            };
+            self.http_client.drain_wire(&self.metrics);
+            match event {
+                Some(Event::Headers(_)) => {}
+                Some(Event::Message(message)) => {
+                    self.metrics.counter(names::GRPC_STREAMS_MSGS_RECEIVED.into(), 1, Vec::new());
+                    return Ok(Ok(Some(message.to_vec())));
+                }
+                Some(Event::End(Ok(ended))) => {
+                    self.grpc_counted(ended.code);
+                    self.budget.give_back();
+                    self.table_mut().get_mut(&stream)?.ended = Some(ended);
+                }
+                Some(Event::End(Err(err))) => {
+                    self.budget.give_back();
+                    // Later calls on the stream get the same answer, as a status.
+                    let code = if matches!(err, CallError::Denied(_)) {
+                        wire::code::PERMISSION_DENIED
+                    } else {
+                        wire::code::UNAVAILABLE
+                    };
+                    let error = self.grpc_failed(err);
+                    let message = match &error {
+                        wit::Error::Network(why) | wit::Error::Denied(why) | wit::Error::InvalidRequest(why) => {
+                            why.clone()
+                        }
+                        _ => String::new(),
+                    };
+                    self.table_mut().get_mut(&stream)?.ended = Some(Ended { code, message, trailers: Vec::new() });
+                    return Ok(Err(error));
+                }
+                None => return Ok(Err(wit::Error::Network("the call's task ended without a status".into()))),
+            }
+        }
+    }
+
+    async fn trailers(&mut self, stream: Resource<GrpcStream>) -> wasmtime::Result<wire::Metadata> {
+        Ok(self.table_mut().get(&stream)?.ended.as_ref().map(|e| e.trailers.clone()).unwrap_or_default())
+    }
+
+    async fn drop(&mut self, stream: Resource<GrpcStream>) -> wasmtime::Result<()> {
+        let call = self.table_mut().delete(stream)?;
+        if call.ended.is_none() {
+            // Counted as cancelled as it drops.
+            self.budget.give_back();
+        }
+        Ok(())
+    }
+}
+
+impl DoerCtx {
+    /// The worker's gRPC connections, made on first use.
+    fn grpc_pool(&mut self) -> Pool {
+        self.grpc.get_or_insert_with(|| call::pool(&self.http_client)).clone()
+    }
+
+    /// Whether the target's host is on the allow-list; a refusal counts in `grpc_denied`.
+    fn grpc_allowed(&mut self, target: &str) -> Result<(), wit::Error> {
+        let Ok(uri) = target.parse::<http::Uri>() else {
+            return Ok(());
+        };
+        let Some(host) = uri.host() else {
+            return Ok(());
+        };
+        let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+        if self.http_client.allows(host, port) {
+            return Ok(());
+        }
+        self.metrics.counter(names::GRPC_DENIED.into(), 1, Vec::new());
+        Err(wit::Error::Denied(self.http_client.denied(host, port)))
+    }
+
+    /// A call failed before its status: counted (a network failure as status 14), told.
+    fn grpc_failed(&mut self, err: CallError) -> wit::Error {
+        match err {
+            CallError::Invalid(why) => wit::Error::InvalidRequest(why),
+            CallError::Denied(why) => {
+                self.metrics.counter(names::GRPC_DENIED.into(), 1, Vec::new());
+                wit::Error::Denied(why)
+            }
+            CallError::Network(why) => {
+                self.grpc_counted(wire::code::UNAVAILABLE);
+                wit::Error::Network(why)
+            }
+        }
+    }
+
+    /// One call ended with `code`.
+    fn grpc_counted(&mut self, code: u32) {
+        counted(&self.metrics, code);
+    }
+}

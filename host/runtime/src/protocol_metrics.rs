@@ -1,0 +1,46 @@
+//! The built-in WebSocket and gRPC metrics (names in `loadhost_metrics::protocol`), and how many
+//! connections an instance may hold open.
+
+pub use loadhost_metrics::protocol::*;
+
+/// The most WebSocket connections and gRPC streams one instance may have open at once: a plugin
+/// that opens them in a loop and never closes them fails instead of exhausting the host.
+pub const MAX_OPEN_PER_INSTANCE: u32 = 64;
+
+/// An instance's open WebSocket connections and gRPC streams, against [`MAX_OPEN_PER_INSTANCE`].
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    open: u32,
+}
+
+impl Budget {
+    /// Take a slot, or say how many are open when none is left.
+    pub(crate) fn take(&mut self) -> Result<(), u32> {
+        if self.open >= MAX_OPEN_PER_INSTANCE {
+            return Err(self.open);
+        }
+        self.open += 1;
+        Ok(())
+    }
+
+    /// Give a slot back (a session or a stream ended).
+    pub(crate) fn give_back(&mut self) {
+        self.open = self.open.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_refuses_past_the_cap_and_frees_slots() {
+        let mut budget = Budget::default();
+        for _ in 0..MAX_OPEN_PER_INSTANCE {
+            assert!(budget.take().is_ok());
+        }
+        assert_eq!(budget.take(), Err(MAX_OPEN_PER_INSTANCE));
+        budget.give_back();
+        assert!(budget.take().is_ok());
+    }
+}

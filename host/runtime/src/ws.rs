@@ -1,0 +1,327 @@
+//! The `loadhost:plugin/websocket` import: WebSocket connections (RFC 6455) the host owns, on
+//! tokio-tungstenite over the host's own TCP and TLS (the allow-list and the host's own ports are
+//! judged before any connection). A connection lives in the instance's resource table, so it may
+//! serve many tasks of its worker and goes with the instance when that is replaced.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use hyper_util::rt::TokioIo;
+use tokio::time::Instant;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
+use tokio_tungstenite::tungstenite::{self, Message};
+use wasmtime::component::Resource;
+
+use crate::bindings::loadhost::plugin::websocket as wit;
+use crate::ctx::DoerCtx;
+use crate::http::connector::Alpn;
+use crate::protocol_metrics as names;
+
+/// A connection's socket: the host's counted TCP, TLS when `wss://`.
+type Socket = TokioIo<hyper_rustls::MaybeHttpsStream<crate::http::connector::CountedConn>>;
+
+/// How long a connect waits when the plugin gives no timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long `close` waits for the peer's close frame before dropping the connection.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
+
+/// One open (or closed, not yet dropped) WebSocket connection.
+pub struct WsConnection {
+    /// `None` once the session has ended: only dropping is left.
+    socket: Option<WebSocketStream<Socket>>,
+    /// Messages that arrived while `ping` waited for its pong.
+    pending: VecDeque<wit::Message>,
+    opened: Instant,
+    pings: u64,
+    /// Where the session's duration goes when it ends unclosed (dropped, or the instance gone).
+    metrics: loadhost_engine::MetricsHandle,
+}
+
+impl Drop for WsConnection {
+    fn drop(&mut self) {
+        // A connection still open when the plugin drops it, or when its instance goes at the end
+        // of the run, ends its session here.
+        if self.socket.take().is_some() {
+            self.metrics.trend(names::WS_SESSION_DURATION.into(), ms(self.opened.elapsed()), Vec::new());
+        }
+    }
+}
+
+type WsResult<T> = wasmtime::Result<Result<T, wit::Error>>;
+
+impl wit::Host for DoerCtx {}
+
+impl wit::HostConnection for DoerCtx {
+    async fn connect(
+        &mut self,
+        url: String,
+        headers: Vec<(String, Vec<u8>)>,
+        timeout_ms: Option<u32>,
+    ) -> WsResult<Resource<WsConnection>> {
+        if let Err(open) = self.budget.take() {
+            return Ok(Err(wit::Error::TooManyConnections(open)));
+        }
+        let limit = timeout_ms.map_or(CONNECT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
+        let started = Instant::now();
+        let opened = match tokio::time::timeout(limit, self.ws_open(&url, headers)).await {
+            Ok(opened) => opened,
+            Err(_) => Err(wit::Error::Network(format!("{url}: no connection within {limit:?}"))),
+        };
+        self.http_client.drain_wire(&self.metrics);
+        let socket = match opened {
+            Ok(socket) => socket,
+            Err(err) => {
+                self.budget.give_back();
+                return Ok(Err(err));
+            }
+        };
+        self.metrics.trend(names::WS_CONNECTING.into(), ms(started.elapsed()), Vec::new());
+        self.metrics.counter(names::WS_SESSIONS.into(), 1, Vec::new());
+        let conn = WsConnection {
+            socket: Some(socket),
+            pending: VecDeque::new(),
+            opened: Instant::now(),
+            pings: 0,
+            metrics: self.metrics.clone(),
+        };
+        Ok(Ok(self.table_mut().push(conn)?))
+    }
+
+    async fn send_text(&mut self, conn: Resource<WsConnection>, text: String) -> WsResult<()> {
+        self.ws_send(&conn, Message::text(text)).await
+    }
+
+    async fn send_binary(&mut self, conn: Resource<WsConnection>, data: Vec<u8>) -> WsResult<()> {
+        self.ws_send(&conn, Message::binary(data)).await
+    }
+
+    async fn receive(&mut self, conn: Resource<WsConnection>, timeout_ms: Option<u32>) -> WsResult<wit::Message> {
+        if let Some(message) = self.table_mut().get_mut(&conn)?.pending.pop_front() {
+            return Ok(Ok(message));
+        }
+        let deadline = timeout_ms.map(|ms| Instant::now() + Duration::from_millis(u64::from(ms)));
+        loop {
+            match self.ws_next(&conn, deadline, None).await? {
+                Ok(Next::Message(message)) => return Ok(Ok(message)),
+                // Only `ping` waits for a pong; without one asked for, none comes back.
+                Ok(Next::Pong) => {}
+                Err(err) => return Ok(Err(err)),
+            }
+        }
+    }
+
+    async fn ping(&mut self, conn: Resource<WsConnection>, timeout_ms: Option<u32>) -> WsResult<f64> {
+        let payload = {
+            let c = self.table_mut().get_mut(&conn)?;
+            c.pings += 1;
+            c.pings.to_be_bytes().to_vec()
+        };
+        let started = Instant::now();
+        if let Err(err) = self.ws_send_raw(&conn, Message::Ping(payload.clone().into())).await? {
+            return Ok(Err(err));
+        }
+        let deadline = timeout_ms.map(|ms| started + Duration::from_millis(u64::from(ms)));
+        loop {
+            match self.ws_next(&conn, deadline, Some(&payload)).await? {
+                Ok(Next::Pong) => break,
+                Ok(Next::Message(message)) => self.table_mut().get_mut(&conn)?.pending.push_back(message),
+                Err(err) => return Ok(Err(err)),
+            }
+        }
+        let round_trip = ms(started.elapsed());
+        self.metrics.trend(names::WS_PING.into(), round_trip, Vec::new());
+        Ok(Ok(round_trip))
+    }
+
+    async fn close(&mut self, conn: Resource<WsConnection>, code: u16, reason: String) -> WsResult<()> {
+        let Some(mut socket) = self.table_mut().get_mut(&conn)?.socket.take() else {
+            return Ok(Err(wit::Error::Closed));
+        };
+        let frame = CloseFrame { code: code.into(), reason: reason.into() };
+        let sent = socket.send(Message::Close(Some(frame))).await;
+        // The peer answers with its own close frame; after a short wait the connection goes anyway.
+        let _ = tokio::time::timeout(CLOSE_WAIT, async { while socket.next().await.is_some() {} }).await;
+        self.http_client.drain_wire(&self.metrics);
+        let opened = self.table_mut().get(&conn)?.opened;
+        self.ws_ended(opened);
+        Ok(sent.map_err(|err| network("close", &err)))
+    }
+
+    async fn drop(&mut self, conn: Resource<WsConnection>) -> wasmtime::Result<()> {
+        let conn = self.table_mut().delete(conn)?;
+        if conn.socket.is_some() {
+            // Its duration is recorded as it drops.
+            self.budget.give_back();
+        }
+        Ok(())
+    }
+}
+
+/// What `ws_next` read: a message for the plugin, or a ping's pong.
+enum Next {
+    Message(wit::Message),
+    Pong,
+}
+
+fn ms(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1000.0
+}
+
+fn network(what: &str, err: &tungstenite::Error) -> wit::Error {
+    match err {
+        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => wit::Error::Closed,
+        _ => wit::Error::Network(format!("{what}: {err}")),
+    }
+}
+
+impl DoerCtx {
+    /// Judge `url` by the allow-list, connect and shake hands.
+    async fn ws_open(
+        &mut self,
+        url: &str,
+        headers: Vec<(String, Vec<u8>)>,
+    ) -> Result<WebSocketStream<Socket>, wit::Error> {
+        let invalid = |why: String| wit::Error::InvalidRequest(format!("{url}: {why}"));
+        let uri: http::Uri = url.parse().map_err(|err| invalid(format!("{err}")))?;
+        let tls = match uri.scheme_str() {
+            Some("ws") => false,
+            Some("wss") => true,
+            _ => return Err(invalid("expected a ws:// or wss:// URL".into())),
+        };
+        let host = uri.host().ok_or_else(|| invalid("no host".into()))?.to_owned();
+        let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        if !self.http_client.allows(&host, port) {
+            self.metrics.counter(names::WS_DENIED.into(), 1, Vec::new());
+            return Err(wit::Error::Denied(self.http_client.denied(&host, port)));
+        }
+        let mut request = url.into_client_request().map_err(|err| invalid(format!("{err}")))?;
+        for (name, value) in headers {
+            let name =
+                http::HeaderName::from_bytes(name.as_bytes()).map_err(|err| invalid(format!("{name}: {err}")))?;
+            let value = http::HeaderValue::from_bytes(&value).map_err(|err| invalid(format!("{name}: {err}")))?;
+            request.headers_mut().append(name, value);
+        }
+        let authority = uri.authority().map_or(String::new(), |a| a.to_string());
+        let tcp_uri: http::Uri = format!("{}://{authority}/", if tls { "https" } else { "http" })
+            .parse()
+            .map_err(|err| invalid(format!("{err}")))?;
+        let mut connector = self.http_client.direct_connector(Alpn::Http1);
+        let stream = tower_service::Service::call(&mut connector, tcp_uri).await.map_err(|err| {
+            match crate::http::own_listener_in(err.as_ref()) {
+                Some(own) => {
+                    self.metrics.counter(names::WS_DENIED.into(), 1, Vec::new());
+                    wit::Error::Denied(format!("{url}: {own}"))
+                }
+                None => wit::Error::Network(format!("{url}: {err}")),
+            }
+        })?;
+        let max = usize::try_from(self.http_client.max_body()).unwrap_or(usize::MAX);
+        let config = WebSocketConfig::default().max_message_size(Some(max)).max_frame_size(Some(max));
+        let (socket, _response) =
+            tokio_tungstenite::client_async_with_config(request, TokioIo::new(stream), Some(config))
+                .await
+                .map_err(|err| network(&format!("{url}: handshake"), &err))?;
+        Ok(socket)
+    }
+
+    /// Send a data message, counted in `ws_msgs_sent`.
+    async fn ws_send(&mut self, conn: &Resource<WsConnection>, message: Message) -> WsResult<()> {
+        let sent = self.ws_send_raw(conn, message).await?;
+        if sent.is_ok() {
+            self.metrics.counter(names::WS_MSGS_SENT.into(), 1, Vec::new());
+        }
+        Ok(sent)
+    }
+
+    async fn ws_send_raw(&mut self, conn: &Resource<WsConnection>, message: Message) -> WsResult<()> {
+        let max = self.http_client.max_body();
+        if message.len() as u64 > max {
+            return Ok(Err(wit::Error::TooLarge(max)));
+        }
+        let Some(socket) = self.table_mut().get_mut(conn)?.socket.as_mut() else {
+            return Ok(Err(wit::Error::Closed));
+        };
+        let sent = socket.send(message).await;
+        self.http_client.drain_wire(&self.metrics);
+        match sent {
+            Ok(()) => Ok(Ok(())),
+            Err(err) => Ok(Err(self.ws_failed(conn, "send", &err)?)),
+        }
+    }
+
+    /// The next data message, or the pong whose payload is `pong`, before `deadline`.
+    async fn ws_next(
+        &mut self,
+        conn: &Resource<WsConnection>,
+        deadline: Option<Instant>,
+        pong: Option<&[u8]>,
+    ) -> WsResult<Next> {
+        loop {
+            let Some(socket) = self.table_mut().get_mut(conn)?.socket.as_mut() else {
+                return Ok(Err(wit::Error::Closed));
+            };
+            let read = match deadline {
+                Some(deadline) => match tokio::time::timeout_at(deadline, socket.next()).await {
+                    Ok(read) => read,
+                    Err(_) => return Ok(Err(wit::Error::Timeout)),
+                },
+                None => socket.next().await,
+            };
+            self.http_client.drain_wire(&self.metrics);
+            let message = match read {
+                Some(Ok(message)) => message,
+                Some(Err(err)) => return Ok(Err(self.ws_failed(conn, "receive", &err)?)),
+                None => return Ok(Err(self.ws_failed(conn, "receive", &tungstenite::Error::ConnectionClosed)?)),
+            };
+            let data = match message {
+                Message::Text(text) => wit::Message::Text(text.as_str().to_owned()),
+                Message::Binary(data) => wit::Message::Binary(data.to_vec()),
+                Message::Close(frame) => {
+                    let (code, reason) = frame.map_or((1005, String::new()), |f| (f.code.into(), f.reason.to_string()));
+                    let socket = self.table_mut().get_mut(conn)?.socket.take();
+                    if let Some(mut socket) = socket {
+                        // Answering the close handshake is tungstenite's, on the next flush.
+                        let _ = tokio::time::timeout(CLOSE_WAIT, socket.flush()).await;
+                    }
+                    let opened = self.table_mut().get(conn)?.opened;
+                    self.ws_ended(opened);
+                    return Ok(Ok(Next::Message(wit::Message::Close(wit::CloseFrame { code, reason }))));
+                }
+                Message::Pong(payload) if pong.is_some_and(|p| p == payload.as_ref()) => return Ok(Ok(Next::Pong)),
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
+            };
+            self.metrics.counter(names::WS_MSGS_RECEIVED.into(), 1, Vec::new());
+            return Ok(Ok(Next::Message(data)));
+        }
+    }
+
+    /// A failed send or receive ends the session: the connection is unusable.
+    fn ws_failed(
+        &mut self,
+        conn: &Resource<WsConnection>,
+        what: &str,
+        err: &tungstenite::Error,
+    ) -> wasmtime::Result<wit::Error> {
+        let error = match err {
+            tungstenite::Error::Capacity(_) => wit::Error::TooLarge(self.http_client.max_body()),
+            _ => network(what, err),
+        };
+        let c = self.table_mut().get_mut(conn)?;
+        if c.socket.take().is_some() {
+            let opened = c.opened;
+            self.ws_ended(opened);
+        }
+        Ok(error)
+    }
+
+    /// A session ended (closed, failed or dropped): its duration, and its slot back.
+    fn ws_ended(&mut self, opened: Instant) {
+        self.metrics.trend(names::WS_SESSION_DURATION.into(), ms(opened.elapsed()), Vec::new());
+        self.budget.give_back();
+    }
+}

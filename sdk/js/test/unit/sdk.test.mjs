@@ -1,0 +1,159 @@
+// Unit tests of the SDK's WebSocket and gRPC modules on Node.js, with the host's imports faked
+// (fakes.mjs); the component path is proved by building and running plugins (test.sh).
+//
+//   node --import ./register.mjs sdk.test.mjs
+
+import assert from 'node:assert/strict';
+import { beforeEach, describe, test } from 'node:test';
+import { runInNewContext } from 'node:vm';
+
+import { fake } from './fakes.mjs';
+import * as grpc from '../../lib/grpc.js';
+import * as ws from '../../lib/ws.js';
+
+const text = (bytes) => new TextDecoder().decode(bytes);
+
+beforeEach(() => {
+  fake.connections.length = 0;
+  fake.calls.length = 0;
+  fake.streams.length = 0;
+});
+
+describe('ws', () => {
+  test('connect sends the headers as bytes and the timeout', () => {
+    const conn = ws.connect('ws://h/echo', { headers: { 'x-k': 'v' }, timeout: 2500.4 });
+    const host = fake.connections[0];
+    assert.equal(host.url, 'ws://h/echo');
+    assert.deepEqual(host.headers.map(([n, v]) => [n, text(v)]), [['x-k', 'v']]);
+    assert.equal(host.timeoutMs, 2500);
+    assert.equal(conn.url, 'ws://h/echo');
+    ws.connect('ws://h/', { headers: [['a', new Uint8Array([0])]] });
+    assert.equal(fake.connections[1].timeoutMs, undefined);
+    assert.throws(() => ws.connect('ws://h/', { timeuot: 1 }), /unknown connect option 'timeuot'/);
+  });
+
+  test('messages come back as a string, a Uint8Array or a Close', () => {
+    const conn = ws.connect('ws://h/');
+    conn.sendText('hello');
+    conn.sendBinary(new Uint8Array([1, 2]));
+    conn.send('again');
+    conn.send(new Uint8Array([3]).buffer);
+    assert.equal(conn.receive(1000), 'hello');
+    assert.equal(fake.connections[0].receiveTimeoutMs, 1000);
+    assert.deepEqual(conn.receive(), new Uint8Array([1, 2]));
+    assert.equal(fake.connections[0].receiveTimeoutMs, undefined);
+    assert.equal(conn.receive(), 'again');
+    assert.deepEqual(conn.receive(), new Uint8Array([3]));
+    fake.connections[0].inbox.push({ tag: 'close', val: { code: 1001, reason: 'going away' } });
+    const closed = conn.receive();
+    assert.ok(closed instanceof ws.Close);
+    assert.deepEqual([closed.code, closed.reason], [1001, 'going away']);
+  });
+
+  test("the bindings' byte lists come back as the plugin's own Uint8Array", () => {
+    const conn = ws.connect('ws://h/');
+    // The bindings' typed arrays are of another realm: instanceof fails on them as they are.
+    fake.connections[0].inbox.push({ tag: 'binary', val: runInNewContext('new Uint8Array([7, 8, 9]).subarray(1)') });
+    const received = conn.receive();
+    assert.ok(received instanceof Uint8Array);
+    assert.deepEqual([...received], [8, 9]);
+  });
+
+  test('wrong argument types are refused before the host sees them', () => {
+    const conn = ws.connect('ws://h/');
+    assert.throws(() => conn.sendText(new Uint8Array(1)), TypeError);
+    assert.throws(() => conn.sendBinary('x'), /sendBinary takes bytes/);
+    assert.throws(() => conn.close(70000), RangeError);
+    assert.throws(() => conn.receive('soon'), /timeout must be a number/);
+    assert.deepEqual(fake.connections[0].sent, []);
+  });
+
+  test('host errors become WebSocketErrors with their kind', () => {
+    assert.throws(() => ws.connect('ws://denied/'), (e) => e instanceof ws.WebSocketError && e.kind === 'denied'
+      && /denied: the host is not allowed \(loadhost run --allow-host\)/.test(e.message));
+    assert.throws(() => ws.connect('ws://many/'), (e) => e.kind === 'too-many-connections' && e.limit === 8);
+    const conn = ws.connect('ws://h/');
+    assert.throws(() => conn.receive(10), (e) => e.kind === 'timeout' && e.url === 'ws://h/');
+    assert.throws(() => conn.sendText('break'), (e) => e.kind === 'network' && e.message === 'connection reset');
+  });
+
+  test('ping gives the round trip in milliseconds', () => {
+    const conn = ws.connect('ws://h/');
+    assert.equal(conn.ping(500), 2.5);
+    assert.equal(fake.connections[0].pingTimeoutMs, 500);
+  });
+
+  test('close and drop release the connection once', () => {
+    const conn = ws.connect('ws://h/');
+    const host = fake.connections[0];
+    conn.close(4000, 'done');
+    assert.deepEqual([host.closedWith, host.disposed, conn.closed], [[4000, 'done'], true, true]);
+    conn.close();
+    assert.throws(() => conn.sendText('x'), (e) => e.kind === 'closed');
+    const other = ws.connect('ws://h/');
+    other.drop();
+    other.drop();
+    assert.deepEqual([fake.connections[1].closedWith, fake.connections[1].disposed], [undefined, true]);
+    ws.connect('ws://h/').close();
+    assert.deepEqual(fake.connections[2].closedWith, [1000, '']);
+  });
+});
+
+describe('grpc', () => {
+  test('a call sends bytes, lower-case metadata and the deadline', () => {
+    const response = grpc.call('http://h:1', '/p.S/M', new Uint8Array([10, 1, 120]), {
+      metadata: { 'X-Key': 'v', 'k-bin': new Uint8Array([0]) },
+      timeout: 1500,
+    });
+    const sent = fake.calls[0];
+    assert.deepEqual([sent.target, sent.method, sent.timeoutMs], ['http://h:1', '/p.S/M', 1500]);
+    assert.deepEqual(sent.metadata.map(([n, v]) => [n, [...v]]), [['x-key', [118]], ['k-bin', [0]]]);
+    assert.deepEqual(response.message, new Uint8Array([10, 1, 120]));
+    assert.equal(response.header('Content-Type'), 'application/grpc');
+    assert.equal(response.trailer('grpc-status'), undefined);
+    assert.ok(response.elapsedMs >= 0);
+    grpc.call('http://h:1', '/p.S/M', new Uint8Array(0));
+    assert.deepEqual([fake.calls[1].metadata, fake.calls[1].timeoutMs], [[], undefined]);
+  });
+
+  test('a status other than OK throws a GrpcError with code, details and trailers', () => {
+    assert.throws(() => grpc.call('http://h', '/p.S/M', new Uint8Array(0), { metadata: [['x-loadhost-status', '14']] }),
+      (e) => e instanceof grpc.GrpcError && e.kind === 'status' && e.code === grpc.UNAVAILABLE && e.details === 'injected'
+        && e.message === 'gRPC status 14: injected' && e.trailer('X-Why') === 'test');
+  });
+
+  test("the host's own reasons carry the code a gRPC client reports", () => {
+    assert.throws(() => grpc.call('http://denied', '/p.S/M', new Uint8Array(0)),
+      (e) => e.kind === 'denied' && e.code === grpc.PERMISSION_DENIED && /denied/.test(e.message));
+    assert.throws(() => grpc.call('http://down', '/p.S/M', new Uint8Array(0)),
+      (e) => e.kind === 'network' && e.code === grpc.UNAVAILABLE && e.details === 'connection refused');
+  });
+
+  test('a string is not a message, and options are checked', () => {
+    assert.throws(() => grpc.call('http://h', '/p.S/M', 'hello'), /protobuf bytes/);
+    assert.throws(() => grpc.call('http://h', '/p.S/M', new Uint8Array(0), { deadline: 5 }), /unknown call option 'deadline'/);
+    assert.equal(fake.calls.length, 0);
+  });
+
+  test("messages come back as the plugin's own Uint8Array", () => {
+    const call = grpc.stream('http://h', '/p.S/Bidi');
+    fake.streams[0].queue.push(runInNewContext('new Uint8Array([5, 6])'));
+    const received = call.receive();
+    assert.ok(received instanceof Uint8Array);
+    assert.deepEqual([...received], [5, 6]);
+  });
+
+  test('a stream sends, receives, half-closes and ends', () => {
+    const call = grpc.stream('http://h', '/p.S/Bidi', { metadata: { a: 'b' }, timeout: 3000 });
+    call.send(new Uint8Array([1]));
+    assert.deepEqual(call.receive(1000), new Uint8Array([1]));
+    assert.throws(() => call.receive(10), (e) => e.kind === 'timeout' && e.code === grpc.DEADLINE_EXCEEDED);
+    call.closeSend();
+    assert.equal(call.receive(), undefined);
+    assert.equal(text(call.trailers()[0][1]), '0');
+    call.drop();
+    assert.equal(fake.streams[0].disposed, true);
+    assert.deepEqual(fake.streams[0].opened.timeoutMs, 3000);
+    assert.throws(() => call.send(new Uint8Array(0)), /dropped/);
+  });
+});

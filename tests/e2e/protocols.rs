@@ -1,0 +1,171 @@
+//! WebSocket and gRPC from plugins (`loadhost:plugin/websocket`, `loadhost:plugin/grpc`) against
+//! the built-in target's `/ws/echo` and gRPC echo service: the example plugins in every language
+//! that has one, the host's built-in metrics checked against the target's own counts, denials,
+//! injected statuses with retries, thresholds, and a plugin that hoards connections.
+
+use serde_json::Value;
+
+use crate::common::{Loadhost, Run, assert_identity, assert_ok, fixture, plugin, task_count};
+use crate::target_process::TargetProcess;
+
+/// `metrics.NAME.count` (a counter's or a trend's), 0 when it never got a sample.
+fn count(run: &Run, name: &str) -> u64 {
+    run.summary()["metrics"][name]["count"].as_u64().unwrap_or(0)
+}
+
+fn stat(stats: &Value, name: &str) -> u64 {
+    stats[name].as_u64().unwrap_or_else(|| panic!("{name} in the target's /stats: {stats}"))
+}
+
+fn run(wasm: &std::path::Path, allow: &str, env: &[&str], args: &[&str]) -> Run {
+    let mut all = vec!["--allow-host", allow];
+    for pair in env {
+        all.extend(["-e", pair]);
+    }
+    all.extend(args);
+    Loadhost::run_plugin(wasm, &all)
+}
+
+/// Every error message of the run, joined.
+fn errors(run: &Run) -> String {
+    let list = run.summary()["errors"].as_array().cloned().unwrap_or_default();
+    list.iter().map(|e| format!("{} | {}", e["message"], e["example"])).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn ws_echo_in_every_language_keeps_a_connection_per_worker_and_echoes_exactly() {
+    for name in ["ws-echo", "ws-echo-python", "ws-echo-js", "ws-echo-c"] {
+        let target = TargetProcess::start(&[]);
+        let url = format!("TARGET_URL=ws://{}/ws/echo", target.authority);
+        let thresholds = ["--threshold", "ws_session_duration:p(95)<60000", "--threshold", "ws_msgs_sent:count==1000"];
+        let args = [&["-n", "100", "-w", "4"][..], &thresholds].concat();
+        let run = run(&plugin(name), &target.authority, &[&url, "MESSAGES=10"], &args);
+        assert_ok(&run);
+        let s = run.summary();
+        assert_eq!(task_count(&s, "passed"), 100, "{name}: {}", run.stderr);
+        assert_eq!(count(&run, "ws_msgs_sent"), 1000, "{name}");
+        assert_eq!(count(&run, "ws_msgs_received"), 1000, "{name}");
+        assert_eq!(count(&run, "ws_sessions"), 4, "{name}: one connection per worker, kept across its tasks");
+        assert_eq!(count(&run, "ws_session_duration"), 4, "{name}: each session ends once, with its instance");
+        let thresholds = s["thresholds"].as_object().unwrap();
+        assert!(thresholds.len() == 2 && thresholds.values().all(|t| t["ok"] == true), "{name}: {thresholds:?}");
+        let stats = target.stats();
+        assert_eq!(stat(&stats, "ws_sessions"), 4, "{name}: {stats}");
+        assert_eq!(stat(&stats, "ws_msgs_received"), 1000, "{name}: the target's count agrees");
+        assert_eq!(stat(&stats, "ws_msgs_sent"), 1000, "{name}: {stats}");
+        assert_identity(&s);
+    }
+}
+
+#[test]
+fn a_websocket_to_a_host_not_allowed_is_denied_before_any_connection() {
+    let target = TargetProcess::start(&[]);
+    let port = target.authority.rsplit_once(':').unwrap().1;
+    // The same server by another name: only 127.0.0.1:PORT is allowed.
+    let url = format!("TARGET_URL=ws://localhost:{port}/ws/echo");
+    let run = run(&plugin("ws-echo"), &target.authority, &[&url], &["-n", "5", "-w", "1"]);
+    assert_eq!(run.code, 98, "no task passed: {}", run.stderr);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "failed"), 5, "{}", s["tasks"]);
+    assert_eq!(count(&run, "ws_denied"), 5);
+    assert_eq!(count(&run, "ws_sessions"), 0);
+    assert!(errors(&run).contains("--allow-host localhost"), "{}", errors(&run));
+    let stats = target.stats();
+    assert_eq!(stat(&stats, "connections"), 1, "only this /stats request reached the target: {stats}");
+}
+
+#[test]
+fn grpc_unary_calls_are_counted_by_status_exactly_and_a_threshold_judges_their_duration() {
+    for name in ["grpc-echo", "grpc-echo-python", "grpc-echo-js"] {
+        let target = TargetProcess::start(&[]);
+        let grpc_target = format!("TARGET={}", target.url);
+        let thresholds =
+            ["--threshold", "grpc_req_duration:p(95)<5000", "--threshold", "grpc_reqs{status:0}:count==200"];
+        let args = [&["-n", "200", "-w", "4"][..], &thresholds].concat();
+        let run = run(&plugin(name), &target.authority, &[&grpc_target], &args);
+        assert_ok(&run);
+        let s = run.summary();
+        assert_eq!(task_count(&s, "passed"), 200, "{name}: {}", run.stderr);
+        assert_eq!(count(&run, "grpc_reqs{status:0}"), 200, "{name}");
+        assert_eq!(count(&run, "grpc_req_duration"), 200, "{name}");
+        let judged = &s["thresholds"]["grpc_req_duration:p(95)<5000"];
+        assert_eq!(judged["ok"], true, "{name}: {judged}");
+        assert!(judged["value"].as_f64().unwrap() > 0.0, "{name}: judged on measured calls: {judged}");
+        let stats = target.stats();
+        assert_eq!(stats["grpc_status"]["0"], 200, "{name}: the target's count agrees: {stats}");
+        assert_identity(&s);
+    }
+}
+
+#[test]
+fn a_bidi_stream_of_a_hundred_messages_per_task_echoes_exactly() {
+    let target = TargetProcess::start(&[]);
+    let grpc_target = format!("TARGET={}", target.url);
+    let run = run(
+        &plugin("grpc-echo"),
+        &target.authority,
+        &[&grpc_target, "MODE=stream", "MESSAGES=100"],
+        &["-n", "10", "-w", "2"],
+    );
+    assert_ok(&run);
+    assert_eq!(task_count(&run.summary(), "passed"), 10, "{}", run.stderr);
+    assert_eq!(count(&run, "grpc_streams"), 10);
+    assert_eq!(count(&run, "grpc_streams_msgs_sent"), 1000);
+    assert_eq!(count(&run, "grpc_streams_msgs_received"), 1000);
+    assert_eq!(count(&run, "grpc_reqs{status:0}"), 10, "a stream counts once, with its final status");
+    let stats = target.stats();
+    assert_eq!(stat(&stats, "grpc_msgs_received"), 1000, "{stats}");
+    assert_eq!(stat(&stats, "grpc_msgs_sent"), 1000, "{stats}");
+}
+
+#[test]
+fn an_injected_status_14_is_counted_and_retried() {
+    let target = TargetProcess::start(&[]);
+    let grpc_target = format!("TARGET={}", target.url);
+    let run = run(
+        &plugin("grpc-echo"),
+        &target.authority,
+        &[&grpc_target, "GRPC_STATUS=14"],
+        &["-n", "5", "-w", "1", "--retries", "2", "--retry-backoff", "1ms"],
+    );
+    assert_eq!(run.code, 98, "no task passed: {}", run.stderr);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "failed"), 5, "{}", s["tasks"]);
+    assert_eq!(task_count(&s, "retries"), 10, "status 14 is retryable: two retries each");
+    assert_eq!(count(&run, "grpc_reqs{status:14}"), 15);
+    assert_eq!(count(&run, "grpc_reqs{status:0}"), 0);
+    assert!(errors(&run).contains("gRPC status 14: injected by the target"), "{}", errors(&run));
+    assert_eq!(target.stats()["grpc_status"]["14"], 15);
+}
+
+#[test]
+fn a_plugin_hoarding_connections_stays_within_the_bound_and_fails() {
+    for mode in ["ws", "grpc"] {
+        let target = TargetProcess::start(&[]);
+        let env = [
+            format!("MODE={mode}"),
+            format!("TARGET_URL=ws://{}/ws/echo", target.authority),
+            format!("TARGET={}", target.url),
+        ];
+        let env: Vec<&str> = env.iter().map(String::as_str).collect();
+        let run = run(&fixture("ws-hoard"), &target.authority, &env, &["-n", "6", "-w", "2"]);
+        assert_eq!(run.code, 98, "{mode}: {}", run.stderr);
+        let s = run.summary();
+        assert_eq!(task_count(&s, "failed"), 6, "{mode}: {}", s["tasks"]);
+        let why = errors(&run);
+        assert!(why.contains("kept 64 open, then: too many"), "{mode}: {why}");
+        let opened = if mode == "ws" { count(&run, "ws_sessions") } else { count(&run, "grpc_streams") };
+        // 64 per instance that ran a task: one or both of the two (opening is quick enough that
+        // one worker may run them all).
+        assert!(opened == 64 || opened == 128, "{mode}: {opened} opened, expected 64 per instance");
+        let rss = s["host"]["peak_rss_mb"].as_f64().unwrap();
+        assert!(rss < 200.0, "{mode}: the host's peak RSS was {rss} MiB");
+        if mode == "ws" {
+            assert_eq!(
+                stat(&target.stats(), "ws_sessions"),
+                opened,
+                "no connection beyond the bound reached the target"
+            );
+        }
+    }
+}
