@@ -167,7 +167,11 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         with(run(&["-n", "5", "--out", "json=no/such/x.jsonl"]), 2, "--out json=no/such/x.jsonl: cannot write"),
         with(run(&["-n", "5", "--html", "no/such/r.html"]), 2, "--html no/such/r.html: cannot write the file"),
         with(run(&["-n", "5", "--metrics-addr", &busy_addr]), 2, &format!("--metrics-addr {busy_addr}: cannot listen")),
-        with(run(&["-n", "5", "--metrics-addr", "0.0.0.0:9"]), 2, "--metrics-addr 0.0.0.0:9: not a loopback address"),
+        with(
+            run(&["-n", "5", "--metrics-addr", "0.0.0.0:9"]),
+            2,
+            "--metrics-addr 0.0.0.0:9: not a loopback address; binding elsewhere needs --metrics-token",
+        ),
         // Segments of a distributed plan.
         with(run(&["-n", "5", "--segment", "4/4"]), 2, "'4/4': the index is 0-based, from 0 to N-1"),
         with(run(&["-n", "5", "--segments", "4"]), 2, "--segments 4 needs $JOB_COMPLETION_INDEX"),
@@ -238,7 +242,7 @@ fn run_help_tells_the_defaults_and_what_stages_ramp() {
         "default: one per CPU",
         "a bare HOST ports 80 and 443 only",
         "--metrics-addr <ADDR>",
-        "loopback addresses only",
+        "loopback only, unless a --metrics-token",
         "Count it as dropped (the default)",
     ] {
         assert!(help.contains(says), "`run --help` should say '{says}':\n{}", run.stdout);

@@ -12,6 +12,7 @@ mod compare;
 mod control;
 mod data_feed;
 mod distributed;
+mod distributed_oci;
 mod endpoints;
 mod hostile;
 mod http;

@@ -164,3 +164,38 @@ fn the_html_report_opens_in_headless_chromium_without_errors() {
     let png = std::fs::read(&shot).expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "a real screenshot: {} bytes", png.len());
 }
+
+/// The status line of `GET /metrics` on `addr`, with `Authorization: Bearer TOKEN` when given.
+fn scrape_status(addr: &str, token: Option<&str>) -> Option<String> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response.lines().next().map(str::to_owned)
+}
+
+#[test]
+fn the_metrics_endpoint_binds_off_loopback_only_with_a_token_and_then_asks_for_it() {
+    let port = free_port();
+    // Every address (as in a pod): refused without a token, served with one.
+    let all = format!("0.0.0.0:{port}");
+    let refused = Loadhost::run_plugin(&plugin("noop"), &["-n", "5", "--metrics-addr", &all]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let running = Loadhost::new()
+        .env("LOADHOST_METRICS_TOKEN", "s3cret-scrape")
+        .arg_run(&plugin("sleep"), &["-e", "SLEEP_MS=5", "-r", "50", "-d", "3s", "--metrics-addr", &all])
+        .spawn();
+    let addr = format!("127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut statuses = (None, None);
+    while (statuses.0.is_none() || statuses.1.is_none()) && Instant::now() < deadline {
+        statuses = (scrape_status(&addr, None), scrape_status(&addr, Some("s3cret-scrape")));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let run = running.finish();
+    assert_ok(&run);
+    assert_eq!(statuses.0.as_deref(), Some("HTTP/1.1 401 Unauthorized"), "no token, no metrics");
+    assert_eq!(statuses.1.as_deref(), Some("HTTP/1.1 200 OK"));
+    assert!(!run.file("summary.json").contains("s3cret-scrape"), "the token never reaches an output");
+}

@@ -61,7 +61,7 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Response<Full<B
 
 /// Whether `presented` is `Bearer TOKEN`, compared in constant time, so response times say nothing
 /// about how much of a guess was right.
-fn authorized(presented: Option<&[u8]>, token: &str) -> bool {
+pub(crate) fn authorized(presented: Option<&[u8]>, token: &str) -> bool {
     use subtle::ConstantTimeEq as _;
     let Some(guess) = presented.and_then(|p| p.strip_prefix(b"Bearer ")) else { return false };
     // `ct_eq` on slices of different lengths is false at once; the length is not the secret.

@@ -1,6 +1,7 @@
 //! Exit codes, as documented in the README ("Exit codes"):
 //! 0 success; 1 runtime error of the host; 2 usage or configuration error; 3 plugin rejected;
-//! 4 the plugin aborted the run; 98 no task passed; 99 a threshold failed; 130 stopped by the user.
+//! 4 the plugin aborted the run; 5 a segment did not start (too late, or it missed the barrier);
+//! 98 no task passed; 99 a threshold failed; 130 stopped by the user.
 
 use std::process::ExitCode;
 
@@ -10,6 +11,9 @@ pub const USAGE: u8 = 2;
 pub const PLUGIN_REJECTED: u8 = 3;
 /// The plugin aborted the run.
 pub const ABORTED: u8 = 4;
+/// A segment of a distributed run did not start: later than `--max-start-lateness`, or it
+/// arrived at the barrier after the others had left.
+pub const NOT_STARTED: u8 = 5;
 /// Tasks were scheduled and none passed (without `--allow-failures`); results are written.
 pub const NO_TASK_PASSED: u8 = 98;
 /// A threshold failed (or stopped the run with `abort_on_fail`); results are written.
@@ -45,6 +49,11 @@ impl Failure {
     /// The host failed (exit 1).
     pub fn runtime(error: impl Into<anyhow::Error>) -> Self {
         Self { code: RUNTIME, error: error.into() }
+    }
+
+    /// A segment that did not start (exit 5).
+    pub fn not_started(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: NOT_STARTED, error: error.into() }
     }
 
     /// The same failure, its error said to be about `what`.

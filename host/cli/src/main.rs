@@ -25,6 +25,8 @@ mod outputs;
 mod plugin_output;
 mod prepare;
 mod registry_cmd;
+mod rendezvous;
+mod results_oci;
 mod run;
 mod run_plugins;
 mod signals;

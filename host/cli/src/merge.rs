@@ -24,9 +24,18 @@ use crate::outputs::{Created, create_all, flag_path, write_all, write_ci_reports
 /// Arguments of `loadhost merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Results files written by `loadhost run --results FILE`, one per segment.
-    #[arg(required = true, value_name = "FILES")]
+    /// Results files written by `loadhost run --results FILE`, one per segment; or one
+    /// oci://REGISTRY/REPO where the segments pushed theirs (`--results oci://…`), with --run-id.
+    #[arg(required = true, value_name = "FILES|oci://REGISTRY/REPO")]
     files: Vec<PathBuf>,
+
+    /// The run to merge: the parts of oci://… tagged RUN_ID-results-I; with files, any part of
+    /// another run is refused.
+    #[arg(long, value_name = "ID", env = "LOADHOST_RUN_ID")]
+    run_id: Option<String>,
+
+    #[command(flatten)]
+    registry: crate::registry_cmd::ConnArgs,
 
     /// Write the merged run's summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
@@ -130,9 +139,19 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
 /// Read every file (lean: intervals stay encoded) and merge them; refuse a partial set unless
 /// `--partial`.
 fn read_and_merge(args: &MergeArgs) -> Result<Merged, Failure> {
-    let mut parts = Vec::with_capacity(args.files.len());
-    for path in &args.files {
+    let (files, _pulled) = part_files(args)?;
+    let mut parts = Vec::with_capacity(files.len());
+    for path in &files {
         let part = results::read_for_merge(path).map_err(Failure::usage)?;
+        if let Some(wanted) = &args.run_id
+            && part.results.run_id.as_deref() != Some(wanted.as_str())
+        {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "{}: a part of run {}, not of --run-id {wanted}",
+                path.display(),
+                part.results.run_id.as_deref().map_or("(unnamed)".to_owned(), |id| format!("'{id}'"))
+            )));
+        }
         parts.push((path.display().to_string(), part));
     }
     let merged = results::merge_files(parts).map_err(Failure::usage)?;
@@ -146,6 +165,30 @@ fn read_and_merge(args: &MergeArgs) -> Result<Merged, Failure> {
         )));
     }
     Ok(merged)
+}
+
+/// The files to merge: those given, or the parts of `--run-id` pulled from `oci://…` into a
+/// temporary folder (kept until the merge is done).
+fn part_files(args: &MergeArgs) -> Result<(Vec<PathBuf>, Option<tempfile::TempDir>), Failure> {
+    let oci: Vec<&str> = args.files.iter().filter_map(|p| p.to_str()?.strip_prefix("oci://")).collect();
+    let Some(repository) = oci.first() else {
+        return Ok((args.files.clone(), None));
+    };
+    if args.files.len() > 1 {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "merge takes files, or one oci://REGISTRY/REPO, not both or several"
+        )));
+    }
+    let Some(run_id) = &args.run_id else {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "merge oci://{repository} needs --run-id ID: the repository may hold the parts of many runs"
+        )));
+    };
+    let dir = tempfile::tempdir().map_err(|err| Failure::runtime(anyhow::anyhow!("a temporary folder: {err}")))?;
+    let registry = crate::registry_cmd::registry(&args.registry)?;
+    let files = crate::results_oci::pull_parts(&registry, repository, run_id, dir.path())?;
+    tracing::info!("pulled {} part(s) of run {run_id} from oci://{repository}", files.len());
+    Ok((files, Some(dir)))
 }
 
 /// The output files, created (empty) before anything is written.

@@ -12,20 +12,32 @@ use hyper::body::Incoming;
 use loadhost_output::openmetrics::{CONTENT_TYPE, Exporter};
 
 /// Bind the endpoint before any load, so a busy or non-loopback address fails fast (exit 2).
-pub fn bind(addr: SocketAddr) -> anyhow::Result<std::net::TcpListener> {
-    if !addr.ip().is_loopback() {
-        anyhow::bail!("--metrics-addr {addr}: not a loopback address; the endpoint has no authentication");
+pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::TcpListener> {
+    if !addr.ip().is_loopback() && token.is_none() {
+        anyhow::bail!("--metrics-addr {addr}: not a loopback address; binding elsewhere needs --metrics-token");
     }
     crate::http_serve::bind("metrics-addr", addr)
 }
 
-/// Serve `exporter` on `listener` until the process ends.
-pub async fn serve(listener: std::net::TcpListener, exporter: Arc<Exporter>) {
-    crate::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, exporter.clone())).await;
+/// Serve `exporter` on `listener` until the process ends; with a `token`, only to scrapes that
+/// present it.
+pub async fn serve(listener: std::net::TcpListener, exporter: Arc<Exporter>, token: Option<String>) {
+    let token: Option<Arc<str>> = token.map(Arc::from);
+    crate::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, exporter.clone(), token.clone()))
+        .await;
 }
 
-async fn answer(req: Request<Incoming>, exporter: Arc<Exporter>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn answer(
+    req: Request<Incoming>,
+    exporter: Arc<Exporter>,
+    token: Option<Arc<str>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let presented = req.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    let allowed = token.as_deref().is_none_or(|token| crate::control_api::authorized(presented, token));
     let (status, content_type, body) = match (req.method(), req.uri().path()) {
+        _ if !allowed => {
+            (StatusCode::UNAUTHORIZED, "text/plain", "missing or wrong Authorization: Bearer token\n".to_owned())
+        }
         (&Method::GET, "/metrics") => (StatusCode::OK, CONTENT_TYPE, exporter.encode()),
         _ => (StatusCode::NOT_FOUND, "text/plain", "not found: GET /metrics\n".to_owned()),
     };

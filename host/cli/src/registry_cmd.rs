@@ -73,7 +73,8 @@ pub struct Resolved {
     pub bundle: Option<Bundle>,
 }
 
-fn registry(conn: &ConnArgs) -> Result<Registry, Failure> {
+/// A registry client with `conn`'s settings.
+pub(crate) fn registry(conn: &ConnArgs) -> Result<Registry, Failure> {
     let credentials = match &conn.registry_user {
         Some(user) => {
             let mut password = String::new();
@@ -96,11 +97,11 @@ fn registry(conn: &ConnArgs) -> Result<Registry, Failure> {
 }
 
 /// Exit 2 for the user's input and the registry, 3 for an artifact that cannot be a plugin.
-fn registry_failure(err: RegistryError) -> Failure {
+pub(crate) fn registry_failure(err: RegistryError) -> Failure {
     if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) }
 }
 
-fn parse_ref(text: &str) -> Result<PluginRef, Failure> {
+pub(crate) fn parse_ref(text: &str) -> Result<PluginRef, Failure> {
     text.parse::<PluginRef>().map_err(registry_failure)
 }
 
@@ -122,6 +123,14 @@ impl<'a> Resolver<'a> {
         Self { args, registry: None }
     }
 
+    /// The registry client, made on first use (a password on stdin is read once).
+    pub fn registry(&mut self) -> Result<&Registry, Failure> {
+        match &mut self.registry {
+            Some(registry) => Ok(registry),
+            empty => Ok(empty.insert(registry(&self.args.conn)?)),
+        }
+    }
+
     /// [`resolve`] one plugin.
     pub fn resolve(&mut self, input: &Path) -> Result<Resolved, Failure> {
         let text = input.to_string_lossy();
@@ -139,11 +148,7 @@ impl<'a> Resolver<'a> {
             PullArg::Missing => Pull::Missing,
             PullArg::Never => Pull::Never,
         };
-        let registry = match &mut self.registry {
-            Some(registry) => registry,
-            empty => empty.insert(registry(&self.args.conn)?),
-        };
-        let pulled = registry.resolve(&r, pull).map_err(registry_failure)?;
+        let pulled = self.registry()?.resolve(&r, pull).map_err(registry_failure)?;
         tracing::info!("plugin {r} is {} ({})", pulled.digest, pulled.wasm.display());
         let bundle = bundle(&pulled.reference, &pulled.layers)?;
         Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle })

@@ -107,7 +107,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
     let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
-    wait_for_start(&settings, &interrupt);
+    let mut settings = settings;
+    if let Err(failure) = start_together(&mut settings, &mut resolver, &interrupt) {
+        // Nothing ran: no output is left behind, as for a plugin refused before the load.
+        drop(observer);
+        remove(created.iter().map(PathBuf::as_path));
+        return Err(failure);
+    }
     let control = endpoints.control.map(|listener| {
         let control = Arc::new(control_api::handle(&settings.plan));
         tokio.spawn(control_api::serve(listener, control.clone(), settings.options.control_token.clone()));
@@ -126,7 +132,89 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     if let Some((path, err)) = lines.finish() {
         report_write_error("plugin-output file=", &path, Some(err));
     }
-    finish(&settings, info, sinks, html, ended)
+    let code = finish(&settings, info, sinks, html, ended)?;
+    push_results(&settings, &mut resolver)?;
+    Ok(code)
+}
+
+/// Where the results file is written: `--results FILE`, or a file of its own to push when
+/// `--results` names a registry.
+fn results_file(settings: &RunSettings) -> Option<PathBuf> {
+    let o = &settings.options;
+    if loadhost_config::distributed::results_repository(o).is_none() {
+        return o.results.clone();
+    }
+    let run = o.run_id.as_deref().unwrap_or("run");
+    let index = settings.segment.map_or(0, |s| s.index());
+    Some(std::env::temp_dir().join(format!("loadhost-{run}-results-{index}-{}.lhr", std::process::id())))
+}
+
+/// Push the results file to `--results oci://…`; the file is removed once it is there, kept (and
+/// named) when the push fails.
+fn push_results(settings: &RunSettings, resolver: &mut crate::registry_cmd::Resolver<'_>) -> Result<(), Failure> {
+    let o = &settings.options;
+    let (Some(repository), Some(run_id), Some(file)) =
+        (loadhost_config::distributed::results_repository(o), o.run_id.as_deref(), results_file(settings))
+    else {
+        return Ok(());
+    };
+    let index = settings.segment.map_or(0, |s| s.index());
+    let pushed = resolver.registry().and_then(|r| crate::results_oci::push(r, repository, run_id, index, &file));
+    match pushed {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&file);
+            Ok(())
+        }
+        // The results are kept where they were written, and the error says where.
+        Err(failure) => {
+            Err(failure
+                .context(format!("the results are kept in {} (merge that file, or push it again)", file.display())))
+        }
+    }
+}
+
+/// Wait until the segments start together: `--barrier` (then the planned start is the
+/// barrier's, recorded as `start-at`) or `--start-at`; refuse to start past
+/// `--max-start-lateness` (exit 5).
+fn start_together(
+    settings: &mut RunSettings,
+    resolver: &mut crate::registry_cmd::Resolver<'_>,
+    interrupt: &Interrupt,
+) -> Result<(), Failure> {
+    let o = &settings.options;
+    if let (true, Some(repository), Some(run_id), Some(segment)) =
+        (o.barrier, loadhost_config::distributed::results_repository(o), o.run_id.as_deref(), settings.segment)
+    {
+        let barrier = crate::rendezvous::Barrier {
+            registry: resolver.registry()?,
+            repository,
+            run_id,
+            index: segment.index(),
+            count: segment.count(),
+            timeout: o.barrier_timeout.map_or(crate::rendezvous::DEFAULT_TIMEOUT, |d| d.0),
+        };
+        let meeting = barrier.meet(&|| interrupt.requests() > 0)?;
+        if !meeting.missing.is_empty() {
+            tracing::warn!(
+                "segments {:?} did not arrive within --barrier-timeout: starting without them (merge with --partial)",
+                meeting.missing
+            );
+        }
+        settings.options.start_at = Some(loadhost_config::distributed::StartAt(meeting.start));
+    }
+    let Some(at) = settings.options.start_at else { return Ok(()) };
+    if let (Ok(late), Some(limit)) =
+        (std::time::SystemTime::now().duration_since(at.0), settings.options.max_start_lateness)
+        && late > limit.0
+    {
+        return Err(Failure::not_started(anyhow::anyhow!(
+            "the planned start {at} was {:.1}s ago, more than --max-start-lateness {limit}: not starting a \
+             misaligned share",
+            late.as_secs_f64(),
+        )));
+    }
+    wait_for_start(settings, interrupt);
+    Ok(())
 }
 
 /// What the outputs say about the run besides its measurements.
@@ -218,7 +306,8 @@ impl Endpoints {
         };
         let metrics = match settings.options.metrics_addr {
             Some(addr) => {
-                let listener = metrics_api::bind(addr).map_err(Failure::usage)?;
+                let listener =
+                    metrics_api::bind(addr, settings.options.metrics_token.as_deref()).map_err(Failure::usage)?;
                 tracing::info!("OpenMetrics on http://{addr}/metrics");
                 Some(listener)
             }
@@ -262,7 +351,7 @@ impl OutputFiles {
             ("summary-json", o.summary_json.as_deref()),
             ("out json=", jsonl.map(PathBuf::as_path)),
             ("html", o.html.as_deref()),
-            ("results", o.results.as_deref()),
+            ("results", results_file(settings).as_deref()),
             ("plugin-output file=", plugin_lines),
             ("junit", o.junit.as_deref()),
             ("markdown", o.markdown.as_deref()),
@@ -317,7 +406,7 @@ fn start_observer(
     };
     let exporter = metrics.map(|listener| {
         let exporter = Arc::new(Exporter::new());
-        tokio.spawn(metrics_api::serve(listener, exporter.clone()));
+        tokio.spawn(metrics_api::serve(listener, exporter.clone(), settings.options.metrics_token.clone()));
         exporter
     });
     let observer = RunObserver::start(Sinks {
@@ -404,6 +493,7 @@ fn finish(
             config: info.config.clone(),
             segment: settings.segment,
             run_id: run_id(settings),
+            planned_start: settings.options.start_at.map(|at| at.0),
             interval: settings.plan.interval(),
             started_at: report.started_at,
             report: report.clone(),

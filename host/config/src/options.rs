@@ -337,10 +337,20 @@ define_options! {
         #[arg(long, value_name = "full", num_args = 0..=1, require_equals = true, default_missing_value = "headers")]
         pub http_debug: Option<HttpDebugArg>,
 
-        /// Serve OpenMetrics text for Prometheus on ADDR (GET /metrics) while the run goes; loopback
-        /// addresses only (the endpoint has no authentication).
+        /// Serve OpenMetrics text for Prometheus on ADDR (GET /metrics) while the run goes: loopback
+        /// only, unless a --metrics-token is given (then every scrape needs it).
         #[arg(long, value_name = "ADDR")]
         pub metrics_addr: Option<std::net::SocketAddr>,
+
+        /// Require `Authorization: Bearer TOKEN` on the OpenMetrics endpoint (needed to bind off
+        /// loopback, as in a pod). Also from $LOADHOST_METRICS_TOKEN or --metrics-token-file.
+        #[arg(long, value_name = "TOKEN", env = "LOADHOST_METRICS_TOKEN", hide_env_values = true)]
+        #[serde(serialize_with = "redacted")]
+        pub metrics_token: Option<String>,
+
+        /// Read the OpenMetrics endpoint's token from FILE (its first line).
+        #[arg(long, value_name = "FILE")]
+        pub metrics_token_file: Option<PathBuf>,
 
         /// Write a self-contained HTML report (charts and tables) to FILE.
         #[arg(long, value_name = "FILE")]
@@ -365,9 +375,27 @@ define_options! {
         #[arg(long, value_name = "ID", env = "LOADHOST_RUN_ID")]
         pub run_id: Option<String>,
 
-        /// Write a results file that `loadhost merge` combines with other segments' exactly.
-        #[arg(long, value_name = "FILE")]
+        /// Write a results file that `loadhost merge` combines with other segments' exactly; or,
+        /// as oci://REGISTRY/REPO, push it there as an artifact tagged RUN_ID-results-I (needs
+        /// --run-id and a segment), for `loadhost merge oci://REGISTRY/REPO --run-id RUN_ID`.
+        #[arg(long, value_name = "FILE|oci://REGISTRY/REPO")]
         pub results: Option<PathBuf>,
+
+        /// Meet the run's other segments before starting: each announces itself in the
+        /// --results oci:// repository, and all start together a few seconds after the last
+        /// arrives (no --start-at, no shared clock but the segments' own).
+        #[arg(long)]
+        pub barrier: bool,
+
+        /// With --barrier: how long after the first segment arrives the ones present start
+        /// without the missing ones (default 120s; the merge then needs --partial).
+        #[arg(long, value_name = "DUR")]
+        pub barrier_timeout: Option<Dur>,
+
+        /// Refuse to start (exit 5) a segment that would start more than DUR after its planned
+        /// start (--start-at, or the barrier's), rather than run a misaligned share.
+        #[arg(long, value_name = "DUR")]
+        pub max_start_lateness: Option<Dur>,
     }
 
     /// One `[[scenario]]` block of a TOML config: a load of its own that runs alongside the others.
@@ -496,6 +524,11 @@ mod tests {
         segments = 2
         start-at = "2026-11-29T23:00:00Z"
         results = "r.lhr"
+        barrier = true
+        barrier-timeout = "60s"
+        max-start-lateness = "5s"
+        metrics-token = "scrape"
+        metrics-token-file = "metrics-token"
         [[scenario]]
         name = "a"
     "#;
@@ -643,7 +676,8 @@ mod tests {
             ("data-mode", "(loop, the default)".to_owned()),
             ("plugin-output", "(log, the default)".to_owned()),
             ("check-rate", "(100, the default".to_owned()),
-            ("metrics-addr", "loopback addresses only".to_owned()),
+            ("metrics-addr", "loopback only, unless a --metrics-token".to_owned()),
+            ("barrier-timeout", "(default 120s".to_owned()),
             ("control", "loopback only, unless a --control-token".to_owned()),
             ("stage", "With --rate it ramps the rate".to_owned()),
             ("stage", "without --rate it ramps the number of looping workers".to_owned()),

@@ -158,6 +158,9 @@ pub enum ConfigError {
     /// A segment that cannot run.
     #[error("--segment: {0}")]
     Segment(String),
+    /// `--barrier`, `--results oci://…` or `--max-start-lateness` without what they need.
+    #[error("{0}")]
+    Distributed(String),
     /// The stages do not form a valid curve.
     #[error("--stage: {0}")]
     Curve(#[from] loadhost_engine::CurveError),
@@ -209,8 +212,10 @@ type SharedFeed = Option<(Arc<Feed>, FeedMode)>;
 /// the caller makes once it has read the plugin file (the plugin may declare the metric there).
 pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     let segment = segment(&options)?;
+    crate::distributed::check(&options, segment.is_some()).map_err(ConfigError::Distributed)?;
     let env = crate::secrets::plugin_env(&options)?;
     options.control_token = crate::secrets::control_token(&options)?;
+    options.metrics_token = crate::secrets::metrics_token(&options)?;
     fill_limits(&mut options)?;
     check_arrivals(&mut options)?;
     check_dirs(&options)?;

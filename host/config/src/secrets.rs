@@ -31,20 +31,28 @@ pub enum SecretError {
         /// What is wrong.
         why: String,
     },
-    /// A `--control-token-file` that cannot be read or holds no token.
-    #[error("--control-token-file {}: {why}", path.display())]
+    /// A `--control-token-file` (or `--metrics-token-file`) that cannot be read or holds no token.
+    #[error("--{flag}-file {}: {why}", path.display())]
     TokenFile {
+        /// `control-token` or `metrics-token`.
+        flag: &'static str,
         /// The file.
         path: PathBuf,
         /// Why.
         why: String,
     },
-    /// Two sources for the control token.
-    #[error("--control-token-file and --control-token (or $LOADHOST_CONTROL_TOKEN) both give a token: use one")]
-    TwoTokens,
-    /// An empty control token.
-    #[error("--control-token: the token is empty")]
-    EmptyToken,
+    /// Two sources for one token.
+    #[error("--{flag}-file and --{flag} (or its environment variable) both give a token: use one")]
+    TwoTokens {
+        /// `control-token` or `metrics-token`.
+        flag: &'static str,
+    },
+    /// An empty token.
+    #[error("--{flag}: the token is empty")]
+    EmptyToken {
+        /// `control-token` or `metrics-token`.
+        flag: &'static str,
+    },
 }
 
 /// The variables of one `--env-file`: `KEY=VALUE` lines (a value may be empty or contain `=`),
@@ -83,21 +91,34 @@ pub fn plugin_env(options: &RunOptions) -> Result<Vec<(String, String)>, SecretE
 
 /// The control token from whichever source gave one (the flag or the environment, or a file).
 pub fn control_token(options: &RunOptions) -> Result<Option<String>, SecretError> {
-    let from_file = match &options.control_token_file {
+    token("control-token", options.control_token.as_ref(), options.control_token_file.as_ref())
+}
+
+/// The OpenMetrics endpoint's token: `--metrics-token` (or `$LOADHOST_METRICS_TOKEN`), or the
+/// first line of `--metrics-token-file`; one source only.
+pub fn metrics_token(options: &RunOptions) -> Result<Option<String>, SecretError> {
+    token("metrics-token", options.metrics_token.as_ref(), options.metrics_token_file.as_ref())
+}
+
+fn token(flag: &'static str, direct: Option<&String>, file: Option<&PathBuf>) -> Result<Option<String>, SecretError> {
+    let from_file = match file {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|err| SecretError::TokenFile { path: path.clone(), why: format!("cannot read it: {err}") })?;
+            let text = std::fs::read_to_string(path).map_err(|err| SecretError::TokenFile {
+                flag,
+                path: path.clone(),
+                why: format!("cannot read it: {err}"),
+            })?;
             let token = text.lines().next().unwrap_or_default().trim().to_owned();
             if token.is_empty() {
-                return Err(SecretError::TokenFile { path: path.clone(), why: "its first line is empty".into() });
+                return Err(SecretError::TokenFile { flag, path: path.clone(), why: "its first line is empty".into() });
             }
             Some(token)
         }
         None => None,
     };
-    match (&options.control_token, from_file) {
-        (Some(_), Some(_)) => Err(SecretError::TwoTokens),
-        (Some(token), None) if token.trim().is_empty() => Err(SecretError::EmptyToken),
+    match (direct, from_file) {
+        (Some(_), Some(_)) => Err(SecretError::TwoTokens { flag }),
+        (Some(token), None) if token.trim().is_empty() => Err(SecretError::EmptyToken { flag }),
         (Some(token), None) => Ok(Some(token.clone())),
         (None, file) => Ok(file),
     }
@@ -145,7 +166,7 @@ mod tests {
         let by_file = RunOptions { control_token_file: Some(file.path().to_owned()), ..RunOptions::default() };
         assert_eq!(control_token(&by_file), Ok(Some("t0ken".to_owned())));
         let both = RunOptions { control_token: Some("x".into()), ..by_file.clone() };
-        assert_eq!(control_token(&both), Err(SecretError::TwoTokens));
+        assert_eq!(control_token(&both), Err(SecretError::TwoTokens { flag: "control-token" }));
         let empty = written("\n");
         let empty = RunOptions { control_token_file: Some(empty.path().to_owned()), ..RunOptions::default() };
         assert!(control_token(&empty).unwrap_err().to_string().contains("first line is empty"));

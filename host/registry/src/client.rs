@@ -106,6 +106,21 @@ impl Registry {
         Client::try_from(config).map_err(|err| unreachable_err(r, &err))
     }
 
+    /// A client for `r`'s registry and the credentials to use there.
+    pub(crate) fn connect(&self, r: &PluginRef) -> Result<(Client, Credentials), RegistryError> {
+        Ok((self.client(r)?, self.credentials(r)?))
+    }
+
+    /// Run a registry exchange on the client's own runtime.
+    pub(crate) fn block_on<T>(&self, work: impl std::future::Future<Output = T>) -> T {
+        self.tokio.block_on(work)
+    }
+
+    /// One line for an oci-client failure with `r`.
+    pub(crate) fn map_err(&self, r: &PluginRef, creds: &Credentials, err: &OciDistributionError) -> RegistryError {
+        map_err(r, creds, err)
+    }
+
     fn credentials(&self, r: &PluginRef) -> Result<Credentials, RegistryError> {
         match &self.options.credentials {
             Some(c) => Ok(c.clone()),
@@ -276,11 +291,11 @@ fn check_host(r: &PluginRef) -> Result<(), RegistryError> {
     }
 }
 
-fn http_header(value: &'static str) -> http::HeaderValue {
+pub(crate) fn http_header(value: &'static str) -> http::HeaderValue {
     http::HeaderValue::from_static(value)
 }
 
-fn descriptor(media_type: &str, digest: &str, size: usize) -> serde_json::Value {
+pub(crate) fn descriptor(media_type: &str, digest: &str, size: usize) -> serde_json::Value {
     serde_json::json!({ "mediaType": media_type, "digest": digest, "size": size })
 }
 

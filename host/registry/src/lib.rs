@@ -3,6 +3,7 @@
 //! pull of plugins in the CNCF wasm artifact layout (config `application/vnd.wasm.config.v0+json`,
 //! one `application/wasm` layer). Every blob is checked against its sha256 before it is used.
 
+mod artifact;
 mod auth;
 mod bundle;
 mod client;
@@ -10,6 +11,7 @@ mod error;
 mod reference;
 mod store;
 
+pub use artifact::Artifact;
 pub use auth::{CredentialSource, Credentials};
 pub use bundle::{
     BUNDLE_CONFIG_MEDIA_TYPE, BUNDLE_DATA_CSV_MEDIA_TYPE, BUNDLE_DATA_JSONL_MEDIA_TYPE, REFUSED_BUNDLE_KEYS,

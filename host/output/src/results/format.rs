@@ -136,6 +136,9 @@ pub struct RunResults {
     /// The run this part belongs to (`--run-id`, or the planned start `--start-at`), so `merge`
     /// refuses parts of different runs; `None` when the run had neither.
     pub run_id: Option<String>,
+    /// When the load was planned to start (`--start-at`, or the barrier's common start), for
+    /// every segment of the run alike; `None` for a run that did not plan one.
+    pub planned_start: Option<SystemTime>,
     /// The row interval (1 s).
     pub interval: Duration,
     /// When the load started (the whole run's report's `started_at`). Rows of a single run are
@@ -168,6 +171,8 @@ struct EndRef<'a> {
     segment: Option<Segment>,
     #[serde(skip_serializing_if = "Option::is_none")]
     run_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    planned_start: Option<SystemTime>,
     interval: Duration,
     started_at: SystemTime,
     report: &'a RunReport,
@@ -192,6 +197,8 @@ struct EndOwned {
     segment: Option<Segment>,
     #[serde(default)]
     run_id: Option<String>,
+    #[serde(default)]
+    planned_start: Option<SystemTime>,
     interval: Duration,
     started_at: SystemTime,
     report: RunReport,
@@ -294,6 +301,7 @@ impl ResultsWriter {
             config: &results.config,
             segment: results.segment,
             run_id: results.run_id.as_deref(),
+            planned_start: results.planned_start,
             interval: results.interval,
             started_at: results.started_at,
             report: &results.report,
@@ -518,6 +526,7 @@ impl EndOwned {
             config: self.config,
             segment: self.segment,
             run_id: self.run_id,
+            planned_start: self.planned_start,
             interval: self.interval,
             started_at: self.started_at,
             report: self.report,

@@ -148,6 +148,7 @@ pub(crate) fn synthetic(
         config,
         segment,
         run_id: Some("run-7".into()),
+        planned_start: None,
         interval: Duration::from_secs(1),
         started_at,
         report,

@@ -1,0 +1,164 @@
+//! Distributed runs without a shared volume (issue 20), against a real registry on loopback
+//! (Debian's `docker-registry`): segments that meet at a `--barrier` in the registry and start
+//! together, results pushed with `--results oci://…` and merged from there by run id, a segment
+//! that never arrives, one that arrives too late, and `--max-start-lateness`.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use crate::common::{Loadhost, Run, fixture, root};
+use crate::registry::RegistryProcess;
+
+/// Segment `i` of `n` of the metrics fixture's plan (`-r 2000 -n 1000`) for run `run_id`,
+/// pushing its results to `repo`; `extra` flags after.
+fn segment(i: u32, n: u32, repo: &str, run_id: &str, extra: &[&str]) -> Run {
+    let seg = format!("{i}/{n}");
+    let results = format!("oci://{repo}");
+    let mut args = vec!["-r", "2000", "-n", "1000", "--segment", &seg, "--run-id", run_id, "--results", &results];
+    args.extend_from_slice(extra);
+    Loadhost::run_plugin(&fixture("metrics"), &args)
+}
+
+fn merge(args: &[&str]) -> (i32, String, Option<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .arg("merge")
+        .args(args)
+        .args(["--summary-json", "merged.json", "--metric", "size:trend"])
+        .env("LOADHOST_CACHE_DIR", root().join("target").join("test-cache"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let summary =
+        std::fs::read_to_string(dir.path().join("merged.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned(), summary)
+}
+
+fn started_at(run: &Run) -> SystemTime {
+    humantime::parse_rfc3339(run.summary()["started_at"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn four_segments_meet_at_the_barrier_push_their_results_and_merge_to_the_whole() {
+    let registry = RegistryProcess::start();
+    let repo = format!("{}/loadhost/runs", registry.addr);
+    let run_id = "e2e-barrier";
+    // Started up to 5 s apart, as pods scheduled on nodes that come up one by one.
+    let handles: Vec<_> = [0.0, 1.5, 3.0, 5.0]
+        .into_iter()
+        .enumerate()
+        .map(|(i, delay)| {
+            let repo = repo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_secs_f64(delay));
+                segment(i as u32, 4, &repo, run_id, &["--barrier"])
+            })
+        })
+        .collect();
+    let runs: Vec<Run> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run.code, 0, "segment {i}: {}", run.stderr);
+        assert!(run.stderr.contains("arrived at the barrier"), "segment {i}: {}", run.stderr);
+    }
+    let started: Vec<SystemTime> = runs.iter().map(started_at).collect();
+    let first = *started.iter().min().unwrap();
+    let spread = started.iter().map(|t| t.duration_since(first).unwrap()).max().unwrap();
+    eprintln!("barrier: the four segments started within {spread:?}");
+    assert!(spread < Duration::from_millis(100), "the barrier lines the segments up: {spread:?}");
+
+    // A segment's pod retried after the start keeps its first arrival and sees the barrier long
+    // open: it does not run a second, misaligned share.
+    let retried = segment(2, 4, &repo, run_id, &["--barrier"]);
+    assert_eq!(retried.code, 5, "{}", retried.stderr);
+    assert!(retried.stderr.contains("arrived at this barrier before (a retry)"), "{}", retried.stderr);
+    assert!(retried.stderr.contains("the other segments are running"), "{}", retried.stderr);
+
+    let whole = Loadhost::run_plugin(&fixture("metrics"), &["-r", "2000", "-n", "1000"]);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let whole = whole.summary();
+    let oci = format!("oci://{repo}");
+    let (code, stderr, merged) = merge(&[&oci, "--run-id", run_id]);
+    assert_eq!(code, 0, "{stderr}");
+    let merged = merged.expect("merged.json");
+    assert_eq!(merged["tasks"]["scheduled"], 1000);
+    assert_eq!(merged["tasks"]["passed"], whole["tasks"]["passed"]);
+    for key in ["count", "min", "max", "mean"] {
+        assert_eq!(merged["metrics"]["size"][key], whole["metrics"]["size"][key], "size.{key}: the single process's");
+    }
+    assert_eq!(merged["merged"]["segments"].as_array().unwrap().len(), 4, "{}", merged["merged"]);
+}
+
+#[test]
+fn a_missing_segment_is_left_behind_a_late_one_does_not_start_and_merge_needs_partial() {
+    let registry = RegistryProcess::start();
+    let repo = format!("{}/loadhost/runs", registry.addr);
+    let run_id = "e2e-partial";
+    let barrier = ["--barrier", "--barrier-timeout", "2s"];
+    let handles: Vec<_> = (0..3)
+        .map(|i| {
+            let repo = repo.clone();
+            std::thread::spawn(move || segment(i, 4, &repo, run_id, &barrier))
+        })
+        .collect();
+    let runs: Vec<Run> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    for run in &runs {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stderr.contains("segments [3] did not arrive within --barrier-timeout"), "{}", run.stderr);
+    }
+    // The fourth arrives after the deadline: it must not run a share the others did not wait for.
+    let late = segment(3, 4, &repo, run_id, &barrier);
+    assert_eq!(late.code, 5, "{}", late.stderr);
+    assert!(late.stderr.contains("arrived after the barrier's deadline"), "{}", late.stderr);
+    assert!(!late.dir.path().join("summary.json").exists(), "a segment that did not start leaves no outputs");
+
+    let oci = format!("oci://{repo}");
+    let (code, stderr, _) = merge(&[&oci, "--run-id", run_id]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("segments 3/4 are missing"), "{stderr}");
+    let (code, stderr, merged) = merge(&[&oci, "--run-id", run_id, "--partial"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(merged.unwrap()["tasks"]["scheduled"], 750, "three quarters of the plan");
+
+    let (code, stderr, _) = merge(&[&oci, "--run-id", "another-run"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no results of run 'another-run'"), "{stderr}");
+}
+
+#[test]
+fn parts_of_another_run_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (i, run_id) in [(0, "monday"), (1, "tuesday")] {
+        let file = dir.path().join(format!("segment-{i}.lhr"));
+        let seg = format!("{i}/2");
+        let run = Loadhost::run_plugin(
+            &fixture("metrics"),
+            &["-r", "2000", "-n", "100", "--segment", &seg, "--run-id", run_id, "--results", file.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        files.push(file);
+    }
+    let paths: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let (code, stderr, _) = merge(&paths);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("monday") && stderr.contains("tuesday"), "both runs are named: {stderr}");
+    let (code, stderr, _) = merge(&[paths[0], "--run-id", "tuesday"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("a part of run 'monday', not of --run-id tuesday"), "{stderr}");
+}
+
+#[test]
+fn a_start_ten_seconds_past_with_max_start_lateness_1s_refuses_to_run() {
+    let past = humantime::format_rfc3339(SystemTime::now() - Duration::from_secs(10)).to_string();
+    let run = Loadhost::run_plugin(
+        &fixture("metrics"),
+        &["-r", "100", "-n", "10", "--start-at", &past, "--max-start-lateness", "1s", "--results", "r.lhr"],
+    );
+    assert_eq!(run.code, 5, "exit 5: did not start: {}", run.stderr);
+    assert!(run.stderr.contains("more than --max-start-lateness 1s"), "{}", run.stderr);
+    assert!(!run.dir.path().join("r.lhr").exists() && !run.dir.path().join("summary.json").exists());
+    // Without the flag, a late start still runs (and says so), as before.
+    let lenient = Loadhost::run_plugin(&fixture("metrics"), &["-r", "100", "-n", "10", "--start-at", &past]);
+    assert_eq!(lenient.code, 0, "{}", lenient.stderr);
+}
