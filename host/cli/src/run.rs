@@ -108,12 +108,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
     let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
     let mut settings = settings;
-    if let Err(failure) = start_together(&mut settings, &mut resolver, &interrupt) {
-        // Nothing ran: no output is left behind, as for a plugin refused before the load.
-        drop(observer);
-        remove(created.iter().map(PathBuf::as_path));
-        return Err(failure);
-    }
+    // Nothing ran if the segment does not start: no output is left behind, as for a refused plugin.
+    start_together(&mut settings, &mut resolver, &interrupt)
+        .inspect_err(|_| remove(created.iter().map(PathBuf::as_path)))?;
     let control = endpoints.control.map(|listener| {
         let control = Arc::new(control_api::handle(&settings.plan));
         tokio.spawn(control_api::serve(listener, control.clone(), settings.options.control_token.clone()));

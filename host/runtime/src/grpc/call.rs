@@ -145,30 +145,10 @@ async fn exchange(
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|err| CallError::Network(format!("reading the response: {err}")))?;
         let frame = match frame.into_data() {
-            Ok(data) => {
-                deframer.push(&data);
-                loop {
-                    match deframer.next_message() {
-                        Ok(Some(message)) => {
-                            if events.send(Event::Message(message)).await.is_err() {
-                                return Ok(Ended::with(code::CANCELLED, "the plugin dropped the call"));
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(wire::DeframeError::TooLarge(len)) => {
-                            let why = format!("a {len}-byte message is over --max-response-body ({max} bytes)");
-                            return Ok(Ended::with(code::RESOURCE_EXHAUSTED, why));
-                        }
-                        Err(wire::DeframeError::Compressed) => {
-                            return Ok(Ended::with(
-                                code::INTERNAL,
-                                "a compressed message, which the host did not ask for",
-                            ));
-                        }
-                    }
-                }
-                continue;
-            }
+            Ok(data) => match deliver(&mut deframer, &data, events).await {
+                Some(ended) => return Ok(ended),
+                None => continue,
+            },
             Err(frame) => frame,
         };
         if let Ok(trailers) = frame.into_trailers() {
@@ -183,6 +163,29 @@ async fn exchange(
         "the response ended without a status"
     };
     Ok(Ended::with(code::INTERNAL, why))
+}
+
+/// Hand on every whole message `data` completes; how the call ended when it cannot go on (the
+/// plugin dropped it, or a message is over the cap or compressed).
+async fn deliver(deframer: &mut Deframer, data: &[u8], events: &mpsc::Sender<Event>) -> Option<Ended> {
+    deframer.push(data);
+    loop {
+        match deframer.next_message() {
+            Ok(Some(message)) => {
+                if events.send(Event::Message(message)).await.is_err() {
+                    return Some(Ended::with(code::CANCELLED, "the plugin dropped the call"));
+                }
+            }
+            Ok(None) => return None,
+            Err(wire::DeframeError::TooLarge(len)) => {
+                let why = format!("a {len}-byte message is over --max-response-body ({} bytes)", deframer.max());
+                return Some(Ended::with(code::RESOURCE_EXHAUSTED, why));
+            }
+            Err(wire::DeframeError::Compressed) => {
+                return Some(Ended::with(code::INTERNAL, "a compressed message, which the host did not ask for"));
+            }
+        }
+    }
 }
 
 fn source_of(err: &dyn std::error::Error) -> String {

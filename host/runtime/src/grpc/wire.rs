@@ -88,6 +88,11 @@ impl Deframer {
         Ok(Some(self.buf.split_to(len).freeze()))
     }
 
+    /// The largest message it takes.
+    pub(crate) fn max(&self) -> u64 {
+        self.max
+    }
+
     /// Whether bytes of an unfinished message are left.
     pub(crate) fn has_partial(&self) -> bool {
         !self.buf.is_empty()
