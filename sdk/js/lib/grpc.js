@@ -25,8 +25,8 @@
 // component import the whole world, this interface included, whether the plugin uses it or not.)
 
 import { call as hostCall, StreamingCall as HostStreamingCall } from 'loadhost:plugin/grpc@0.1.0';
+import { bytes, ownBytes, timeoutMs } from './values.js';
 
-const U32_MAX = 0xffffffff;
 // Releases an imported resource now rather than when the engine collects it.
 const DISPOSE = Symbol.dispose ?? Symbol.for('dispose');
 
@@ -50,7 +50,6 @@ export const DATA_LOSS = 15;
 export const UNAUTHENTICATED = 16;
 
 const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 
 // The first value of `name` (case-insensitive) among [name, Uint8Array] pairs, as text.
 function find(pairs, name) {
@@ -137,19 +136,6 @@ export class Response {
   }
 }
 
-// The bindings' byte lists are typed arrays that fail `instanceof Uint8Array` in the plugin's
-// code; a view of the same memory that passes it costs no copy.
-function ownBytes(data) {
-  return data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-// Milliseconds as the WIT's option<u32> (undefined: none).
-function timeoutMs(ms) {
-  if (ms === undefined || ms === null) return undefined;
-  if (typeof ms !== 'number' || Number.isNaN(ms)) throw new TypeError(`timeout must be a number of milliseconds, got ${typeof ms}`);
-  return Math.min(Math.max(0, Math.round(ms)), U32_MAX);
-}
-
 // A message as protobuf bytes: a Uint8Array (protobufjs's `encode(...).finish()`), another typed
 // array or an ArrayBuffer. A string is refused: it is not an encoded message.
 function messageBytes(message) {
@@ -167,7 +153,7 @@ function metadataPairs(metadata) {
   }
   return (Array.isArray(metadata) ? metadata : Object.entries(metadata)).map(([name, value]) => [
     String(name).toLowerCase(),
-    typeof value === 'string' ? encoder.encode(value) : messageBytes(value),
+    bytes(value),
   ]);
 }
 

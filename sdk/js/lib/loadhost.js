@@ -27,6 +27,7 @@ import {
   addCookie as hostAddCookie, clearCookies as hostClearCookies, cookiesFor as hostCookiesFor, sendOpts as hostSendOpts,
 } from 'loadhost:plugin/http@0.1.0';
 import { getEnvironment } from 'wasi:cli/environment@0.2.6';
+import { U32_MAX, bytes } from './values.js';
 
 // ---------------------------------------------------------------------------------------------
 // Task errors
@@ -295,15 +296,6 @@ export const DEFAULT_REDIRECTS = 10;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-// Bytes for a header value or a body given as a string (UTF-8), a typed array or an ArrayBuffer.
-function bytes(value) {
-  if (value instanceof Uint8Array) return value;
-  if (typeof value === 'string') return encoder.encode(value);
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  throw new TypeError(`expected a string or bytes, got ${typeof value}`);
-}
-
 // Standard base64 with padding (RFC 4648) of bytes, for basic authentication.
 function base64(data) {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -462,7 +454,7 @@ export class Request {
 
   /** Give up when no response has started after `ms` milliseconds. */
   timeout(ms) {
-    this.#timeoutMs = Math.min(Math.max(0, Math.round(ms)), 0xffffffff);
+    this.#timeoutMs = Math.min(Math.max(0, Math.round(ms)), U32_MAX);
     return this;
   }
 

@@ -18,8 +18,8 @@
 // component import the whole world, this interface included, whether the plugin uses it or not.)
 
 import { Connection as HostConnection } from 'loadhost:plugin/websocket@0.1.0';
+import { bytes, ownBytes, timeoutMs } from './values.js';
 
-const U32_MAX = 0xffffffff;
 // Releases an imported resource now rather than when the engine collects it.
 const DISPOSE = Symbol.dispose ?? Symbol.for('dispose');
 
@@ -78,29 +78,6 @@ function message(raw) {
   if (raw.tag === 'text') return raw.val;
   if (raw.tag === 'binary') return ownBytes(raw.val);
   return new Close(raw.val.code, raw.val.reason);
-}
-
-// The bindings' byte lists are typed arrays that fail `instanceof Uint8Array` in the plugin's
-// code; a view of the same memory that passes it costs no copy.
-function ownBytes(data) {
-  return data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-// Milliseconds as the WIT's option<u32> (undefined: none).
-function timeoutMs(ms) {
-  if (ms === undefined || ms === null) return undefined;
-  if (typeof ms !== 'number' || Number.isNaN(ms)) throw new TypeError(`timeout must be a number of milliseconds, got ${typeof ms}`);
-  return Math.min(Math.max(0, Math.round(ms)), U32_MAX);
-}
-
-const encoder = new TextEncoder();
-
-function bytes(value) {
-  if (value instanceof Uint8Array) return value;
-  if (typeof value === 'string') return encoder.encode(value);
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  throw new TypeError(`expected a string or bytes, got ${typeof value}`);
 }
 
 const CONNECT_OPTIONS = ['headers', 'timeout'];

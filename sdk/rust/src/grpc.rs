@@ -97,10 +97,6 @@ fn from_host(err: host::Error) -> GrpcError {
     }
 }
 
-fn millis(timeout: Option<Duration>) -> Option<u32> {
-    timeout.map(|t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX))
-}
-
 /// A unary call's answer.
 #[derive(Debug, Clone)]
 pub struct Response {
@@ -153,14 +149,15 @@ impl Call {
 
     /// Make the unary call.
     pub fn send(self) -> Result<Response, GrpcError> {
-        let response = host::call(&self.target, &self.method, &self.metadata, &self.message, millis(self.timeout))
-            .map_err(from_host)?;
+        let response =
+            host::call(&self.target, &self.method, &self.metadata, &self.message, crate::millis(self.timeout))
+                .map_err(from_host)?;
         Ok(Response { message: response.message, headers: response.headers, trailers: response.trailers })
     }
 
     /// Start a streaming call.
     pub fn open(self) -> Result<Stream, GrpcError> {
-        host::StreamingCall::open(&self.target, &self.method, &self.metadata, millis(self.timeout))
+        host::StreamingCall::open(&self.target, &self.method, &self.metadata, crate::millis(self.timeout))
             .map(Stream)
             .map_err(from_host)
     }
@@ -183,7 +180,7 @@ impl Stream {
 
     /// The next message, waiting at most `timeout`; `None` once the server ended the call with OK.
     pub fn receive(&mut self, timeout: Option<Duration>) -> Result<Option<Vec<u8>>, GrpcError> {
-        self.0.receive(millis(timeout)).map_err(from_host)
+        self.0.receive(crate::millis(timeout)).map_err(from_host)
     }
 
     /// The trailers, once [`Stream::receive`] has returned `None`.

@@ -262,7 +262,7 @@ impl Request {
             url: self.url,
             headers: self.headers,
             body: self.body,
-            timeout_ms: self.timeout.map(|limit| u32::try_from(limit.as_millis()).unwrap_or(u32::MAX)),
+            timeout_ms: crate::millis(self.timeout),
         };
         if options.redirects == Some(0) && !options.cookies && !options.decompress && options.name.is_none() {
             // Nothing beyond the request itself: `send-with` does exactly that, without copying

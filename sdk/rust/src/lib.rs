@@ -67,6 +67,11 @@ pub mod bindings {
 
 pub use bindings::loadhost::plugin::types::{Task, TaskError};
 
+/// A timeout as the WIT's optional milliseconds (longer than a u32 holds: the most it holds).
+pub(crate) fn millis(timeout: Option<std::time::Duration>) -> Option<u32> {
+    timeout.map(|t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX))
+}
+
 /// What a task returns: `Ok(())` when it passed, or why it did not.
 pub type TaskResult = Result<(), TaskError>;
 

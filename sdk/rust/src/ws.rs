@@ -89,10 +89,6 @@ fn from_host(err: host::Error) -> WsError {
     }
 }
 
-fn millis(timeout: Option<Duration>) -> Option<u32> {
-    timeout.map(|t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX))
-}
-
 /// An open connection; dropping it ends the session.
 #[derive(Debug)]
 pub struct Connection(host::Connection);
@@ -106,7 +102,7 @@ pub fn connect(url: &str) -> Result<Connection, WsError> {
 pub fn connect_with(url: &str, headers: &[(&str, &str)], timeout: Option<Duration>) -> Result<Connection, WsError> {
     let headers: Vec<(String, Vec<u8>)> =
         headers.iter().map(|(n, v)| ((*n).to_owned(), v.as_bytes().to_vec())).collect();
-    host::Connection::connect(url, &headers, millis(timeout)).map(Connection).map_err(from_host)
+    host::Connection::connect(url, &headers, crate::millis(timeout)).map(Connection).map_err(from_host)
 }
 
 impl Connection {
@@ -122,7 +118,7 @@ impl Connection {
 
     /// The next message, waiting at most `timeout` (`None`: until one comes).
     pub fn receive(&mut self, timeout: Option<Duration>) -> Result<Message, WsError> {
-        Ok(match self.0.receive(millis(timeout)).map_err(from_host)? {
+        Ok(match self.0.receive(crate::millis(timeout)).map_err(from_host)? {
             host::Message::Text(text) => Message::Text(text),
             host::Message::Binary(data) => Message::Binary(data),
             host::Message::Close(frame) => Message::Close { code: frame.code, reason: frame.reason },
@@ -131,7 +127,7 @@ impl Connection {
 
     /// Send a ping and wait for its pong: the round trip (also recorded as `ws_ping`).
     pub fn ping(&mut self, timeout: Option<Duration>) -> Result<Duration, WsError> {
-        let ms = self.0.ping(millis(timeout)).map_err(from_host)?;
+        let ms = self.0.ping(crate::millis(timeout)).map_err(from_host)?;
         Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
     }
 

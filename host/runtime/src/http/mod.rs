@@ -180,8 +180,7 @@ impl HttpClient {
         if self.allow.allows(host, port) {
             return true;
         }
-        let rule =
-            AllowRule { host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), ports: Ports::One(port) };
+        let rule = rule_for(host, port);
         self.deny(
             metrics,
             &format!(
@@ -408,8 +407,7 @@ impl WorkerHttp {
 
     /// Why `host:port` was refused, with the flag that would allow it; logged the first time.
     pub(crate) fn denied(&self, host: &str, port: u16) -> String {
-        let rule =
-            AllowRule { host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), ports: Ports::One(port) };
+        let rule = rule_for(host, port);
         let why = format!("{rule} is not allowed: pass --allow-host {rule} to allow it");
         if !self.shared.denial_logged.swap(true, Ordering::Relaxed) {
             tracing::warn!("the plugin tried to reach {why} (later denials are only counted)");
@@ -448,6 +446,11 @@ pub(crate) fn own_listener_in(err: &(dyn std::error::Error + 'static)) -> Option
         cause = err.source();
     }
     None
+}
+
+/// The `--allow-host` rule that would allow exactly `host:port` (brackets off an IPv6 literal).
+fn rule_for(host: &str, port: u16) -> AllowRule {
+    AllowRule { host: host.trim_start_matches('[').trim_end_matches(']').to_owned(), ports: Ports::One(port) }
 }
 
 /// Move the connections and bytes counted in `wire` into the worker's metrics.

@@ -25,8 +25,8 @@ import time
 
 from componentize_py_types import Err
 from wit_world.imports import grpc as _host
+from ._values import as_bytes, timeout_ms
 
-_U32_MAX = 2**32 - 1
 
 # The gRPC status codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html).
 OK = 0
@@ -153,20 +153,10 @@ class Response:
         return f"<grpc.Response {len(self.message)} bytes>"
 
 
-def _timeout_ms(timeout):
-    """Seconds (None: none) as the WIT's optional milliseconds."""
-    return None if timeout is None else min(max(int(timeout * 1000), 0), _U32_MAX)
-
-
 def _metadata(metadata) -> list:
     """Metadata as the host takes it: lower-case names, values as bytes (str is UTF-8 encoded)."""
     pairs = metadata.items() if isinstance(metadata, dict) else metadata or ()
-    return [(str(name).lower(), _bytes(value)) for name, value in pairs]
-
-
-def _bytes(value) -> bytes:
-    """A metadata value as bytes (str is UTF-8 encoded)."""
-    return value.encode() if isinstance(value, str) else bytes(value)
+    return [(str(name).lower(), as_bytes(value)) for name, value in pairs]
 
 
 def _message_bytes(message) -> bytes:
@@ -207,7 +197,7 @@ def call(target: str, method: str, message, metadata=None, timeout=None) -> Resp
     body = _message_bytes(message)
     started = time.perf_counter()
     try:
-        response = _host.call(target, method, _metadata(metadata), body, _timeout_ms(timeout))
+        response = _host.call(target, method, _metadata(metadata), body, timeout_ms(timeout))
     except Err as err:
         raise _error(err.value, target, method) from None
     elapsed = time.perf_counter() - started
@@ -250,7 +240,7 @@ class Stream:
         `Timeout`, the stream still open); None once the server has ended the call with OK. A
         status other than OK raises `GrpcError`."""
         try:
-            message = self._live().receive(_timeout_ms(timeout))
+            message = self._live().receive(timeout_ms(timeout))
         except Err as err:
             raise _error(err.value, self.target, self.method) from None
         return None if message is None else bytes(message)
@@ -286,7 +276,7 @@ def stream(target: str, method: str, metadata=None, timeout=None) -> Stream:
     whole call's deadline. Raises `GrpcError`."""
     target, method = str(target), str(method)
     try:
-        resource = _host.StreamingCall.open(target, method, _metadata(metadata), _timeout_ms(timeout))
+        resource = _host.StreamingCall.open(target, method, _metadata(metadata), timeout_ms(timeout))
     except Err as err:
         raise _error(err.value, target, method) from None
     return Stream(target, method, resource)

@@ -29,8 +29,8 @@ import time
 
 from componentize_py_types import Err
 from wit_world.imports import http as _host
+from ._values import U32_MAX, as_bytes, timeout_ms
 
-_U32_MAX = 2**32 - 1
 
 #: How many redirects a request follows unless told otherwise (k6's `maxRedirects`).
 DEFAULT_REDIRECTS = 10
@@ -98,11 +98,6 @@ class Response:
         return f"<Response {self.status}, {len(self.body)} bytes>"
 
 
-def _bytes(value) -> bytes:
-    """A header value or body as bytes (str is UTF-8 encoded)."""
-    return value.encode() if isinstance(value, str) else bytes(value)
-
-
 def request(
     method: str,
     url: str,
@@ -144,25 +139,25 @@ def request(
             user, password = auth
         except (TypeError, ValueError):
             raise TypeError("auth takes a (user, password) pair") from None
-        credentials = _base64.b64encode(_bytes(user) + b":" + _bytes(password)).decode("ascii")
+        credentials = _base64.b64encode(as_bytes(user) + b":" + as_bytes(password)).decode("ascii")
         pairs.append(("authorization", "Basic " + credentials))
     if redirects is None:
         redirects = DEFAULT_REDIRECTS
-    if isinstance(redirects, bool) or not isinstance(redirects, int) or not 0 <= redirects <= _U32_MAX:
-        raise ValueError(f"redirects must be an integer from 0 to {_U32_MAX}, not {redirects!r}")
+    if isinstance(redirects, bool) or not isinstance(redirects, int) or not 0 <= redirects <= U32_MAX:
+        raise ValueError(f"redirects must be an integer from 0 to {U32_MAX}, not {redirects!r}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     if json is not None:
         body = _json.dumps(json, separators=(",", ":"))
         if not any(name.lower() == "content-type" for name, _ in pairs):
             pairs.append(("content-type", "application/json"))
-    timeout_ms = None if timeout is None else min(max(int(timeout * 1000), 0), _U32_MAX)
+    wait_ms = timeout_ms(timeout)
     wit_request = _host.Request(
         method=method.upper(),
         url=url,
-        headers=[(str(name), _bytes(value)) for name, value in pairs],
-        body=_bytes(body),
-        timeout_ms=timeout_ms,
+        headers=[(str(name), as_bytes(value)) for name, value in pairs],
+        body=as_bytes(body),
+        timeout_ms=wait_ms,
     )
     options = _host.RequestOptions(
         parts=_host.ResponseParts(headers=not discard_headers, body=not discard_body),

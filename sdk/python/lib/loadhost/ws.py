@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 from componentize_py_types import Err
 from wit_world.imports import websocket as _host
-
-_U32_MAX = 2**32 - 1
+from ._values import as_bytes, timeout_ms
 
 
 class WebSocketError(Exception):
@@ -76,19 +75,9 @@ class Close:
     reason: str = ""
 
 
-def _timeout_ms(timeout):
-    """Seconds (None: no limit) as the WIT's optional milliseconds."""
-    return None if timeout is None else min(max(int(timeout * 1000), 0), _U32_MAX)
-
-
-def _bytes(value) -> bytes:
-    """A header value as bytes (str is UTF-8 encoded)."""
-    return value.encode() if isinstance(value, str) else bytes(value)
-
-
 def _headers(headers) -> list:
     pairs = headers.items() if isinstance(headers, dict) else headers or ()
-    return [(str(name), _bytes(value)) for name, value in pairs]
+    return [(str(name), as_bytes(value)) for name, value in pairs]
 
 
 def _message(message):
@@ -168,7 +157,7 @@ class Connection:
         connection ends), then raises `Timeout`; the connection stays open. Pings are answered by
         the host and never returned."""
         try:
-            message = self._live().receive(_timeout_ms(timeout))
+            message = self._live().receive(timeout_ms(timeout))
         except Err as err:
             raise _error(err.value, self.url) from None
         return _message(message)
@@ -177,7 +166,7 @@ class Connection:
         """Send a ping and wait for its pong, at most `timeout` seconds; the round trip in seconds
         (the host records it as `ws_ping`). Messages that arrive meanwhile are kept for `receive`."""
         try:
-            return self._live().ping(_timeout_ms(timeout)) / 1000.0
+            return self._live().ping(timeout_ms(timeout)) / 1000.0
         except Err as err:
             raise _error(err.value, self.url) from None
 
@@ -229,7 +218,7 @@ def connect(url: str, headers=None, timeout=None) -> Connection:
     give up after `timeout` seconds (None: the host's 60 s). Raises `WebSocketError`."""
     url = str(url)
     try:
-        resource = _host.Connection.connect(url, _headers(headers), _timeout_ms(timeout))
+        resource = _host.Connection.connect(url, _headers(headers), timeout_ms(timeout))
     except Err as err:
         raise _error(err.value, url) from None
     return Connection(url, resource)
