@@ -244,6 +244,15 @@ def check_pod(where, spec, problems, segments=False):
             for var in re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", arg):
                 if var not in env and var != "JOB_COMPLETION_INDEX":
                     problems.append(f"{cw}: $({var}) is not in the container's env")
+        # loadhost's cache and registry store must be the pod user's own folder: an emptyDir's
+        # root is root's and world-writable, which the store refuses (every segment would exit 2).
+        cache = next((e.get("value") for e in c.get("env") or [] if e["name"] == "LOADHOST_CACHE_DIR"), None)
+        if args[:1] in (["run"], ["merge"]):
+            mounts = {m.get("mountPath", "").rstrip("/") for m in c.get("volumeMounts") or []}
+            if cache is None:
+                problems.append(f"{cw}: LOADHOST_CACHE_DIR must be set (the root filesystem is read-only)")
+            elif cache.rstrip("/") in mounts:
+                problems.append(f"{cw}: LOADHOST_CACHE_DIR {cache} is a mount's root: use a folder below it")
         # `-e KEY` with no value passes loadhost's own KEY on: it needs a source (env or envFrom).
         for flag, value in zip(args, args[1:]):
             if flag in ("-e", "--env") and "=" not in value and value not in env and not has_env_from:

@@ -219,3 +219,22 @@ fn a_plugin_built_before_the_http_options_still_runs() {
     assert_eq!(metric(&run, "http_reqs", "count"), 20);
     assert_identity(&s);
 }
+
+#[test]
+fn the_bundled_http_get_sends_bare_requests_as_wrk_does() {
+    // `http-get` sends `.bare()` requests: a redirect is the response (no hop followed), as wrk
+    // and hey see it, so the plain-GET bench compares like with like.
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/redirect?n=1&to=/", target.url);
+    let run = Loadhost::run_plugin(
+        &plugin("http-get"),
+        &["-e", &url, "--allow-host", &target.authority, "-n", "4", "-w", "1"],
+    );
+    assert_none_passed(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "failed"), 4, "a 302 is not the 200 the plugin checks for");
+    assert_eq!(metric(&run, "http_reqs", "count"), 4, "one request a task: the redirect was not followed");
+    assert_eq!(metric(&run, "http_reqs{status:302}", "count"), 4);
+    let stats = target.stats();
+    assert_eq!(stats["requests"], 4 + 1, "the target saw the four redirects and this /stats, nothing more: {stats}");
+}
