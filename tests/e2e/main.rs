@@ -23,6 +23,7 @@ mod languages;
 mod lifecycle;
 mod open_model;
 mod outputs;
+mod overrun;
 mod plugin_metrics;
 mod protocols;
 mod registry;

@@ -513,7 +513,7 @@ fn finish(
     print!("{}", terminal::render(&summary));
     if let Some(reason) = broken {
         // Every output above holds what was measured; the error is the host's, after them.
-        return Err(Failure::runtime(anyhow::anyhow!("internal error after the load started: {reason}")));
+        return Err(Failure::runtime(anyhow::anyhow!("the run did not end cleanly after the load started: {reason}")));
     }
     let stopped_by_threshold = sinks.judge.aborted_by().is_some();
     Ok(exit_code(&report, &thresholds, stopped_by_threshold, settings.options.allow_failures))

@@ -5,6 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use loadhost_engine::schedule::{MAX_RATE, MIN_RATE};
 use serde::{Deserialize, Deserializer};
 
 /// A length of time: one or more `<number><unit>` parts with units `ms`, `s`, `m`, `h`
@@ -96,7 +97,23 @@ impl FromStr for Rate {
         if !n.is_finite() || n < 0.0 {
             return Err(format!("'{text}' is not a rate: {RATE_HINT}"));
         }
-        Ok(Rate(n / divisor))
+        Rate::checked(n / divisor, text)
+    }
+}
+
+impl Rate {
+    /// `per_s` tasks/s, refused above the engine's ceiling; `typed` is what the user wrote.
+    fn checked(per_s: f64, typed: &str) -> Result<Self, String> {
+        if per_s > MAX_RATE {
+            return Err(format!(
+                "'{typed}' is above loadhost's ceiling of {} tasks/s per process (docs/engine.md, \"Rate ceiling\")",
+                MAX_RATE as u64
+            ));
+        }
+        if per_s > 0.0 && per_s < MIN_RATE {
+            return Err(format!("'{typed}' is below the lowest rate, 1 task a day (1/h is 0.000278/s; 0 pauses)"));
+        }
+        Ok(Rate(per_s))
     }
 }
 
@@ -459,7 +476,11 @@ impl<'de> Deserialize<'de> for Rate {
             Text(String),
         }
         match Raw::deserialize(d)? {
-            Raw::Number(n) if n.is_finite() && n >= 0.0 => Ok(Rate(n)),
+            Raw::Number(n) if n.is_finite() && n >= 0.0 => {
+                // 1e308 as written, not as 309 digits.
+                let typed = if n >= 1e15 { format!("{n:e}") } else { n.to_string() };
+                Rate::checked(n, &typed).map_err(serde::de::Error::custom)
+            }
             Raw::Number(n) => Err(serde::de::Error::custom(format!("{n} is not a rate: {RATE_HINT}"))),
             Raw::Text(text) => text.parse().map_err(serde::de::Error::custom),
         }
@@ -490,6 +511,21 @@ mod tests {
             let err = d(bad).expect_err(bad);
             assert!(err.contains("expected a duration"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn rates_above_the_ceiling_are_refused_naming_it() {
+        assert_eq!("10000000".parse::<Rate>(), Ok(Rate(MAX_RATE)));
+        for typed in ["1e8", "1e12", "1e308", "600000001/m"] {
+            let err = typed.parse::<Rate>().expect_err(typed);
+            assert!(err.contains("ceiling of 10000000 tasks/s"), "{err}");
+        }
+        for typed in ["1e-300", "5e-324", "1/h"] {
+            let parsed = typed.parse::<Rate>();
+            assert_eq!(parsed.is_err(), typed != "1/h", "{typed}: {parsed:?}");
+        }
+        let err = toml::from_str::<std::collections::HashMap<String, Rate>>("rate = 1e308").unwrap_err().to_string();
+        assert!(err.contains("'1e308' is above loadhost's ceiling"), "{err}");
     }
 
     #[test]

@@ -41,6 +41,12 @@ pub enum ControlError {
     /// Rates are finite and not negative.
     #[error("rate must be a finite number of tasks per second, 0 or more")]
     Rate,
+    /// Rates above the ceiling ([`crate::schedule::MAX_RATE`]) are refused, as at start.
+    #[error("rate {0:e} is above loadhost's ceiling of {max} tasks/s per process", max = crate::schedule::MAX_RATE as u64)]
+    RateTooHigh(f64),
+    /// Rates other than 0 below [`crate::schedule::MIN_RATE`] (one task a day) are refused.
+    #[error("rate {0:e} is below the lowest rate, 1 task a day (0 pauses)")]
+    RateTooLow(f64),
     /// Counts are at least 1.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
@@ -149,6 +155,12 @@ impl Control {
         if changes.rate.is_some_and(|r| !r.is_finite() || r < 0.0) {
             return Err(ControlError::Rate);
         }
+        if let Some(rate) = changes.rate.filter(|r| *r > crate::schedule::MAX_RATE) {
+            return Err(ControlError::RateTooHigh(rate));
+        }
+        if let Some(rate) = changes.rate.filter(|r| *r > 0.0 && *r < crate::schedule::MIN_RATE) {
+            return Err(ControlError::RateTooLow(rate));
+        }
         if changes.max_workers == Some(0) {
             return Err(ControlError::Zero("max_workers"));
         }
@@ -210,6 +222,8 @@ mod tests {
     fn bad_changes_are_refused_and_good_ones_bump_the_version() {
         let control = Control::new();
         assert_eq!(control.apply(Changes { rate: Some(-1.0), ..Changes::default() }), Err(ControlError::Rate));
+        let err = control.apply(Changes { rate: Some(1e8), ..Changes::default() }).unwrap_err();
+        assert_eq!(err.to_string(), "rate 1e8 is above loadhost's ceiling of 10000000 tasks/s per process");
         assert_eq!(
             control.apply(Changes { max_workers: Some(0), ..Changes::default() }),
             Err(ControlError::Zero("max_workers"))

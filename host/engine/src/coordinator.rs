@@ -30,6 +30,11 @@ pub struct Live {
     pub interrupt: Option<Arc<Interrupt>>,
 }
 
+/// After the cut, how long the run waits for its event loops to drop their tasks. A loop that has
+/// not ended by then is busy beyond reach (a task blocking its thread): the run ends without it, so
+/// a stop always takes effect and what was measured is written.
+pub const CUT_WAIT: Duration = Duration::from_secs(2);
+
 /// A gate "without a limit", for runs whose gate may be set live: large, but small enough that
 /// shrinking it is one `acquire_many`.
 const UNLIMITED_GATE: u32 = 1 << 30;
@@ -133,8 +138,8 @@ struct Stopping {
     interrupts_seen: u32,
     /// After a stop, tasks under way have until then; then the worker loops are dropped.
     grace_ends: Option<Instant>,
-    /// The worker loops have been told to drop their tasks.
-    cut: bool,
+    /// The worker loops have been told to drop their tasks (when).
+    cut: Option<Instant>,
     /// A second interrupt: no grace, no teardown.
     forced: bool,
     /// Another scenario's abort has been applied here, or this one's told to the others.
@@ -230,9 +235,13 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
                     self.stopping.grace_ends = Some(Instant::now() + self.plan.grace());
                     self.tell_other_scenarios();
                 }
-                () = sleep_until(grace.unwrap_or(self.start)), if grace.is_some() && !self.stopping.cut => {
-                    self.stopping.cut = true;
+                () = sleep_until(grace.unwrap_or(self.start)), if grace.is_some() && self.stopping.cut.is_none() => {
+                    self.stopping.cut = Some(Instant::now());
                     stop.cut();
+                }
+                () = sleep_until(self.stopping.cut.map_or(self.start, |at| at + CUT_WAIT)), if self.stopping.cut.is_some() => {
+                    self.abandon_loops();
+                    break;
                 }
                 () = sleep_until(self.ticker.next_tick) => {
                     let at = self.ticker.next_tick;
@@ -243,6 +252,18 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
                     if self.closed_deadline.is_some() && stop.generating() => stop.end_generation(),
             }
         }
+    }
+
+    /// Event loops still running [`CUT_WAIT`] after the cut are left behind: the tasks they still
+    /// run end as interrupted here, and the report says the run could not wait for them.
+    fn abandon_loops(&mut self) {
+        let under_way = self.crews.sum(|c| &c.in_flight);
+        self.shared.recorder.record_unfinished(0, loadhost_metrics::Outcome::Interrupted, under_way);
+        self.panics.push(format!(
+            "{} of {} event loops had not ended {CUT_WAIT:?} after the grace (a task blocking its thread?): \
+             the run ended without them, and their {under_way} tasks under way count as interrupted",
+            self.running, self.shared.count
+        ));
     }
 
     /// This scenario's plugin aborted: every other scenario of the run stops too.

@@ -81,8 +81,10 @@ pub enum EngineError {
     /// A bug: a task of the engine panicked before the load started.
     #[error("internal error: {0}")]
     Panicked(String),
-    /// A bug: a task of the engine panicked after the load started. What was measured is kept.
-    #[error("internal error after the load started: {reason}")]
+    /// The run did not end cleanly after the load started: a task of the engine panicked (a bug),
+    /// or event loops were left behind after the grace (a task blocking its thread). What was
+    /// measured is kept.
+    #[error("the run did not end cleanly after the load started: {reason}")]
     Broken {
         /// Everything measured until then.
         report: Box<loadhost_metrics::RunReport>,

@@ -60,6 +60,22 @@ pub const BATCH_WINDOW: Duration = Duration::from_millis(1);
 /// …but at most this many of them.
 pub const BATCH_TASKS: u32 = 64;
 
+/// A slot the pacer reaches more than this after it was due is not released: the pacer itself
+/// fell behind (a rate beyond what the host can release, a stalled machine), so the task ends
+/// `dropped` and counts as underrun, which names the emitter in the verdict. Releasing it would
+/// only report the pacer's own delay as the target's latency, and a schedule the host cannot
+/// follow would stretch the run by its whole backlog (2 s at 1,000,000/s took 10 s).
+pub const CATCH_UP_LIMIT: Duration = Duration::from_secs(1);
+
+/// The most slots one wake goes through (released, dropped or skipped) before the pacer lets its
+/// event loop run again: the workers it released, the stop and the cut are never held up by a
+/// schedule, however fast, for more than a fraction of a millisecond.
+const WAKE_BUDGET: u32 = 4096;
+
+/// Counting the slots a stop left unreleased walks a random schedule at most this far (about a
+/// tenth of a second); past it the rest are counted from the curve in one step.
+const COUNT_WALK: u64 = 10_000_000;
+
 /// With live control, the longest the precise driver sleeps at once, so a change is seen soon.
 const CONTROL_SLICE: Duration = Duration::from_millis(5);
 
@@ -72,6 +88,8 @@ enum Step {
     /// No worker was idle for this ticket: let the event loop run once (a worker that just
     /// finished becomes idle), then offer it again.
     Busy(Ticket),
+    /// The wake's budget is spent with slots still due: let the event loop run, then go on.
+    More,
     /// The schedule is done.
     Done,
 }
@@ -219,7 +237,7 @@ impl Pacer {
     fn due(&mut self, k: u64) -> Option<Instant> {
         let target = self.targets.target(k) - self.consumed;
         let t = self.curve.due_at(target, &mut self.hint)?;
-        Some(self.time_base + Duration::from_secs_f64(t))
+        Some(self.time_base + crate::schedule::clamped_secs(t))
     }
 
     /// Apply live changes; returns whether generation is paused.
@@ -294,21 +312,27 @@ impl Pacer {
         Some(Ticket::retry(&retry, now))
     }
 
-    /// Release every slot due at `now`. `slept_until` is the due time the pacer slept for, when it
-    /// woke on its timer: lateness is measured against it, and only then is a late task underrun.
-    fn release_due(&mut self, now: Instant, slept_until: Option<Instant>) -> Step {
+    /// Release every slot due at `now`, at most [`WAKE_BUDGET`] of them per call. `phase` says
+    /// whether the pacer slept for a due time (lateness is measured against it), whether a full
+    /// queue held it back (then late slots are the crew's, not underrun), and whether this wake
+    /// already let the event loop run once for a busy crew.
+    fn release_due(&mut self, now: Instant, phase: &mut Phase) -> Step {
         let mut tally = PacerTally::default();
-        let timer_wake = slept_until.is_some() || self.slots_used() == 0;
-        if let Some(target) = slept_until {
+        if let Some(target) = phase.slept_until.take() {
             let late = now.saturating_duration_since(target);
             tally.lateness = Some(late);
             tally.lag_beyond_tolerance = late.saturating_sub(TOLERANCE);
         }
-        let mut early = 0;
+        let pacer_late = !phase.held_back;
+        let (mut early, mut handled) = (0, 0);
         let step = loop {
             if self.slots.is_some_and(|total| self.next_slot >= total) || !self.has_work() {
                 break Step::Done;
             }
+            if handled >= WAKE_BUDGET {
+                break Step::More;
+            }
+            handled += 1;
             let Some(due) = self.due(self.next_slot) else { break Step::Done };
             if due > now {
                 if due > now + self.early || early >= self.batch {
@@ -316,8 +340,13 @@ impl Pacer {
                 }
                 early += 1;
             }
+            let late = now.saturating_duration_since(due);
+            if pacer_late && late > CATCH_UP_LIMIT {
+                self.skip_late(now - CATCH_UP_LIMIT, &mut tally);
+                continue;
+            }
             self.next_slot += u64::from(self.segment.count());
-            if timer_wake && now.saturating_duration_since(due) > TOLERANCE {
+            if pacer_late && late > TOLERANCE {
                 tally.underrun += 1;
             }
             let ticket = match self.due_retry(now) {
@@ -333,7 +362,7 @@ impl Pacer {
                 // Fresh tasks are done and no retry is due: the slot goes by empty.
                 None => continue,
             };
-            if let Some(step) = self.offer(ticket, &mut tally, true) {
+            if let Some(step) = self.offer(ticket, &mut tally, !phase.waited) {
                 break step;
             }
         };
@@ -341,6 +370,47 @@ impl Pacer {
         step
     }
 
+    /// The pacer is more than [`CATCH_UP_LIMIT`] behind: the fresh slots due by `until` end
+    /// `dropped` and underrun, counted in one step (even arrivals) or by walking the schedule
+    /// within the wake's budget (random arrivals), never offered. Retries keep waiting for a slot
+    /// the pacer reaches in time.
+    fn skip_late(&mut self, until: Instant, tally: &mut PacerTally) {
+        let n = self.due_by(until, u64::from(WAKE_BUDGET)).min(self.fresh_limit - self.fresh).max(1);
+        self.next_slot += n * u64::from(self.segment.count());
+        self.fresh += n;
+        tally.scheduled += n;
+        tally.dropped += n;
+        tally.underrun += n;
+    }
+
+    /// How many of this pacer's slots from `next_slot` on are due by `until` (within the curve and
+    /// its total; `-n` is the caller's). Even arrivals are counted in closed form from N(t);
+    /// random ones by walking their targets, at most `walk` of them, and the rest estimated from
+    /// the curve (one arrival per unit of N(t) on average). Leaves the schedule where it was.
+    fn due_by(&mut self, until: Instant, walk: u64) -> u64 {
+        let step = u64::from(self.segment.count());
+        let reached =
+            self.consumed + self.curve.tasks_by(until.saturating_duration_since(self.time_base).as_secs_f64());
+        let within =
+            |from: u64, last: f64| if last < from as f64 { 0 } else { ((last - from as f64) / step as f64) as u64 + 1 };
+        let mut n = if self.targets.is_random() {
+            let mut k = self.next_slot;
+            let mut walked = 0;
+            while walked < walk && self.due(k).is_some_and(|due| due <= until) {
+                k += step;
+                walked += 1;
+            }
+            let beyond = self.targets.target(k) - self.consumed;
+            let estimate = if walked < walk || beyond > reached { 0 } else { within(k, k as f64 + (reached - beyond)) };
+            walked + estimate
+        } else {
+            within(self.next_slot, reached)
+        };
+        if let Some(total) = self.slots {
+            n = n.min(total.saturating_sub(self.next_slot).div_ceil(step));
+        }
+        n
+    }
     /// Offer a released ticket to the crew and account for what became of it; `Some` when the
     /// pacer must stop releasing (wait for room, let a worker free up, or end). `may_wait` allows
     /// one [`Step::Busy`] round before a ticket finding no idle worker is dropped.
@@ -374,10 +444,13 @@ impl Pacer {
     }
 
     /// Offer again a ticket that found no idle worker, after the event loop ran once: dropped if
-    /// still no worker is idle. `false` when the pacer must stop.
-    fn offer_again(&mut self, ticket: Ticket) -> bool {
+    /// still no worker is idle. `false` when the pacer must stop. A round that freed no worker
+    /// is not tried again before the next sleep: the tickets due meanwhile that find the crew busy
+    /// are dropped at once, not one event-loop round each.
+    fn offer_again(&mut self, ticket: Ticket, phase: &mut Phase) -> bool {
         let mut tally = PacerTally::default();
         let step = self.offer(ticket, &mut tally, false);
+        phase.waited = tally.dropped > 0;
         self.recorder.record_pacer(self.shard, tally);
         !matches!(step, Some(Step::Done))
     }
@@ -448,16 +521,7 @@ impl Pacer {
         if !self.stop.is_aborted() {
             return;
         }
-        let now = Instant::now();
-        let mut unreleased = 0;
-        while self.fresh < self.fresh_limit && self.slots.is_none_or(|total| self.next_slot < total) {
-            match self.due(self.next_slot) {
-                Some(due) if due <= now => unreleased += 1,
-                _ => break,
-            }
-            self.next_slot += u64::from(self.segment.count());
-            self.fresh += 1;
-        }
+        let unreleased = self.due_by(Instant::now(), COUNT_WALK).min(self.fresh_limit - self.fresh);
         self.recorder.record_unstarted(self.shard, Outcome::Interrupted, unreleased);
         // Dropping the dispatch closes the channel, which lets the workers finish.
     }
@@ -473,13 +537,16 @@ impl Pacer {
             return Action::Stop;
         }
         let now = Instant::now();
-        if phase.flushing.is_none() && self.follow_control(now) {
-            phase.slept_until = None;
-            return Action::Pause;
-        }
+        let paused = phase.flushing.is_none() && self.follow_control(now);
         let step = match phase.flushing {
             Some(deadline) => self.flush_step(now, deadline),
-            None => self.release_due(now, phase.slept_until.take()),
+            // A pause holds generation, not the run: the planned end still ends it.
+            None if paused && self.planned_end.is_some_and(|end| now >= end) => Step::Done,
+            None if paused => {
+                phase.slept_until = None;
+                return Action::Pause;
+            }
+            None => self.release_due(now, phase),
         };
         match step {
             Step::Done if phase.flushing.is_none() => match self.flush_deadline() {
@@ -493,6 +560,7 @@ impl Pacer {
             Step::Sleep(next) => Action::Sleep(next),
             Step::Full(ticket) => Action::Send(ticket),
             Step::Busy(ticket) => Action::Yield(ticket),
+            Step::More => Action::Continue,
         }
     }
 
@@ -554,10 +622,17 @@ impl Pacer {
                     phase.slept(next);
                     woke
                 }
-                Action::Send(ticket) => self.send(ticket).await,
+                Action::Send(ticket) => {
+                    phase.held_back = true;
+                    self.send(ticket).await
+                }
                 Action::Yield(ticket) => {
                     tokio::task::yield_now().await;
-                    self.offer_again(ticket)
+                    self.offer_again(ticket, &mut phase)
+                }
+                Action::Continue => {
+                    tokio::task::yield_now().await;
+                    true
                 }
             };
             if !going {
@@ -597,14 +672,23 @@ struct Phase {
     slept_until: Option<Instant>,
     /// Set once the schedule is done and retries are flushing, until this deadline.
     flushing: Option<Instant>,
+    /// Since the last sleep, a full queue held the pacer back: slots released late since were
+    /// late for want of a worker (the crew's limit), not the pacer's.
+    held_back: bool,
+    /// Since the last sleep, a round of the event loop freed no worker for a busy crew: a ticket
+    /// that finds no idle worker now is dropped at once.
+    waited: bool,
 }
 
 impl Phase {
-    /// A sleep until `next` ended; only the pacing phase measures lag against it.
+    /// A sleep until `next` ended: the pacer had caught up. Only the pacing phase measures lag
+    /// against it.
     fn slept(&mut self, next: Instant) {
         if self.flushing.is_none() {
             self.slept_until = Some(next);
         }
+        self.held_back = false;
+        self.waited = false;
     }
 }
 
@@ -620,6 +704,8 @@ enum Action {
     Send(Ticket),
     /// No worker was idle for this ticket: let the event loop run once, then offer it again.
     Yield(Ticket),
+    /// The wake's budget is spent: let the event loop run, then go on releasing.
+    Continue,
 }
 
 /// How often a paused pacer looks whether it may resume.

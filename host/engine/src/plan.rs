@@ -518,7 +518,7 @@ impl Plan {
                 let planned = self.planned_tasks_whole()?;
                 let mut hint = 0;
                 match curve.due(planned, &mut hint) {
-                    Some(t) => Some(Duration::from_secs_f64(t)),
+                    Some(t) => Some(crate::schedule::clamped_secs(t)),
                     None => curve.end(),
                 }
             }

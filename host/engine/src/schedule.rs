@@ -25,6 +25,9 @@ pub enum CurveError {
     /// Rates must be finite and not negative.
     #[error("rate {0} is not a finite, non-negative number of tasks per second")]
     BadRate(f64),
+    /// Rates above [`MAX_RATE`] are refused.
+    #[error("rate {0:e}/s is above loadhost's ceiling of {MAX_RATE}/s (see docs/engine.md, \"Rate ceiling\")", MAX_RATE = MAX_RATE as u64)]
+    TooHigh(f64),
     /// A ramp must take some time.
     #[error("a stage must last longer than 0s")]
     EmptyStage,
@@ -96,8 +99,42 @@ pub struct RateCurve {
     process: Process,
 }
 
+/// The highest rate a plan or a live change may ask for, in tasks per second per process: about
+/// twenty times what a no-op plugin reaches on this project's 2-core machine, and past what any
+/// machine releases (each task costs microseconds of CPU). Above it a plan is not a load test but
+/// a typo, and the schedule's arithmetic (counts of slots per second in an `f64`, due times in
+/// nanoseconds) stops being exact.
+pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// The lowest rate other than 0 a user may type (one task a day): below it the next task lies
+/// beyond any test's duration, so the number is a slip, not a plan. Ramps pass through lower rates
+/// on their way to 0, which the schedule handles; only typed rates (flags, TOML, the control API)
+/// are held to it.
+pub const MIN_RATE: f64 = 1.0 / 86_400.0;
+
+/// The furthest ahead a due time is placed: a rate so low that its next slot lies beyond this
+/// (1e-300/s) waits this long instead of overflowing a `Duration` or an `Instant`.
+pub const HORIZON: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// `secs` as a duration, at most [`HORIZON`] (and 0 for anything not a positive number).
+pub fn clamped_secs(secs: f64) -> Duration {
+    if secs >= HORIZON.as_secs_f64() {
+        HORIZON
+    } else if secs > 0.0 {
+        Duration::from_secs_f64(secs)
+    } else {
+        Duration::ZERO
+    }
+}
+
 fn check_rate(rate: f64) -> Result<f64, CurveError> {
-    if rate.is_finite() && rate >= 0.0 { Ok(rate) } else { Err(CurveError::BadRate(rate)) }
+    if !rate.is_finite() || rate < 0.0 {
+        Err(CurveError::BadRate(rate))
+    } else if rate > MAX_RATE {
+        Err(CurveError::TooHigh(rate))
+    } else {
+        Ok(rate)
+    }
 }
 
 impl RateCurve {
@@ -159,7 +196,7 @@ impl RateCurve {
 
     /// When the curve ends, or `None` when it holds its last rate forever.
     pub fn end(&self) -> Option<Duration> {
-        self.end.is_finite().then(|| Duration::from_secs_f64(self.end))
+        self.end.is_finite().then(|| clamped_secs(self.end))
     }
 
     /// The rate (tasks/s) at `t` seconds from the start.

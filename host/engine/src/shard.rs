@@ -208,7 +208,7 @@ impl<F: WorkerFactory> Shard<F> {
             flush_spacing: plan
                 .target_rate()
                 .filter(|r| *r > 0.0)
-                .map_or(Duration::ZERO, |r| Duration::from_secs_f64(f64::from(sh.count) / r)),
+                .map_or(Duration::ZERO, |r| crate::schedule::clamped_secs(f64::from(sh.count) / r)),
             next_flush: None,
         });
         let live = sh.control.clone().map(|c| (c, sh.rate_now.clone()));

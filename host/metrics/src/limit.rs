@@ -53,7 +53,10 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
     let significant = |n: u64| n >= MIN_SHORTFALL && n as f64 > HOST_SHORTFALL * scheduled;
     let achieved = report.achieved_rate();
     if significant(t.underrun) {
-        return Some((Limit::Emitter, format!("{} tasks released late (underrun)", t.underrun)));
+        return Some((
+            Limit::Emitter,
+            format!("{} tasks released late or dropped by the pacer (underrun)", t.underrun),
+        ));
     }
     if significant(crew_drops) {
         let why = format!("{crew_drops} due tasks found no idle worker (peak {} workers)", report.workers.peak);

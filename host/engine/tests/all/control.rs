@@ -96,6 +96,21 @@ async fn raising_the_ceiling_lets_the_crew_grow() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_run_paused_at_its_planned_end_ends_there() {
+    // Found by the fuzzed test below: a pause used to hold the run past its end for ever.
+    let (report, rows, _) = run_controlled(&open(100.0, secs(2), 2, 2), FakeFactory::sleeping(ms(1)), |c| {
+        tokio::spawn(async move {
+            tokio::time::sleep(secs(1)).await;
+            change(&c, Changes { paused: Some(true), ..Changes::default() });
+        })
+    })
+    .await;
+    assert!(report.elapsed < ms(2100), "the planned end holds while paused: {:?}", report.elapsed);
+    assert!((99..=101).contains(&report.counts().scheduled), "{:?}", report.counts());
+    assert_accounting(&report, &rows);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_stop_ends_the_run_and_counts_the_rest_interrupted() {
     let (report, rows, _) = run_controlled(&open(100.0, secs(10), 10, 10), FakeFactory::sleeping(ms(1)), |c| {
         tokio::spawn(async move {
@@ -108,4 +123,83 @@ async fn a_stop_ends_the_run_and_counts_the_rest_interrupted() {
     assert_eq!(report.stopped.as_deref(), Some("stopped through the control API"));
     assert_eq!(report.aborted, None, "a user's stop is not the plugin's abort");
     assert_accounting(&report, &rows);
+}
+
+mod fuzzed {
+    //! Any PATCH a client may send, with extreme numbers, at any moment: the engine answers each
+    //! with a change or a refusal, and the run still ends at its planned end with every task
+    //! accounted for (issue 26: no hang, panic or wrap).
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use loadhost_engine::schedule::{MAX_RATE, MIN_RATE};
+
+    fn rate() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(0.0),
+            Just(5e-324),
+            Just(1e-300),
+            Just(f64::MIN_POSITIVE),
+            Just(MAX_RATE / 100.0),
+            Just(MAX_RATE * 10.0),
+            Just(1e308),
+            Just(f64::INFINITY),
+            Just(f64::NAN),
+            Just(-1.0),
+            0.0..5_000.0_f64,
+            any::<f64>(),
+        ]
+    }
+
+    fn count() -> impl Strategy<Value = u32> {
+        prop_oneof![Just(0), Just(1), Just(u32::MAX), Just(1 << 30), 1..64_u32, any::<u32>()]
+    }
+
+    fn changes() -> impl Strategy<Value = Changes> {
+        (
+            proptest::option::of(rate()),
+            proptest::option::of(count()),
+            proptest::option::of(count()),
+            any::<Option<bool>>(),
+        )
+            .prop_map(|(rate, max_workers, max_in_flight, paused)| Changes {
+                rate,
+                max_workers,
+                max_in_flight,
+                paused,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_patch_at_any_time_leaves_a_run_that_ends_on_plan(
+            patches in proptest::collection::vec((0..1_500_u64, changes()), 1..6),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
+            let (report, rows, _) = runtime.block_on(run_controlled(
+                &open(100.0, secs(1), 2, 16),
+                FakeFactory::sleeping(ms(5)),
+                move |c| {
+                    tokio::spawn(async move {
+                        let mut patches = patches;
+                        patches.sort_by_key(|(at, _)| *at);
+                        let began = tokio::time::Instant::now();
+                        for (at, changes) in patches {
+                            tokio::time::sleep_until(began + ms(at)).await;
+                            // Applied or refused with a reason; never a panic.
+                            let refused = c.apply(changes).is_err();
+                            let bad_rate = changes.rate.is_some_and(|r| !(r == 0.0 || (MIN_RATE..=MAX_RATE).contains(&r)));
+                            assert!(refused || !bad_rate, "{changes:?} must be refused");
+                        }
+                    })
+                },
+            ));
+            prop_assert!(report.elapsed < secs(3), "the planned end (1 s) holds: {:?}", report.elapsed);
+            prop_assert!(report.counts().identity_holds(), "{:?}", report.counts());
+            assert_accounting(&report, &rows);
+        }
+    }
 }

@@ -11,6 +11,7 @@ mod gate;
 mod lifecycle;
 mod open_model;
 mod outcomes;
+mod overrun;
 mod pacing;
 mod periodic;
 mod retries;
