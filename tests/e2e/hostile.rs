@@ -125,7 +125,8 @@ fn a_file_is_unreadable_without_dir_and_readable_with_it() {
     let run = hostile("read-file", 1, &["-e", "FILE=/etc/passwd", "-n", "3"]);
     assert_none_passed(&run);
     assert_eq!(task_count(&run.summary(), "failed"), 3);
-    assert!(run.stderr.contains("cannot read /etc/passwd"), "{}", run.stderr);
+    // The path came with -e, and a plugin's text carries no -e value into an output.
+    assert!(run.stderr.contains("cannot read [redacted]: "), "{}", run.stderr);
 
     let cmd = Loadhost::new();
     std::fs::create_dir(cmd.path().join("fixtures")).unwrap();
@@ -194,4 +195,67 @@ fn a_component_importing_what_the_host_does_not_offer_is_refused_with_exit_3() {
     assert_eq!(run.code, 3, "stderr: {}", run.stderr);
     assert!(run.stderr.contains("imports instance `test:bad-import/secret-store`"), "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
+fn an_e_value_a_plugin_echoes_reaches_no_output() {
+    // Issue 26: the plugin writes its secret into its error, its stdout and stderr lines, a tag
+    // value, a check's name, an endpoint's name and a URL path; every output is read back.
+    let target = crate::target_process::TargetProcess::start(&[]);
+    let secret = "hunter2-s3cret";
+    let url = format!("TARGET_URL={}/", target.url);
+    let args = [
+        "-e",
+        &format!("SECRET={secret}"),
+        "-e",
+        &url,
+        "--allow-host",
+        &target.authority,
+        "-n",
+        "3",
+        "-w",
+        "1",
+        "--out",
+        "json=lines.jsonl",
+        "--csv",
+        "rows.csv",
+        "--html",
+        "report.html",
+        "--results",
+        "r.lhr",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "summary.md",
+        "--plugin-output",
+        "file=plugin.log",
+        "--http-debug=headers",
+    ];
+    let run = hostile("echo-secret", 1, &args);
+    assert_none_passed(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "failed"), 3, "{}", s["tasks"]);
+    let summary = s.to_string();
+    assert!(summary.contains("SECRET=[redacted] was refused (the value [redacted])"), "{}", s["errors"]);
+    assert!(summary.contains("check named [redacted]"), "the check, by its redacted name: {}", s["checks"]);
+    for file in
+        ["summary.json", "lines.jsonl", "rows.csv", "report.html", "r.lhr", "junit.xml", "summary.md", "plugin.log"]
+    {
+        let text = run.file(file);
+        assert!(!text.contains(secret), "{file} carries the secret");
+    }
+    assert!(run.file("plugin.log").contains("stdout says [redacted]"), "{}", run.file("plugin.log"));
+    assert!(!run.stderr.contains(secret) && !run.stdout.contains(secret), "stderr: {}", run.stderr);
+}
+
+#[test]
+fn a_huge_error_message_is_cut_with_a_note_everywhere() {
+    let run = hostile("huge-error", 1, &["-n", "2", "-w", "1"]);
+    assert_none_passed(&run);
+    let s = run.summary();
+    let example = s["errors"][0]["example"].as_str().unwrap();
+    assert!(example.len() <= 1024, "the message is cut: {} bytes", example.len());
+    assert!(example.ends_with("… [cut: 104857600 bytes]"), "{}", &example[example.len() - 60..]);
+    assert!(run.stderr.len() < 64 << 10, "stderr carries the cut message only: {} bytes", run.stderr.len());
+    assert_rss_below(&s, 600.0);
 }

@@ -3,6 +3,7 @@
 //! with the thresholds checked against the metrics it declares.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use loadhost_component::declared::declared_metrics;
@@ -11,6 +12,7 @@ use loadhost_config::{RunSettings, check_plugin_metrics};
 use loadhost_runtime::http::allow::AllowRule;
 use loadhost_runtime::http::proxy::ProxyOptions;
 use loadhost_runtime::http::tls::{ClientCert, TlsOptions};
+use loadhost_runtime::plugin_text::PluginText;
 use loadhost_runtime::{Grants, HttpClient, HttpOptions, Plugin, Runtime, RuntimeOptions, cache};
 
 use crate::exit::Failure;
@@ -101,6 +103,9 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     let client_certs = ClientCert::pair(&options.client_cert, &options.client_key)
         .map_err(|err| Failure::usage(anyhow::anyhow!(err)))?;
     let proxy = proxy_options(options.proxy.as_deref());
+    // Every `-e`/`--env-file` value and token, kept out of all the plugin says (issue 26).
+    let tokens = [&options.control_token, &options.metrics_token].into_iter().flatten().map(String::as_str);
+    let text = Arc::new(PluginText::new(settings.env.iter().map(|(k, v)| (k.as_str(), v.as_str())), tokens));
     let http = HttpOptions {
         allow,
         tls: TlsOptions { ca_certs: options.ca_cert.clone(), insecure: options.insecure, client_certs },
@@ -109,10 +114,11 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
         max_response_body: options.max_response_body.map_or(u64::MAX, |s| s.0),
         proxy,
         cookies: !options.no_cookies,
+        text: text.clone(),
     };
     let http = HttpClient::new(&http).map_err(Failure::usage)?;
     let dirs = options.dir.iter().map(|d| (d.host.clone(), d.guest.clone())).collect();
-    Ok(Grants { env: settings.env.clone(), dirs, http })
+    Ok(Grants { env: settings.env.clone(), dirs, http, text })
 }
 
 /// The run's proxies: `--proxy`, else loadhost's own `HTTP_PROXY`/`HTTPS_PROXY` (never the plugin's

@@ -56,13 +56,14 @@ impl Endpoint {
     }
 
     /// The default endpoint of a request: `method` and [`endpoint_name`], interned per thread.
-    pub fn default_for(method: &str, url: &str) -> Self {
-        intern(Kind::Url, method, url_path(url), || Self::new(method, &endpoint_name(method, url)))
+    /// `tidy` makes the name fit for outputs (the runtime redacts secrets) once per new endpoint.
+    pub fn default_for(method: &str, url: &str, tidy: impl FnOnce(String) -> String) -> Self {
+        intern(Kind::Url, method, url_path(url), || Self::new(method, &tidy(endpoint_name(method, url))))
     }
 
-    /// A plugin-named endpoint, interned per thread.
-    pub fn named(method: &str, name: &str) -> Self {
-        intern(Kind::Named, method, name, || Self::new(method, name))
+    /// A plugin-named endpoint, interned per thread; `tidy` as for [`Endpoint::default_for`].
+    pub fn named(method: &str, name: &str, tidy: impl FnOnce(String) -> String) -> Self {
+        intern(Kind::Named, method, name, || Self::new(method, &tidy(name.to_owned())))
     }
 
     /// The request method (`GET`), or `*` for the overflow endpoint.
@@ -303,22 +304,22 @@ mod tests {
 
     #[test]
     fn interned_endpoints_are_shared_and_display_once_the_method() {
-        let a = Endpoint::default_for("GET", "http://h/users/1");
-        let b = Endpoint::default_for("GET", "http://h/users/2?x");
+        let a = Endpoint::default_for("GET", "http://h/users/1", |n| n);
+        let b = Endpoint::default_for("GET", "http://h/users/2?x", |n| n);
         assert_eq!(a.name(), "GET /users/{id}");
         assert_eq!(a, b);
-        let same = Endpoint::default_for("GET", "http://h/users/1");
+        let same = Endpoint::default_for("GET", "http://h/users/1", |n| n);
         assert!(Arc::ptr_eq(&a.0, &same.0), "a known path costs no allocation");
         assert_eq!(a.to_string(), "GET /users/{id}");
-        assert_eq!(Endpoint::named("POST", "login").to_string(), "POST login");
-        assert_ne!(Endpoint::named("POST", "login"), Endpoint::named("GET", "login"));
+        assert_eq!(Endpoint::named("POST", "login", |n| n).to_string(), "POST login");
+        assert_ne!(Endpoint::named("POST", "login", |n| n), Endpoint::named("GET", "login", |n| n));
         assert_eq!(Endpoint::overflow().to_string(), OVERFLOW_NAME);
     }
 
     #[test]
     fn the_cache_starts_over_when_full() {
         for i in 0..MAX_CACHED + 10 {
-            let e = Endpoint::default_for("GET", &format!("/slug-{i}"));
+            let e = Endpoint::default_for("GET", &format!("/slug-{i}"), |n| n);
             assert_eq!(e.name(), format!("GET /slug-{i}"));
         }
         CACHE.with(|c| assert!(c.borrow().1 <= MAX_CACHED));

@@ -39,6 +39,8 @@ pub(crate) struct DoerCtx {
     pub(crate) budget: crate::protocol_metrics::Budget,
     /// Its gRPC connections, made on the first call.
     pub(crate) grpc: Option<crate::grpc::Pool>,
+    /// The run's secrets, kept out of metric names and tags.
+    pub(crate) text: Arc<crate::plugin_text::PluginText>,
 }
 
 impl DoerCtx {
@@ -100,6 +102,7 @@ impl DoerCtx {
             capture: capture.clone(),
             budget: crate::protocol_metrics::Budget::default(),
             grpc: None,
+            text: grants.text.clone(),
         })
     }
 }

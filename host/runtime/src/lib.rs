@@ -38,6 +38,7 @@ mod metrics_host;
 mod name_lookup;
 pub mod output;
 pub mod plugin;
+pub mod plugin_text;
 pub mod protocol_metrics;
 mod wasmtime_engine;
 pub mod worker;

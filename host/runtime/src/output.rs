@@ -16,6 +16,8 @@ use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
+use crate::plugin_text::PluginText;
+
 /// The longest line kept, in bytes; past it the line is cut and marked.
 pub const MAX_LINE: usize = 64 << 10;
 
@@ -107,6 +109,8 @@ pub(crate) struct Capture {
     /// The task under way, set before each call ([`NO_TASK`] between them).
     iteration: AtomicU64,
     state: Mutex<Partial>,
+    /// The run's secrets, redacted from every line before it is handed on or kept.
+    text: Arc<PluginText>,
 }
 
 #[derive(Default)]
@@ -133,6 +137,7 @@ impl Capture {
         http_debug: Option<HttpDebug>,
         scenario: Arc<str>,
         worker: Option<u32>,
+        text: Arc<PluginText>,
     ) -> Arc<Self> {
         let http_debug = http_debug.filter(|_| sink.is_some());
         Arc::new(Self {
@@ -142,6 +147,7 @@ impl Capture {
             worker,
             iteration: AtomicU64::new(NO_TASK),
             state: Mutex::default(),
+            text,
         })
     }
 
@@ -154,6 +160,7 @@ impl Capture {
     pub(crate) fn http_note(&self, text: &str) {
         if let Some(sink) = &self.sink {
             let (scenario, worker, iteration) = (&*self.scenario, self.worker, self.current());
+            let text = &self.text.redact(text);
             sink.line(PluginLine { stream: Stream::Http, scenario, worker, iteration, text, cut: false });
         }
     }
@@ -234,7 +241,8 @@ impl Capture {
     fn emit(&self, state: &mut Partial, stream: Pipe, iteration: u64, cut: bool) {
         let bytes = std::mem::take(&mut pending(state, stream).bytes);
         let text = String::from_utf8_lossy(&bytes);
-        let text = text.strip_suffix('\r').unwrap_or(&text);
+        let text = self.text.redact(text.strip_suffix('\r').unwrap_or(&text));
+        let text = &*text;
         if stream == Pipe::Stderr {
             let mut kept = text.to_owned();
             if kept.len() > MAX_TAIL {
@@ -354,7 +362,7 @@ mod tests {
 
     fn capture() -> (Arc<Lines>, Arc<Capture>) {
         let lines = Arc::new(Lines::default());
-        let capture = Capture::new(Some(lines.clone()), None, Arc::from("default"), Some(3));
+        let capture = Capture::new(Some(lines.clone()), None, Arc::from("default"), Some(3), Arc::default());
         (lines, capture)
     }
 
@@ -400,7 +408,7 @@ mod tests {
 
     #[test]
     fn without_a_sink_only_the_tail_is_kept() {
-        let c = Capture::new(None, None, Arc::from("default"), Some(0));
+        let c = Capture::new(None, None, Arc::from("default"), Some(0), Arc::default());
         c.set_task(Some(5));
         c.write(Pipe::Stderr, "é".repeat(MAX_TAIL).as_bytes());
         c.write(Pipe::Stderr, b"\n");

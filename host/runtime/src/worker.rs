@@ -14,6 +14,7 @@ use crate::http::RunConnections;
 use crate::limits::LimitError;
 use crate::output::{Capture, HttpDebug, LineSink};
 use crate::plugin::{LifecycleExports, Plugin, one_line};
+use crate::plugin_text::{PluginText, bounded};
 
 /// Makes [`WasmWorker`]s from a loaded plugin, and runs its lifecycle.
 #[derive(Clone)]
@@ -49,7 +50,7 @@ impl WasmWorkerFactory {
     /// A capture of an instance's output, for worker `worker` of `scenario` (`None`: the
     /// lifecycle's own instance).
     fn capture(&self, scenario: Arc<str>, worker: Option<u32>) -> Arc<Capture> {
-        Capture::new(self.output.clone(), self.http_debug, scenario, worker)
+        Capture::new(self.output.clone(), self.http_debug, scenario, worker, self.grants.text.clone())
     }
 
     /// A store and a bare instance of the plugin, for a worker on `event_loop`.
@@ -80,15 +81,21 @@ impl WasmWorkerFactory {
 const LIFECYCLE_LOOP: u32 = u32::MAX;
 
 /// A lifecycle call's error, as one line: the plugin's own message, or the trap.
-fn lifecycle_error(
+fn lifecycle_error<T>(
     call: &str,
-    result: wasmtime::Result<Result<(), String>>,
+    result: wasmtime::Result<Result<(), T>>,
     capture: &Capture,
-) -> Result<(), WorkerError> {
+    text: &PluginText,
+) -> Result<(), WorkerError>
+where
+    T: Into<String>,
+{
     match result {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(message)) => Err(WorkerError::refused(format!("{call} returned an error: {message}"))),
-        Err(trap) => Err(WorkerError::refused(format!("{call} trapped: {}", describe_trap(&trap, capture)))),
+        Ok(Err(message)) => {
+            Err(WorkerError::refused(format!("{call} returned an error: {}", text.message(message.into()))))
+        }
+        Err(trap) => Err(WorkerError::refused(format!("{call} trapped: {}", bounded(describe_trap(&trap, capture))))),
     }
 }
 
@@ -117,6 +124,8 @@ pub struct WasmWorker {
     capture: Arc<Capture>,
     /// Reused for every call: only the per-task fields change.
     task: bindings::Task,
+    /// The run's secrets, kept out of the task's messages.
+    text: Arc<PluginText>,
 }
 
 impl WorkerFactory for WasmWorkerFactory {
@@ -131,7 +140,7 @@ impl WorkerFactory for WasmWorkerFactory {
                 .map_err(|err| WorkerError::new(one_line(&err)))?;
             let setup_data = ctx.setup_data.as_deref().unwrap_or_default();
             let result = init.call_async(&mut store, (ctx.id, setup_data)).await.map(|(r,)| r);
-            lifecycle_error("init", result, &capture)?;
+            lifecycle_error("init", result, &capture, &self.grants.text)?;
         }
         let instance = Workload::new(&mut store, &raw).map_err(|err| WorkerError::new(one_line(&err)))?;
         let task = bindings::Task {
@@ -141,7 +150,7 @@ impl WorkerFactory for WasmWorkerFactory {
             attempt: 0,
             input: Vec::new(),
         };
-        Ok(WasmWorker { store, instance, capture, task })
+        Ok(WasmWorker { store, instance, capture, task, text: self.grants.text.clone() })
     }
 
     async fn setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
@@ -161,11 +170,12 @@ impl WasmWorkerFactory {
         let setup = raw
             .get_typed_func::<(&str,), (Result<String, String>,)>(&mut store, lifecycle.setup)
             .map_err(|err| WorkerError::new(one_line(&err)))?;
-        match setup.call_async(&mut store, (&self.setup_options,)).await {
-            Ok((Ok(data),)) => Ok(Some(data)),
-            Ok((Err(message),)) => Err(WorkerError::refused(format!("setup returned an error: {message}"))),
-            Err(trap) => Err(WorkerError::refused(format!("setup trapped: {}", describe_trap(&trap, &capture)))),
-        }
+        let result = match setup.call_async(&mut store, (&self.setup_options,)).await {
+            Ok((Ok(data),)) => return Ok(Some(data)),
+            Ok((Err(message),)) => Ok(Err(message)),
+            Err(trap) => Err(trap),
+        };
+        lifecycle_error("setup", result, &capture, &self.grants.text).map(|()| None)
     }
 
     async fn run_teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {
@@ -176,7 +186,7 @@ impl WasmWorkerFactory {
             .get_typed_func::<(&str,), (Result<(), String>,)>(&mut store, lifecycle.teardown)
             .map_err(|err| WorkerError::new(one_line(&err)))?;
         let result = teardown.call_async(&mut store, (setup_data,)).await.map(|(r,)| r);
-        lifecycle_error("teardown", result, &capture)
+        lifecycle_error("teardown", result, &capture, &self.grants.text)
     }
 }
 
@@ -190,12 +200,13 @@ impl Worker for WasmWorker {
         self.store.set_epoch_deadline(1);
         self.capture.set_task(Some(task.iteration));
         let doer = self.instance.loadhost_plugin_doer();
+        let text = &self.text;
         match doer.call_do_task(&mut self.store, &self.task).await {
             Ok(Ok(())) => TaskOutcome::Passed,
-            Ok(Err(bindings::TaskError::Retryable(msg))) => TaskOutcome::Retryable(msg),
-            Ok(Err(bindings::TaskError::Failed(msg))) => TaskOutcome::Failed(msg),
-            Ok(Err(bindings::TaskError::Abort(msg))) => TaskOutcome::Abort(msg),
-            Err(err) => TaskOutcome::Trapped(describe_trap(&err, &self.capture)),
+            Ok(Err(bindings::TaskError::Retryable(msg))) => TaskOutcome::Retryable(text.message(msg)),
+            Ok(Err(bindings::TaskError::Failed(msg))) => TaskOutcome::Failed(text.message(msg)),
+            Ok(Err(bindings::TaskError::Abort(msg))) => TaskOutcome::Abort(text.message(msg)),
+            Err(err) => TaskOutcome::Trapped(bounded(describe_trap(&err, &self.capture))),
         }
     }
 }

@@ -48,6 +48,7 @@ use self::body::{Pending, TimedBody};
 use self::connector::{Connector, Network, WireCounters};
 use self::proxy::ProxyOptions;
 use self::tls::TlsOptions;
+use crate::plugin_text::PluginText;
 
 /// How plugins may use the network.
 #[derive(Debug, Clone)]
@@ -66,6 +67,8 @@ pub struct HttpOptions {
     pub proxy: ProxyOptions,
     /// Each worker keeps a cookie jar for `send-opts` (off with `--no-cookies`).
     pub cookies: bool,
+    /// The run's secrets, kept out of endpoint names (see `plugin_text`).
+    pub text: Arc<PluginText>,
 }
 
 impl Default for HttpOptions {
@@ -78,6 +81,7 @@ impl Default for HttpOptions {
             max_response_body: 64 << 20,
             proxy: ProxyOptions::default(),
             cookies: true,
+            text: Arc::default(),
         }
     }
 }
@@ -94,6 +98,7 @@ pub struct HttpClient {
     denial_logged: AtomicBool,
     max_body: u64,
     cookies: bool,
+    text: Arc<PluginText>,
 }
 
 /// The most hosts the per-host caps keep a count for; past it, idle ones are forgotten.
@@ -133,7 +138,13 @@ impl HttpClient {
             denial_logged: AtomicBool::new(false),
             max_body: options.max_response_body,
             cookies: options.cookies,
+            text: options.text.clone(),
         }))
+    }
+
+    /// An endpoint name as outputs may show it: the run's secrets redacted.
+    fn tidy(&self, name: String) -> String {
+        self.text.redact_owned(name)
     }
 
     /// A connector (TLS, ALPN) whose connections count into `wire`.
@@ -245,7 +256,7 @@ impl WorkerHttp {
         let port =
             request.uri().port_u16().unwrap_or(if request.uri().scheme_str() == Some("https") { 443 } else { 80 });
         let permit = self.shared.slot(&host, port).await;
-        let endpoint = Endpoint::default_for(request.method().as_str(), request.uri().path());
+        let endpoint = Endpoint::default_for(request.method().as_str(), request.uri().path(), |n| self.shared.tidy(n));
         let started = Instant::now();
         self.shared.net.authorize(&mut request);
         let sent = self.client.request(request);
@@ -367,8 +378,8 @@ impl WorkerHttp {
         let permit = self.shared.slot(&target.host, port).await;
         // The plugin's name for the endpoint (`send-opts`), else the default from the URL.
         let endpoint = Some(match hop.name {
-            Some(name) => Endpoint::named(request.method().as_str(), name),
-            None => Endpoint::default_for(request.method().as_str(), url),
+            Some(name) => Endpoint::named(request.method().as_str(), name, |n| self.shared.tidy(n)),
+            None => Endpoint::default_for(request.method().as_str(), url, |n| self.shared.tidy(n)),
         });
         let started = Instant::now();
         let exchange = conns.exchange(self, &target, permit.is_some(), request, hop.decompress);

@@ -11,12 +11,16 @@
 //! - `absurd`: record trends of ±1e300 and NaN and add u64::MAX to a counter, over 1,000 tag values
 //!   (through the raw bindings: the SDK's `metrics::trend` refuses a NaN before the host sees it)
 //! - `trap-init`: trap in the lifecycle's `init`, so no worker can start
+//! - `echo-secret`: write the `-e SECRET` value everywhere a plugin can (stdout, stderr, a tag
+//!   value, a check's name, an endpoint's name when `TARGET_URL` is set, a path segment of its
+//!   URL) and fail with it in the message: none of it may reach an output
+//! - `huge-error`: fail with a 100 MiB message
 
 use std::hint::black_box;
 
 use loadhost_sdk::bindings::loadhost::plugin::metrics as raw_metrics;
 use loadhost_sdk::config::env_or;
-use loadhost_sdk::metrics::counter;
+use loadhost_sdk::metrics::{check, counter};
 use loadhost_sdk::{Doer, Lifecycle, Task, TaskResult, failed};
 
 struct Hostile;
@@ -71,10 +75,27 @@ impl Doer for Hostile {
                 }
                 raw_metrics::counter("huge", u64::MAX, &tags);
             }
+            "echo-secret" => return echo_secret(),
+            "huge-error" => return Err(failed("x".repeat(100 << 20))),
             _ => {}
         }
         Ok(())
     }
+}
+
+/// Say the secret in every way a plugin can; see `echo-secret` above.
+fn echo_secret() -> TaskResult {
+    let secret = env_or("SECRET", String::new());
+    println!("stdout says {secret}");
+    eprintln!("stderr says {secret}");
+    counter("echoed", 1, &[("token", &secret)]);
+    check(&format!("check named {secret}"), false, &[("token", &secret)]);
+    let target = env_or("TARGET_URL", String::new());
+    if !target.is_empty() {
+        let _ = loadhost_sdk::http::get(&format!("{target}{secret}")).name(&format!("name {secret}")).send();
+        let _ = loadhost_sdk::http::get(&format!("{target}{secret}")).send();
+    }
+    Err(failed(format!("SECRET={secret} was refused (the value {secret})")))
 }
 
 impl Lifecycle for Hostile {
