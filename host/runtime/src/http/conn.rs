@@ -378,13 +378,14 @@ fn decoding(parts: &mut http::response::Parts, decompress: bool) -> Option<Encod
     Some(encoding)
 }
 
-/// Read and decode a whole body: the cap applies to the decoded bytes, and the wire bytes are
-/// never held whole (each frame is decoded as it comes).
+/// Read and decode a whole body: the cap and the byte budget apply to the decoded bytes, and the
+/// wire bytes are never held whole (each frame is decoded as it comes).
 async fn read_decoded(mut body: Incoming, http: &WorkerHttp, encoding: Encoding) -> Result<Bytes, Failed> {
     let limit = usize::try_from(http.shared.max_body).unwrap_or(usize::MAX);
-    let mut decoder = Decoder::new(encoding, limit);
+    let mut decoder = Decoder::new(encoding, limit, http.budget.none());
     let failed = |err: DecodeError| match err {
         DecodeError::TooLarge => Failed::Error(http.shared.body_too_large()),
+        DecodeError::OverBudget(over) => Failed::Error(over.to_string()),
         DecodeError::Invalid(why) => Failed::Error(format!("decoding the response body: {why}")),
     };
     while let Some(frame) = body.frame().await {
@@ -396,8 +397,9 @@ async fn read_decoded(mut body: Incoming, http: &WorkerHttp, encoding: Encoding)
     decoder.finish().map_err(failed)
 }
 
-/// Read a whole body, but never more than `http`'s `--max-response-body`: past it the request
-/// fails and what was read is let go, so a huge body costs the host at most the cap.
+/// Read a whole body, but never more than `http`'s `--max-response-body`, nor past the instance's
+/// byte budget: past either the request fails and what was read is let go, so a huge body costs
+/// the host at most the cap. What is read counts against the budget until the whole body has come.
 async fn read(mut body: Incoming, http: &WorkerHttp, decoding: Option<Encoding>) -> Result<Bytes, Failed> {
     if let Some(encoding) = decoding {
         return Box::pin(read_decoded(body, http, encoding)).await;
@@ -409,6 +411,7 @@ async fn read(mut body: Incoming, http: &WorkerHttp, decoding: Option<Encoding>)
     }
     let mut whole: Vec<u8> = Vec::new();
     let mut only: Option<Bytes> = None;
+    let mut held = http.budget.none();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|err| Failed::Error(format!("reading the response body: {err}")))?;
         let Ok(data) = frame.into_data() else { continue };
@@ -416,6 +419,7 @@ async fn read(mut body: Incoming, http: &WorkerHttp, decoding: Option<Encoding>)
         if read > limit {
             return Err(Failed::Error(http.shared.body_too_large()));
         }
+        held.grow(data.len()).map_err(|over| Failed::Error(over.to_string()))?;
         // One frame (the usual small response) is kept as it came; more are joined, growing the
         // buffer by doubling but never past the cap.
         match only.take() {

@@ -48,6 +48,7 @@ use self::body::{Pending, TimedBody};
 use self::connector::{Connector, Network, WireCounters};
 use self::proxy::ProxyOptions;
 use self::tls::TlsOptions;
+use crate::budget::ByteBudget;
 
 /// How plugins may use the network.
 #[derive(Debug, Clone)]
@@ -109,6 +110,8 @@ pub struct WorkerHttp {
     connector: Connector,
     wire: Arc<WireCounters>,
     shared: Arc<HttpClient>,
+    /// The instance's byte budget, which a body read whole counts against.
+    budget: ByteBudget,
 }
 
 use conn::ExchangeError;
@@ -150,13 +153,14 @@ impl HttpClient {
             .build(connector)
     }
 
-    /// One worker's HTTP. Its connections are driven on the runtime that sends the requests (the
-    /// worker's event loop), and close when the worker is dropped.
-    pub fn for_worker(self: &Arc<Self>) -> Arc<WorkerHttp> {
+    /// One worker's HTTP, for an instance whose byte budget is `budget`. Its connections are
+    /// driven on the runtime that sends the requests (the worker's event loop), and close when the
+    /// worker is dropped.
+    pub(crate) fn for_worker(self: &Arc<Self>, budget: &ByteBudget) -> Arc<WorkerHttp> {
         let wire = Arc::new(WireCounters::default());
         let connector = self.connector(&wire);
         let client = self.pooled(connector.clone());
-        Arc::new(WorkerHttp { client, connector, wire, shared: self.clone() })
+        Arc::new(WorkerHttp { client, connector, wire, shared: self.clone(), budget: budget.clone() })
     }
 
     /// Whether workers keep a cookie jar (not with `--no-cookies`).
