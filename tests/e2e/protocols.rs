@@ -244,6 +244,18 @@ fn grpc_echoes_never_read_stay_within_the_byte_budget() {
 }
 
 #[test]
+fn a_grpc_message_cut_short_is_a_truncated_message_not_zero_messages() {
+    let target = TargetProcess::start(&[]);
+    let grpc_target = format!("TARGET={}", target.url);
+    let run = run(&plugin("grpc-echo"), &target.authority, &[&grpc_target, "GRPC_TRUNCATE=1"], &["-n", "3", "-w", "1"]);
+    assert_eq!(run.code, 98, "{}", run.stderr);
+    let why = errors(&run);
+    assert!(why.contains("gRPC status 13: a truncated message: its prefix announced"), "{why}");
+    assert!(!why.contains("0 messages"), "{why}");
+    assert_eq!(count(&run, "grpc_reqs{status:13}"), 3);
+}
+
+#[test]
 fn closing_many_connections_whose_peer_never_answers_waits_for_none_of_them() {
     let target = TargetProcess::start(&[]);
     // A peer that takes the close frame and never answers it: each close used to wait 1 s for it.

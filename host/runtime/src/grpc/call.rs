@@ -161,15 +161,18 @@ async fn exchange(
             Err(frame) => frame,
         };
         if let Ok(trailers) = frame.into_trailers() {
-            let (code, message) =
-                wire::status_in(&trailers).unwrap_or((code::INTERNAL, "trailers without grpc-status".into()));
+            let (code, message) = match (wire::status_in(&trailers), deframer.partial()) {
+                // Whatever status follows, the last message never came whole: the call failed.
+                (_, Some(partial)) => (code::INTERNAL, wire::truncated(partial)),
+                (Some(status), None) => status,
+                (None, None) => (code::INTERNAL, "trailers without grpc-status".into()),
+            };
             return Ok(Ended { code, message, trailers: wire::from_headers(&trailers) });
         }
     }
-    let why = if deframer.has_partial() {
-        "the response ended inside a message"
-    } else {
-        "the response ended without a status"
+    let why = match deframer.partial() {
+        Some(partial) => wire::truncated(partial),
+        None => "the response ended without a status".to_owned(),
     };
     Ok(Ended::with(code::INTERNAL, why))
 }

@@ -101,9 +101,23 @@ impl Deframer {
         self.max
     }
 
-    /// Whether bytes of an unfinished message are left.
-    pub(crate) fn has_partial(&self) -> bool {
-        !self.buf.is_empty()
+    /// What is left of an unfinished message, if anything: the bytes that came, and how many its
+    /// prefix announced (`None` while the prefix itself is cut).
+    pub(crate) fn partial(&self) -> Option<(usize, Option<u64>)> {
+        if self.buf.is_empty() {
+            return None;
+        }
+        let announced = (self.buf.len() >= 5)
+            .then(|| u64::from(u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]])));
+        Some((self.buf.len().saturating_sub(5), announced))
+    }
+}
+
+/// Why a response that ended inside a message is refused, for its status message.
+pub(crate) fn truncated((came, announced): (usize, Option<u64>)) -> String {
+    match announced {
+        Some(len) => format!("a truncated message: its prefix announced {len} bytes and only {came} came"),
+        None => "a truncated message: the response ended inside a message's 5-byte prefix".to_owned(),
     }
 }
 
@@ -199,21 +213,26 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = out.iter().map(HeldBytes::as_bytes).collect();
         assert_eq!(bytes, vec![&b"hello"[..], b"", &[7; 300]]);
-        assert!(!deframer.has_partial());
+        assert_eq!(deframer.partial(), None);
         assert_eq!(budget.held(), 305, "the messages hold their bytes, the prefixes none");
         drop(out);
         assert_eq!(budget.held(), 0);
     }
 
     #[test]
-    fn the_budget_bounds_what_a_message_half_read_holds() {
+    fn a_message_cut_short_is_told_as_truncated_and_the_budget_bounds_what_is_held() {
         let budget = ByteBudget::new(100);
         let mut deframer = Deframer::new(1024, &budget);
         deframer.push(&frame(&[1; 80])[..50]).unwrap();
         assert!(deframer.next_message().unwrap().is_none());
-        assert!(deframer.has_partial());
+        let partial = deframer.partial().unwrap();
+        assert_eq!(partial, (45, Some(80)));
+        assert_eq!(truncated(partial), "a truncated message: its prefix announced 80 bytes and only 45 came");
         let err = deframer.push(&[1; 51]).unwrap_err();
         assert_eq!((err.held, err.wanted), (50, 51));
+        let mut cut = Deframer::new(1024, &budget);
+        cut.push(&[0, 0]).unwrap();
+        assert_eq!(cut.partial(), Some((0, None)));
     }
 
     #[test]
