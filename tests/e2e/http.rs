@@ -238,3 +238,17 @@ fn the_bundled_http_get_sends_bare_requests_as_wrk_does() {
     let stats = target.stats();
     assert_eq!(stats["requests"], 4 + 1, "the target saw the four redirects and this /stats, nothing more: {stats}");
 }
+
+#[test]
+fn a_body_cut_short_is_a_response_incomplete() {
+    let target = TargetProcess::start(&[]);
+    // 100,000 bytes announced, 50,000 sent, then the connection closes.
+    let url = format!("TARGET_URL={}/bytes?n=100000&cut=50000", target.url);
+    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", &target.authority, "-n", "2"]);
+    assert_none_passed(&run);
+    let errors = run.summary()["errors"].to_string();
+    let said = "response incomplete: the connection closed after 50000 of 100000 bytes of the body";
+    assert!(errors.contains(said), "{errors}");
+    assert!(!errors.contains("error reading a body"), "hyper's words are not the plugin's: {errors}");
+    assert_eq!(run.summary()["metrics"]["http_reqs"]["count"], 2, "each counts as a request without a response");
+}

@@ -169,3 +169,103 @@ fn a_plugin_hoarding_connections_stays_within_the_bound_and_fails() {
         }
     }
 }
+
+/// `ws-hoard` in `mode` against `url` (and `TARGET` for gRPC), with `env` and `args` added.
+fn hoard(mode: &str, target: &TargetProcess, url: &str, env: &[&str], args: &[&str]) -> Run {
+    let mut all = vec![format!("MODE={mode}"), format!("TARGET_URL={url}"), format!("TARGET={}", target.url)];
+    all.extend(env.iter().map(|e| (*e).to_owned()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    run(&fixture("ws-hoard"), &target.authority, &all, args)
+}
+
+fn peak_rss(run: &Run) -> f64 {
+    run.summary()["host"]["peak_rss_mb"].as_f64().expect("host.peak_rss_mb in the summary")
+}
+
+/// The task failed with the byte budget's error, and the host stayed near its bound: the budget
+/// (64 MiB here) beside the plugin's own memory and the host's.
+#[track_caller]
+fn assert_stopped_by_the_budget(run: &Run, what: &str) {
+    assert_eq!(run.code, 98, "{what}: {}", run.stderr);
+    let why = errors(run);
+    assert!(why.contains("byte budget") && why.contains("of 64.0 MiB (--max-memory)"), "{what}: {why}");
+    let rss = peak_rss(run);
+    assert!(rss < 250.0, "{what}: the host's peak RSS was {rss} MiB");
+}
+
+#[test]
+fn a_ping_unanswered_while_messages_flood_in_stays_within_the_byte_budget() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("ws://{}/ws/flood", target.authority);
+    // Without a bound, the messages kept for `receive` while the pong never comes grow by about
+    // 250 MiB a second until the task's timeout.
+    let run = hoard("ping", &target, &url, &[], &["-n", "1", "--max-memory", "64MiB", "--task-timeout", "5s"]);
+    assert_stopped_by_the_budget(&run, "ping");
+    assert_eq!(task_count(&run.summary(), "failed"), 1, "{}", run.summary()["tasks"]);
+    assert!(errors(&run).contains("ping: WebSocket: receive: byte budget"), "{}", errors(&run));
+}
+
+#[test]
+fn a_ping_without_a_timeout_gives_up_after_the_default() {
+    let target = TargetProcess::start(&[]);
+    // A peer that says nothing and never answers a ping.
+    let url = format!("ws://{}/ws/flood?count=0", target.authority);
+    let run = hoard("ping", &target, &url, &[], &["-n", "1", "--task-timeout", "60s"]);
+    assert_eq!(run.code, 98, "{}", run.stderr);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "failed"), 1, "failed by the ping's own timeout, not the task's: {}", s["tasks"]);
+    assert!(errors(&run).contains("ping: no WebSocket message within the timeout"), "{}", errors(&run));
+    let took = s["duration_s"].as_f64().unwrap();
+    assert!((10.0..30.0).contains(&took), "the default ping timeout is 10 s; the run took {took} s");
+}
+
+#[test]
+fn messages_half_read_on_many_connections_stay_within_the_byte_budget() {
+    let target = TargetProcess::start(&[]);
+    // Each connection gets 24 MiB of a 32 MiB frame: 16 of them would hold 384 MiB.
+    let url = format!("ws://{}/ws/partial?size={}&sent={}", target.authority, 32 << 20, 24 << 20);
+    let env = ["CONNECTIONS=16", "RECEIVE_MS=200"];
+    let run = hoard("partial", &target, &url, &env, &["-n", "1", "--max-memory", "64MiB"]);
+    assert_stopped_by_the_budget(&run, "partial");
+    // Two whole frames fill the 64 MiB budget: the third is refused at its header (which may come
+    // with the handshake's answer).
+    let why = errors(&run);
+    assert!(why.contains("\"after 2") && why.contains("byte budget: the host holds 64.0 MiB"), "{why}");
+}
+
+#[test]
+fn grpc_echoes_never_read_stay_within_the_byte_budget() {
+    let target = TargetProcess::start(&[]);
+    // 8 streams of 8 messages of 4 MiB: 256 MiB each way if nothing held them back.
+    let run = hoard("grpc-send", &target, "", &[], &["-n", "1", "--max-memory", "64MiB"]);
+    assert_stopped_by_the_budget(&run, "grpc-send");
+    assert!(errors(&run).contains("gRPC status 8"), "RESOURCE_EXHAUSTED: {}", errors(&run));
+    assert!(count(&run, "grpc_reqs{status:8}") >= 1, "{}", run.summary()["metrics"]);
+}
+
+#[test]
+fn a_grpc_message_cut_short_is_a_truncated_message_not_zero_messages() {
+    let target = TargetProcess::start(&[]);
+    let grpc_target = format!("TARGET={}", target.url);
+    let run = run(&plugin("grpc-echo"), &target.authority, &[&grpc_target, "GRPC_TRUNCATE=1"], &["-n", "3", "-w", "1"]);
+    assert_eq!(run.code, 98, "{}", run.stderr);
+    let why = errors(&run);
+    assert!(why.contains("gRPC status 13: a truncated message: its prefix announced"), "{why}");
+    assert!(!why.contains("0 messages"), "{why}");
+    assert_eq!(count(&run, "grpc_reqs{status:13}"), 3);
+}
+
+#[test]
+fn closing_many_connections_whose_peer_never_answers_waits_for_none_of_them() {
+    let target = TargetProcess::start(&[]);
+    // A peer that takes the close frame and never answers it: each close used to wait 1 s for it.
+    let url = format!("ws://{}/ws/flood?count=0", target.authority);
+    let env = ["CONNECTIONS=64", "RECEIVE_MS=1", "CLOSE=1"];
+    let run = hoard("partial", &target, &url, &env, &["-n", "1", "--task-timeout", "20s"]);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 1, "{}", s["tasks"]);
+    assert_eq!(count(&run, "ws_session_duration"), 64, "each session ended at its close");
+    let took = s["duration_s"].as_f64().unwrap();
+    assert!(took < 8.0, "64 closes took {took} s: the peer's answer is awaited on the side, for all at once");
+}

@@ -137,6 +137,27 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
 }
 
 #[test]
+fn a_refused_own_listener_is_said_to_be_never_granted_not_to_need_an_allow_host() {
+    let control = free_port();
+    let own = format!("127.0.0.1:{control}");
+    let http = format!("TARGET_URL=http://{own}/v1/status");
+    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &http, "-n", "2", "--control", &own]);
+    assert_none_passed(&run);
+    assert_eq!(metric_count(&run.summary(), "http_denied"), 2);
+    assert!(run.stderr.contains("loadhost's own --control listener"), "{}", run.stderr);
+    assert!(run.stderr.contains("loadhost's own ports are never granted to a plugin"), "{}", run.stderr);
+    assert!(!run.stderr.contains("pass --allow-host"), "no flag can allow it: {}", run.stderr);
+
+    // WebSocket (and gRPC) say the same in the error the plugin gets.
+    let ws = format!("TARGET_URL=ws://localhost:{control}/ws/echo");
+    let run = Loadhost::run_plugin(&plugin("ws-echo"), &["-e", &ws, "-n", "2", "--control", &own]);
+    assert_none_passed(&run);
+    let errors = run.summary()["errors"].to_string();
+    assert!(errors.contains("loadhost's own ports are never granted to a plugin"), "{errors}");
+    assert!(!errors.contains("pass --allow-host"), "{errors}");
+}
+
+#[test]
 fn a_bare_host_allows_only_the_default_ports() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);

@@ -22,18 +22,25 @@ fn routes_help() -> String {
   /                200, body \"ok\\n\"
   /delay?ms=N      200, body \"ok\\n\", after N milliseconds (at most {delay} s)
   /status?code=N   status N (100..=999), body \"status N\\n\"; 400 when N is missing or out of range
-  /bytes?n=N       200 with N bytes of 'x', streamed 64 KiB at a time (at most {gib} GiB)
+  /bytes?n=N       200 with N bytes of 'x', streamed 64 KiB at a time (at most {gib} GiB);
+                   &cut=M announces N and closes the connection after M (a body cut short)
   /echo            200 with the request's body and its content-type (text/plain when it has none)
   /redirect?n=N&to=PATH&code=C   N redirects (status C, default 302; N default 1), then to PATH
   /cookies/set?k=v 200 with Set-Cookie: k=v for each pair; /cookies echoes the Cookie header
   /gzip?bytes=N    200, Content-Encoding: gzip, N bytes of text (x-decoded-length says N)
   /gzip-bomb?mb=N  200, Content-Encoding: gzip, a small stream that decodes to N MiB of zeros
   /ws/echo?delay=MS  WebSocket (HTTP/1.1 upgrade): every text or binary message echoed, after MS ms
+  /ws/flood?size=BYTES&count=N  WebSocket: N binary messages of BYTES (default 1 MiB, at most {msg} MiB;
+                   N unlimited), as fast as the client reads; never answers a ping or a close
+  /ws/partial?size=BYTES&sent=BYTES  WebSocket: one binary frame of size BYTES announced (at most
+                   {gib} GiB), only the first sent BYTES of it sent; never answers a ping or a close
   gRPC (content-type application/grpc, h2c or h2 under TLS), raw message bytes echoed:
     /loadhost.target.Echo/Unary   one message back
     /loadhost.target.Echo/Stream  bidirectional: each message back as it arrives, status 0 at the end
     metadata x-loadhost-status: N (and x-loadhost-message) ends the call with status N;
-    x-loadhost-delay-ms: N waits first; an unknown method gets status 12
+    x-loadhost-delay-ms: N waits first; x-loadhost-truncate: 1 cuts a unary echo short (its
+    prefix announces the whole message, half of it follows, then status 0); an unknown method
+    gets status 12
   /stats           200, JSON {{\"requests\": R, \"connections\": C, \"accept_errors\": E, ...}}: the requests
                    answered (every route, /stats included), the TCP connections accepted and the
                    accepts that failed (out of file descriptors: the target then pauses, 10 ms
@@ -43,6 +50,7 @@ fn routes_help() -> String {
   anything else    404, body \"not found\\n\"",
         delay = MAX_DELAY.as_secs(),
         gib = MAX_BYTES >> 30,
+        msg = loadhost_target::MAX_MESSAGE >> 20,
     )
 }
 

@@ -179,7 +179,9 @@ define_options! {
         pub task_timeout: Option<Dur>,
 
         /// The most linear memory one plugin instance may use, from 2MiB to 4GiB (default 128MiB);
-        /// past it the task traps with "memory limit".
+        /// past it the task traps with "memory limit". Also the instance's byte budget: the most the
+        /// host holds on its behalf (messages, streams, bodies read whole); past it the host call
+        /// fails with "byte budget".
         #[arg(long, value_name = "SIZE")]
         pub max_memory: Option<Size>,
 

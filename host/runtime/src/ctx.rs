@@ -10,6 +10,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::budget::ByteBudget;
 use crate::grants::Grants;
 use crate::http::{Connections, RunConnections, WorkerHttp};
 use crate::limits::InstanceLimits;
@@ -36,7 +37,9 @@ pub(crate) struct DoerCtx {
     /// What the instance prints, and where `--http-debug` tells of its requests.
     pub(crate) capture: Arc<Capture>,
     /// Its open WebSocket connections and gRPC streams, bounded.
-    pub(crate) budget: crate::protocol_metrics::Budget,
+    pub(crate) slots: crate::protocol_metrics::Slots,
+    /// What the host holds on its behalf (messages, streams, bodies read whole), bounded.
+    pub(crate) byte_budget: ByteBudget,
     /// Its gRPC connections, made on the first call.
     pub(crate) grpc: Option<crate::grpc::Pool>,
     /// The run's secrets, kept out of metric names and tags.
@@ -82,7 +85,8 @@ impl DoerCtx {
             // the check above.
             wasi.allow_tcp(true).allow_udp(true).allow_ip_name_lookup(true);
         }
-        let http = grants.http.for_worker();
+        let byte_budget = ByteBudget::new(max_memory);
+        let http = grants.http.for_worker(&byte_budget);
         let hooks = HostHttpHooks {
             client: http.clone(),
             metrics: metrics.clone(),
@@ -100,7 +104,8 @@ impl DoerCtx {
             cookies: grants.http.cookies().then(cookie_store::CookieStore::new),
             allow: grants.http.allow_list().clone(),
             capture: capture.clone(),
-            budget: crate::protocol_metrics::Budget::default(),
+            slots: crate::protocol_metrics::Slots::default(),
+            byte_budget,
             grpc: None,
             text: grants.text.clone(),
         })

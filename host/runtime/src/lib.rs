@@ -22,11 +22,14 @@
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
 //! - `http_host`: the one-call `loadhost:plugin/http` import.
 //! - [`limits`]: memory and table caps per instance, the stack limit, epoch interruption.
+//! - `budget`: the byte budget of what the host holds on an instance's behalf (messages, streams,
+//!   bodies read whole).
 //! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
 
 #![deny(missing_docs)]
 
 pub mod bindings;
+mod budget;
 pub mod cache;
 mod ctx;
 pub mod grants;

@@ -42,7 +42,8 @@ pub enum LimitError {
     },
 }
 
-fn mib(bytes: usize) -> String {
+/// `bytes` in MiB, one decimal: "128.0 MiB".
+pub(crate) fn mib(bytes: usize) -> String {
     format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
 }
 

@@ -9,11 +9,11 @@ pub const MAX_OPEN_PER_INSTANCE: u32 = 64;
 
 /// An instance's open WebSocket connections and gRPC streams, against [`MAX_OPEN_PER_INSTANCE`].
 #[derive(Debug, Default)]
-pub(crate) struct Budget {
+pub(crate) struct Slots {
     open: u32,
 }
 
-impl Budget {
+impl Slots {
     /// Take a slot, or say how many are open when none is left.
     pub(crate) fn take(&mut self) -> Result<(), u32> {
         if self.open >= MAX_OPEN_PER_INSTANCE {
@@ -34,13 +34,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_budget_refuses_past_the_cap_and_frees_slots() {
-        let mut budget = Budget::default();
+    fn slots_are_refused_past_the_cap_and_freed() {
+        let mut slots = Slots::default();
         for _ in 0..MAX_OPEN_PER_INSTANCE {
-            assert!(budget.take().is_ok());
+            assert!(slots.take().is_ok());
         }
-        assert_eq!(budget.take(), Err(MAX_OPEN_PER_INSTANCE));
-        budget.give_back();
-        assert!(budget.take().is_ok());
+        assert_eq!(slots.take(), Err(MAX_OPEN_PER_INSTANCE));
+        slots.give_back();
+        assert!(slots.take().is_ok());
     }
 }

@@ -9,8 +9,9 @@
 //! | any other | trailers-only `UNIMPLEMENTED` (12) |
 //!
 //! Metadata a call may carry: [`STATUS_HEADER`] (end with that status, as trailers-only, with
-//! [`MESSAGE_HEADER`] or "injected by the target" as grpc-message) and [`DELAY_HEADER`] (wait that
-//! many ms before the answer, or before each echo).
+//! [`MESSAGE_HEADER`] or "injected by the target" as grpc-message), [`DELAY_HEADER`] (wait that
+//! many ms before the answer, or before each echo) and [`TRUNCATE_HEADER`] (a unary echo cut short:
+//! its prefix announces the whole message and only half of it follows, then `grpc-status: 0`).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -41,6 +42,8 @@ pub const STATUS_HEADER: &str = "x-loadhost-status";
 pub const MESSAGE_HEADER: &str = "x-loadhost-message";
 /// Metadata asking for a pause of this many milliseconds before the answer or each echo.
 pub const DELAY_HEADER: &str = "x-loadhost-delay-ms";
+/// Metadata (any value) asking for a unary echo cut short, for clients' tests of a broken server.
+pub const TRUNCATE_HEADER: &str = "x-loadhost-truncate";
 
 const OK: u32 = 0;
 const INVALID_ARGUMENT: u32 = 3;
@@ -101,6 +104,7 @@ pub fn is_grpc(req: &Request<Incoming>) -> bool {
 struct Asked {
     status: Option<Status>,
     delay: Duration,
+    truncate: bool,
 }
 
 fn asked(headers: &HeaderMap) -> Result<Asked, Status> {
@@ -118,7 +122,7 @@ fn asked(headers: &HeaderMap) -> Result<Asked, Status> {
         None => None,
     };
     let delay = Duration::from_millis(number(DELAY_HEADER)?.unwrap_or(0)).min(MAX_DELAY);
-    Ok(Asked { status, delay })
+    Ok(Asked { status, delay, truncate: headers.contains_key(TRUNCATE_HEADER) })
 }
 
 /// Whole messages out of the request body's bytes, however they were split into frames.
@@ -270,7 +274,7 @@ pub async fn call(req: Request<Incoming>, stats: Arc<Stats>) -> Response<Body> {
     let path = req.uri().path().to_owned();
     let reader = Reader { body: req.into_body(), decoder: Decoder::default() };
     match path.as_str() {
-        UNARY => unary(reader, asked.delay, stats).await,
+        UNARY => unary(reader, &asked, stats).await,
         STREAM => stream(reader, asked.delay, stats),
         _ => {
             let unknown = Status::new(UNIMPLEMENTED, format!("no method {path} (the target has {UNARY} and {STREAM})"));
@@ -287,8 +291,9 @@ async fn pause(delay: Duration) {
     }
 }
 
-/// The one message once the client has half-closed, echoed after `delay`.
-async fn unary(mut reader: Reader, delay: Duration, stats: Arc<Stats>) -> Response<Body> {
+/// The one message once the client has half-closed, echoed after `asked.delay` (cut short when
+/// `asked.truncate`).
+async fn unary(mut reader: Reader, asked: &Asked, stats: Arc<Stats>) -> Response<Body> {
     let first = reader.next(&stats).await;
     let rest = match &first {
         Ok(Some(_)) => reader.next(&stats).await,
@@ -307,12 +312,20 @@ async fn unary(mut reader: Reader, delay: Duration, stats: Arc<Stats>) -> Respon
             return grpc_response(Empty::new().boxed_unsync());
         }
     };
-    pause(delay).await;
+    pause(asked.delay).await;
+    let message = if asked.truncate { truncated(message) } else { message };
     let (tx, rx) = mpsc::channel(2);
     // A fresh channel of two has room for both.
     let _ = tx.try_send(Out::Message(message));
     let _ = tx.try_send(Out::End(Status::new(OK, "")));
     streamed(rx, stats)
+}
+
+/// `message` (prefix included) cut to its prefix and half of its bytes; an empty one to part of
+/// its prefix.
+fn truncated(message: Bytes) -> Bytes {
+    let len = message.len() - PREFIX;
+    message.slice(..if len == 0 { 3 } else { PREFIX + len / 2 })
 }
 
 /// How many echoes wait for the connection before the stream stops reading: the bound on what a
@@ -394,6 +407,11 @@ mod tests {
         let got = asked(&headers).unwrap();
         assert_eq!(got.status, Some(Status::new(14, "injected by the target")));
         assert_eq!(got.delay, Duration::from_millis(25));
+        assert!(!got.truncate);
+        headers.insert(TRUNCATE_HEADER, HeaderValue::from_static("1"));
+        assert!(asked(&headers).unwrap().truncate);
+        assert_eq!(truncated(Bytes::from(framed(b"abcd"))).as_ref(), &framed(b"abcd")[..7]);
+        assert_eq!(truncated(Bytes::from(framed(b""))).len(), 3);
         headers.insert(STATUS_HEADER, HeaderValue::from_static("17"));
         assert_eq!(asked(&headers).unwrap_err().code, INVALID_ARGUMENT);
         assert_eq!(percent_encode("50% done\n"), "50%25 done%0A");

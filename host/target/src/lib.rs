@@ -14,6 +14,7 @@
 //! | `/cookies/set?k=v`, `/cookies` | `Set-Cookie` for each pair; the request's `Cookie` header echoed |
 //! | `/gzip?bytes=N`, `/gzip-bomb?mb=N` | a gzip body of N bytes of text; one that decodes to N MiB |
 //! | `/ws/echo?delay=MS` | WebSocket (HTTP/1.1 upgrade): each text or binary message echoed as such, after MS milliseconds (default 0); `426` without an upgrade |
+//! | `/ws/flood?size=BYTES&count=N`, `/ws/partial?size=BYTES&sent=BYTES` | hostile WebSocket peers that never answer a ping or a close: N messages of BYTES (default 1 MiB, unlimited), or one frame announced and cut short (see [`ws`]) |
 //! | `/loadhost.target.Echo/Unary` | gRPC (`content-type: application/grpc`): the one message echoed, then `grpc-status: 0` |
 //! | `/loadhost.target.Echo/Stream` | gRPC, bidirectional: each message echoed as it arrives; `grpc-status: 0` once the client half-closes |
 //! | `/stats` | JSON counts of requests and connections served so far, of failed accepts, and of WebSocket and gRPC sessions, messages and statuses |

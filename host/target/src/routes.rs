@@ -7,6 +7,7 @@
 //! | `/cookies` | `200` with the request's `Cookie` header as the body |
 //! | `/gzip?bytes=N` | `200`, `Content-Encoding: gzip`: N bytes of text (default 1000) compressed |
 //! | `/gzip-bomb?mb=N` | `200`, `Content-Encoding: gzip`: a small stream that decodes to N MiB of zeros |
+//! | `/bytes?n=N&cut=M` | `200` announcing N bytes, of which only M come before the connection closes |
 //!
 //! Both gzip routes say the decoded size in `x-decoded-length`.
 
@@ -31,9 +32,11 @@ pub const MAX_BYTES: u64 = 4 << 30;
 /// What every route answers with: a whole body, or `/bytes`'s stream.
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-/// `n` bytes of `x`, 64 KiB at a time.
+/// `n` bytes of `x`, 64 KiB at a time; with `announced` more than `n`, a body cut short.
 struct Stream {
     left: u64,
+    /// The length the response announces (`Content-Length`).
+    announced: u64,
 }
 
 /// The piece `Stream` sends over and over.
@@ -60,7 +63,7 @@ impl http_body::Body for Stream {
     }
 
     fn size_hint(&self) -> http_body::SizeHint {
-        http_body::SizeHint::with_exact(self.left)
+        http_body::SizeHint::with_exact(self.announced)
     }
 }
 
@@ -286,6 +289,8 @@ pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Respons
     let response = match req.uri().path() {
         "/" => text(StatusCode::OK, "ok\n"),
         "/ws/echo" => crate::ws::echo(req, stats),
+        "/ws/flood" => crate::ws::flood(req, stats),
+        "/ws/partial" => crate::ws::partial(req, stats),
         "/delay" => {
             let ms = query_number(&req, "ms").unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(ms).min(MAX_DELAY)).await;
@@ -300,8 +305,11 @@ pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Respons
         }
         "/bytes" => {
             let n = query_number(&req, "n").unwrap_or(0).min(MAX_BYTES);
+            // `cut=M`: the body announces N bytes and ends after M, so the connection closes with
+            // the response cut short (hyper cannot finish a message shorter than its length).
+            let sent = query_number(&req, "cut").unwrap_or(n).min(n);
             let mut response = text(StatusCode::OK, Bytes::new());
-            *response.body_mut() = Stream { left: n }.boxed_unsync();
+            *response.body_mut() = Stream { left: sent, announced: n }.boxed_unsync();
             response
         }
         "/echo" => {

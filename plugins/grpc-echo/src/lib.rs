@@ -4,8 +4,9 @@
 //! `MODE=stream`: one bidi `/loadhost.target.Echo/Stream` call per task with `MESSAGES` messages
 //! (default 100), each echo awaited before the next send. Every echo is checked (check `echo
 //! matches`). `GRPC_STATUS=N` asks the target to end each call with status N (metadata
-//! `x-loadhost-status`). Status 14 (UNAVAILABLE) and network failures are retryable, other
-//! statuses fail the task.
+//! `x-loadhost-status`); `GRPC_TRUNCATE=1` asks it to cut each unary echo short (metadata
+//! `x-loadhost-truncate`), as a broken server would. Status 14 (UNAVAILABLE) and network failures
+//! are retryable, other statuses fail the task.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -37,6 +38,7 @@ struct Settings {
     /// `MODE`: `unary` or `stream` (anything else aborts the run).
     mode: String,
     status: Option<String>,
+    truncate: bool,
     messages: u32,
 }
 
@@ -46,6 +48,7 @@ fn settings() -> &'static Settings {
         target: env_or("TARGET", "http://127.0.0.1:8080".to_owned()),
         mode: env_or("MODE", "unary".to_owned()),
         status: Some(env_or("GRPC_STATUS", String::new())).filter(|s| !s.is_empty()),
+        truncate: env_or("GRPC_TRUNCATE", false),
         messages: env_or("MESSAGES", 100),
     })
 }
@@ -57,7 +60,9 @@ fn why(err: GrpcError) -> TaskError {
     }
 }
 
+/// The call with the metadata that asks the target for a failure, if any.
 fn with_status(call: Call) -> Call {
+    let call = if settings().truncate { call.metadata("x-loadhost-truncate", "1") } else { call };
     match &settings().status {
         Some(status) => call.metadata("x-loadhost-status", status.as_str()),
         None => call,

@@ -408,15 +408,16 @@ loadhost_ws_status loadhost_ws_send_binary(loadhost_ws *ws, const void *data, si
 loadhost_ws_status loadhost_ws_receive(loadhost_ws *ws, uint32_t timeout_ms,
                                        loadhost_ws_message *message, char **error);
 
-/* Send a ping and wait for its pong, at most `timeout_ms` (0: no limit); *rtt_ms (when not NULL)
- * is the round trip in milliseconds (the host records it as ws_ping). Messages that arrive
- * meanwhile are kept for loadhost_ws_receive. */
+/* Send a ping and wait for its pong, at most `timeout_ms` (0: the host's 10 s); *rtt_ms (when
+ * not NULL) is the round trip in milliseconds (the host records it as ws_ping). Messages that
+ * arrive meanwhile are kept for loadhost_ws_receive. */
 loadhost_ws_status loadhost_ws_ping(loadhost_ws *ws, uint32_t timeout_ms, double *rtt_ms,
                                     char **error);
 
-/* Start the close handshake with `code` (1000: normal) and `reason` (NULL for none), wait briefly
- * for the peer's close, and release the connection: `ws` must not be used afterwards, whatever
- * this returns. A connection the peer had already closed returns LOADHOST_WS_OK. */
+/* Start the close handshake with `code` (1000: normal) and `reason` (NULL for none), and release
+ * the connection (the host awaits the peer's close on the side, at most 1 s): `ws` must not be
+ * used afterwards, whatever this returns. A connection the peer had already closed returns
+ * LOADHOST_WS_OK. */
 loadhost_ws_status loadhost_ws_close(loadhost_ws *ws, uint16_t code, const char *reason,
                                      char **error);
 

@@ -212,7 +212,8 @@ typedef struct loadhost_plugin_websocket_error_t {
 #define LOADHOST_PLUGIN_WEBSOCKET_ERROR_INVALID_REQUEST 0
 // The host is not on the allow-list (or is loadhost's own); no connection was made.
 #define LOADHOST_PLUGIN_WEBSOCKET_ERROR_DENIED 1
-// Connecting, the handshake, sending or receiving failed; the connection is unusable.
+// Connecting, the handshake, sending or receiving failed, or what the connection would hold
+// passed the instance's byte budget (`--max-memory`); the connection is unusable.
 #define LOADHOST_PLUGIN_WEBSOCKET_ERROR_NETWORK 2
 // The instance already has this many connections open (WebSocket and gRPC streams
 // together): close or drop one first.
@@ -324,7 +325,8 @@ typedef struct loadhost_plugin_grpc_error_t {
 #define LOADHOST_PLUGIN_GRPC_ERROR_TOO_MANY_CONNECTIONS 3
 // Nothing arrived within a `receive`'s timeout; the stream is still open.
 #define LOADHOST_PLUGIN_GRPC_ERROR_TIMEOUT 4
-// The server (or the deadline: code 4) ended the call with a status other than OK.
+// The server (or the deadline: code 4; or the instance's byte budget, `--max-memory`, which
+// a message would pass: code 8) ended the call with a status other than OK.
 #define LOADHOST_PLUGIN_GRPC_ERROR_STATUS 5
 // A message larger than the cap (`--max-response-body`, in bytes).
 #define LOADHOST_PLUGIN_GRPC_ERROR_TOO_LARGE 6
@@ -447,11 +449,13 @@ extern bool loadhost_plugin_websocket_method_connection_send_binary(loadhost_plu
 // Wait for the next message, at most `timeout-ms` (none: until one comes or the connection
 // ends). Pings are answered by the host and never returned.
 extern bool loadhost_plugin_websocket_method_connection_receive(loadhost_plugin_websocket_borrow_connection_t self, uint32_t *maybe_timeout_ms, loadhost_plugin_websocket_message_t *ret, loadhost_plugin_websocket_error_t *err);
-// Send a ping and wait for its pong; the round trip in milliseconds (also recorded as
-// `ws_ping`). Messages that arrive meanwhile are kept for `receive`.
+// Send a ping and wait for its pong, at most `timeout-ms` (none: 10 s); the round trip in
+// milliseconds (also recorded as `ws_ping`). Messages that arrive meanwhile are kept for
+// `receive`; they count against the instance's byte budget, past which the connection fails.
 extern bool loadhost_plugin_websocket_method_connection_ping(loadhost_plugin_websocket_borrow_connection_t self, uint32_t *maybe_timeout_ms, double *ret, loadhost_plugin_websocket_error_t *err);
-// Start the close handshake with `code` (1000: normal) and `reason`, and wait briefly for
-// the peer's close; the session ends (`ws_session_duration`).
+// Start the close handshake with `code` (1000: normal) and `reason`; the session ends
+// (`ws_session_duration`). The host awaits the peer's close on the side (at most 1 s), so
+// closing many connections waits for none of them.
 extern bool loadhost_plugin_websocket_method_connection_close(loadhost_plugin_websocket_borrow_connection_t self, uint16_t code, workload_with_lifecycle_string_t *reason, loadhost_plugin_websocket_error_t *err);
 
 // Imported Functions from `loadhost:plugin/grpc@0.1.0`

@@ -142,8 +142,9 @@ export class Connection {
   }
 
   /**
-   * Send a ping and wait for its pong, at most `timeout` ms; the round trip in ms (the host
-   * records it as ws_ping). Messages that arrive meanwhile are kept for `receive`.
+   * Send a ping and wait for its pong, at most `timeout` ms (none: the host's 10 s); the round
+   * trip in ms (the host records it as ws_ping). Messages that arrive meanwhile are kept for
+   * `receive`.
    */
   ping(timeout = undefined) {
     try {
@@ -154,9 +155,9 @@ export class Connection {
   }
 
   /**
-   * Start the close handshake with `code` (1000: normal) and `reason`, wait briefly for the peer's
-   * close, and release the connection. Closing one already released does nothing; a failed
-   * handshake throws after the connection is released.
+   * Start the close handshake with `code` (1000: normal) and `reason`, and release the connection
+   * (the host awaits the peer's close on the side, at most 1 s). Closing one already released does
+   * nothing; a failed handshake throws after the connection is released.
    */
   close(code = 1000, reason = '') {
     if (this.#resource === undefined) return;

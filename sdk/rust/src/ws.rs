@@ -125,13 +125,15 @@ impl Connection {
         })
     }
 
-    /// Send a ping and wait for its pong: the round trip (also recorded as `ws_ping`).
+    /// Send a ping and wait for its pong, at most `timeout` (`None`: the host's 10 s): the round
+    /// trip (also recorded as `ws_ping`). Messages that arrive meanwhile are kept for `receive`.
     pub fn ping(&mut self, timeout: Option<Duration>) -> Result<Duration, WsError> {
         let ms = self.0.ping(crate::millis(timeout)).map_err(from_host)?;
         Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
     }
 
-    /// Close with `code` (1000: normal) and `reason`.
+    /// Close with `code` (1000: normal) and `reason`; the host awaits the peer's close on the side
+    /// (at most 1 s).
     pub fn close(self, code: u16, reason: &str) -> Result<(), WsError> {
         self.0.close(code, reason).map_err(from_host)
     }

@@ -7,7 +7,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::BodyExt as _;
 use http_body_util::combinators::BoxBody;
@@ -17,11 +16,13 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::wire::{self, Deframer, Metadata, code};
+use crate::budget::{ByteBudget, HeldBytes};
 use crate::http::WorkerHttp;
 use crate::http::connector::{Alpn, Connector, Direct};
 
-/// A request body: one message, or a stream's channel.
-pub(crate) type GrpcBody = BoxBody<Bytes, Infallible>;
+/// A request body: one message, or a stream's channel. Each message counts against the instance's
+/// byte budget until HTTP/2 has written it out (and drops it).
+pub(crate) type GrpcBody = BoxBody<HeldBytes, Infallible>;
 
 /// A worker's HTTP/2 connections for gRPC, kept across calls and tasks.
 pub(crate) type Pool = Client<Connector<Direct>, GrpcBody>;
@@ -96,10 +97,18 @@ pub(crate) fn request(
 pub(crate) enum Event {
     /// The response headers arrived.
     Headers(Metadata),
-    /// A whole message.
-    Message(Bytes),
+    /// A whole message, counted against the byte budget until the plugin has it.
+    Message(HeldBytes),
     /// The call ended.
     End(Result<Ended, CallError>),
+}
+
+/// What a call's response may use: the largest message (`--max-response-body`) and the
+/// instance's byte budget.
+#[derive(Debug, Clone)]
+pub(crate) struct Bounds {
+    pub(crate) max: u64,
+    pub(crate) budget: ByteBudget,
 }
 
 /// Send `request` and feed what comes back to `events` until the call ends or `deadline`
@@ -108,10 +117,10 @@ pub(crate) async fn drive(
     pool: Pool,
     request: http::Request<GrpcBody>,
     deadline: Option<Instant>,
-    max: u64,
+    bounds: Bounds,
     events: mpsc::Sender<Event>,
 ) {
-    let exchange = exchange(pool, request, max, &events);
+    let exchange = exchange(pool, request, bounds, &events);
     let ended = match deadline {
         Some(deadline) => match tokio::time::timeout_at(deadline, exchange).await {
             Ok(ended) => ended,
@@ -125,7 +134,7 @@ pub(crate) async fn drive(
 async fn exchange(
     pool: Pool,
     request: http::Request<GrpcBody>,
-    max: u64,
+    bounds: Bounds,
     events: &mpsc::Sender<Event>,
 ) -> Result<Ended, CallError> {
     let response = pool.request(request).await.map_err(|err| match crate::http::own_listener_in(&err) {
@@ -141,7 +150,7 @@ async fn exchange(
         return Ok(Ended::with(wire::status_of_http(parts.status), format!("HTTP status {}", parts.status)));
     }
     let _ = events.send(Event::Headers(wire::from_headers(&parts.headers))).await;
-    let mut deframer = Deframer::new(max);
+    let mut deframer = Deframer::new(bounds.max, &bounds.budget);
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|err| CallError::Network(format!("reading the response: {err}")))?;
         let frame = match frame.into_data() {
@@ -152,23 +161,29 @@ async fn exchange(
             Err(frame) => frame,
         };
         if let Ok(trailers) = frame.into_trailers() {
-            let (code, message) =
-                wire::status_in(&trailers).unwrap_or((code::INTERNAL, "trailers without grpc-status".into()));
+            let (code, message) = match (wire::status_in(&trailers), deframer.partial()) {
+                // Whatever status follows, the last message never came whole: the call failed.
+                (_, Some(partial)) => (code::INTERNAL, wire::truncated(partial)),
+                (Some(status), None) => status,
+                (None, None) => (code::INTERNAL, "trailers without grpc-status".into()),
+            };
             return Ok(Ended { code, message, trailers: wire::from_headers(&trailers) });
         }
     }
-    let why = if deframer.has_partial() {
-        "the response ended inside a message"
-    } else {
-        "the response ended without a status"
+    let why = match deframer.partial() {
+        Some(partial) => wire::truncated(partial),
+        None => "the response ended without a status".to_owned(),
     };
     Ok(Ended::with(code::INTERNAL, why))
 }
 
 /// Hand on every whole message `data` completes; how the call ended when it cannot go on (the
-/// plugin dropped it, or a message is over the cap or compressed).
+/// plugin dropped it, a message is over the cap or compressed, or the byte budget is spent).
 async fn deliver(deframer: &mut Deframer, data: &[u8], events: &mpsc::Sender<Event>) -> Option<Ended> {
-    deframer.push(data);
+    if let Err(over) = deframer.push(data) {
+        tracing::debug!("a gRPC call failed: {over}");
+        return Some(Ended::with(code::RESOURCE_EXHAUSTED, over.to_string()));
+    }
     loop {
         match deframer.next_message() {
             Ok(Some(message)) => {
@@ -193,13 +208,16 @@ fn source_of(err: &dyn std::error::Error) -> String {
 }
 
 /// A request body fed message by message from a channel; it ends when the sender is dropped.
-pub(crate) struct ChannelBody(pub(crate) mpsc::Receiver<Bytes>);
+pub(crate) struct ChannelBody(pub(crate) mpsc::Receiver<HeldBytes>);
 
 impl http_body::Body for ChannelBody {
-    type Data = Bytes;
+    type Data = HeldBytes;
     type Error = Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<HeldBytes>, Infallible>>> {
         self.0.poll_recv(cx).map(|next| next.map(|data| Ok(Frame::data(data))))
     }
 }

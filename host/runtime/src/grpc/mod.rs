@@ -11,15 +11,15 @@ pub(crate) use self::call::Pool;
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body_util::Full;
 use http_body_util::combinators::BoxBody;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use wasmtime::component::Resource;
 
-use self::call::{CallError, ChannelBody, Ended, Event};
+use self::call::{Bounds, CallError, ChannelBody, Ended, Event};
 use crate::bindings::loadhost::plugin::grpc as wit;
+use crate::budget::{HeldBytes, OverBudget};
 use crate::ctx::DoerCtx;
 use crate::protocol_metrics as names;
 
@@ -29,7 +29,7 @@ const STREAM_BUFFER: usize = 16;
 /// An open streaming call.
 pub struct GrpcStream {
     /// The request body's sender; `None` after `close-send`.
-    to_server: Option<mpsc::Sender<Bytes>>,
+    to_server: Option<mpsc::Sender<HeldBytes>>,
     events: mpsc::Receiver<Event>,
     task: tokio::task::JoinHandle<()>,
     /// How the call ended, once `receive` has seen its end.
@@ -63,6 +63,12 @@ fn deadline(timeout_ms: Option<u32>) -> Option<Instant> {
     timeout_ms.map(|ms| Instant::now() + Duration::from_millis(u64::from(ms)))
 }
 
+/// A message to send the byte budget refused: the call ends as a gRPC client ends one that passed
+/// a limit of its own, with RESOURCE_EXHAUSTED.
+fn refused(over: &OverBudget) -> Ended {
+    Ended { code: wire::code::RESOURCE_EXHAUSTED, message: over.to_string(), trailers: Vec::new() }
+}
+
 impl wit::Host for DoerCtx {
     async fn call(
         &mut self,
@@ -79,33 +85,46 @@ impl wit::Host for DoerCtx {
         if let Err(denied) = self.grpc_allowed(&target) {
             return Ok(Err(denied));
         }
-        let body = BoxBody::new(Full::new(wire::frame(&message)));
+        let framed = match HeldBytes::hold(&self.byte_budget, wire::frame(&message)) {
+            Ok(framed) => framed,
+            Err(over) => {
+                let ended = refused(&over);
+                self.grpc_counted(ended.code);
+                return Ok(Err(status(ended)));
+            }
+        };
+        let body = BoxBody::new(Full::new(framed));
         let request = match call::request(&target, &method, &metadata, timeout_ms, body) {
             Ok(request) => request,
             Err(err) => return Ok(Err(self.grpc_failed(err))),
         };
         let started = Instant::now();
         let (events, mut from_call) = mpsc::channel(4);
+        // The first message is kept; any more are only counted (a unary call has one).
         let collect = async {
-            let (mut headers, mut messages) = (Vec::new(), Vec::new());
+            let (mut headers, mut first, mut messages) = (Vec::new(), None, 0);
             while let Some(event) = from_call.recv().await {
                 match event {
                     Event::Headers(h) => headers = h,
-                    Event::Message(m) => messages.push(m),
-                    Event::End(ended) => return (headers, messages, ended),
+                    Event::Message(m) => {
+                        messages += 1;
+                        first.get_or_insert(m);
+                    }
+                    Event::End(ended) => return (headers, first, messages, ended),
                 }
             }
-            (headers, messages, Err(CallError::Network("the call ended without a status".into())))
+            (headers, first, messages, Err(CallError::Network("the call ended without a status".into())))
         };
+        let bounds = Bounds { max, budget: self.byte_budget.clone() };
         let pool = self.grpc_pool();
-        let ((), (headers, mut messages, ended)) =
-            tokio::join!(call::drive(pool, request, deadline(timeout_ms), max, events), collect);
+        let ((), (headers, first, messages, ended)) =
+            tokio::join!(call::drive(pool, request, deadline(timeout_ms), bounds, events), collect);
         self.http_client.drain_wire(&self.metrics);
         self.metrics.trend(names::GRPC_REQ_DURATION.into(), started.elapsed().as_secs_f64() * 1000.0, Vec::new());
         let ended = match ended {
-            Ok(ended) if ended.code == wire::code::OK && messages.len() != 1 => Ended {
+            Ok(ended) if ended.code == wire::code::OK && messages != 1 => Ended {
                 code: wire::code::INTERNAL,
-                message: format!("a unary call answered with {} messages, not one", messages.len()),
+                message: format!("a unary call answered with {messages} messages, not one"),
                 trailers: ended.trailers,
             },
             Ok(ended) => ended,
@@ -115,7 +134,7 @@ impl wit::Host for DoerCtx {
         if ended.code != wire::code::OK {
             return Ok(Err(status(ended)));
         }
-        let message = messages.pop().map(|m| m.to_vec()).unwrap_or_default();
+        let message = first.map(|m| m.as_bytes().to_vec()).unwrap_or_default();
         Ok(Ok(wit::Response { message, headers, trailers: ended.trailers }))
     }
 }
@@ -136,11 +155,12 @@ impl wit::HostStreamingCall for DoerCtx {
             Ok(request) => request,
             Err(err) => return Ok(Err(self.grpc_failed(err))),
         };
-        if let Err(open) = self.budget.take() {
+        if let Err(open) = self.slots.take() {
             return Ok(Err(wit::Error::TooManyConnections(open)));
         }
         let (events, from_call) = mpsc::channel(STREAM_BUFFER);
-        let drive = call::drive(self.grpc_pool(), request, deadline(timeout_ms), self.http_client.max_body(), events);
+        let bounds = Bounds { max: self.http_client.max_body(), budget: self.byte_budget.clone() };
+        let drive = call::drive(self.grpc_pool(), request, deadline(timeout_ms), bounds, events);
         let task = tokio::spawn(drive);
         self.metrics.counter(names::GRPC_STREAMS.into(), 1, Vec::new());
         let stream = GrpcStream {
@@ -162,10 +182,14 @@ impl wit::HostStreamingCall for DoerCtx {
         if let Some(ended) = &call.ended {
             return Ok(Err(status(ended.clone())));
         }
-        let Some(to_server) = call.to_server.as_ref() else {
+        let Some(to_server) = call.to_server.clone() else {
             return Ok(Err(wit::Error::InvalidRequest("send after close-send".into())));
         };
-        let sent = to_server.send(wire::frame(&message)).await;
+        let framed = match HeldBytes::hold(&self.byte_budget, wire::frame(&message)) {
+            Ok(framed) => framed,
+            Err(over) => return Ok(Err(self.grpc_cut(&stream, &over)?)),
+        };
+        let sent = to_server.send(framed).await;
         self.http_client.drain_wire(&self.metrics);
         if sent.is_err() {
             return Ok(Err(wit::Error::Network("the call has ended: receive gives its status".into())));
@@ -200,15 +224,15 @@ impl wit::HostStreamingCall for DoerCtx {
                 Some(Event::Headers(_)) => {}
                 Some(Event::Message(message)) => {
                     self.metrics.counter(names::GRPC_STREAMS_MSGS_RECEIVED.into(), 1, Vec::new());
-                    return Ok(Ok(Some(message.to_vec())));
+                    return Ok(Ok(Some(message.as_bytes().to_vec())));
                 }
                 Some(Event::End(Ok(ended))) => {
                     self.grpc_counted(ended.code);
-                    self.budget.give_back();
+                    self.slots.give_back();
                     self.table_mut().get_mut(&stream)?.ended = Some(ended);
                 }
                 Some(Event::End(Err(err))) => {
-                    self.budget.give_back();
+                    self.slots.give_back();
                     // Later calls on the stream get the same answer, as a status.
                     let code = if matches!(err, CallError::Denied(_)) {
                         wire::code::PERMISSION_DENIED
@@ -238,7 +262,7 @@ impl wit::HostStreamingCall for DoerCtx {
         let call = self.table_mut().delete(stream)?;
         if call.ended.is_none() {
             // Counted as cancelled as it drops.
-            self.budget.give_back();
+            self.slots.give_back();
         }
         Ok(())
     }
@@ -284,5 +308,22 @@ impl DoerCtx {
     /// One call ended with `code`.
     fn grpc_counted(&mut self, code: u32) {
         counted(&self.metrics, code);
+    }
+
+    /// End a stream the byte budget refused a message of: its call is cancelled (what it holds is
+    /// let go), counted with RESOURCE_EXHAUSTED, and later calls on it get the same status.
+    fn grpc_cut(&mut self, stream: &Resource<GrpcStream>, over: &OverBudget) -> wasmtime::Result<wit::Error> {
+        tracing::debug!("a gRPC stream failed: {over}");
+        let ended = refused(over);
+        self.grpc_counted(ended.code);
+        self.slots.give_back();
+        let call = self.table_mut().get_mut(stream)?;
+        call.task.abort();
+        call.to_server = None;
+        call.ended = Some(ended.clone());
+        // Messages already in are let go with the call.
+        call.events.close();
+        while call.events.try_recv().is_ok() {}
+        Ok(status(ended))
     }
 }

@@ -4,6 +4,8 @@
 use base64::Engine as _;
 use bytes::{Buf as _, BufMut as _, Bytes, BytesMut};
 
+use crate::budget::{ByteBudget, Held, HeldBytes, OverBudget};
+
 /// A metadata list as the WIT carries it: names, and raw values.
 pub(crate) type Metadata = Vec<(String, Vec<u8>)>;
 
@@ -49,26 +51,30 @@ pub(crate) enum DeframeError {
     Compressed,
 }
 
-/// Messages cut out of the response body's data frames as they arrive.
+/// Messages cut out of the response body's data frames as they arrive; what it holds counts
+/// against the instance's byte budget, and each message takes its part with it.
 #[derive(Debug)]
 pub(crate) struct Deframer {
     buf: BytesMut,
     max: u64,
+    held: Held,
 }
 
 impl Deframer {
-    /// A deframer refusing messages over `max` bytes.
-    pub(crate) fn new(max: u64) -> Self {
-        Self { buf: BytesMut::new(), max }
+    /// A deframer refusing messages over `max` bytes, holding what it reads against `budget`.
+    pub(crate) fn new(max: u64, budget: &ByteBudget) -> Self {
+        Self { buf: BytesMut::new(), max, held: budget.none() }
     }
 
-    /// Add a data frame's bytes.
-    pub(crate) fn push(&mut self, data: &[u8]) {
+    /// Add a data frame's bytes, unless the budget refuses them.
+    pub(crate) fn push(&mut self, data: &[u8]) -> Result<(), OverBudget> {
+        self.held.grow(data.len())?;
         self.buf.extend_from_slice(data);
+        Ok(())
     }
 
-    /// The next whole message, if one has arrived.
-    pub(crate) fn next_message(&mut self) -> Result<Option<Bytes>, DeframeError> {
+    /// The next whole message, if one has arrived, with what it holds of the budget.
+    pub(crate) fn next_message(&mut self) -> Result<Option<HeldBytes>, DeframeError> {
         if self.buf.len() < 5 {
             return Ok(None);
         }
@@ -85,7 +91,9 @@ impl Deframer {
             return Ok(None);
         }
         self.buf.advance(5);
-        Ok(Some(self.buf.split_to(len).freeze()))
+        drop(self.held.split(5));
+        let held = self.held.split(len);
+        Ok(Some(HeldBytes::new(self.buf.split_to(len).freeze(), held)))
     }
 
     /// The largest message it takes.
@@ -93,9 +101,23 @@ impl Deframer {
         self.max
     }
 
-    /// Whether bytes of an unfinished message are left.
-    pub(crate) fn has_partial(&self) -> bool {
-        !self.buf.is_empty()
+    /// What is left of an unfinished message, if anything: the bytes that came, and how many its
+    /// prefix announced (`None` while the prefix itself is cut).
+    pub(crate) fn partial(&self) -> Option<(usize, Option<u64>)> {
+        if self.buf.is_empty() {
+            return None;
+        }
+        let announced = (self.buf.len() >= 5)
+            .then(|| u64::from(u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]])));
+        Some((self.buf.len().saturating_sub(5), announced))
+    }
+}
+
+/// Why a response that ended inside a message is refused, for its status message.
+pub(crate) fn truncated((came, announced): (usize, Option<u64>)) -> String {
+    match announced {
+        Some(len) => format!("a truncated message: its prefix announced {len} bytes and only {came} came"),
+        None => "a truncated message: the response ended inside a message's 5-byte prefix".to_owned(),
     }
 }
 
@@ -180,26 +202,48 @@ mod tests {
         let mut wire = frame(b"hello").to_vec();
         wire.extend_from_slice(&frame(b""));
         wire.extend_from_slice(&frame(&[7; 300]));
-        let mut deframer = Deframer::new(1024);
+        let budget = ByteBudget::new(1 << 20);
+        let mut deframer = Deframer::new(1024, &budget);
         let mut out = Vec::new();
         for chunk in wire.chunks(3) {
-            deframer.push(chunk);
+            deframer.push(chunk).unwrap();
             while let Some(message) = deframer.next_message().unwrap() {
                 out.push(message);
             }
         }
-        assert_eq!(out, vec![Bytes::from_static(b"hello"), Bytes::new(), Bytes::from(vec![7; 300])]);
-        assert!(!deframer.has_partial());
+        let bytes: Vec<&[u8]> = out.iter().map(HeldBytes::as_bytes).collect();
+        assert_eq!(bytes, vec![&b"hello"[..], b"", &[7; 300]]);
+        assert_eq!(deframer.partial(), None);
+        assert_eq!(budget.held(), 305, "the messages hold their bytes, the prefixes none");
+        drop(out);
+        assert_eq!(budget.held(), 0);
+    }
+
+    #[test]
+    fn a_message_cut_short_is_told_as_truncated_and_the_budget_bounds_what_is_held() {
+        let budget = ByteBudget::new(100);
+        let mut deframer = Deframer::new(1024, &budget);
+        deframer.push(&frame(&[1; 80])[..50]).unwrap();
+        assert!(deframer.next_message().unwrap().is_none());
+        let partial = deframer.partial().unwrap();
+        assert_eq!(partial, (45, Some(80)));
+        assert_eq!(truncated(partial), "a truncated message: its prefix announced 80 bytes and only 45 came");
+        let err = deframer.push(&[1; 51]).unwrap_err();
+        assert_eq!((err.held, err.wanted), (50, 51));
+        let mut cut = Deframer::new(1024, &budget);
+        cut.push(&[0, 0]).unwrap();
+        assert_eq!(cut.partial(), Some((0, None)));
     }
 
     #[test]
     fn a_message_over_the_cap_or_compressed_is_refused() {
-        let mut deframer = Deframer::new(4);
-        deframer.push(&frame(b"hello"));
-        assert_eq!(deframer.next_message(), Err(DeframeError::TooLarge(5)));
-        let mut deframer = Deframer::new(100);
-        deframer.push(&[1, 0, 0, 0, 1, 9]);
-        assert_eq!(deframer.next_message(), Err(DeframeError::Compressed));
+        let budget = ByteBudget::new(1 << 20);
+        let mut deframer = Deframer::new(4, &budget);
+        deframer.push(&frame(b"hello")).unwrap();
+        assert_eq!(deframer.next_message().unwrap_err(), DeframeError::TooLarge(5));
+        let mut deframer = Deframer::new(100, &budget);
+        deframer.push(&[1, 0, 0, 0, 1, 9]).unwrap();
+        assert_eq!(deframer.next_message().unwrap_err(), DeframeError::Compressed);
     }
 
     #[test]

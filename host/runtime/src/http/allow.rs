@@ -8,7 +8,7 @@
 //! able to stop, steer or read the run it is part of.
 
 use std::fmt;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs as _};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs as _};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -107,6 +107,21 @@ impl OwnListeners {
     pub fn reached_by(&self, dst: SocketAddr) -> Option<&'static str> {
         let listeners = self.0.lock().unwrap_or_else(|p| p.into_inner());
         listeners.iter().find(|(l, _)| l.port() == dst.port() && reaches(l.ip(), dst.ip())).map(|(_, flag)| *flag)
+    }
+
+    /// The host's listener a request to `host:port` would reach (its address and flag), as far as
+    /// it can be told without a name lookup: an IP literal, or `localhost`. Other names are judged
+    /// where they resolve, when connecting.
+    pub fn reached_from(&self, host: &str, port: u16) -> Option<(SocketAddr, &'static str)> {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let ips = match host.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) if host.trim_end_matches('.').eq_ignore_ascii_case("localhost") => {
+                vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()]
+            }
+            Err(_) => return None,
+        };
+        ips.into_iter().map(|ip| SocketAddr::new(ip, port)).find_map(|addr| Some((addr, self.reached_by(addr)?)))
     }
 }
 
@@ -281,6 +296,12 @@ mod tests {
         assert_eq!(list.own_listeners().reached_by("127.0.0.9:9200".parse().unwrap()), Some("--metrics-addr"));
         assert_eq!(list.own_listeners().reached_by("[::ffff:127.0.0.1]:9200".parse().unwrap()), Some("--metrics-addr"));
         assert!(list.allows_addr("127.0.0.1:9101".parse().unwrap()), "other ports stay allowed");
+        let own = list.own_listeners();
+        assert_eq!(own.reached_from("127.0.0.1", 9100), Some(("127.0.0.1:9100".parse().unwrap(), "--control")));
+        assert_eq!(own.reached_from("LocalHost.", 9100).map(|(_, flag)| flag), Some("--control"));
+        assert_eq!(own.reached_from("[::1]", 9200).map(|(_, flag)| flag), Some("--metrics-addr"));
+        assert_eq!(own.reached_from("example.com", 9100), None, "a name is judged when it resolves");
+        assert_eq!(own.reached_from("127.0.0.1", 9101), None);
     }
 
     #[test]

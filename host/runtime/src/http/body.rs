@@ -79,7 +79,12 @@ impl Body for TimedBody {
             Poll::Ready(Some(Err(err))) => {
                 // The response broke off: it counts as a request without a (complete) response.
                 this.finish(None);
-                Poll::Ready(Some(Err(wasmtime_wasi_http::Error::Hyper(err))))
+                let err = if super::cut_short(&err) {
+                    wasmtime_wasi_http::Error::HttpResponseIncomplete
+                } else {
+                    wasmtime_wasi_http::Error::Hyper(err)
+                };
+                Poll::Ready(Some(Err(err)))
             }
             Poll::Ready(None) => {
                 let status = this.pending.as_ref().map(|p| p.status);

@@ -378,26 +378,31 @@ fn decoding(parts: &mut http::response::Parts, decompress: bool) -> Option<Encod
     Some(encoding)
 }
 
-/// Read and decode a whole body: the cap applies to the decoded bytes, and the wire bytes are
-/// never held whole (each frame is decoded as it comes).
+/// Read and decode a whole body: the cap and the byte budget apply to the decoded bytes, and the
+/// wire bytes are never held whole (each frame is decoded as it comes).
 async fn read_decoded(mut body: Incoming, http: &WorkerHttp, encoding: Encoding) -> Result<Bytes, Failed> {
     let limit = usize::try_from(http.shared.max_body).unwrap_or(usize::MAX);
-    let mut decoder = Decoder::new(encoding, limit);
+    let mut decoder = Decoder::new(encoding, limit, http.budget.none());
+    let announced = http_body::Body::size_hint(&body).exact();
+    let mut read = 0;
     let failed = |err: DecodeError| match err {
         DecodeError::TooLarge => Failed::Error(http.shared.body_too_large()),
+        DecodeError::OverBudget(over) => Failed::Error(over.to_string()),
         DecodeError::Invalid(why) => Failed::Error(format!("decoding the response body: {why}")),
     };
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|err| Failed::Error(format!("reading the response body: {err}")))?;
+        let frame = frame.map_err(|err| body_error(&err, read, announced))?;
         if let Ok(data) = frame.into_data() {
+            read += data.len();
             decoder.push(&data).map_err(failed)?;
         }
     }
     decoder.finish().map_err(failed)
 }
 
-/// Read a whole body, but never more than `http`'s `--max-response-body`: past it the request
-/// fails and what was read is let go, so a huge body costs the host at most the cap.
+/// Read a whole body, but never more than `http`'s `--max-response-body`, nor past the instance's
+/// byte budget: past either the request fails and what was read is let go, so a huge body costs
+/// the host at most the cap. What is read counts against the budget until the whole body has come.
 async fn read(mut body: Incoming, http: &WorkerHttp, decoding: Option<Encoding>) -> Result<Bytes, Failed> {
     if let Some(encoding) = decoding {
         return Box::pin(read_decoded(body, http, encoding)).await;
@@ -409,13 +414,17 @@ async fn read(mut body: Incoming, http: &WorkerHttp, decoding: Option<Encoding>)
     }
     let mut whole: Vec<u8> = Vec::new();
     let mut only: Option<Bytes> = None;
+    let mut held = http.budget.none();
+    let announced = http_body::Body::size_hint(&body).exact();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|err| Failed::Error(format!("reading the response body: {err}")))?;
+        let so_far = whole.len() + only.as_ref().map_or(0, Bytes::len);
+        let frame = frame.map_err(|err| body_error(&err, so_far, announced))?;
         let Ok(data) = frame.into_data() else { continue };
-        let read = whole.len() + only.as_ref().map_or(0, Bytes::len) + data.len();
+        let read = so_far + data.len();
         if read > limit {
             return Err(Failed::Error(http.shared.body_too_large()));
         }
+        held.grow(data.len()).map_err(|over| Failed::Error(over.to_string()))?;
         // One frame (the usual small response) is kept as it came; more are joined, growing the
         // buffer by doubling but never past the cap.
         match only.take() {
@@ -508,6 +517,18 @@ fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
 
 /// What a plugin is told when the connection closed before the whole response came.
 const CLOSED: &str = "response incomplete: the connection closed";
+
+/// A body that broke off after `read` of its (`announced`) bytes, in the words of docs/http.md:
+/// one the connection ended before its end is `response incomplete`, anything else a
+/// `protocol error`.
+fn body_error(err: &hyper::Error, read: usize, announced: Option<u64>) -> Failed {
+    if super::cut_short(err) {
+        let of = announced.map_or(String::new(), |len| format!(" of {len}"));
+        return Failed::Error(format!("{CLOSED} after {read}{of} bytes of the body"));
+    }
+    let cause = std::error::Error::source(err).map_or(String::new(), |cause| format!(": {cause}"));
+    Failed::Error(format!("protocol error: reading the response body: {err}{cause}"))
+}
 
 fn hyper_error(err: &hyper::Error) -> String {
     if err.is_incomplete_message() || err.is_closed() || err.is_canceled() {

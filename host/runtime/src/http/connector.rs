@@ -147,7 +147,9 @@ where
 
 /// A connection refused because it would reach one of the host's own listeners.
 #[derive(Debug, thiserror::Error)]
-#[error("{addr} is loadhost's own {flag} listener: a plugin may never reach the host's own ports")]
+#[error(
+    "{addr} is loadhost's own {flag} listener: loadhost's own ports are never granted to a plugin, whatever --allow-host says"
+)]
 pub struct OwnListener {
     /// Where the name led.
     pub addr: SocketAddr,

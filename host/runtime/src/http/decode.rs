@@ -1,13 +1,15 @@
 //! Decoding a response body as it arrives (`Content-Encoding: gzip`, `deflate`, `br`), for the
 //! one-call path's `decompress` option.
 //!
-//! The decoded bytes go into a buffer that refuses to grow past `--max-response-body`: a small
-//! compressed body that decodes to gigabytes (a zip bomb) fails with the cap's error once the cap
-//! is reached, having held at most the cap, never the whole of it.
+//! The decoded bytes go into a buffer that refuses to grow past `--max-response-body`, or past the
+//! instance's byte budget: a small compressed body that decodes to gigabytes (a zip bomb) fails
+//! with the cap's error once the cap is reached, having held at most the cap, never the whole of it.
 
 use std::io::Write;
 
 use bytes::Bytes;
+
+use crate::budget::{Held, OverBudget};
 
 /// The encodings the host decodes; anything else is handed back as it came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,11 +50,14 @@ pub(crate) const ACCEPT: &str = "gzip, deflate, br";
 /// Brotli's internal buffer: the size its writer copies out in.
 const BROTLI_BUFFER: usize = 32 << 10;
 
-/// The decoded bytes so far, never more than `limit`.
+/// The decoded bytes so far, never more than `limit`, and counted by `held`.
 struct Capped {
     out: Vec<u8>,
     limit: usize,
     over: bool,
+    held: Held,
+    /// The byte budget refused the decoded bytes.
+    refused: Option<OverBudget>,
 }
 
 impl Write for Capped {
@@ -61,6 +66,10 @@ impl Write for Capped {
         if wanted > self.limit {
             self.over = true;
             return Err(std::io::Error::other("over the body cap"));
+        }
+        if let Err(over) = self.held.grow(data.len()) {
+            self.refused = Some(over);
+            return Err(std::io::Error::other("over the byte budget"));
         }
         if wanted > self.out.capacity() {
             // Doubling, as a Vec would, but never past the cap.
@@ -89,6 +98,8 @@ enum Inner {
 pub(crate) enum DecodeError {
     /// The decoded body is larger than the cap.
     TooLarge,
+    /// The decoded body would pass the instance's byte budget.
+    OverBudget(OverBudget),
     /// The body is not valid in its encoding.
     Invalid(String),
 }
@@ -102,9 +113,9 @@ pub(crate) struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder of `encoding` whose output may not exceed `limit` bytes.
-    pub(crate) fn new(encoding: Encoding, limit: usize) -> Self {
-        let out = Capped { out: Vec::new(), limit, over: false };
+    /// A decoder of `encoding` whose output may not exceed `limit` bytes, counted by `held`.
+    pub(crate) fn new(encoding: Encoding, limit: usize, held: Held) -> Self {
+        let out = Capped { out: Vec::new(), limit, over: false, held, refused: None };
         let inner = match encoding {
             Encoding::Gzip => Inner::Gzip(flate2::write::GzDecoder::new(out)),
             Encoding::Deflate => Inner::Deflate(out, Vec::new()),
@@ -142,7 +153,11 @@ impl Decoder {
 
     /// Pick zlib or raw deflate from the first two bytes; returns what came so far, to decode.
     fn start_deflate(&mut self) -> Vec<u8> {
-        let Inner::Deflate(out, head) = std::mem::replace(&mut self.inner, Inner::Deflate(empty(), Vec::new())) else {
+        let placeholder = match &mut self.inner {
+            Inner::Deflate(out, _) => Inner::Deflate(out.empty(), Vec::new()),
+            _ => return Vec::new(),
+        };
+        let Inner::Deflate(out, head) = std::mem::replace(&mut self.inner, placeholder) else {
             return Vec::new();
         };
         // A zlib header: compression method 8, and the pair a multiple of 31.
@@ -156,20 +171,22 @@ impl Decoder {
     }
 
     fn error(&self, err: &std::io::Error) -> DecodeError {
-        if self.over() {
-            DecodeError::TooLarge
-        } else {
-            DecodeError::Invalid(format!("{}: {err}", self.encoding.name()))
+        let out = self.out();
+        match &out.refused {
+            Some(over) => DecodeError::OverBudget(over.clone()),
+            None if out.over => DecodeError::TooLarge,
+            None => DecodeError::Invalid(format!("{}: {err}", self.encoding.name())),
         }
     }
 
-    fn over(&self) -> bool {
+    /// Where the decoded bytes go.
+    fn out(&self) -> &Capped {
         match &self.inner {
-            Inner::Deflate(out, _) => out.over,
-            Inner::Gzip(d) => d.get_ref().over,
-            Inner::Zlib(d) => d.get_ref().over,
-            Inner::Raw(d) => d.get_ref().over,
-            Inner::Brotli(d) => d.get_ref().over,
+            Inner::Deflate(out, _) => out,
+            Inner::Gzip(d) => d.get_ref(),
+            Inner::Zlib(d) => d.get_ref(),
+            Inner::Raw(d) => d.get_ref(),
+            Inner::Brotli(d) => d.get_ref(),
         }
     }
 
@@ -203,8 +220,11 @@ impl Decoder {
     }
 }
 
-fn empty() -> Capped {
-    Capped { out: Vec::new(), limit: 0, over: false }
+impl Capped {
+    /// A stand-in holding nothing, while the real one changes hands.
+    fn empty(&mut self) -> Capped {
+        Capped { out: Vec::new(), limit: 0, over: false, held: self.held.split(0), refused: None }
+    }
 }
 
 #[cfg(test)]
@@ -214,6 +234,7 @@ mod tests {
     use std::io::Write as _;
 
     use super::*;
+    use crate::budget::ByteBudget;
 
     fn compress(encoding: Encoding, data: &[u8]) -> Vec<u8> {
         let level = flate2::Compression::default();
@@ -233,7 +254,17 @@ mod tests {
     }
 
     fn decode(encoding: Encoding, wire: &[u8], limit: usize, piece: usize) -> Result<Bytes, DecodeError> {
-        let mut decoder = Decoder::new(encoding, limit);
+        decode_within(&ByteBudget::new(usize::MAX), encoding, wire, limit, piece)
+    }
+
+    fn decode_within(
+        budget: &ByteBudget,
+        encoding: Encoding,
+        wire: &[u8],
+        limit: usize,
+        piece: usize,
+    ) -> Result<Bytes, DecodeError> {
+        let mut decoder = Decoder::new(encoding, limit, budget.none());
         for chunk in wire.chunks(piece) {
             decoder.push(chunk)?;
         }
@@ -267,6 +298,26 @@ mod tests {
         assert!(matches!(decode(Encoding::Gzip, &wire, 1 << 20, 1024), Err(DecodeError::TooLarge)));
         // Exactly at the cap is fine.
         assert_eq!(decode(Encoding::Gzip, &wire, 8 << 20, 1024).ok().unwrap().len(), 8 << 20);
+    }
+
+    #[test]
+    fn decoded_bytes_count_against_the_byte_budget_until_the_body_is_whole() {
+        let wire = compress(Encoding::Deflate, &vec![0u8; 8 << 20]);
+        let budget = ByteBudget::new(6 << 20);
+        let other = budget.hold(2 << 20).unwrap();
+        match decode_within(&budget, Encoding::Deflate, &wire, 64 << 20, 1024) {
+            Err(DecodeError::OverBudget(over)) => {
+                assert!(over.held <= 6 << 20 && over.held + over.wanted > 6 << 20, "{over}");
+            }
+            _ => panic!("expected the byte budget to refuse the decoded body"),
+        }
+        assert_eq!(budget.held(), 2 << 20, "what the failed body held was given back");
+        drop(other);
+        let body = decode_within(&budget, Encoding::Deflate, &wire[..], 64 << 20, 1024);
+        assert!(matches!(body, Err(DecodeError::OverBudget(_))), "8 MiB is over a 6 MiB budget on its own");
+        let small = compress(Encoding::Deflate, &vec![0u8; 1 << 20]);
+        assert_eq!(decode_within(&budget, Encoding::Deflate, &small, 64 << 20, 7).ok().unwrap().len(), 1 << 20);
+        assert_eq!(budget.held(), 0, "a whole body is the caller's, not the budget's");
     }
 
     #[test]

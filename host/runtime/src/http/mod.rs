@@ -48,6 +48,7 @@ use self::body::{Pending, TimedBody};
 use self::connector::{Connector, Network, WireCounters};
 use self::proxy::ProxyOptions;
 use self::tls::TlsOptions;
+use crate::budget::ByteBudget;
 use crate::plugin_text::PluginText;
 
 /// How plugins may use the network.
@@ -114,6 +115,8 @@ pub struct WorkerHttp {
     connector: Connector,
     wire: Arc<WireCounters>,
     shared: Arc<HttpClient>,
+    /// The instance's byte budget, which a body read whole counts against.
+    budget: ByteBudget,
 }
 
 use conn::ExchangeError;
@@ -161,13 +164,14 @@ impl HttpClient {
             .build(connector)
     }
 
-    /// One worker's HTTP. Its connections are driven on the runtime that sends the requests (the
-    /// worker's event loop), and close when the worker is dropped.
-    pub fn for_worker(self: &Arc<Self>) -> Arc<WorkerHttp> {
+    /// One worker's HTTP, for an instance whose byte budget is `budget`. Its connections are
+    /// driven on the runtime that sends the requests (the worker's event loop), and close when the
+    /// worker is dropped.
+    pub(crate) fn for_worker(self: &Arc<Self>, budget: &ByteBudget) -> Arc<WorkerHttp> {
         let wire = Arc::new(WireCounters::default());
         let connector = self.connector(&wire);
         let client = self.pooled(connector.clone());
-        Arc::new(WorkerHttp { client, connector, wire, shared: self.clone() })
+        Arc::new(WorkerHttp { client, connector, wire, shared: self.clone(), budget: budget.clone() })
     }
 
     /// Whether workers keep a cookie jar (not with `--no-cookies`).
@@ -191,15 +195,25 @@ impl HttpClient {
         if self.allow.allows(host, port) {
             return true;
         }
-        let rule = rule_for(host, port);
-        self.deny(
-            metrics,
-            &format!(
-                "the plugin tried to reach {rule}, which is not allowed: pass --allow-host {rule} to allow it (a bare \
-                 --allow-host HOST allows ports 80 and 443 only, HOST:* every port)"
-            ),
-        );
+        let why = match self.own_listener_at(host, port) {
+            Some(own) => format!("the plugin tried to reach {own}"),
+            None => {
+                let rule = rule_for(host, port);
+                format!(
+                    "the plugin tried to reach {rule}, which is not allowed: pass --allow-host {rule} to allow it (a \
+                     bare --allow-host HOST allows ports 80 and 443 only, HOST:* every port)"
+                )
+            }
+        };
+        self.deny(metrics, &why);
         false
+    }
+
+    /// The host's own listener `host:port` names, when that can be told without a lookup: no
+    /// `--allow-host` could grant it, so a refusal says so instead of suggesting one.
+    fn own_listener_at(&self, host: &str, port: u16) -> Option<connector::OwnListener> {
+        let (addr, flag) = self.allow.own_listeners().reached_from(host, port)?;
+        Some(connector::OwnListener { addr, flag })
     }
 
     /// Count a refused request; log why the first time.
@@ -416,10 +430,14 @@ impl WorkerHttp {
         self.shared.allow.allows(host, port)
     }
 
-    /// Why `host:port` was refused, with the flag that would allow it; logged the first time.
+    /// Why `host:port` was refused, with the flag that would allow it (or that none would: it is one
+    /// of loadhost's own listeners); logged the first time.
     pub(crate) fn denied(&self, host: &str, port: u16) -> String {
         let rule = rule_for(host, port);
-        let why = format!("{rule} is not allowed: pass --allow-host {rule} to allow it");
+        let why = match self.shared.own_listener_at(host, port) {
+            Some(own) => own.to_string(),
+            None => format!("{rule} is not allowed: pass --allow-host {rule} to allow it"),
+        };
         if !self.shared.denial_logged.swap(true, Ordering::Relaxed) {
             tracing::warn!("the plugin tried to reach {why} (later denials are only counted)");
         }
@@ -457,6 +475,24 @@ pub(crate) fn own_listener_in(err: &(dyn std::error::Error + 'static)) -> Option
         cause = err.source();
     }
     None
+}
+
+/// Whether a response body broke off because the connection (or stream) ended before its end:
+/// hyper says "error reading a body from connection", with the cause beneath.
+pub(crate) fn cut_short(err: &hyper::Error) -> bool {
+    use std::error::Error as _;
+    if err.is_incomplete_message() || err.is_closed() {
+        return true;
+    }
+    let mut cause = err.source();
+    while let Some(err) = cause {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+            return matches!(io.kind(), UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe);
+        }
+        cause = err.source();
+    }
+    false
 }
 
 /// The `--allow-host` rule that would allow exactly `host:port` (brackets off an IPv6 literal).

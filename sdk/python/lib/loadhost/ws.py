@@ -163,17 +163,19 @@ class Connection:
         return _message(message)
 
     def ping(self, timeout=None) -> float:
-        """Send a ping and wait for its pong, at most `timeout` seconds; the round trip in seconds
-        (the host records it as `ws_ping`). Messages that arrive meanwhile are kept for `receive`."""
+        """Send a ping and wait for its pong, at most `timeout` seconds (None: the host's 10 s); the
+        round trip in seconds (the host records it as `ws_ping`). Messages that arrive meanwhile are
+        kept for `receive`."""
         try:
             return self._live().ping(timeout_ms(timeout)) / 1000.0
         except Err as err:
             raise _error(err.value, self.url) from None
 
     def close(self, code: int = 1000, reason: str = "") -> None:
-        """Start the close handshake with `code` (1000: normal) and `reason`, wait briefly for the
-        peer's close, and release the connection. Closing one already closed or dropped does
-        nothing; an error of the handshake is raised after the connection is released."""
+        """Start the close handshake with `code` (1000: normal) and `reason`, and release the
+        connection (the host awaits the peer's close on the side, at most 1 s). Closing one already
+        closed or dropped does nothing; an error of the handshake is raised after the connection is
+        released."""
         if self._resource is None:
             return
         if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= 0xFFFF:

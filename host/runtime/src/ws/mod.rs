@@ -2,6 +2,11 @@
 //! tokio-tungstenite over the host's own TCP and TLS (the allow-list and the host's own ports are
 //! judged before any connection). A connection lives in the instance's resource table, so it may
 //! serve many tasks of its worker and goes with the instance when that is replaced.
+//!
+//! What a connection holds of what it reads (frames being read, messages kept for `receive`)
+//! counts against the instance's byte budget (`frames`).
+
+mod frames;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -16,26 +21,35 @@ use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
 use tokio_tungstenite::tungstenite::{self, Message};
 use wasmtime::component::Resource;
 
+use self::frames::Counted;
 use crate::bindings::loadhost::plugin::websocket as wit;
+use crate::budget::{Held, OverBudget};
 use crate::ctx::DoerCtx;
 use crate::http::connector::Alpn;
 use crate::protocol_metrics as names;
 
-/// A connection's socket: the host's counted TCP, TLS when `wss://`.
-type Socket = TokioIo<hyper_rustls::MaybeHttpsStream<crate::http::connector::CountedConn>>;
+/// A connection's socket: the host's counted TCP, TLS when `wss://`, and the frames read from it
+/// counted against the instance's byte budget.
+type Socket = Counted<TokioIo<hyper_rustls::MaybeHttpsStream<crate::http::connector::CountedConn>>>;
 
 /// How long a connect waits when the plugin gives no timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How long `close` waits for the peer's close frame before dropping the connection.
+/// How long a close frame may take to go out, and how long the peer's answer is then awaited (on
+/// the side) before the connection is dropped.
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
+
+/// How long `ping` waits for its pong when the plugin gives no timeout: a live peer answers in
+/// milliseconds, and a task should not wait for its `--task-timeout` on one that never will.
+const PING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One open (or closed, not yet dropped) WebSocket connection.
 pub struct WsConnection {
     /// `None` once the session has ended: only dropping is left.
     socket: Option<WebSocketStream<Socket>>,
-    /// Messages that arrived while `ping` waited for its pong.
-    pending: VecDeque<wit::Message>,
+    /// Messages that arrived while `ping` waited for its pong, each with what it holds of the
+    /// instance's byte budget.
+    pending: VecDeque<(wit::Message, Held)>,
     opened: Instant,
     pings: u64,
     /// Where the session's duration goes when it ends unclosed (dropped, or the instance gone).
@@ -63,7 +77,7 @@ impl wit::HostConnection for DoerCtx {
         headers: Vec<(String, Vec<u8>)>,
         timeout_ms: Option<u32>,
     ) -> WsResult<Resource<WsConnection>> {
-        if let Err(open) = self.budget.take() {
+        if let Err(open) = self.slots.take() {
             return Ok(Err(wit::Error::TooManyConnections(open)));
         }
         let limit = timeout_ms.map_or(CONNECT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
@@ -76,7 +90,7 @@ impl wit::HostConnection for DoerCtx {
         let socket = match opened {
             Ok(socket) => socket,
             Err(err) => {
-                self.budget.give_back();
+                self.slots.give_back();
                 return Ok(Err(err));
             }
         };
@@ -101,13 +115,14 @@ impl wit::HostConnection for DoerCtx {
     }
 
     async fn receive(&mut self, conn: Resource<WsConnection>, timeout_ms: Option<u32>) -> WsResult<wit::Message> {
-        if let Some(message) = self.table_mut().get_mut(&conn)?.pending.pop_front() {
+        if let Some((message, _held)) = self.table_mut().get_mut(&conn)?.pending.pop_front() {
             return Ok(Ok(message));
         }
         let deadline = timeout_ms.map(|ms| Instant::now() + Duration::from_millis(u64::from(ms)));
         loop {
             match self.ws_next(&conn, deadline, None).await? {
-                Ok(Next::Message(message)) => return Ok(Ok(message)),
+                // What the message held goes as it is handed to the plugin.
+                Ok(Next::Message(message, _held)) => return Ok(Ok(message)),
                 // Only `ping` waits for a pong; without one asked for, none comes back.
                 Ok(Next::Pong) => {}
                 Err(err) => return Ok(Err(err)),
@@ -125,11 +140,15 @@ impl wit::HostConnection for DoerCtx {
         if let Err(err) = self.ws_send_raw(&conn, Message::Ping(payload.clone().into())).await? {
             return Ok(Err(err));
         }
-        let deadline = timeout_ms.map(|ms| started + Duration::from_millis(u64::from(ms)));
+        let limit = timeout_ms.map_or(PING_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
         loop {
-            match self.ws_next(&conn, deadline, Some(&payload)).await? {
+            match self.ws_next(&conn, Some(started + limit), Some(&payload)).await? {
                 Ok(Next::Pong) => break,
-                Ok(Next::Message(message)) => self.table_mut().get_mut(&conn)?.pending.push_back(message),
+                // Kept for `receive`, still counted: a peer that never answers fills the budget,
+                // not the host.
+                Ok(Next::Message(message, held)) => {
+                    self.table_mut().get_mut(&conn)?.pending.push_back((message, held));
+                }
                 Err(err) => return Ok(Err(err)),
             }
         }
@@ -143,28 +162,50 @@ impl wit::HostConnection for DoerCtx {
             return Ok(Err(wit::Error::Closed));
         };
         let frame = CloseFrame { code: code.into(), reason: reason.into() };
-        let sent = socket.send(Message::Close(Some(frame))).await;
-        // The peer answers with its own close frame; after a short wait the connection goes anyway.
-        let _ = tokio::time::timeout(CLOSE_WAIT, async { while socket.next().await.is_some() {} }).await;
+        // A peer that reads nothing could leave the frame unsent for ever.
+        let sent = match tokio::time::timeout(CLOSE_WAIT, socket.send(Message::Close(Some(frame)))).await {
+            Ok(sent) => sent.map_err(|err| network("close", &err)),
+            Err(_) => Err(wit::Error::Network(format!("close: the peer took no close frame within {CLOSE_WAIT:?}"))),
+        };
         self.http_client.drain_wire(&self.metrics);
         let opened = self.table_mut().get(&conn)?.opened;
         self.ws_ended(opened);
-        Ok(sent.map_err(|err| network("close", &err)))
+        if sent.is_ok() {
+            // The peer's answer is awaited on the side, so a plugin closing many connections waits
+            // for none of them, and they all end within `CLOSE_WAIT`.
+            tokio::spawn(closing(socket));
+        }
+        Ok(sent)
     }
 
     async fn drop(&mut self, conn: Resource<WsConnection>) -> wasmtime::Result<()> {
         let conn = self.table_mut().delete(conn)?;
         if conn.socket.is_some() {
             // Its duration is recorded as it drops.
-            self.budget.give_back();
+            self.slots.give_back();
         }
         Ok(())
     }
 }
 
-/// What `ws_next` read: a message for the plugin, or a ping's pong.
+/// Wait briefly for the peer's close frame (tungstenite answers the handshake as it reads), letting
+/// go of whatever data the peer still sends; then the connection goes, answered or not. Until
+/// then, what it holds still counts against the instance's byte budget.
+async fn closing(mut socket: WebSocketStream<Socket>) {
+    let _ = tokio::time::timeout(CLOSE_WAIT, async {
+        while let Some(Ok(message)) = socket.next().await {
+            if message.is_text() || message.is_binary() {
+                socket.get_mut().frames.handed_over();
+            }
+        }
+    })
+    .await;
+}
+
+/// What `ws_next` read: a message for the plugin (with what it holds of the byte budget), or a
+/// ping's pong.
 enum Next {
-    Message(wit::Message),
+    Message(wit::Message, Held),
     Pong,
 }
 
@@ -172,9 +213,23 @@ fn ms(elapsed: Duration) -> f64 {
     elapsed.as_secs_f64() * 1000.0
 }
 
-fn network(what: &str, err: &tungstenite::Error) -> wit::Error {
+/// The byte budget a read went past, when that is why it failed.
+fn over_budget(err: &tungstenite::Error) -> Option<&OverBudget> {
     match err {
-        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => wit::Error::Closed,
+        tungstenite::Error::Io(io) => io.get_ref()?.downcast_ref::<OverBudget>(),
+        _ => None,
+    }
+}
+
+/// A failure as the plugin sees it: the connection closed, or a network error saying why (the
+/// byte budget in its own words).
+fn network(what: &str, err: &tungstenite::Error) -> wit::Error {
+    match (err, over_budget(err)) {
+        (tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed, _) => wit::Error::Closed,
+        (_, Some(over)) => {
+            tracing::debug!("a WebSocket connection failed: {over}");
+            wit::Error::Network(format!("{what}: {over}"))
+        }
         _ => wit::Error::Network(format!("{what}: {err}")),
     }
 }
@@ -222,10 +277,10 @@ impl DoerCtx {
         })?;
         let max = usize::try_from(self.http_client.max_body()).unwrap_or(usize::MAX);
         let config = WebSocketConfig::default().max_message_size(Some(max)).max_frame_size(Some(max));
-        let (socket, _response) =
-            tokio_tungstenite::client_async_with_config(request, TokioIo::new(stream), Some(config))
-                .await
-                .map_err(|err| network(&format!("{url}: handshake"), &err))?;
+        let counted = Counted::new(TokioIo::new(stream), self.byte_budget.clone(), self.http_client.max_body());
+        let (socket, _response) = tokio_tungstenite::client_async_with_config(request, counted, Some(config))
+            .await
+            .map_err(|err| network(&format!("{url}: handshake"), &err))?;
         Ok(socket)
     }
 
@@ -278,6 +333,10 @@ impl DoerCtx {
                 Some(Err(err)) => return Ok(Err(self.ws_failed(conn, "receive", &err)?)),
                 None => return Ok(Err(self.ws_failed(conn, "receive", &tungstenite::Error::ConnectionClosed)?)),
             };
+            let held = match message {
+                Message::Text(_) | Message::Binary(_) => self.ws_handed_over(conn)?,
+                _ => self.byte_budget.none(),
+            };
             let data = match message {
                 Message::Text(text) => wit::Message::Text(text.as_str().to_owned()),
                 Message::Binary(data) => wit::Message::Binary(data.to_vec()),
@@ -290,14 +349,20 @@ impl DoerCtx {
                     }
                     let opened = self.table_mut().get(conn)?.opened;
                     self.ws_ended(opened);
-                    return Ok(Ok(Next::Message(wit::Message::Close(wit::CloseFrame { code, reason }))));
+                    return Ok(Ok(Next::Message(wit::Message::Close(wit::CloseFrame { code, reason }), held)));
                 }
                 Message::Pong(payload) if pong.is_some_and(|p| p == payload.as_ref()) => return Ok(Ok(Next::Pong)),
                 Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
             };
             self.metrics.counter(names::WS_MSGS_RECEIVED.into(), 1, Vec::new());
-            return Ok(Ok(Next::Message(data)));
+            return Ok(Ok(Next::Message(data, held)));
         }
+    }
+
+    /// What the data message the connection's socket just handed over holds of the byte budget.
+    fn ws_handed_over(&mut self, conn: &Resource<WsConnection>) -> wasmtime::Result<Held> {
+        let none = self.byte_budget.none();
+        Ok(self.table_mut().get_mut(conn)?.socket.as_mut().map_or(none, |s| s.get_mut().frames.handed_over()))
     }
 
     /// A failed send or receive ends the session: the connection is unusable.
@@ -322,6 +387,6 @@ impl DoerCtx {
     /// A session ended (closed, failed or dropped): its duration, and its slot back.
     fn ws_ended(&mut self, opened: Instant) {
         self.metrics.trend(names::WS_SESSION_DURATION.into(), ms(opened.elapsed()), Vec::new());
-        self.budget.give_back();
+        self.slots.give_back();
     }
 }
