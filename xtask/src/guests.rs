@@ -75,6 +75,38 @@ pub fn build(loadhost: &Path) -> Result<Vec<PathBuf>> {
     Ok(built)
 }
 
+/// Languages with a script runner (`sdk/LANG/build-runner.sh`), which `loadhost run FILE.LANG`
+/// uses and the binary embeds (host/runtime/build.rs reads `target/runners/`).
+pub const RUNNERS: [&str; 2] = ["python", "js"];
+
+/// Build each runner whose toolchain is present into `target/runners/LANG.wasm`, skipping (and
+/// saying why) the others; a runner newer than its SDK and the WIT is kept. The next cargo build
+/// of loadhost embeds what is there.
+pub fn build_runners() -> Result<Vec<PathBuf>> {
+    let out_dir = root().join("target").join("runners");
+    std::fs::create_dir_all(&out_dir)?;
+    let mut built = Vec::new();
+    for lang in RUNNERS {
+        let builder = script(lang, "build-runner.sh");
+        if !builder.is_file() {
+            eprintln!("xtask: no {lang} runner to build (sdk/{lang}/build-runner.sh is missing)");
+            continue;
+        }
+        if let Err(why) = toolchain(lang) {
+            eprintln!("xtask: skipped the {lang} runner: {why}");
+            continue;
+        }
+        let out = out_dir.join(format!("{lang}.wasm"));
+        let inputs = newest_mtime(&root().join("sdk").join(lang)).max(newest_mtime(&root().join("wit")));
+        let fresh = std::fs::metadata(&out).and_then(|m| m.modified()).is_ok_and(|at| at > inputs);
+        if !fresh {
+            run(Command::new(&builder).arg(&out))?;
+        }
+        built.push(out);
+    }
+    Ok(built)
+}
+
 fn chromium() -> bool {
     ["chromium", "chromium-browser"].iter().any(|c| Command::new(c).arg("--version").output().is_ok())
 }

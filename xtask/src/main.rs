@@ -3,6 +3,8 @@
 //! - `plugins`: build the example plugins (`plugins/*`) and the test fixtures (`tests/plugins/*`)
 //!   for wasm32-wasip2 into `target/plugins/NAME.wasm` and `target/test-plugins/NAME.wasm`, and
 //!   the Python, JavaScript and C examples (`plugins/*-LANG`) whose toolchain is present.
+//! - `runners`: build the Python and JavaScript script runners (`sdk/LANG/build-runner.sh`) into
+//!   `target/runners/LANG.wasm`, which the next build of `loadhost` embeds (`loadhost run app.py`).
 //! - `embed`: build `plugins/http-generic` (the plugin of `loadhost http`) into
 //!   `host/cli/assets/http-generic.wasm`, which the binary embeds, and record the digest of its
 //!   sources beside it (a cli unit test fails when they change without a new embed).
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("plugins") => build_plugins().map(|_| ()),
+        Some("runners") => guests::build_runners().map(|_| ()),
         Some("embed") => embed(),
         Some("test") => test(&args[1..]),
         Some("demo") => demo(),
@@ -37,7 +40,7 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         Some("setup") => setup(),
         _ => {
-            eprintln!("usage: cargo xtask <plugins|embed|setup|test|demo|bench|lint>");
+            eprintln!("usage: cargo xtask <plugins|runners|embed|setup|test|demo|bench|lint>");
             return ExitCode::from(2);
         }
     };
@@ -116,6 +119,8 @@ fn build_guests(extra: &[&str]) -> Result<()> {
 /// Build every guest crate and copy each component to `target/{plugins,test-plugins}/NAME.wasm`.
 fn build_plugins() -> Result<Vec<PathBuf>> {
     ensure_wasm_target()?;
+    // The runners first: the loadhost built below (for the C SDK) embeds them.
+    guests::build_runners()?;
     build_guests(&[])?;
     let built = cargo_target_dir().join(WASM_TARGET).join("release");
     let mut outputs = Vec::new();
@@ -204,6 +209,8 @@ fn setup() -> Result<()> {
 /// Everything CI checks: lint, plugins, then every test of the workspace.
 fn test(extra: &[String]) -> Result<()> {
     setup()?;
+    // Before anything builds loadhost: the binary embeds the runners (`loadhost run app.py`).
+    guests::build_runners()?;
     lint()?;
     build_plugins()?;
     // The SDK's own unit tests run natively (its WASI bindings compile to stubs off wasm).

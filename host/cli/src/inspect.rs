@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 use loadhost_component::inspect::{Capability, Inspection, Kind, inspect};
+use loadhost_component::script::{Language, Script};
 use serde_json::json;
 
 use crate::exit::Failure;
@@ -99,6 +100,32 @@ fn bundle_text(b: &crate::registry_cmd::Bundle) -> String {
     )
 }
 
+/// The plugin's bytes, and the script it is (or carries): a `.py`/`.js` file is inspected as the
+/// component `loadhost build` would make of it.
+fn read(file: &std::path::Path, path: &str) -> Result<(Vec<u8>, Option<Script>), Failure> {
+    if Language::of(file).is_some() {
+        let built = loadhost_runtime::script_component(file)
+            .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
+        return Ok((built.bytes, Some(built.script)));
+    }
+    let bytes =
+        std::fs::read(file).with_context(|| format!("{path}: cannot read the plugin")).map_err(Failure::usage)?;
+    let script = loadhost_component::script::split(&bytes)
+        .with_context(|| path.to_owned())
+        .map_err(Failure::plugin)?
+        .map(|(_, script)| script);
+    Ok((bytes, script))
+}
+
+/// What a script component carries and is granted.
+fn script_text(s: &Script) -> String {
+    let files: String = s.files.iter().map(|(p, b)| format!("\n    {p} ({} bytes)", b.len())).collect();
+    format!(
+        "  script: {}, entry {}, run by loadhost's {} runner\n  script files (granted to it read-only at /script, nothing else of the folder):{files}\n",
+        s.language, s.entry, s.language
+    )
+}
+
 /// The declared metrics as `--metric` would name them, one a line, or why there are none.
 fn metrics_text(i: &Inspection) -> String {
     match &i.metrics {
@@ -115,14 +142,19 @@ pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
         Some((reference, digest)) => format!("{reference} ({digest})"),
         None => resolved.path.display().to_string(),
     };
-    let bytes = std::fs::read(&resolved.path)
-        .with_context(|| format!("{path}: cannot read the plugin"))
-        .map_err(Failure::usage)?;
+    let (bytes, script) = read(&resolved.path, &path)?;
     let inspection = inspect(&bytes).with_context(|| path.clone()).map_err(Failure::plugin)?;
     let bundle = resolved.bundle.as_ref();
     crate::stdout::write(|out| {
         if args.json {
             let mut value = to_json(&path, &inspection);
+            if let Some(s) = &script {
+                value["script"] = json!({
+                    "language": s.language.name(),
+                    "entry": s.entry,
+                    "files": s.files.iter().map(|(p, b)| json!({"path": p, "size": b.len()})).collect::<Vec<_>>(),
+                });
+            }
             if let Some(b) = bundle {
                 value["bundle"] = json!({
                     "config": b.toml,
@@ -131,7 +163,8 @@ pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
             }
             writeln!(out, "{value:#}")
         } else {
-            write!(out, "{}{}", to_text(&path, &inspection), bundle.map(bundle_text).unwrap_or_default())
+            let script = script.as_ref().map(script_text).unwrap_or_default();
+            write!(out, "{}{script}{}", to_text(&path, &inspection), bundle.map(bundle_text).unwrap_or_default())
         }
     })?;
     Ok(ExitCode::SUCCESS)

@@ -5,6 +5,7 @@
 //! ([`loadhost_output`]). Each subcommand has its own module; [`exit`] maps failures to the
 //! documented exit codes.
 
+mod build;
 mod cache_cmd;
 mod compare;
 mod componentize;
@@ -71,6 +72,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Create a plugin project that builds and runs as generated.
     New(new::NewArgs),
+    /// Make a Python or JavaScript script (and its folder) a standalone component to share.
+    Build(build::BuildArgs),
     /// Wrap a WASI preview1 core module that exports the doer functions into a plugin component.
     Componentize(componentize::ComponentizeArgs),
     /// Publish a plugin to an OCI registry as a wasm artifact; prints `REF@sha256:…`.
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(*args),
         Command::Inspect(args) => inspect::run(args),
         Command::New(args) => new::run(args),
+        Command::Build(args) => build::run(args),
         Command::Componentize(args) => componentize::run(args),
         Command::Push(args) => registry_cmd::push(args),
         Command::Pin(args) => registry_cmd::pin(args),

@@ -63,6 +63,9 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
 /// declare them. `None` when the file is not readable WebAssembly: loading it says why. A
 /// malformed declaration rejects the plugin (exit 3), naming it.
 pub(crate) fn plugin_metrics(path: &Path) -> Result<Option<Vec<MetricDecl>>, Failure> {
+    if loadhost_component::script::Language::of(path).is_some() {
+        return script_metrics(path);
+    }
     let Ok(bytes) = std::fs::read(path) else { return Ok(None) };
     if !bytes.starts_with(b"\0asm") {
         return Ok(None);
@@ -72,6 +75,17 @@ pub(crate) fn plugin_metrics(path: &Path) -> Result<Option<Vec<MetricDecl>>, Fai
         Err(loadhost_component::declared::DeclaredError::Parse(_)) => Ok(None),
         Err(err) => Err(Failure::plugin(anyhow::anyhow!("{}: {err}", path.display()))),
     }
+}
+
+/// The metrics a script declares (its `declare_metrics(…)` literals). `None` when its folder cannot
+/// be read: loading it says why.
+fn script_metrics(path: &Path) -> Result<Option<Vec<MetricDecl>>, Failure> {
+    use loadhost_component::script;
+    let Ok(files) = script::collect(path) else { return Ok(None) };
+    let rejected = |why: String| Failure::plugin(anyhow::anyhow!("{}: {why}", path.display()));
+    let lines = script::declarations(&files).map_err(|err| rejected(err.to_string()))?;
+    let all = loadhost_component::declared::parse(&lines.join("\n")).map_err(|err| rejected(err.to_string()))?;
+    Ok(Some(all.into_iter().map(|m| MetricDecl { name: m.name, kind: m.kind }).collect()))
 }
 
 /// The run's multi-threaded async runtime, and the grants built inside it (the HTTP client

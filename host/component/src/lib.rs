@@ -8,11 +8,13 @@
 //!   capabilities.
 //! - [`toolchain`]: the language and toolchain that built a plugin, from its producers sections.
 //! - [`declared`]: the metrics a plugin declares in its `loadhost:metrics` custom sections.
+//! - [`script`]: a Python or JavaScript script's files, and the component a runner and they make.
 
 #![deny(missing_docs)]
 
 pub mod declared;
 pub mod inspect;
+pub mod script;
 pub mod toolchain;
 pub mod wrap;
 

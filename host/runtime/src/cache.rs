@@ -80,6 +80,11 @@ impl CompileCache {
         self.dir.as_ref().map(|d| d.join(name))
     }
 
+    /// Whether the compiled form of the component with this sha256 is on disk (a load would hit).
+    pub fn holds(&self, engine: &Engine, sha256: &str) -> bool {
+        self.entry(engine, sha256).is_some_and(|entry| entry.exists())
+    }
+
     /// The compiled component for `bytes`, from the cache or freshly compiled, and how long the
     /// load took. `source` (the plugin path as the user named it, or a registry reference) is
     /// recorded with the entry for `loadhost cache ls`.

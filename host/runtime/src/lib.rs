@@ -25,6 +25,8 @@
 //! - `budget`: the byte budget of what the host holds on an instance's behalf (messages, streams,
 //!   bodies read whole).
 //! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
+//! - [`runners`]: the Python and JavaScript runners the binary carries, which run scripts.
+//! - [`plugin_text`]: what a plugin says, redacted and bounded on its way to an output.
 
 #![deny(missing_docs)]
 
@@ -43,6 +45,7 @@ pub mod output;
 pub mod plugin;
 pub mod plugin_text;
 pub mod protocol_metrics;
+pub mod runners;
 mod wasmtime_engine;
 pub mod worker;
 mod ws;
@@ -51,6 +54,6 @@ pub use cache::{CacheOutcome, CompileCache};
 pub use grants::Grants;
 pub use http::{HttpClient, HttpOptions, WorkerHttp};
 pub use output::{HttpDebug, LineSink, PluginLine, Stream};
-pub use plugin::{Plugin, PluginError};
+pub use plugin::{Plugin, PluginError, ScriptComponent, script_component};
 pub use wasmtime_engine::{CapacityError, Runtime, RuntimeOptions, check_capacity};
 pub use worker::{WasmWorker, WasmWorkerFactory};

@@ -1,8 +1,10 @@
 //! Loading a plugin, and rejecting one that cannot run with a reason that names what is wrong.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use loadhost_component::script::{Language, Script, ScriptError};
 use sha2::{Digest as _, Sha256};
 use thiserror::Error;
 use wasmtime::component::{Component, ComponentExportIndex, Linker};
@@ -78,13 +80,44 @@ pub enum PluginError {
         /// What does not match.
         message: String,
     },
+    /// A script that cannot be taken (its folder, a malformed script section).
+    #[error("{path}: {error}")]
+    Script {
+        /// The script or component.
+        path: PathBuf,
+        /// Why.
+        error: ScriptError,
+    },
+    /// This binary has no runner for the script's language.
+    #[error("{path}: {error}")]
+    NoRunner {
+        /// The script.
+        path: PathBuf,
+        /// Which runner is missing, and how to build it.
+        error: crate::runners::NoRunner,
+    },
 }
 
 impl PluginError {
     /// Whether the cause is the user's input (a missing file) rather than the plugin itself.
     pub fn is_usage_error(&self) -> bool {
-        matches!(self, PluginError::Read { .. })
+        matches!(self, PluginError::Read { .. } | PluginError::NoRunner { .. })
+            || matches!(
+                self,
+                PluginError::Script {
+                    error: ScriptError::Read { .. } | ScriptError::NotScript(_) | ScriptError::TooMuch { .. },
+                    ..
+                }
+            )
     }
+}
+
+/// A script's files, written to a private folder that its runner is granted read-only at
+/// [`crate::runners::SCRIPT_DIR`]: exactly what a built script component carries, and nothing
+/// else of the folder (no `.git`, no caches). Removed with the last plugin that uses it.
+pub(crate) struct ScriptDir {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) script: Script,
 }
 
 /// A compiled, checked plugin, ready to instantiate.
@@ -98,6 +131,8 @@ pub struct Plugin {
     size: u64,
     cache: CacheOutcome,
     load_time: Duration,
+    /// For a script (or a script component): its files, granted to the runner.
+    pub(crate) script: Option<Arc<ScriptDir>>,
 }
 
 /// wasmtime errors chain context; a user needs the whole chain on one line.
@@ -108,6 +143,9 @@ pub(crate) fn one_line(err: &wasmtime::Error) -> String {
 
 impl Plugin {
     pub(crate) fn load(runtime: &Runtime, path: &Path, source: &str) -> Result<Self, PluginError> {
+        if Language::of(path).is_some() {
+            return Self::load_script(runtime, path);
+        }
         let file = std::fs::read(path).map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
         let path = path.to_owned();
         if file.get(..4) != Some(b"\0asm") {
@@ -116,6 +154,11 @@ impl Plugin {
         // The file's digest names the plugin in outputs; the cache is keyed by what is compiled.
         let sha256 = format!("{:x}", Sha256::digest(&file));
         let size = file.len() as u64;
+        let script = |error| PluginError::Script { path: path.clone(), error };
+        if let Some((runner, files)) = loadhost_component::script::split(&file).map_err(script)? {
+            let identity = Identity { path: path.clone(), sha256, size };
+            return Self::from_script(runtime, runner, files, identity);
+        }
         let bytes = if loadhost_component::is_core_module(&file) {
             let component = loadhost_component::wrap::componentize(&file)
                 .map_err(|err| PluginError::CoreModule { path: path.clone(), why: err.to_string() })?;
@@ -124,10 +167,51 @@ impl Plugin {
         } else {
             file
         };
-        let cache_key = format!("{:x}", Sha256::digest(&bytes));
+        Self::compile(runtime, &bytes, source, Identity { path, sha256, size })
+    }
+
+    /// `loadhost run journey.py`: the script's folder, run by this binary's runner for its
+    /// language. Its digest is that of the component `loadhost build` would make of it.
+    fn load_script(runtime: &Runtime, path: &Path) -> Result<Self, PluginError> {
+        let built = script_component(path)?;
+        let identity = Identity { path: path.to_owned(), sha256: built.sha256, size: built.bytes.len() as u64 };
+        Self::from_script(runtime, &built.bytes[..built.runner_bytes], built.script, identity)
+    }
+
+    /// A runner and a script: the runner compiled (or taken from the cache: every script of a
+    /// language shares it), the script's files written where the runner is granted them.
+    fn from_script(runtime: &Runtime, runner: &[u8], script: Script, identity: Identity) -> Result<Self, PluginError> {
+        let label = format!("loadhost's {} runner", script.language);
+        let key = format!("{:x}", Sha256::digest(runner));
+        if !runtime.cache.holds(&runtime.engine, &key) {
+            tracing::info!(
+                "compiling {label}: once per machine and loadhost version (about 20 s on two cores); later runs of any \
+                 {} script start at once",
+                script.language
+            );
+        }
+        let path = identity.path.clone();
+        let written = |error| PluginError::Read { path: path.clone(), error };
+        let dir = tempfile::Builder::new().prefix("loadhost-script-").tempdir().map_err(written)?;
+        script.write_to(dir.path()).map_err(written)?;
+        let mut plugin = Self::compile(runtime, runner, &label, identity)?;
+        if plugin.lifecycle.is_none() {
+            return Err(PluginError::Incompatible {
+                path,
+                message: "a script runner must export the lifecycle".into(),
+            });
+        }
+        plugin.script = Some(Arc::new(ScriptDir { dir, script }));
+        Ok(plugin)
+    }
+
+    /// Compile `bytes` (or take them from the cache, recorded as `source`) and check them.
+    fn compile(runtime: &Runtime, bytes: &[u8], source: &str, identity: Identity) -> Result<Self, PluginError> {
+        let Identity { path, sha256, size } = identity;
+        let cache_key = format!("{:x}", Sha256::digest(bytes));
         let (component, cache, load_time) = runtime
             .cache
-            .load(&runtime.engine, &cache_key, &bytes, source)
+            .load(&runtime.engine, &cache_key, bytes, source)
             .map_err(|err| PluginError::Invalid { path: path.clone(), message: one_line(&err) })?;
         check_doer_export(&runtime.engine, &component, &path)?;
         let lifecycle = lifecycle_exports(&component, &path)?;
@@ -136,12 +220,13 @@ impl Plugin {
             |err: wasmtime::Error| PluginError::Incompatible { path: path.clone(), message: one_line(&err) };
         let instance_pre = linker.instantiate_pre(&component).map_err(incompatible)?;
         let pre = WorkloadPre::new(instance_pre).map_err(incompatible)?;
-        tracing::debug!(
-            "loaded {} ({} bytes, sha256 {sha256}) in {load_time:?}, cache {cache:?}",
-            path.display(),
-            bytes.len()
-        );
-        Ok(Self { runtime: runtime.clone(), pre, lifecycle, path, sha256, size, cache, load_time })
+        tracing::debug!("loaded {} ({size} bytes, sha256 {sha256}) in {load_time:?}, cache {cache:?}", path.display());
+        Ok(Self { runtime: runtime.clone(), pre, lifecycle, path, sha256, size, cache, load_time, script: None })
+    }
+
+    /// The script it runs, when it is a script (or a script component).
+    pub fn script(&self) -> Option<&Script> {
+        self.script.as_ref().map(|s| &s.script)
     }
 
     /// Whether the plugin exports `loadhost:plugin/lifecycle`.
@@ -173,6 +258,40 @@ impl Plugin {
     pub fn load_time(&self) -> Duration {
         self.load_time
     }
+}
+
+/// A script made a standalone component: what `loadhost build` writes, and what `loadhost run`
+/// of the script runs (so both show the same digest).
+pub struct ScriptComponent {
+    /// The component: the runner, whole, then the script's sections.
+    pub bytes: Vec<u8>,
+    /// How many of `bytes` are the runner's.
+    pub runner_bytes: usize,
+    /// Hex sha256 of `bytes`.
+    pub sha256: String,
+    /// The script it carries.
+    pub script: Script,
+}
+
+/// The component of the script whose entry file is `path`, with this binary's runner for its
+/// language.
+pub fn script_component(path: &Path) -> Result<ScriptComponent, PluginError> {
+    let failed = |error| PluginError::Script { path: path.to_owned(), error };
+    let script = loadhost_component::script::collect(path).map_err(failed)?;
+    let runner = crate::runners::Runner::of(script.language)
+        .map_err(|error| PluginError::NoRunner { path: path.to_owned(), error })?;
+    let runner = runner.bytes().map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
+    let runner_bytes = runner.len();
+    let bytes = loadhost_component::script::bundle(&runner, &script).map_err(failed)?;
+    let sha256 = format!("{:x}", Sha256::digest(&bytes));
+    Ok(ScriptComponent { bytes, runner_bytes, sha256, script })
+}
+
+/// How the outputs know a plugin: its file, digest and size.
+struct Identity {
+    path: PathBuf,
+    sha256: String,
+    size: u64,
 }
 
 fn check_doer_export(engine: &wasmtime::Engine, component: &Component, path: &Path) -> Result<(), PluginError> {

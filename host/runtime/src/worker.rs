@@ -100,8 +100,13 @@ where
 }
 
 impl Plugin {
-    /// A factory for workers of this plugin, granted `grants`.
-    pub fn factory(&self, grants: Grants) -> WasmWorkerFactory {
+    /// A factory for workers of this plugin, granted `grants`; a script's runner is also granted
+    /// the script's files, read-only, and told its entry file.
+    pub fn factory(&self, mut grants: Grants) -> WasmWorkerFactory {
+        if let Some(script) = &self.script {
+            grants.dirs.push((script.dir.path().to_owned(), crate::runners::SCRIPT_DIR.to_owned()));
+            grants.env.push((crate::runners::SCRIPT_VAR.to_owned(), script.script.entry.clone()));
+        }
         WasmWorkerFactory {
             engine: self.runtime.engine.clone(),
             max_memory: self.runtime.max_memory,

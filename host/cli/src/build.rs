@@ -1,0 +1,61 @@
+//! `loadhost build SCRIPT -o OUT.wasm`: a Python or JavaScript script made a standalone component
+//! to share (`loadhost run OUT.wasm`, `loadhost push`): this binary's runner for its language,
+//! whole, with the script's folder in a section after it. The same runner and files always make
+//! the same bytes, and every script component shares the runner's compiled form in the cache.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::exit::Failure;
+
+/// Arguments of `loadhost build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The script: a `.py` or `.js` file; its whole folder goes with it (as `loadhost run` grants it).
+    script: PathBuf,
+
+    /// Where to write the component.
+    #[arg(short = 'o', long = "output", value_name = "OUT.wasm")]
+    output: PathBuf,
+}
+
+/// Build the component and say what it is.
+pub fn run(args: BuildArgs) -> Result<ExitCode, Failure> {
+    let built = loadhost_runtime::script_component(&args.script)
+        .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
+    write_whole(&args.output, &built.bytes)
+        .with_context(|| format!("{}: cannot write the component", args.output.display()))
+        .map_err(Failure::runtime)?;
+    let sha256 = &built.sha256;
+    let files = built.script.files.len();
+    crate::stdout::write(|out| {
+        writeln!(
+            out,
+            "built {}: {} bytes, sha256 {sha256} (loadhost's {} runner and {}: {files} file{} of its folder, {} bytes)",
+            args.output.display(),
+            built.bytes.len(),
+            built.script.language,
+            built.script.entry,
+            if files == 1 { "" } else { "s" },
+            built.script.bytes(),
+        )
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Write `bytes` to `path` through a temporary file beside it, so a failed write leaves nothing
+/// half written.
+fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(bytes)?;
+    file.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}

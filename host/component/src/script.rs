@@ -1,0 +1,513 @@
+//! Scripts: a Python or JavaScript file run by a prebuilt runner component (`loadhost run
+//! journey.py`), and the standalone component `loadhost build` makes of one.
+//!
+//! A script is its entry file and the files of its folder ([`collect`]): everything the runner may
+//! import or read, and nothing else. A **script component** is the runner's bytes, unchanged, with
+//! the script's files after them in a `loadhost:script` custom section ([`bundle`]). Keeping the
+//! runner's bytes whole is what lets a script start fast: the compile cache is keyed by the
+//! runner ([`split`] gives its bytes back), so an edited script, or a built one, never compiles
+//! anything. The section's layout is deterministic (files sorted, no times or owners), so the
+//! same runner and files always make the same bytes.
+//!
+//! The section holds a header of `KEY VALUE` lines, then each file as a `file PATH LENGTH` line
+//! and its bytes:
+//!
+//! ```text
+//! loadhost-script 1
+//! language python
+//! entry journey.py
+//! runner-bytes 19132116
+//! file helpers/db.py 1234
+//! <1234 bytes>…
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// The custom section's name.
+pub const SECTION: &str = "loadhost:script";
+
+/// The most files a script's folder may hold: the whole folder is granted to the script.
+pub const MAX_FILES: usize = 1_000;
+
+/// The most bytes a script's folder may hold.
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// Folders never taken along: caches, dependencies and version control, which a script does not
+/// read and which would make its digest change with every run of a tool.
+const SKIPPED_DIRS: [&str; 4] = ["__pycache__", "node_modules", "target", "venv"];
+
+/// The language a runner interprets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// CPython, in the Python runner.
+    Python,
+    /// JavaScript (StarlingMonkey), in the JavaScript runner.
+    JavaScript,
+}
+
+impl Language {
+    /// The language of a script file, by its extension (`.py`; `.js` or `.mjs`).
+    pub fn of(path: &Path) -> Option<Self> {
+        match path.extension()?.to_str()? {
+            "py" => Some(Self::Python),
+            "js" | "mjs" => Some(Self::JavaScript),
+            _ => None,
+        }
+    }
+
+    /// `python` or `js`: the section's and the runner's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Python => "python",
+            Self::JavaScript => "js",
+        }
+    }
+
+    /// `Python` or `JavaScript`, for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Python => "Python",
+            Self::JavaScript => "JavaScript",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "python" => Some(Self::Python),
+            "js" => Some(Self::JavaScript),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.title())
+    }
+}
+
+/// A script: its language, its entry file and every file of its folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    /// The runner it needs.
+    pub language: Language,
+    /// The entry file, relative to the folder (`journey.py`).
+    pub entry: String,
+    /// Each file (a relative path with `/` separators) and its bytes, sorted by path.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl Script {
+    /// How many bytes its files hold.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|(_, b)| b.len() as u64).sum()
+    }
+
+    /// Write its files under `dir` (which must exist and be empty), as the runner will see them.
+    pub fn write_to(&self, dir: &Path) -> std::io::Result<()> {
+        for (path, bytes) in &self.files {
+            let file = dir.join(path);
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(file, bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a script cannot be taken or read back.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ScriptError {
+    /// The entry is not a file of a known language.
+    #[error("{}: not a script (loadhost runs .py and .js files, and .wasm components)", .0.display())]
+    NotScript(PathBuf),
+    /// A file or folder could not be read.
+    #[error("{}: {error}", path.display())]
+    Read {
+        /// What could not be read.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The folder holds too much to grant to a script.
+    #[error(
+        "{}: the script's folder holds more than {what}; everything in it is granted to the script \
+         (read-only), so put the script in a folder of its own",
+        folder.display()
+    )]
+    TooMuch {
+        /// The folder.
+        folder: PathBuf,
+        /// `1000 files` or `64 MiB`.
+        what: String,
+    },
+    /// A `loadhost:script` section that does not read back.
+    #[error("its {SECTION} section is malformed: {0}")]
+    Malformed(String),
+}
+
+/// The script whose entry file is `entry`: the file and every regular file of its folder, at any
+/// depth, but hidden ones (`.git`), caches and dependencies (`__pycache__`, `node_modules`,
+/// `target`, `venv`), components (`*.wasm`) and symbolic links.
+pub fn collect(entry: &Path) -> Result<Script, ScriptError> {
+    let language = Language::of(entry).ok_or_else(|| ScriptError::NotScript(entry.to_owned()))?;
+    let meta = std::fs::metadata(entry).map_err(read(entry))?;
+    if !meta.is_file() {
+        return Err(ScriptError::NotScript(entry.to_owned()));
+    }
+    let folder = match entry.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut files = Vec::new();
+    let mut total = 0;
+    walk(&folder, "", &mut files, &mut total, &folder)?;
+    files.sort();
+    Ok(Script { language, entry: name, files })
+}
+
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    files: &mut Vec<(String, Vec<u8>)>,
+    total: &mut u64,
+    folder: &Path,
+) -> Result<(), ScriptError> {
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir).map_err(read(dir))?.collect::<Result<_, _>>().map_err(read(dir))?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        let kind = entry.file_type().map_err(read(&path))?;
+        if name.starts_with('.') || kind.is_symlink() {
+            continue;
+        }
+        let relative = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+        if kind.is_dir() {
+            if !SKIPPED_DIRS.contains(&name.as_str()) {
+                walk(&path, &relative, files, total, folder)?;
+            }
+            continue;
+        }
+        if !kind.is_file() || name.ends_with(".wasm") || name.ends_with(".cwasm") {
+            continue;
+        }
+        let too_much = |what: String| ScriptError::TooMuch { folder: folder.to_owned(), what };
+        if files.len() >= MAX_FILES {
+            return Err(too_much(format!("{MAX_FILES} files")));
+        }
+        let size = entry.metadata().map_err(read(&path))?.len();
+        *total += size;
+        if *total > MAX_BYTES {
+            return Err(too_much(format!("{} MiB", MAX_BYTES >> 20)));
+        }
+        files.push((relative, std::fs::read(&path).map_err(read(&path))?));
+    }
+    Ok(())
+}
+
+/// How an I/O error on `path` reads.
+fn read(path: &Path) -> impl FnOnce(std::io::Error) -> ScriptError + '_ {
+    move |error| ScriptError::Read { path: path.to_owned(), error }
+}
+
+/// The section's payload (the part after its name).
+fn payload(script: &Script, runner_bytes: usize) -> Vec<u8> {
+    let mut out = format!(
+        "loadhost-script 1\nlanguage {}\nentry {}\nrunner-bytes {runner_bytes}\n",
+        script.language.name(),
+        script.entry
+    )
+    .into_bytes();
+    for (path, bytes) in &script.files {
+        out.extend_from_slice(format!("file {path} {}\n", bytes.len()).as_bytes());
+        out.extend_from_slice(bytes);
+    }
+    out
+}
+
+/// What follows a runner of `runner_bytes` bytes in a script component: the metrics the script
+/// declares as a `loadhost:metrics` section (so `inspect` and thresholds read them as from any
+/// plugin), then the `loadhost:script` section, always last.
+pub fn tail(script: &Script, runner_bytes: usize) -> Result<Vec<u8>, ScriptError> {
+    let declared = declarations(script)?;
+    let mut out = Vec::new();
+    if !declared.is_empty() {
+        let lines: String = declared.iter().map(|d| format!("{d}\n")).collect();
+        out.extend_from_slice(&custom_section(crate::declared::SECTION, lines.as_bytes()));
+    }
+    out.extend_from_slice(&custom_section(SECTION, &payload(script, runner_bytes)));
+    Ok(out)
+}
+
+/// A custom section: id 0, its size, its name and `data`.
+fn custom_section(name: &str, data: &[u8]) -> Vec<u8> {
+    let mut body = leb(name.len() as u64);
+    body.extend_from_slice(name.as_bytes());
+    body.extend_from_slice(data);
+    let mut out = vec![0];
+    out.extend_from_slice(&leb(body.len() as u64));
+    out.extend_from_slice(&body);
+    out
+}
+
+/// A standalone component of `script`: the runner's bytes, whole, then its [`tail`].
+pub fn bundle(runner: &[u8], script: &Script) -> Result<Vec<u8>, ScriptError> {
+    let mut out = runner.to_vec();
+    out.extend_from_slice(&tail(script, runner.len())?);
+    Ok(out)
+}
+
+/// The metrics a script declares: the string literals of its `declare_metrics(…)` calls (Python)
+/// or `declareMetrics(…)` calls (JavaScript), in every file of its language, read without running
+/// it (as the SDKs' build scripts read them).
+pub fn declarations(script: &Script) -> Result<Vec<String>, ScriptError> {
+    let (call, extensions): (&str, &[&str]) = match script.language {
+        Language::Python => ("declare_metrics(", &[".py"]),
+        Language::JavaScript => ("declareMetrics(", &[".js", ".mjs"]),
+    };
+    let mut found = Vec::new();
+    for (path, bytes) in &script.files {
+        if !extensions.iter().any(|e| path.ends_with(e)) {
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(bytes) else { continue };
+        for (at, _) in text.match_indices(call) {
+            // `def declare_metrics(` (the SDK's own definition) or `x.declare_metricsX(` are not calls.
+            let before = text[..at].trim_end_matches([' ', '\t']);
+            if before.ends_with("def")
+                || before.ends_with("function")
+                || text[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let line = text[..at].lines().count().max(1);
+            let args = literals(&text[at + call.len()..]).ok_or_else(|| {
+                ScriptError::Malformed(format!(
+                    "{path}:{line}: {}…) takes string literals (loadhost reads them without running the script)",
+                    call
+                ))
+            })?;
+            found.extend(args);
+        }
+    }
+    Ok(found)
+}
+
+/// The string literals separated by commas up to the closing parenthesis; `None` when something
+/// else is there.
+fn literals(mut rest: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    loop {
+        rest = rest.trim_start();
+        if rest.starts_with(')') {
+            return Some(out);
+        }
+        let quote = rest.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+        let body = &rest[1..];
+        let mut value = String::new();
+        let mut chars = body.char_indices();
+        let end = loop {
+            match chars.next()? {
+                (i, c) if c == quote => break i,
+                (_, '\\') => value.push(chars.next()?.1),
+                (_, '\n') => return None,
+                (_, c) => value.push(c),
+            }
+        };
+        out.push(value.trim().to_owned());
+        rest = body[end + 1..].trim_start();
+        rest = rest.strip_prefix(',').unwrap_or(rest);
+    }
+}
+
+fn leb(mut n: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        out.push(if n == 0 { byte } else { byte | 0x80 });
+        if n == 0 {
+            return out;
+        }
+    }
+}
+
+/// A script component's runner bytes and script; `None` for any other component.
+pub fn split(bytes: &[u8]) -> Result<Option<(&[u8], Script)>, ScriptError> {
+    let mut found = None;
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        let payload = payload.map_err(|err| ScriptError::Malformed(err.to_string()))?;
+        // The script's section is the component's last: one anywhere else (inside a nested
+        // module, say) is not loadhost's.
+        if let wasmparser::Payload::CustomSection(reader) = payload
+            && reader.name() == SECTION
+            && reader.data_offset() + reader.data().len() == bytes.len()
+        {
+            found = Some(reader.data().to_vec());
+        }
+    }
+    let Some(data) = found else { return Ok(None) };
+    let (runner_bytes, script) = read_payload(&data)?;
+    let runner = bytes.get(..runner_bytes).ok_or_else(|| ScriptError::Malformed("runner-bytes past the end".into()))?;
+    Ok(Some((runner, script)))
+}
+
+/// The section's payload: the runner's length and the script.
+fn read_payload(data: &[u8]) -> Result<(usize, Script), ScriptError> {
+    let bad = |why: &str| ScriptError::Malformed(why.to_owned());
+    let mut rest = data;
+    let mut line = || -> Result<String, ScriptError> {
+        let end = rest.iter().position(|&b| b == b'\n').ok_or_else(|| bad("a line without its end"))?;
+        let text = std::str::from_utf8(&rest[..end]).map_err(|_| bad("a line that is not UTF-8"))?.to_owned();
+        rest = &rest[end + 1..];
+        Ok(text)
+    };
+    if line()? != "loadhost-script 1" {
+        return Err(bad("not version 1 (a newer loadhost made it?)"));
+    }
+    let mut value = |key: &str| -> Result<String, ScriptError> {
+        let text = line()?;
+        text.strip_prefix(key)
+            .and_then(|v| v.strip_prefix(' '))
+            .map(str::to_owned)
+            .ok_or_else(|| ScriptError::Malformed(format!("expected `{key} …`, found `{text}`")))
+    };
+    let language = Language::parse(&value("language")?).ok_or_else(|| bad("an unknown language"))?;
+    let entry = value("entry")?;
+    let runner_bytes = value("runner-bytes")?.parse().map_err(|_| bad("runner-bytes is not a number"))?;
+    let mut files = Vec::new();
+    while !rest.is_empty() {
+        let end = rest.iter().position(|&b| b == b'\n').ok_or_else(|| bad("a file line without its end"))?;
+        let header = std::str::from_utf8(&rest[..end]).map_err(|_| bad("a file line that is not UTF-8"))?;
+        let (path, len) = header
+            .strip_prefix("file ")
+            .and_then(|h| h.rsplit_once(' '))
+            .ok_or_else(|| ScriptError::Malformed(format!("expected `file PATH LENGTH`, found `{header}`")))?;
+        let len: usize = len.parse().map_err(|_| bad("a file length that is not a number"))?;
+        check_path(path)?;
+        rest = &rest[end + 1..];
+        let bytes = rest.get(..len).ok_or_else(|| bad("a file cut short"))?;
+        files.push((path.to_owned(), bytes.to_vec()));
+        rest = &rest[len..];
+        if files.len() > MAX_FILES {
+            return Err(bad("too many files"));
+        }
+    }
+    check_path(&entry)?;
+    if !files.iter().any(|(p, _)| *p == entry) {
+        return Err(ScriptError::Malformed(format!("its entry {entry} is not among its files")));
+    }
+    Ok((runner_bytes, Script { language, entry, files }))
+}
+
+/// A path read back from a section stays inside the folder it is written to.
+fn check_path(path: &str) -> Result<(), ScriptError> {
+    let fine = !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains(['\\', '\0'])
+        && path.split('/').all(|part| !part.is_empty() && part != "." && part != "..");
+    if fine { Ok(()) } else { Err(ScriptError::Malformed(format!("a file path that leaves its folder: {path:?}"))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest component there is, as a runner stand-in.
+    fn runner() -> Vec<u8> {
+        wat::parse_str("(component)").unwrap()
+    }
+
+    fn folder() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("journey.py"), "import helpers\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("helpers")).unwrap();
+        std::fs::write(dir.path().join("helpers/__init__.py"), "X = 1\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("__pycache__")).unwrap();
+        std::fs::write(dir.path().join("__pycache__/journey.cpython-312.pyc"), "junk").unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/config"), "[core]").unwrap();
+        std::fs::write(dir.path().join("built.wasm"), "\0asm").unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_script_is_its_folder_without_caches_hidden_files_or_components() {
+        let dir = folder();
+        let script = collect(&dir.path().join("journey.py")).unwrap();
+        assert_eq!(script.language, Language::Python);
+        assert_eq!(script.entry, "journey.py");
+        let paths: Vec<&str> = script.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["helpers/__init__.py", "journey.py"]);
+    }
+
+    #[test]
+    fn a_bundle_keeps_the_runner_whole_and_reads_back_the_same_script() {
+        let dir = folder();
+        let script = collect(&dir.path().join("journey.py")).unwrap();
+        let runner = runner();
+        let bundled = bundle(&runner, &script).unwrap();
+        assert_eq!(bundle(&runner, &script).unwrap(), bundled, "the same inputs make the same bytes");
+        wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&bundled).unwrap();
+        let (back, read) = split(&bundled).unwrap().unwrap();
+        assert_eq!(back, &runner[..]);
+        assert_eq!(read, script);
+        assert!(split(&runner).unwrap().is_none(), "a plain component is no script");
+    }
+
+    #[test]
+    fn a_crafted_section_cannot_name_a_path_outside_its_folder() {
+        let mut script =
+            Script { language: Language::Python, entry: "a.py".into(), files: vec![("a.py".into(), vec![])] };
+        for evil in ["../x", "/etc/x", "a/../../x", "a\\b", ""] {
+            script.files = vec![("a.py".into(), vec![]), (evil.into(), b"x".to_vec())];
+            let err = split(&bundle(&runner(), &script).unwrap()).unwrap_err().to_string();
+            assert!(err.contains("leaves its folder"), "{evil:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn declared_metrics_are_read_from_the_sources_literals() {
+        let file = |p: &str, t: &str| (p.to_owned(), t.as_bytes().to_vec());
+        let mut script = Script {
+            language: Language::Python,
+            entry: "a.py".into(),
+            files: vec![
+                file(
+                    "a.py",
+                    "from loadhost import declare_metrics\ndeclare_metrics(\n  \"orders{tier}:counter\",\n  'status is 200:check',\n)\n",
+                ),
+                file("lib/x.py", "def declare_metrics(*decls):\n    pass\n"),
+                file("notes.txt", "declare_metrics(\"ignored:counter\")"),
+            ],
+        };
+        assert_eq!(declarations(&script).unwrap(), ["orders{tier}:counter", "status is 200:check"]);
+        let bundled = bundle(&runner(), &script).unwrap();
+        let read = crate::declared::declared_metrics(&bundled).unwrap();
+        assert_eq!(
+            read.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["orders{tier}:counter", "status is 200:rate"]
+        );
+        script.files[0] = file("a.py", "declare_metrics(NAME)\n");
+        let err = declarations(&script).unwrap_err().to_string();
+        assert!(err.contains("a.py:1: declare_metrics(…) takes string literals"), "{err}");
+    }
+
+    #[test]
+    fn a_folder_too_big_to_grant_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..=MAX_FILES {
+            std::fs::write(dir.path().join(format!("f{i}.py")), "").unwrap();
+        }
+        let err = collect(&dir.path().join("f0.py")).unwrap_err().to_string();
+        assert!(err.contains("more than 1000 files") && err.contains("a folder of its own"), "{err}");
+    }
+}
