@@ -116,3 +116,38 @@ fn sigint_stops_find_max_and_still_writes_its_report() {
     assert_eq!(search["stopped_at_per_s"].as_f64(), Some(50.0), "{search}");
     assert_eq!(search["steps"].as_array().map(Vec::len), Some(0), "a step cut short is not judged: {search}");
 }
+
+#[test]
+fn a_task_still_running_when_the_plan_ends_has_the_graceful_stop_and_says_where_it_was() {
+    // Issue 27: one stuck request stretched a 5 s run to its 60 s task timeout, silently.
+    let target = crate::target_process::TargetProcess::start(&[]);
+    let url = format!("{}/delay?ms=60000", target.url);
+    let args = ["http", &url, "-r", "2", "-d", "2s", "--graceful-stop", "2s", "--summary-json", "summary.json"];
+    let begun = Instant::now();
+    let run = Loadhost::new().args(args).run();
+    assert!(begun.elapsed() < Duration::from_secs(30), "2 s of plan and 2 s of graceful stop: {:?}", begun.elapsed());
+    assert_eq!(run.code, 98, "every task was cut: none passed\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("the plan has ended; waiting for 4 tasks still running: 2s left (Ctrl-C to stop now)"),
+        "{}",
+        run.stderr
+    );
+    let cut = "4 tasks still running when --graceful-stop (2s) ran out end as interrupted: worker ";
+    assert!(run.stderr.contains(cut), "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("for GET {url}")), "the request each task was in: {}", run.stderr);
+    let s = run.summary();
+    assert_eq!((task_count(&s, "scheduled"), task_count(&s, "interrupted")), (4, 4), "{}", s["tasks"]);
+    assert!(s["duration_s"].as_f64().unwrap() < 5.0, "{}", s["duration_s"]);
+    assert_identity(&s);
+}
+
+#[test]
+fn a_timed_out_task_says_which_call_it_was_in() {
+    let target = crate::target_process::TargetProcess::start(&[]);
+    let url = format!("{}/delay?ms=60000", target.url);
+    let run =
+        Loadhost::new().args(["http", &url, "-n", "1", "--task-timeout", "1s", "--summary-json", "summary.json"]).run();
+    let example = run.summary()["errors"][0]["example"].as_str().unwrap_or_default().to_owned();
+    assert!(example.starts_with("still running after 1s (--task-timeout), waiting 1."), "{example}");
+    assert!(example.ends_with(&format!(" s for GET {url}")), "{example}");
+}

@@ -158,6 +158,11 @@ fn command_line_target(
     Target::new(method.unwrap_or("GET"), url, Vec::new(), body).map_err(usage)
 }
 
+/// Settings of the built-in plugin that are not secrets: what the user typed as the command's
+/// arguments, which its messages quote (`GET http://…`). Headers and bodies stay redacted (they
+/// carry credentials).
+pub(crate) const PUBLIC_ENV: [&str; 3] = ["LOADHOST_HTTP_URL", "LOADHOST_HTTP_METHOD", "LOADHOST_HTTP_EXPECT_STATUS"];
+
 /// The plugin's environment for the command line's request.
 fn request_env(target: &Target) -> Vec<EnvPair> {
     let body = if target.body.is_empty() {

@@ -201,6 +201,12 @@ define_options! {
         #[arg(long, value_name = "DURATION")]
         pub grace: Option<Dur>,
 
+        /// When the plan ends (its duration, its iterations), how long tasks still running may
+        /// finish before they end as interrupted (default 30s, as k6's gracefulStop); the terminal
+        /// counts it down, and Ctrl-C ends the wait at once.
+        #[arg(long, value_name = "DURATION")]
+        pub graceful_stop: Option<Dur>,
+
         /// What the plugin may reach over HTTP and sockets, and the only names it may look up
         /// (repeatable; nothing without it): HOST:PORT that port, a bare HOST ports 80 and 443
         /// only, HOST:* every port. Never the host's own --control and --metrics-addr listeners.
@@ -455,7 +461,7 @@ fn redacted<S: serde::Serializer>(secret: &Option<String>, out: S) -> Result<S::
 mod tests {
     use super::*;
     use crate::resolve::{
-        DEFAULT_CACHE_MAX, DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE,
+        DEFAULT_CACHE_MAX, DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE, DEFAULT_GRACEFUL_STOP,
         DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_WORKERS,
         DEFAULT_OPEN_WORKERS, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
     };
@@ -666,6 +672,7 @@ mod tests {
             ("flush-retries-timeout", format!("(default {}", Dur(DEFAULT_FLUSH_RETRIES_TIMEOUT))),
             ("task-timeout", format!("(default {})", Dur(DEFAULT_TASK_TIMEOUT))),
             ("grace", format!("(default {})", Dur(DEFAULT_GRACE))),
+            ("graceful-stop", format!("(default {}", Dur(DEFAULT_GRACEFUL_STOP))),
             ("lifecycle-timeout", format!("(default {})", Dur(DEFAULT_LIFECYCLE_TIMEOUT))),
             ("max-memory", format!("(default {})", Size(DEFAULT_MAX_MEMORY))),
             ("cache-max", format!("(default {})", Size(DEFAULT_CACHE_MAX))),

@@ -54,7 +54,9 @@ pub const DEFAULT_FLUSH_RETRIES_TIMEOUT: Duration = Duration::from_secs(5);
 /// The retry queue's bound when `--retry-queue` does not say (about 3 MB of tickets).
 pub const DEFAULT_RETRY_QUEUE: u32 = 100_000;
 
-pub use loadhost_engine::plan::{DEFAULT_GRACE, DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_TASK_TIMEOUT};
+pub use loadhost_engine::plan::{
+    DEFAULT_GRACE, DEFAULT_GRACEFUL_STOP, DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_TASK_TIMEOUT,
+};
 /// Each instance's memory cap when `--max-memory` does not say: ample for compiled guests (a Rust
 /// plugin starts at about 1 MiB), and 1,000 workers still cannot take more than 128 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 128 << 20;
@@ -281,6 +283,7 @@ fn fill_limits(options: &mut RunOptions) -> Result<(), ConfigError> {
         return Err(ConfigError::ZeroTaskTimeout);
     }
     options.grace.get_or_insert(Dur(DEFAULT_GRACE));
+    options.graceful_stop.get_or_insert(Dur(DEFAULT_GRACEFUL_STOP));
     Ok(())
 }
 
@@ -506,7 +509,8 @@ fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, ConfigError
     plan = plan
         .with_lifecycle_timeout(options.lifecycle_timeout.map_or(DEFAULT_LIFECYCLE_TIMEOUT, |d| d.0))
         .with_task_timeout(options.task_timeout.map_or(DEFAULT_TASK_TIMEOUT, |d| d.0))
-        .with_grace(options.grace.map_or(DEFAULT_GRACE, |d| d.0));
+        .with_grace(options.grace.map_or(DEFAULT_GRACE, |d| d.0))
+        .with_graceful_stop(options.graceful_stop.map_or(DEFAULT_GRACEFUL_STOP, |d| d.0));
     with_retries(plan, options)
 }
 

@@ -35,6 +35,9 @@ pub struct Live {
 /// a stop always takes effect and what was measured is written.
 pub const CUT_WAIT: Duration = Duration::from_secs(2);
 
+/// How often the terminal hears how a graceful stop goes.
+const GRACEFUL_NOTICE_EVERY: Duration = Duration::from_secs(5);
+
 /// A gate "without a limit", for runs whose gate may be set live: large, but small enough that
 /// shrinking it is one `acquire_many`.
 const UNLIMITED_GATE: u32 = 1 << 30;
@@ -87,6 +90,7 @@ fn shared_state<F: WorkerFactory>(
         claims: (!plan.is_open()).then(|| Arc::new(Claims::new(plan.task_limit(), plan.segment()))),
         count: plan.event_loops(control.is_some()),
         logged: Arc::default(),
+        pacers_done: std::sync::atomic::AtomicU32::new(0),
     })
 }
 
@@ -142,6 +146,10 @@ struct Stopping {
     cut: Option<Instant>,
     /// A second interrupt: no grace, no teardown.
     forced: bool,
+    /// The plan ended: tasks still running may finish until then (`--graceful-stop`).
+    graceful_ends: Option<Instant>,
+    /// When the terminal next hears how the graceful stop goes.
+    next_notice: Option<Instant>,
     /// Another scenario's abort has been applied here, or this one's told to the others.
     run_abort_seen: bool,
 }
@@ -236,12 +244,18 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
                     self.tell_other_scenarios();
                 }
                 () = sleep_until(grace.unwrap_or(self.start)), if grace.is_some() && self.stopping.cut.is_none() => {
-                    self.stopping.cut = Some(Instant::now());
-                    stop.cut();
+                    self.cut("the stop's --grace");
                 }
                 () = sleep_until(self.stopping.cut.map_or(self.start, |at| at + CUT_WAIT)), if self.stopping.cut.is_some() => {
                     self.abandon_loops();
                     break;
+                }
+                () = stop.generation_ended(), if self.stopping.graceful_ends.is_none() && !stop.is_aborted() => {
+                    self.begin_graceful_stop();
+                }
+                () = sleep_until(self.stopping.next_notice.unwrap_or(self.start)),
+                    if self.stopping.next_notice.is_some() && self.stopping.cut.is_none() && !stop.is_aborted() => {
+                    self.graceful_notice();
                 }
                 () = sleep_until(self.ticker.next_tick) => {
                     let at = self.ticker.next_tick;
@@ -292,12 +306,67 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         }
     }
 
+    /// The plan has ended: tasks still running have `--graceful-stop`, counted down on the
+    /// terminal, then they end as interrupted.
+    fn begin_graceful_stop(&mut self) {
+        let now = Instant::now();
+        // From the planned end (k6's gracefulStop), not from the last task's start before it.
+        let planned_end = self.plan.planned_generation().map_or(now, |d| self.start + d);
+        self.stopping.graceful_ends = Some(now.max(planned_end) + self.plan.graceful_stop());
+        self.stopping.next_notice = Some(now.max(planned_end));
+    }
+
+    /// Say how many tasks the run waits for and how long it still may; at the end, cut them.
+    fn graceful_notice(&mut self) {
+        let now = Instant::now();
+        let Some(ends) = self.stopping.graceful_ends else { return };
+        let running = self.crews.sum(|c| &c.in_flight);
+        let tasks = if running == 1 { "1 task".to_owned() } else { format!("{running} tasks") };
+        if now >= ends {
+            self.stopping.next_notice = None;
+            self.cut(&format!("--graceful-stop ({:?})", self.plan.graceful_stop()));
+            return;
+        }
+        if running > 0 {
+            let left = Duration::from_secs((ends - now).as_secs_f64().ceil() as u64);
+            tracing::info!("the plan has ended; waiting for {tasks} still running: {left:?} left (Ctrl-C to stop now)");
+        }
+        // A notice every 5 s, and one at the end to cut what is left.
+        self.stopping.next_notice = Some((now + GRACEFUL_NOTICE_EVERY).min(ends));
+    }
+
+    /// Cut the tasks still running (they end as interrupted), saying how many and where they were,
+    /// once `what` (the grace, the graceful stop) has run out.
+    fn cut(&mut self, what: &str) {
+        let running = self.crews.sum(|c| &c.in_flight);
+        if running > 0 {
+            let places = self.crews.under_way();
+            let tasks = if running == 1 { "1 task".to_owned() } else { format!("{running} tasks") };
+            let more = places.len().saturating_sub(5);
+            let mut at = if places.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", places[..places.len().min(5)].join("; "))
+            };
+            if more > 0 {
+                at.push_str(&format!("; and {more} more"));
+            }
+            tracing::warn!("{tasks} still running when {what} ran out end as interrupted{at}");
+        }
+        self.stopping.cut = Some(Instant::now());
+        self.shared.stop.cut();
+    }
+
     /// A stop request (a signal): the first stops gracefully, the second cuts the grace short.
+    /// While the plan's graceful stop counts down, the first already stops at once (the terminal
+    /// said so).
     fn interrupted(&mut self, requests: u32) {
         self.stopping.interrupts_seen = requests;
         self.shared.stop.stop_by_user(&stop_reason(self.interrupt.as_deref()));
         if requests >= 2 {
             self.stopping.forced = true;
+        }
+        if requests >= 2 || self.stopping.graceful_ends.is_some() {
             self.stopping.grace_ends = Some(Instant::now());
         }
     }

@@ -22,7 +22,7 @@ use crate::EngineError;
 use crate::dispatch::{Intake, Taken, Ticket};
 use crate::retry::{RetryPolicy, RetryQueue, RetryRefused, RetryTicket};
 use crate::shared::{Claims, FailureKind, Shared, share};
-use crate::worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
+use crate::worker::{MetricsHandle, Task, TaskOutcome, Whereabouts, Worker, WorkerContext, WorkerError, WorkerFactory};
 
 /// The workers of one event loop, and what they count.
 pub(crate) struct Crew<F: WorkerFactory> {
@@ -58,6 +58,8 @@ pub(crate) struct Crew<F: WorkerFactory> {
     pub(crate) in_flight: AtomicU64,
     /// When the last task of the run started (each worker reports once, as it finishes).
     last_start: Mutex<Option<Instant>>,
+    /// Each live worker's [`Whereabouts`], by id: a stop that cuts tasks says where they were.
+    whereabouts: Mutex<std::collections::BTreeMap<u32, Whereabouts>>,
 }
 
 /// A worker idle for this long is surplus and may retire.
@@ -146,6 +148,7 @@ impl<F: WorkerFactory> Crew<F> {
             claimed: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_start: Mutex::new(None),
+            whereabouts: Mutex::default(),
         }
     }
 
@@ -165,7 +168,12 @@ impl<F: WorkerFactory> Crew<F> {
             setup_data: self.run.setup_data.clone(),
         };
         match tokio::time::timeout(self.run.plan.lifecycle_timeout(), self.run.factory.new_worker(ctx)).await {
-            Ok(Ok(worker)) => Ok((id, worker)),
+            Ok(Ok(worker)) => {
+                if let Some(at) = worker.whereabouts() {
+                    self.whereabouts.lock().unwrap_or_else(|p| p.into_inner()).insert(id, at);
+                }
+                Ok((id, worker))
+            }
             Ok(Err(source)) => Err(EngineError::WorkerStart { id, source }),
             Err(_) => Err(EngineError::WorkerStart {
                 id,
@@ -218,7 +226,7 @@ impl<F: WorkerFactory> Crew<F> {
                 continue;
             };
             last_start = Some(Instant::now());
-            let (outcome, timing) = self.execute(worker, &ticket, pass).await;
+            let (outcome, timing) = self.execute(*id, worker, &ticket, pass).await;
             self.conclude(shard, &ticket, &outcome, timing, &mut coin);
             holding.recorded();
             self.settled();
@@ -226,6 +234,9 @@ impl<F: WorkerFactory> Crew<F> {
             if !self.settle(&mut slot, outcome).await {
                 break;
             }
+        }
+        if let Some((id, _)) = &slot {
+            self.forget(*id);
         }
         self.note_last_start(last_start);
     }
@@ -309,6 +320,24 @@ impl<F: WorkerFactory> Crew<F> {
         }
     }
 
+    /// A worker has gone: nothing to ask it any more.
+    fn forget(&self, id: u32) {
+        self.whereabouts.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+    }
+
+    /// Where worker `id` is, when it is in one of the host's calls.
+    fn place_of(&self, id: u32) -> Option<String> {
+        let at = self.whereabouts.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned();
+        at.and_then(|at| at())
+    }
+
+    /// Where each worker that is in one of the host's calls is, `worker N waiting …`.
+    pub(crate) fn under_way(&self) -> Vec<String> {
+        let all: Vec<(u32, Whereabouts)> =
+            self.whereabouts.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|(id, w)| (*id, w.clone())).collect();
+        all.into_iter().filter_map(|(id, at)| at().map(|place| format!("worker {id} {place}"))).collect()
+    }
+
     fn note_last_start(&self, at: Option<Instant>) {
         let mut last = self.last_start.lock().unwrap_or_else(|p| p.into_inner());
         *last = (*last).max(at);
@@ -388,7 +417,7 @@ impl<F: WorkerFactory> Crew<F> {
                 // Dropping the hold records the task as interrupted.
                 break;
             };
-            let (outcome, timing) = self.execute(worker, &ticket, pass).await;
+            let (outcome, timing) = self.execute(*id, worker, &ticket, pass).await;
             let again = self.conclude(shard, &ticket, &outcome, timing, &mut coin);
             if again.is_none()
                 && let Some(done) = holding.take()
@@ -495,15 +524,25 @@ impl<F: WorkerFactory> Crew<F> {
     }
 
     /// Run one attempt; how it ended and its timings.
-    async fn execute(&self, worker: &mut F::Worker, ticket: &Ticket, pass: GatePass) -> (TaskOutcome, TaskTiming) {
+    async fn execute(
+        &self,
+        id: u32,
+        worker: &mut F::Worker,
+        ticket: &Ticket,
+        pass: GatePass,
+    ) -> (TaskOutcome, TaskTiming) {
         let input = self.run.plan.feed().map_or(&[][..], |feed| feed.row(ticket.iteration));
         let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input };
         self.started.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let called = Instant::now();
         // An unpolled timer costs nothing: a task that finishes on its first poll never arms it.
-        let outcome =
-            tokio::time::timeout(self.run.plan.task_timeout(), worker.run(task)).await.unwrap_or(TaskOutcome::TimedOut);
+        let mut running = std::pin::pin!(worker.run(task));
+        let outcome = match tokio::time::timeout(self.run.plan.task_timeout(), &mut running).await {
+            Ok(outcome) => outcome,
+            // Asked while the task is still in its call (it goes when `running` does).
+            Err(_) => TaskOutcome::TimedOut(self.place_of(id)),
+        };
         let ended = Instant::now();
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         let timing = TaskTiming {
@@ -587,7 +626,7 @@ impl<F: WorkerFactory> Crew<F> {
             TaskOutcome::Failed(msg) => self.log_once(FailureKind::Failed, id, "failed", msg),
             TaskOutcome::Retryable(msg) => self.log_once(FailureKind::Retryable, id, "failed (retryable)", msg),
             TaskOutcome::Trapped(msg) => self.log_once(FailureKind::Trapped, id, "trapped", msg),
-            TaskOutcome::TimedOut => {
+            TaskOutcome::TimedOut(_) => {
                 let text = outcome.error(self.run.plan.task_timeout()).map(|(_, text)| text).unwrap_or_default();
                 self.log_once(FailureKind::TimedOut, id, "timed out", &text);
             }
@@ -601,6 +640,7 @@ impl<F: WorkerFactory> Crew<F> {
         }
         // Free the poisoned instance's slot before making its replacement.
         *slot = None;
+        self.forget(id);
         match self.make_worker().await {
             Ok(fresh) => {
                 *slot = Some(fresh);
@@ -702,6 +742,11 @@ impl<F: WorkerFactory> Crews<F> {
     /// One counter, added over the shards.
     pub(crate) fn sum(&self, counter: impl Fn(&Crew<F>) -> &AtomicU64) -> u64 {
         self.0.iter().map(|crew| counter(crew).load(Ordering::Relaxed)).sum()
+    }
+
+    /// Where the workers of every shard that are in one of the host's calls are.
+    pub(crate) fn under_way(&self) -> Vec<String> {
+        self.0.iter().flat_map(|crew| crew.under_way()).collect()
     }
 
     /// When the last task of the run started.

@@ -117,6 +117,7 @@ pub struct Plan {
     task_timeout: Duration,
     /// After a stop, how long tasks under way may finish.
     grace: Duration,
+    graceful_stop: Duration,
     /// Closed model: the worker count over time (`--stage` without `--rate`).
     worker_curve: Option<RateCurve>,
     /// How long after the run's start this plan starts (a scenario's offset).
@@ -152,6 +153,9 @@ pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long tasks under way may finish after a stop, by default.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
+/// How long tasks still running when the plan ends may finish, by default (k6's `gracefulStop`).
+pub const DEFAULT_GRACEFUL_STOP: Duration = Duration::from_secs(30);
 
 /// The default reporting interval: one CSV row and progress update per second.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
@@ -192,6 +196,7 @@ impl Plan {
             lifecycle_timeout: DEFAULT_LIFECYCLE_TIMEOUT,
             task_timeout: DEFAULT_TASK_TIMEOUT,
             grace: DEFAULT_GRACE,
+            graceful_stop: DEFAULT_GRACEFUL_STOP,
             worker_curve: None,
             start_delay: Duration::ZERO,
             segment: Segment::whole(),
@@ -396,6 +401,18 @@ impl Plan {
     /// How long tasks under way may finish after a stop.
     pub fn grace(&self) -> Duration {
         self.grace
+    }
+
+    /// When the plan ends, give tasks still running `graceful_stop` to finish before they end as
+    /// interrupted.
+    pub fn with_graceful_stop(mut self, graceful_stop: Duration) -> Self {
+        self.graceful_stop = graceful_stop;
+        self
+    }
+
+    /// How long tasks still running when the plan ends may finish.
+    pub fn graceful_stop(&self) -> Duration {
+        self.graceful_stop
     }
 
     /// The feed, if any.

@@ -186,7 +186,11 @@ impl<F: WorkerFactory> Shard<F> {
             PacerClock::Runtime => pacer,
             PacerClock::Precise => pacer.with_batch_window(BATCH_WINDOW, BATCH_TASKS),
         };
-        Some(tokio::spawn(pacer.run(clock)))
+        let shared = self.shared.clone();
+        Some(tokio::spawn(async move {
+            pacer.run(clock).await;
+            shared.pacer_done();
+        }))
     }
 
     /// This shard's pacer: its slice of the schedule, its retries, live control.

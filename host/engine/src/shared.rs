@@ -32,6 +32,20 @@ pub(crate) struct Shared<F: WorkerFactory> {
     pub(crate) count: u32,
     /// The first failure of each kind is logged once for the whole run.
     pub(crate) logged: Arc<FirstFailures>,
+    /// Pacers whose schedule (and retry flush) is done: when every shard's is, no new task will
+    /// start, and tasks still running have the plan's graceful stop.
+    pub(crate) pacers_done: std::sync::atomic::AtomicU32,
+}
+
+impl<F: WorkerFactory> Shared<F> {
+    /// A shard's pacer finished its schedule; the last one ends generation (not after an abort,
+    /// which is a stop of its own).
+    pub(crate) fn pacer_done(&self) {
+        let done = self.pacers_done.fetch_add(1, Ordering::AcqRel) + 1;
+        if done == self.count && !self.stop.is_aborted() {
+            self.stop.end_generation();
+        }
+    }
 }
 
 /// The closed model's shared iteration counter.

@@ -33,8 +33,9 @@ pub enum TaskOutcome {
     Abort(String),
     /// The worker trapped and cannot run another task; the engine replaces it.
     Trapped(String),
-    /// The task overran its deadline; the engine replaces the worker.
-    TimedOut,
+    /// The task overran its deadline; the engine replaces the worker. With where it was, when
+    /// the worker could tell ([`Worker::whereabouts`]).
+    TimedOut(Option<String>),
 }
 
 impl TaskOutcome {
@@ -45,7 +46,7 @@ impl TaskOutcome {
             TaskOutcome::Failed(_) | TaskOutcome::Retryable(_) => Outcome::Failed,
             TaskOutcome::Abort(_) => Outcome::Aborted,
             TaskOutcome::Trapped(_) => Outcome::Trapped,
-            TaskOutcome::TimedOut => Outcome::TimedOut,
+            TaskOutcome::TimedOut(_) => Outcome::TimedOut,
         }
     }
 
@@ -58,7 +59,7 @@ impl TaskOutcome {
             TaskOutcome::Retryable(_) => AttemptEnd::Retryable,
             TaskOutcome::Abort(_) => AttemptEnd::Aborted,
             TaskOutcome::Trapped(_) => AttemptEnd::Trapped,
-            TaskOutcome::TimedOut => AttemptEnd::TimedOut,
+            TaskOutcome::TimedOut(_) => AttemptEnd::TimedOut,
         }
     }
 
@@ -76,22 +77,33 @@ impl TaskOutcome {
             TaskOutcome::Retryable(msg) => Some((ErrorKind::Retryable, Cow::Borrowed(msg))),
             TaskOutcome::Abort(msg) => Some((ErrorKind::Aborted, Cow::Borrowed(msg))),
             TaskOutcome::Trapped(msg) => Some((ErrorKind::Trapped, Cow::Borrowed(msg))),
-            TaskOutcome::TimedOut => {
-                Some((ErrorKind::TimedOut, Cow::Owned(format!("still running after {timeout:?} (--task-timeout)"))))
+            TaskOutcome::TimedOut(place) => {
+                let at = place.as_deref().map(|p| format!(", {p}")).unwrap_or_default();
+                Some((ErrorKind::TimedOut, Cow::Owned(format!("still running after {timeout:?} (--task-timeout){at}"))))
             }
         }
     }
 
     /// Whether the worker is unusable afterwards and must be replaced.
     pub fn poisons_worker(&self) -> bool {
-        matches!(self, TaskOutcome::Trapped(_) | TaskOutcome::TimedOut)
+        matches!(self, TaskOutcome::Trapped(_) | TaskOutcome::TimedOut(_))
     }
 }
+
+/// Where a worker's task is now, in words (`waiting 2.9 s for GET http://…`), or `None` when it is
+/// in none of the host's calls; asked when a task is cut short, from any thread.
+pub type Whereabouts = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 /// Runs tasks one at a time. Each worker lives on its own tokio task.
 pub trait Worker: Send + 'static {
     /// Run one task to completion.
     fn run(&mut self, task: Task<'_>) -> impl Future<Output = TaskOutcome> + Send;
+
+    /// How to ask where this worker's task is, so a task that times out or is interrupted says
+    /// where it was. `None` (the default): the worker cannot tell.
+    fn whereabouts(&self) -> Option<Whereabouts> {
+        None
+    }
 }
 
 /// Why a worker (or a lifecycle call) failed.

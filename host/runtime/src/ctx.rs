@@ -44,6 +44,8 @@ pub(crate) struct DoerCtx {
     pub(crate) grpc: Option<crate::grpc::Pool>,
     /// The run's secrets, kept out of metric names and tags.
     pub(crate) text: Arc<crate::plugin_text::PluginText>,
+    /// The host call the task is in now, for a task cut short.
+    pub(crate) under_way: crate::under_way::UnderWay,
 }
 
 impl DoerCtx {
@@ -108,6 +110,7 @@ impl DoerCtx {
             byte_budget,
             grpc: None,
             text: grants.text.clone(),
+            under_way: crate::under_way::UnderWay::default(),
         })
     }
 }

@@ -46,6 +46,7 @@ pub mod plugin;
 pub mod plugin_text;
 pub mod protocol_metrics;
 pub mod runners;
+mod under_way;
 mod wasmtime_engine;
 pub mod worker;
 mod ws;

@@ -196,6 +196,11 @@ impl WasmWorkerFactory {
 }
 
 impl Worker for WasmWorker {
+    fn whereabouts(&self) -> Option<loadhost_engine::worker::Whereabouts> {
+        let (under_way, text) = (self.store.data().under_way.clone(), self.text.clone());
+        Some(Arc::new(move || under_way.describe(&text)))
+    }
+
     async fn run(&mut self, task: Task<'_>) -> TaskOutcome {
         self.task.iteration = task.iteration;
         self.task.attempt = task.attempt;

@@ -121,3 +121,44 @@ async fn an_interrupt_before_the_load_sends_nothing() {
     assert!(report.stopped.is_some());
     assert!(report.counts().identity_holds());
 }
+
+#[tokio::test(start_paused = true)]
+async fn tasks_still_running_at_the_plans_end_have_the_graceful_stop_then_are_interrupted() {
+    // Issue 27: a stuck task stretched a 5 s run to its 60 s task timeout.
+    let plan = open(10.0, secs(2), 50).with_graceful_stop(secs(3));
+    let factory = FakeFactory::new(|task| {
+        let took = if task.iteration == 15 { secs(50) } else { ms(10) };
+        (took, TaskOutcome::Passed)
+    });
+    let (report, rows) = crate::fake::run(&plan, factory).await;
+    let c = report.counts();
+    assert_eq!((c.scheduled, c.passed, c.interrupted), (20, 19, 1), "{c:?}");
+    assert!(report.stopped.is_none() && report.aborted.is_none(), "the plan ended; nobody stopped it");
+    let elapsed = report.elapsed;
+    assert!(elapsed >= ms(4900) && elapsed < ms(5200), "2 s of plan and 3 s of graceful stop: {elapsed:?}");
+    assert_accounting(&report, &rows);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_closed_models_deadline_has_the_graceful_stop_too() {
+    let plan = Plan::new(Model::Closed { workers: 2, duration: Some(secs(2)), max_tasks: None })
+        .unwrap()
+        .with_graceful_stop(secs(1));
+    let factory = FakeFactory::new(|task| (if task.iteration == 3 { secs(100) } else { ms(100) }, TaskOutcome::Passed));
+    let (report, rows) = crate::fake::run(&plan, factory).await;
+    let c = report.counts();
+    assert_eq!(c.interrupted, 1, "{c:?}");
+    assert!(report.elapsed < ms(3200), "2 s and 1 s of graceful stop: {:?}", report.elapsed);
+    assert_accounting(&report, &rows);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_during_the_graceful_stop_ends_the_wait_at_once() {
+    let plan = open(10.0, secs(2), 50).with_graceful_stop(secs(30));
+    let (report, rows) = run_interrupted(&plan, FakeFactory::sleeping(secs(60)), &[secs(4)]).await;
+    let c = report.counts();
+    assert_eq!(c.interrupted, c.scheduled, "{c:?}");
+    assert!(report.elapsed < ms(4200), "the interrupt at 4 s ends the 30 s wait: {:?}", report.elapsed);
+    assert!(report.stopped.is_some());
+    assert_accounting(&report, &rows);
+}
