@@ -79,6 +79,25 @@ impl Loadhost {
         self
     }
 
+    /// Run the command inside the cgroup whose `cgroup.procs` file is `procs` (a shell puts itself
+    /// there, then becomes loadhost).
+    pub fn in_cgroup(mut self, procs: &Path) -> Self {
+        let mut wrapped = Command::new("sh");
+        wrapped
+            .args(["-c", "echo $$ > \"$1\" && shift && exec \"$@\"", "sh"])
+            .arg(procs)
+            .arg(self.cmd.get_program())
+            .args(self.cmd.get_args())
+            .current_dir(self.dir.path());
+        for (key, value) in self.cmd.get_envs() {
+            if let Some(value) = value {
+                wrapped.env(key, value);
+            }
+        }
+        self.cmd = wrapped;
+        self
+    }
+
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
         self.cmd.env(key, value);
         self

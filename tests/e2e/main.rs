@@ -21,6 +21,7 @@ mod http_features;
 mod http_proxy_tls;
 mod languages;
 mod lifecycle;
+mod memory;
 mod open_model;
 mod outputs;
 mod overrun;

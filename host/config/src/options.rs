@@ -506,6 +506,7 @@ mod tests {
         max-response-body = "1MiB"
         cache-max = "2GiB"
         grace = "1s"
+        graceful-stop = "10s"
         allow-host = ["127.0.0.1:8080"]
         ca-cert = ["ca.pem"]
         insecure = true

@@ -467,6 +467,11 @@ fn default_threads() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
 }
 
+/// Whether `options` make the open model (`--rate`, as in k6).
+fn plan_is_open(options: &RunOptions) -> bool {
+    options.rate.is_some()
+}
+
 /// Check one run's (or scenario's) options and build its plan.
 fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, ConfigError> {
     check_counts(options)?;
@@ -480,7 +485,7 @@ fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, ConfigError
     };
     // As in k6: --rate makes the open model, and --stage then ramps the rate; without --rate,
     // --stage ramps the number of looping workers.
-    let model = if options.rate.is_some() {
+    let model = if plan_is_open(options) {
         open_model(options, &ramps, iterations)?
     } else {
         closed_model(options, &ramps, iterations)?
@@ -496,7 +501,10 @@ fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, ConfigError
         .with_seed(options.seed.unwrap_or_default())
         .with_pacer_clock(PacerClock::Precise)
         .with_pacing(loadhost_engine::Pacing { pace: options.pace.map(|d| d.0), think: options.think.map(|t| t.0) })?
-        .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly));
+        .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly))
+        // The open model's default ceiling follows memory; a ceiling the user set (or the closed
+        // model's -w) is only warned about.
+        .with_memory_aware_crew(!plan_is_open(options) || options.max_workers.is_some());
     if !plan.is_open() && !ramps.is_empty() {
         plan = plan.with_worker_stages(&ramps)?;
     }

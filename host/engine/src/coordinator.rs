@@ -56,8 +56,11 @@ pub(crate) async fn run_scenario<F: WorkerFactory>(
     run_abort: Option<Arc<Interrupt>>,
 ) -> Result<RunReport, EngineError> {
     let shared = shared_state(plan, factory, live.control.as_ref(), setup_data, recorder);
+    let before = crate::memory::resident_bytes();
     let (crews, gos, mut done) = start_shards(&shared).await?;
+    let memory = MemoryCeiling::measure(plan, before, &crews);
     let mut run = Coordinator::start(plan, shared, crews, gos, live, run_abort);
+    run.memory = memory;
     run.go(&mut done, observer).await;
     // A scenario whose last task aborted ends before its loop sees the abort: tell the others now.
     run.tell_other_scenarios();
@@ -175,6 +178,114 @@ struct Coordinator<'p, F: WorkerFactory> {
     /// Event loops still running, and bugs they reported.
     running: u32,
     panics: Vec<String>,
+    /// The crew's ceiling within memory, when the plan keeps it there.
+    memory: Option<MemoryCeiling>,
+}
+
+/// The crew within memory: what its workers may take (a share of the memory left when the first
+/// ones were up, plus what those took), a worker's footprint measured from the resident memory the
+/// workers added (again as the crew grows: an interpreter touches more pages once it works), and
+/// the ceiling that gives.
+struct MemoryCeiling {
+    /// Resident bytes before any worker existed.
+    base: u64,
+    /// The bytes the crew's workers may take in all.
+    budget: u64,
+    /// What the memory left was read from.
+    source: &'static str,
+    /// The largest footprint per worker measured so far.
+    per_worker: u64,
+    /// The most workers the memory holds.
+    holds: u64,
+    /// The user set the ceiling (it is only warned about).
+    explicit: bool,
+    /// The run's planned ceiling.
+    planned: u64,
+    warned: bool,
+}
+
+/// A worker's footprint is at least this (a measured delta of nothing is noise, not a free worker).
+const MIN_FOOTPRINT: u64 = 64 << 10;
+
+/// Of the memory available, the share the crew's workers may take: the rest is the host's own
+/// (connections, buffers, histograms) and the machine's.
+const MEMORY_SHARE: f64 = 0.8;
+
+impl MemoryCeiling {
+    /// Measure a worker's footprint from the resident memory the first workers added, and lower
+    /// the crew's default ceiling to what the available memory holds (the user's own is only
+    /// warned about).
+    fn measure<F: WorkerFactory>(plan: &Plan, before: Option<u64>, crews: &Crews<F>) -> Option<Self> {
+        let explicit = plan.memory_aware_crew()?;
+        let (base, now) = (before?, crate::memory::resident_bytes()?);
+        let available = crate::memory::available()?;
+        let taken = now.saturating_sub(base);
+        let budget = (available.bytes as f64 * MEMORY_SHARE) as u64 + taken;
+        let planned = u64::from(plan.max_workers());
+        let mut ceiling = Self {
+            base,
+            budget,
+            source: available.source,
+            per_worker: 0,
+            holds: planned,
+            explicit,
+            planned,
+            warned: false,
+        };
+        ceiling.update(crews, now);
+        Some(ceiling)
+    }
+
+    /// With the resident memory `now`, re-measure the footprint; lower the crew's default ceiling
+    /// to what the memory holds, and once the crew nears it, say so with the figures (once).
+    fn update<F: WorkerFactory>(&mut self, crews: &Crews<F>, now: u64) {
+        use crate::memory::human;
+        let resident = crews.sum(|c| &c.resident).max(1);
+        let per_worker = (now.saturating_sub(self.base) / resident).max(MIN_FOOTPRINT);
+        if per_worker <= self.per_worker {
+            return self.near(resident);
+        }
+        self.per_worker = per_worker;
+        let holds = self.budget / per_worker;
+        let lower = holds < self.holds.min(self.planned);
+        self.holds = holds;
+        let (per, budget, source) = (human(per_worker), human(self.budget), self.source);
+        if lower && self.explicit {
+            tracing::warn!(
+                "--max-workers {}: a worker of this plugin takes about {per}, so the crew would need {} of memory; \
+                 {budget} is what its workers may take ({source})",
+                self.planned,
+                human(per_worker.saturating_mul(self.planned))
+            );
+            self.warned = true;
+        } else if lower {
+            crews.set_max_workers(u32::try_from(holds.max(1)).unwrap_or(u32::MAX));
+            tracing::info!(
+                "a worker of this plugin takes about {per} ({resident} up) and its workers may take {budget} ({source}): \
+                 the crew grows to at most {holds} workers instead of {} (--max-workers overrides)",
+                self.planned
+            );
+        }
+        self.near(resident);
+    }
+
+    /// Once the crew has 90% of what the memory holds, say so (once).
+    fn near(&mut self, resident: u64) {
+        use crate::memory::human;
+        if self.warned || self.holds >= self.planned || (resident as f64) < 0.9 * self.holds as f64 {
+            return;
+        }
+        self.warned = true;
+        tracing::warn!(
+            "the crew has {resident} workers of about {} each ({}) of the {} its workers may take ({}): it stops \
+             growing at {} (--max-workers overrides)",
+            human(self.per_worker),
+            human(self.per_worker.saturating_mul(resident)),
+            human(self.budget),
+            self.source,
+            self.holds
+        );
+    }
 }
 
 impl<'p, F: WorkerFactory> Coordinator<'p, F> {
@@ -222,6 +333,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
             applied: 0,
             stopping: Stopping::default(),
             panics: Vec::new(),
+            memory: None,
         }
     }
 
@@ -260,6 +372,9 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
                 () = sleep_until(self.ticker.next_tick) => {
                     let at = self.ticker.next_tick;
                     self.ticker.emit(&self.shared.recorder, &self.crews, observer, at);
+                    if let (Some(memory), Some(now)) = (&mut self.memory, crate::memory::resident_bytes()) {
+                        memory.update(&self.crews, now);
+                    }
                 }
                 () = sleep_until(self.next_apply), if self.control.is_some() => self.apply_control(),
                 () = sleep_until(self.closed_deadline.unwrap_or(self.start)),

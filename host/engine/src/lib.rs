@@ -22,6 +22,8 @@
 //! - `lifecycle`: the plugin's setup and teardown around a run.
 //! - `coordinator`: one scenario's run loop: shards start together; live control, stops, report.
 //! - `ticker`: interval rows from the recorder and the crews' gauges.
+//! - [`memory`]: this process's resident memory and what it may still take (cgroup or machine),
+//!   which keeps the crew's default ceiling within memory.
 
 #![deny(missing_docs)]
 
@@ -32,6 +34,7 @@ mod crew;
 mod dispatch;
 pub mod feed;
 mod lifecycle;
+pub mod memory;
 pub mod pacer;
 pub mod pacing;
 pub mod plan;

@@ -118,6 +118,9 @@ pub struct Plan {
     /// After a stop, how long tasks under way may finish.
     grace: Duration,
     graceful_stop: Duration,
+    /// Keep the crew within memory (see [`Plan::with_memory_aware_crew`]): `Some(explicit)`,
+    /// where `explicit` says the user set the ceiling.
+    memory_aware: Option<bool>,
     /// Closed model: the worker count over time (`--stage` without `--rate`).
     worker_curve: Option<RateCurve>,
     /// How long after the run's start this plan starts (a scenario's offset).
@@ -197,6 +200,7 @@ impl Plan {
             task_timeout: DEFAULT_TASK_TIMEOUT,
             grace: DEFAULT_GRACE,
             graceful_stop: DEFAULT_GRACEFUL_STOP,
+            memory_aware: None,
             worker_curve: None,
             start_delay: Duration::ZERO,
             segment: Segment::whole(),
@@ -413,6 +417,20 @@ impl Plan {
     /// How long tasks still running when the plan ends may finish.
     pub fn graceful_stop(&self) -> Duration {
         self.graceful_stop
+    }
+
+    /// Keep the crew within memory: once the first workers are up, a worker's footprint is
+    /// measured (the process's resident memory they added) and what the available memory holds of
+    /// them becomes the crew's ceiling when `explicit` is false (the user left `--max-workers` at
+    /// its default); either way a warning names the figures before the crew would pass it.
+    pub fn with_memory_aware_crew(mut self, explicit: bool) -> Self {
+        self.memory_aware = Some(explicit);
+        self
+    }
+
+    /// Whether the crew is kept within memory, and whether its ceiling was the user's.
+    pub fn memory_aware_crew(&self) -> Option<bool> {
+        self.memory_aware
     }
 
     /// The feed, if any.
