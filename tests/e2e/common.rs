@@ -70,6 +70,14 @@ impl Loadhost {
         Self { cmd, dir }
     }
 
+    /// The same folder and environment, running `program` instead (a wrapper that runs the binary).
+    pub fn program(mut self, program: &str) -> Self {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(self.dir.path()).env("LOADHOST_CACHE_DIR", root().join("target").join("test-cache"));
+        self.cmd = cmd;
+        self
+    }
+
     pub fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,

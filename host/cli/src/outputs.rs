@@ -1,15 +1,25 @@
 //! Output files as `run` and `merge` handle them: every file asked for is created before anything
 //! is written (a path that cannot be written is a usage error that leaves no other file behind),
-//! and a write that fails later is reported by the flag the user typed.
+//! and a write that fails later is reported by the flag the user typed and never stops the others.
+//!
+//! Two kinds, because a full disk must never leave a file that looks whole:
+//! - **end-of-run files** (summary JSON, HTML, JUnit, Markdown, and `merge`'s CSV) are written whole
+//!   or not at all ([`write_whole`]): into a temporary file beside the output, synced, then renamed
+//!   over it. One that fails leaves no file at all.
+//! - **streaming files** (CSV, JSON lines, results, `--plugin-output file=`) are written as the
+//!   run goes, so what they hold must survive a run that dies ([`FileOutput`]). One that fails
+//!   stops there, cut back to its last whole line: it keeps what was written before, and has no
+//!   end (the CSV's `# end` footer, the JSON lines' `end` line, the results file's end line), which
+//!   is how every reader tells a cut-off file.
+//!
+//! Either way the failure is logged by flag and path, every other output is still written, the
+//! terminal summary is still printed, and the exit code is [`crate::exit::OUTPUT_FAILED`].
 
 use std::fs::File;
-use std::io::Write as _;
+use std::io::{Seek as _, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
-
 use crate::exit::Failure;
-use crate::observe::FileOutput;
 
 /// An output file, created, and where it is.
 pub(crate) type Created = Option<(PathBuf, File)>;
@@ -48,44 +58,182 @@ pub(crate) fn remove<'a>(paths: impl IntoIterator<Item = &'a Path>) {
 
 /// A streaming output over a created file: its writer, made by `make` (which writes a header).
 pub(crate) fn streaming<W>(
-    flag: &str,
+    flag: &'static str,
     created: Created,
     make: impl FnOnce(File) -> std::io::Result<W>,
 ) -> Result<Option<FileOutput<W>>, Failure> {
     let Some((path, file)) = created else { return Ok(None) };
-    let writer = make(file)
-        .with_context(|| format!("{}: cannot write the file", flag_path(flag, &path)))
-        .map_err(Failure::usage)?;
-    Ok(Some(FileOutput { writer, path, error: None }))
+    let cannot = |err: std::io::Error| {
+        Failure::usage(anyhow::Error::new(err).context(format!("{}: cannot write the file", flag_path(flag, &path))))
+    };
+    // The same open file (and offset) as the writer's, to cut it back when a write fails.
+    let handle = file.try_clone().map_err(cannot)?;
+    let writer = make(file).map_err(cannot)?;
+    let mut output = FileOutput { writer, flag, path, error: None, handle, whole: 0 };
+    output.mark();
+    Ok(Some(output))
 }
 
-/// Log a write that failed once the measuring was done (the other outputs are still written).
-pub(crate) fn report_write_error(flag: &str, path: &Path, error: Option<std::io::Error>) {
-    if let Some(err) = error {
-        tracing::error!("{}: writing failed: {err}", flag_path(flag, path));
+/// A file written as the run goes, and the first error writing it met (reported once the run is
+/// over, so a full disk never stops the measuring). After an error nothing more is written, and
+/// the file is cut back to the end of the last write that succeeded: every write hands the file
+/// whole lines (each is flushed), so it never ends inside one.
+pub struct FileOutput<W> {
+    /// The writer.
+    pub writer: W,
+    /// Its flag (`csv`, `out json=`), for messages.
+    pub flag: &'static str,
+    /// Where it writes, for messages.
+    pub path: PathBuf,
+    /// The first write error.
+    pub error: Option<std::io::Error>,
+    handle: File,
+    /// Where the last write that succeeded ended.
+    whole: u64,
+}
+
+impl<W> FileOutput<W> {
+    /// A streaming output over `handle`'s open file (a clone of the one `writer` writes).
+    #[cfg(test)]
+    pub(crate) fn new(writer: W, flag: &'static str, path: PathBuf, handle: File) -> Self {
+        Self { writer, flag, path, error: None, handle, whole: 0 }
+    }
+
+    /// Write whole lines with `write` (which must flush them), unless a write already failed.
+    pub(crate) fn write(&mut self, write: impl FnOnce(&mut W) -> std::io::Result<()>) {
+        if self.error.is_some() {
+            return;
+        }
+        match write(&mut self.writer) {
+            Ok(()) => self.mark(),
+            Err(err) => self.fail(err),
+        }
+    }
+
+    /// Write the end with `finish` (which flushes), and say how the file ended: `None` when every
+    /// write succeeded.
+    pub(crate) fn finish(self, finish: impl FnOnce(W) -> std::io::Result<()>) -> Option<std::io::Error> {
+        let FileOutput { writer, error, handle, whole, .. } = self;
+        if error.is_some() {
+            return error;
+        }
+        let err = finish(writer).err()?;
+        let _ = handle.set_len(whole);
+        Some(err)
+    }
+
+    fn mark(&mut self) {
+        if let Ok(at) = self.handle.stream_position() {
+            self.whole = at;
+        }
+    }
+
+    /// Keep the first error and cut what a failed write left of a line.
+    fn fail(&mut self, err: std::io::Error) {
+        let _ = self.handle.set_len(self.whole);
+        self.error = Some(err);
     }
 }
 
-/// Write the whole file and make it durable.
-pub(crate) fn write_all(mut file: File, bytes: &[u8]) -> std::io::Result<()> {
-    file.write_all(bytes)?;
-    file.sync_all()
+/// The outputs that could not be written, each said once as it failed.
+#[derive(Debug, Default)]
+pub(crate) struct Failed(Vec<String>);
+
+impl Failed {
+    /// Note (and log) an output whose writing failed with `error`; nothing when it is `None`.
+    /// `streamed`: it was written as the run went, and keeps what was written before.
+    pub(crate) fn note(&mut self, flag: &str, path: &Path, error: Option<std::io::Error>, streamed: bool) {
+        let Some(err) = error else { return };
+        let named = flag_path(flag, path);
+        if streamed {
+            tracing::error!(
+                "{named}: writing failed: {err}; the file keeps the whole lines written before, without its end"
+            );
+        } else {
+            tracing::error!("{named}: writing failed: {err}; no file is left");
+        }
+        self.0.push(named);
+    }
+
+    /// Whether the output of `flag` failed.
+    pub(crate) fn has(&self, flag: &str, path: &Path) -> bool {
+        self.0.contains(&flag_path(flag, path))
+    }
+
+    /// Exit [`crate::exit::OUTPUT_FAILED`] naming every output that failed, or nothing.
+    pub(crate) fn check(self) -> Result<(), Failure> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        Err(Failure::output(anyhow::anyhow!(
+            "{} could not be written: {} (every other output is written)",
+            if self.0.len() == 1 { "an output" } else { "outputs" },
+            self.0.join(", ")
+        )))
+    }
+}
+
+/// Write an end-of-run output whole, or leave no file: `write` fills a temporary file beside
+/// `path`, which is synced (a full disk may only say so then) and renamed over the file created
+/// before the run. When anything fails, the temporary file and the one created before the run are
+/// both removed. A path that is not a regular file (`/dev/stdout`, a pipe) is written in place.
+pub(crate) fn write_whole(
+    path: &Path,
+    created: File,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let regular = created.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !regular {
+        let mut out = std::io::BufWriter::new(created);
+        write(&mut out)?;
+        return out.flush();
+    }
+    let written = write_beside(path, &created, write);
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
+fn write_beside(
+    path: &Path,
+    created: &File,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // Dropped on any error, which removes it.
+    let temp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir)?;
+    // The mode the created file has (the umask's, or an existing file's), not the temporary one's.
+    temp.as_file().set_permissions(created.metadata()?.permissions())?;
+    // Through the plain file, whose errors do not name the temporary path.
+    let mut out = std::io::BufWriter::new(temp.as_file());
+    write(&mut out)?;
+    out.flush()?;
+    drop(out);
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
 }
 
 /// The CI reports of a finished run or merge: `--junit` (a check fails under `check_rate`) and
 /// `--markdown`; with `$GITHUB_STEP_SUMMARY` set, the Markdown is also appended to that file (a
-/// GitHub Actions job summary), said once on stderr. A write that fails is reported, not fatal:
+/// GitHub Actions job summary), said once on stderr. A write that fails is noted in `failed`:
 /// the measurements are already written.
 pub(crate) fn write_ci_reports(
     summary: &loadhost_output::summary::Summary,
     junit: Created,
     markdown: Created,
     check_rate: f64,
+    failed: &mut Failed,
 ) {
     if let Some((path, file)) = junit {
-        let written =
-            loadhost_output::junit::to_string(summary, check_rate).and_then(|xml| write_all(file, xml.as_bytes()));
-        report_write_error("junit", &path, written.err());
+        let written = loadhost_output::junit::to_string(summary, check_rate)
+            .and_then(|xml| write_whole(&path, file, |out| out.write_all(xml.as_bytes())));
+        failed.note("junit", &path, written.err(), false);
     }
     let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()).map(PathBuf::from);
     if markdown.is_none() && step_summary.is_none() {
@@ -93,19 +241,30 @@ pub(crate) fn write_ci_reports(
     }
     let text = loadhost_output::markdown::render(summary);
     if let Some((path, file)) = markdown {
-        report_write_error("markdown", &path, write_all(file, text.as_bytes()).err());
+        let written = write_whole(&path, file, |out| out.write_all(text.as_bytes()));
+        failed.note("markdown", &path, written.err(), false);
     }
-    if let Some(path) = step_summary {
-        let appended = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(format!("{text}\n").as_bytes()));
-        match appended {
-            Ok(()) => tracing::info!("appended the Markdown summary to $GITHUB_STEP_SUMMARY ({})", path.display()),
-            Err(err) => {
-                tracing::error!("$GITHUB_STEP_SUMMARY {}: appending the Markdown summary failed: {err}", path.display())
-            }
+    if step_summary.is_some() {
+        append_step_summary(&text, "the Markdown summary", failed);
+    }
+}
+
+/// Append `text` (`what` it is, for messages) to `$GITHUB_STEP_SUMMARY` when that is set: a
+/// GitHub Actions job's summary page. Said once on stderr; a failure is noted in `failed`.
+pub(crate) fn append_step_summary(text: &str, what: &str, failed: &mut Failed) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()).map(PathBuf::from) else {
+        return;
+    };
+    let appended = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{text}\n").as_bytes()));
+    match appended {
+        Ok(()) => tracing::info!("appended {what} to $GITHUB_STEP_SUMMARY ({})", path.display()),
+        Err(err) => {
+            tracing::error!("$GITHUB_STEP_SUMMARY {}: appending {what} failed: {err}", path.display());
+            failed.0.push(format!("$GITHUB_STEP_SUMMARY {}", path.display()));
         }
     }
 }

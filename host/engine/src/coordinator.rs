@@ -50,6 +50,7 @@ pub(crate) async fn run_scenario<F: WorkerFactory>(
     let shared = shared_state(plan, factory, live.control.as_ref(), setup_data, recorder);
     let (crews, gos, mut done) = start_shards(&shared).await?;
     let mut run = Coordinator::start(plan, shared, crews, gos, live, run_abort);
+    observer.on_start(plan.scenario(), run.started_at);
     run.go(&mut done, observer).await;
     // A scenario whose last task aborted ends before its loop sees the abort: tell the others now.
     run.tell_other_scenarios();

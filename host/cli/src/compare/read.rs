@@ -41,7 +41,8 @@ impl Run {
             .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
         let path = path.to_owned();
         if head.starts_with(results::MAGIC.as_bytes()) {
-            let file = results::read_for_merge(&path).map_err(|err| anyhow!("{role} {err}"))?;
+            let file =
+                results::read_for_merge(&path, results::CutFiles::Refuse).map_err(|err| anyhow!("{role} {err}"))?;
             let intervals = file.intervals();
             let results = file.results;
             let info = RunInfo {
@@ -234,6 +235,8 @@ fn for_each_interval(
         match parsed.get_mut("interval").map(Value::take) {
             Some(interval) => each(number, serde_json::from_value(interval).with_context(corrupt)?)?,
             None if parsed.get("end").is_some() => return Ok(()),
+            // When the run and its scenarios started: the end line has them too.
+            None if parsed.get("start").is_some() || parsed.get("started").is_some() => {}
             None => bail!("{}: neither an interval nor the end", corrupt()),
         }
     }

@@ -174,6 +174,8 @@ pub struct Merged {
     pub segments: Vec<Segment>,
     /// Segments of the split that no part was (the merged run is then only part of the plan).
     pub missing: Vec<Segment>,
+    /// The parts cut off before their end (killed): only the intervals they completed are in.
+    pub cut: Vec<String>,
 }
 
 /// Merge the parts of one distributed run (see docs/merge.md); parts are named "part 1", "part 2",
@@ -189,6 +191,7 @@ pub fn merge_labelled(parts: Vec<(String, RunResults)>) -> Result<Merged, MergeE
         .map(|(label, results)| Part {
             label,
             results,
+            cut: false,
             records: results.intervals.iter().map(Placed::decoded).collect(),
         })
         .collect();
@@ -203,6 +206,7 @@ pub fn merge_files(files: Vec<(String, ResultsFile)>) -> Result<Merged, MergeErr
         .map(|(label, file)| Part {
             label,
             results: &file.results,
+            cut: file.cut,
             records: file.intervals.iter().map(Placed::encoded).collect(),
         })
         .collect();
@@ -213,6 +217,8 @@ pub fn merge_files(files: Vec<(String, ResultsFile)>) -> Result<Merged, MergeErr
 struct Part<'a> {
     label: &'a str,
     results: &'a RunResults,
+    /// Cut off before its end line (its reports rebuilt from its intervals).
+    cut: bool,
     records: Vec<Placed<'a>>,
 }
 
@@ -282,6 +288,7 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         parts: parts.len(),
         segments,
         missing,
+        cut: parts.iter().filter(|p| p.cut).map(|p| p.label.to_owned()).collect(),
     })
 }
 
@@ -510,7 +517,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::results::format::{IntervalRecord, read_for_merge, write};
+    use crate::results::format::{CutFiles, IntervalRecord, read_for_merge, write};
     use crate::results::testkit::*;
 
     #[test]
@@ -542,7 +549,7 @@ mod tests {
             .map(|(i, part)| {
                 let path = dir.path().join(format!("segment-{i}.lhr"));
                 write(&path, part).unwrap();
-                let file = read_for_merge(&path).unwrap();
+                let file = read_for_merge(&path, CutFiles::Refuse).unwrap();
                 assert_eq!(file.intervals(), 4);
                 (path.display().to_string(), file)
             })
