@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
 use loadhost_metrics::compare::{Rule, Sample, TASKS_STARTED, Unit};
+use loadhost_metrics::count::Tally;
 use loadhost_metrics::http::names;
 use loadhost_metrics::threshold::{Aggregate, MetricKind, TASKS_NOT_PASSED};
-use loadhost_metrics::{RunReport, SeriesKey, Window};
+use loadhost_metrics::{MAX_COUNT, Overflow, RunReport, SeriesKey, Window};
 use loadhost_output::RunInfo;
 use loadhost_output::results::{self, IntervalRecord, RunResults};
 use loadhost_output::summary::{PercentileView, PluginMetric, Summary};
@@ -62,8 +63,13 @@ impl Run {
         if head.trim_ascii_start().starts_with(b"{") {
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
-            let summary: Summary = serde_json::from_str(&text)
-                .with_context(|| format!("{role} {}: not a loadhost summary JSON", path.display()))?;
+            let not_summary = || format!("{role} {}: not a loadhost summary JSON", path.display());
+            let value: Value = serde_json::from_str(&text).with_context(not_summary)?;
+            // Its counts are added up (ended tasks, checks): refused past 2^53, never wrapped.
+            if let Some(at) = past_max_count(&value, "") {
+                bail!("{role} {}: {at} is more than loadhost counts (2^53 = {MAX_COUNT})", path.display());
+            }
+            let summary: Summary = serde_json::from_value(value).with_context(not_summary)?;
             return Ok(Run { path, role, summary, results: None, intervals: 0 });
         }
         bail!(
@@ -155,7 +161,7 @@ impl Run {
             if whole_needs_rows {
                 let at =
                     row_of(results, &record).ok_or_else(|| anyhow!("line {number}: an interval of no scenario"))?;
-                rows.entry(at).or_default().add(&record);
+                rows.entry(at).or_default().add(&record).map_err(|overflow| anyhow!("line {number}: {overflow}"))?;
             }
             Ok(())
         })
@@ -179,6 +185,21 @@ impl Run {
     }
 }
 
+/// Where in a summary JSON a count is past [`MAX_COUNT`] (such as `tasks.scheduled`), if one is:
+/// any integer but the options the run was given (`config`, `seed`), which are not added up.
+fn past_max_count(value: &Value, at: &str) -> Option<String> {
+    let inner = |key: &dyn std::fmt::Display| if at.is_empty() { key.to_string() } else { format!("{at}.{key}") };
+    match value {
+        Value::Number(n) if n.as_u64().is_some_and(|n| n > MAX_COUNT) => Some(at.to_owned()),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| !at.is_empty() || !matches!(k.as_str(), "config" | "seed"))
+            .find_map(|(k, v)| past_max_count(v, &inner(k))),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| past_max_count(v, &inner(&i))),
+        _ => None,
+    }
+}
+
 /// A report's totals as a rule measures them.
 fn totals(report: &RunReport) -> Sample<'_> {
     Sample { window: &report.totals, started: report.started, span: report.elapsed, generation: report.generation }
@@ -198,10 +219,14 @@ struct Row {
 }
 
 impl Row {
-    fn add(&mut self, record: &IntervalRecord) {
-        self.window.merge(&record.window);
-        self.started += record.gauges.started;
+    /// Add an interval, or say which count would pass 2^53 (a damaged or crafted file).
+    fn add(&mut self, record: &IntervalRecord) -> Result<(), Overflow> {
+        self.window.try_merge(&record.window)?;
+        let mut t = Tally::default();
+        t.add(&mut self.started, record.gauges.started, "tasks started");
+        t.result()?;
         self.span = self.span.max(record.end.saturating_sub(record.start));
+        Ok(())
     }
 }
 
@@ -209,7 +234,7 @@ impl Row {
 /// offset, from the run's start, to the nearest interval.
 fn row_of(results: &RunResults, record: &IntervalRecord) -> Option<u64> {
     let scenario = results.scenarios.iter().find(|r| r.scenario == record.scenario)?;
-    let offset = (scenario.started_at + record.start).duration_since(results.started_at).unwrap_or_default();
+    let offset = scenario.started_at.checked_add(record.start)?.duration_since(results.started_at).unwrap_or_default();
     let step = results.interval.as_nanos().max(1);
     u64::try_from((offset.as_nanos() + step / 2) / step).ok()
 }

@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use loadhost_engine::Segment;
-use loadhost_metrics::{Gauges, IntervalRow, RunReport, Window, WorkerStats};
+use loadhost_metrics::count::Tally;
+use loadhost_metrics::{Gauges, IntervalRow, Overflow, RunReport, Window, WorkerStats};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -619,6 +620,7 @@ fn read_lines(
                 continue;
             }
             LineOwned::Interval(record) => {
+                check_interval(&record).map_err(|overflow| corrupt(number, overflow.to_string()))?;
                 sofar.interval(&record).map_err(|why| corrupt(number, why))?;
                 on_interval(record, &line);
                 continue;
@@ -627,7 +629,10 @@ fn read_lines(
         };
         let mut rest = Vec::new();
         reader.read_to_end(&mut rest).map_err(io_error)?;
-        let why = if end.version != version {
+        let overflow = std::iter::once(&end.report).chain(&end.scenarios).find_map(|r| r.check().err());
+        let why = if let Some(overflow) = overflow {
+            Some(overflow.to_string())
+        } else if end.version != version {
             Some(format!("the end line says version {} but the header {version}", end.version))
         } else if end.intervals != sofar.count {
             Some(format!("the end line counts {} intervals but the file has {}", end.intervals, sofar.count))
@@ -643,6 +648,13 @@ fn read_lines(
             None => Ok((end.into_results(), false)),
         };
     }
+}
+
+/// Whether every count of an interval fits (see `loadhost_metrics::count`): a file is input, and
+/// a damaged or crafted one must be refused, not wrapped round when it is added up.
+fn check_interval(record: &IntervalRecord) -> Result<(), Overflow> {
+    record.window.check()?;
+    Gauges::default().try_add(&record.gauges)
 }
 
 /// What the lines read so far say, for rebuilding the reports of a file that was cut off.
@@ -688,8 +700,10 @@ impl SoFar {
         let Some((_, _, sums)) = self.scenarios.iter_mut().find(|(name, _, _)| *name == record.scenario) else {
             return Err(format!("an interval of scenario '{}', which has no started line", record.scenario));
         };
-        sums.totals.merge(&record.window);
-        sums.started += record.gauges.started;
+        sums.totals.try_merge(&record.window).map_err(|overflow| overflow.to_string())?;
+        let mut t = Tally::default();
+        t.add(&mut sums.started, record.gauges.started, "tasks started");
+        t.result().map_err(|overflow| overflow.to_string())?;
         sums.end = sums.end.max(record.end);
         sums.intervals += 1;
         let w = record.gauges.workers;
@@ -739,10 +753,21 @@ impl SoFar {
         };
         // As a whole file has them: the run's report, and each scenario's when it planned several.
         let (report, scenarios) = if start.scenarios.len() > 1 || reports.len() > 1 {
-            (RunReport::combine(&reports).unwrap_or(first), reports)
+            let mut all = first;
+            for other in &reports[1..] {
+                all.try_absorb(other).map_err(|overflow| ResultsError::Corrupt {
+                    path: path.to_owned(),
+                    line: 2,
+                    why: overflow.to_string(),
+                })?;
+            }
+            (all, reports)
         } else {
             (first, Vec::new())
         };
+        if let Err(overflow) = report.check() {
+            return Err(ResultsError::Corrupt { path: path.to_owned(), line: 2, why: overflow.to_string() });
+        }
         let results = RunResults {
             version: start.version,
             loadhost_version: start.loadhost_version,

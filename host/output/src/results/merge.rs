@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use loadhost_engine::Segment;
-use loadhost_metrics::{Gauges, IntervalRow, RunReport, Timeline, Window};
+use loadhost_metrics::{Gauges, IntervalRow, Overflow, RunReport, Timeline, Window};
 use serde_json::Value;
 
 use crate::summary::PluginFile;
@@ -134,6 +134,15 @@ pub enum MergeError {
         part: String,
         /// What is wrong.
         why: String,
+    },
+    /// A count that would pass 2^53 (or a time no clock can say) once this part is added: a
+    /// damaged or crafted file.
+    #[error("{part}: cannot be added to the other parts: {overflow} (a damaged or crafted results file?)")]
+    Overflow {
+        /// The part whose figures did not fit.
+        part: String,
+        /// The figure.
+        overflow: Overflow,
     },
     /// The same segment twice.
     #[error("{first} and {other} are both segment {}: each segment must be merged once", segment_name(.segment))]
@@ -261,9 +270,11 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
     let first_config = check_one_plan(&parts)?;
     let (segments, missing) = check_segments(&parts)?;
     warn_of_gaps(&parts, &segments, &missing);
-    let mut report =
-        RunReport::combine(parts.iter().map(|p| &p.results.report)).unwrap_or_else(|| first.report.clone());
-    let mut scenarios = merge_scenarios(&parts);
+    let mut report = first.report.clone();
+    for part in &parts[1..] {
+        report.try_absorb(&part.results.report).map_err(|overflow| overflowed(part.label, overflow))?;
+    }
+    let mut scenarios = merge_scenarios(&parts)?;
     let rows = merge_rows(&parts, first.interval)?;
     if !rows.is_empty() {
         let mut per_scenario: HashMap<&str, u64> = HashMap::new();
@@ -374,22 +385,21 @@ fn warn_of_gaps(parts: &[Part<'_>], segments: &[Segment], missing: &[Segment]) {
 }
 
 /// Each scenario, by name in the order the parts first name them, combined across the parts.
-fn merge_scenarios(parts: &[Part<'_>]) -> Vec<RunReport> {
-    let mut names: Vec<&str> = Vec::new();
+fn merge_scenarios(parts: &[Part<'_>]) -> Result<Vec<RunReport>, MergeError> {
+    let mut merged: Vec<RunReport> = Vec::new();
     for part in parts {
         for s in &part.results.scenarios {
-            if !names.contains(&s.scenario.as_str()) {
-                names.push(&s.scenario);
+            match merged.iter_mut().find(|m| m.scenario == s.scenario) {
+                Some(m) => m.try_absorb(s).map_err(|overflow| overflowed(part.label, overflow))?,
+                None => merged.push(s.clone()),
             }
         }
     }
-    // Every name came from some part, so each scenario combines at least one report.
-    names
-        .iter()
-        .filter_map(|name| {
-            RunReport::combine(parts.iter().filter_map(|p| p.results.scenarios.iter().find(|s| s.scenario == *name)))
-        })
-        .collect()
+    Ok(merged)
+}
+
+fn overflowed(part: &str, overflow: Overflow) -> MergeError {
+    MergeError::Overflow { part: part.to_owned(), overflow }
 }
 
 /// The config without the keys each process may set its own way.
@@ -477,7 +487,9 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
     let mut buckets: BTreeMap<(u64, usize), Vec<(&str, &Placed<'_>)>> = BTreeMap::new();
     for part in parts {
         for record in &part.records {
-            let row = timeline.row(record.scenario, anchor(part.results, record.scenario), record.start);
+            let row = timeline
+                .row(record.scenario, anchor(part.results, record.scenario), record.start)
+                .ok_or_else(|| overflowed(part.label, Overflow { what: "an interval's start time".into() }))?;
             let position = order.iter().position(|n| *n == record.scenario).unwrap_or(0);
             buckets.entry((row, position)).or_default().push((part.label, record));
         }
@@ -489,19 +501,19 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
         let mut gauges = Gauges::default();
         let mut length = Duration::ZERO;
         for (label, record) in members {
-            match record.window {
-                WindowRef::Decoded(w) => window.merge(w),
+            let added = match record.window {
+                WindowRef::Decoded(w) => window.try_merge(w),
                 WindowRef::Encoded(encoded) => {
                     let decoded =
                         encoded.window().map_err(|why| MergeError::Damaged { part: label.to_owned(), why })?;
-                    window.merge(&decoded);
+                    window.try_merge(&decoded)
                 }
-            }
-            gauges.add(&record.gauges);
+            };
+            added.and_then(|()| gauges.try_add(&record.gauges)).map_err(|overflow| overflowed(label, overflow))?;
             length = length.max(record.end.saturating_sub(record.start));
         }
         let start = timeline.row_start(index);
-        let mut row = IntervalRow::from_window(index, start, start + length, &window, gauges);
+        let mut row = IntervalRow::from_window(index, start, start.saturating_add(length), &window, gauges);
         row.scenario = names[position].clone();
         rows.push(row);
     }

@@ -12,6 +12,8 @@
 pub mod format;
 pub mod merge;
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 pub(crate) mod testkit;
 
 pub use format::{
