@@ -313,7 +313,7 @@ mod tests {
         let drained = disk.drain(2 + QUEUE + 1);
         let sinks = run_loop.join().unwrap().finish().expect("the thread ends");
         assert_eq!(drained.join().unwrap(), 2 + QUEUE + 1, "the config line, the header and every row");
-        assert!(sinks.csv.is_some_and(|csv| csv.error.is_none()));
+        assert!(sinks.csv.is_some_and(|csv| csv.file.error.is_none()));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! and a write that fails later is reported by the flag the user typed and never stops the others.
 //!
 //! Two kinds, because a full disk must never leave a file that looks whole:
-//! - **end-of-run files** (summary JSON, HTML, JUnit, Markdown, and `merge`'s CSV) are written whole
+//! - **end-of-run files** (summary JSON, HTML, JUnit, Markdown; all of `merge`'s and `compare`'s) are written whole
 //!   or not at all ([`write_whole`]): into a temporary file beside the output, synced, then renamed
 //!   over it. One that fails leaves no file at all.
 //! - **streaming files** (CSV, JSON lines, results, `--plugin-output file=`) are written as the
@@ -12,7 +12,7 @@
 //!   end (the CSV's `# end` footer, the JSON lines' `end` line, the results file's end line), which
 //!   is how every reader tells a cut-off file.
 //!
-//! Either way the failure is logged by flag and path, every other output is still written, the
+//! Either way the failure is said as it happens, by flag and path, every other output is still written, the
 //! terminal summary is still printed, and the exit code is [`crate::exit::OUTPUT_FAILED`].
 
 use std::fs::File;
@@ -69,69 +69,92 @@ pub(crate) fn streaming<W>(
     // The same open file (and offset) as the writer's, to cut it back when a write fails.
     let handle = file.try_clone().map_err(cannot)?;
     let writer = make(file).map_err(cannot)?;
-    let mut output = FileOutput { writer, flag, path, error: None, handle, whole: 0 };
-    output.mark();
-    Ok(Some(output))
+    let mut file = Streamed { flag, path, handle, whole: 0, error: None };
+    file.mark();
+    Ok(Some(FileOutput { writer, file }))
 }
 
-/// A file written as the run goes, and the first error writing it met (reported once the run is
-/// over, so a full disk never stops the measuring). After an error nothing more is written, and
-/// the file is cut back to the end of the last write that succeeded: every write hands the file
-/// whole lines (each is flushed), so it never ends inside one.
+/// A file written as the run goes, and the first error writing it met. The error is said when it
+/// happens and noted for the exit code at the end, so a full disk never stops the measuring.
+/// After an error nothing more is written, and the file is cut back to the end of the last write
+/// that succeeded: every write hands the file whole lines (each is flushed), so it never ends
+/// inside one.
 pub struct FileOutput<W> {
     /// The writer.
     pub writer: W,
+    /// Where it writes, and how far it got.
+    pub file: Streamed,
+}
+
+/// A streaming file's place and state.
+pub struct Streamed {
     /// Its flag (`csv`, `out json=`), for messages.
     pub flag: &'static str,
     /// Where it writes, for messages.
     pub path: PathBuf,
-    /// The first write error.
-    pub error: Option<std::io::Error>,
     handle: File,
     /// Where the last write that succeeded ended.
     whole: u64,
+    /// The first write error.
+    pub error: Option<std::io::Error>,
 }
 
 impl<W> FileOutput<W> {
     /// A streaming output over `handle`'s open file (a clone of the one `writer` writes).
     #[cfg(test)]
     pub(crate) fn new(writer: W, flag: &'static str, path: PathBuf, handle: File) -> Self {
-        Self { writer, flag, path, error: None, handle, whole: 0 }
+        Self { writer, file: Streamed { flag, path, handle, whole: 0, error: None } }
     }
 
     /// Write whole lines with `write` (which must flush them), unless a write already failed.
     pub(crate) fn write(&mut self, write: impl FnOnce(&mut W) -> std::io::Result<()>) {
-        if self.error.is_some() {
+        if self.file.error.is_some() {
             return;
         }
         match write(&mut self.writer) {
-            Ok(()) => self.mark(),
-            Err(err) => self.fail(err),
+            Ok(()) => self.file.mark(),
+            Err(err) => self.file.fail(err),
         }
     }
 
-    /// Write the end with `finish` (which flushes), and say how the file ended: `None` when every
-    /// write succeeded.
-    pub(crate) fn finish(self, finish: impl FnOnce(W) -> std::io::Result<()>) -> Option<std::io::Error> {
-        let FileOutput { writer, error, handle, whole, .. } = self;
-        if error.is_some() {
-            return error;
+    /// Write the end with `finish` (which flushes); note in `failed` a file that could not be
+    /// written whole.
+    pub(crate) fn finish(self, finish: impl FnOnce(W) -> std::io::Result<()>, failed: &mut Failed) {
+        let FileOutput { writer, mut file } = self;
+        if file.error.is_none()
+            && let Err(err) = finish(writer)
+        {
+            file.fail(err);
         }
-        let err = finish(writer).err()?;
-        let _ = handle.set_len(whole);
-        Some(err)
+        if file.error.is_some() {
+            failed.0.push(flag_path(file.flag, &file.path));
+        }
     }
+}
 
+impl Streamed {
     fn mark(&mut self) {
         if let Ok(at) = self.handle.stream_position() {
             self.whole = at;
         }
     }
 
-    /// Keep the first error and cut what a failed write left of a line.
+    /// Keep the first error, say it, and cut what a failed write left of a line.
     fn fail(&mut self, err: std::io::Error) {
         let _ = self.handle.set_len(self.whole);
+        say_failed(&flag_path(self.flag, &self.path), &err, true);
         self.error = Some(err);
+    }
+}
+
+/// Say (once) that an output failed, and what is left of it.
+fn say_failed(named: &str, err: &std::io::Error, streamed: bool) {
+    if streamed {
+        tracing::error!(
+            "{named}: writing failed: {err}; the file keeps the whole lines written before, without its end"
+        );
+    } else {
+        tracing::error!("{named}: writing failed: {err}; no file is left");
     }
 }
 
@@ -140,18 +163,12 @@ impl<W> FileOutput<W> {
 pub(crate) struct Failed(Vec<String>);
 
 impl Failed {
-    /// Note (and log) an output whose writing failed with `error`; nothing when it is `None`.
+    /// Note (and say) an output whose writing failed with `error`; nothing when it is `None`.
     /// `streamed`: it was written as the run went, and keeps what was written before.
     pub(crate) fn note(&mut self, flag: &str, path: &Path, error: Option<std::io::Error>, streamed: bool) {
         let Some(err) = error else { return };
         let named = flag_path(flag, path);
-        if streamed {
-            tracing::error!(
-                "{named}: writing failed: {err}; the file keeps the whole lines written before, without its end"
-            );
-        } else {
-            tracing::error!("{named}: writing failed: {err}; no file is left");
-        }
+        say_failed(&named, &err, streamed);
         self.0.push(named);
     }
 

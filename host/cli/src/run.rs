@@ -518,17 +518,15 @@ fn finish(
     // Everything measured is written before anything else can fail.
     let summary = Summary::new(&info, &report, &scenarios, &thresholds);
     if let Some(csv) = sinks.csv.take() {
-        let (flag, path) = (csv.flag, csv.path.clone());
-        failed.note(flag, &path, csv.finish(|w| w.finish(&summary).map(drop)), true);
+        csv.finish(|w| w.finish(&summary).map(drop), failed);
     }
     if let Some(jsonl) = sinks.jsonl.take() {
         let logs = sinks.logs.as_ref().map(|l| l.drain()).unwrap_or_default();
-        let (flag, path) = (jsonl.flag, jsonl.path.clone());
-        let error = jsonl.finish(|mut w| {
+        let finish = |mut w: JsonLines<_>| {
             w.logs(&logs)?;
             w.finish(&summary).map(drop)
-        });
-        failed.note(flag, &path, error, true);
+        };
+        jsonl.finish(finish, failed);
     }
     if let Some(results) = sinks.results.take() {
         let whole = RunResults {
@@ -549,8 +547,7 @@ fn finish(
             scenarios: scenarios.clone(),
             intervals: Vec::new(),
         };
-        let (flag, path) = (results.flag, results.path.clone());
-        failed.note(flag, &path, results.finish(|w| w.finish(&whole)), true);
+        results.finish(|w| w.finish(&whole), failed);
     }
     if let Some((path, file)) = files.html {
         let page = html::render(&summary, &sinks.rows.take().unwrap_or_default());
