@@ -115,7 +115,7 @@ pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
         Some((reference, digest)) => format!("{reference} ({digest})"),
         None => resolved.path.display().to_string(),
     };
-    let bytes = std::fs::read(&resolved.path)
+    let bytes = loadhost_input::read(&resolved.path, loadhost_input::PLUGIN)
         .with_context(|| format!("{path}: cannot read the plugin"))
         .map_err(Failure::usage)?;
     let inspection = inspect(&bytes).with_context(|| path.clone()).map_err(Failure::plugin)?;

@@ -108,7 +108,10 @@ pub(crate) fn one_line(err: &wasmtime::Error) -> String {
 
 impl Plugin {
     pub(crate) fn load(runtime: &Runtime, path: &Path, source: &str) -> Result<Self, PluginError> {
-        let file = std::fs::read(path).map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
+        // A regular file within the cap: `run /dev/zero`, or a 500 MB file that starts like wasm,
+        // is refused before it is read.
+        let file = loadhost_input::read(path, runtime.plugin_cap)
+            .map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
         let path = path.to_owned();
         if file.get(..4) != Some(b"\0asm") {
             return Err(PluginError::NotWasm { path });

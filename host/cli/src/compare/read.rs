@@ -3,8 +3,7 @@
 //! results file, each rule's per-interval values for the test.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -37,7 +36,7 @@ impl Run {
     /// Read `path`, a results file or a summary JSON.
     pub fn read(path: &Path, role: &'static str) -> anyhow::Result<Run> {
         let mut head = Vec::new();
-        File::open(path)
+        loadhost_input::open(path)
             .and_then(|f| f.take(64).read_to_end(&mut head))
             .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
         let path = path.to_owned();
@@ -61,7 +60,7 @@ impl Run {
             return Ok(Run { path, role, summary, results: Some(results), intervals });
         }
         if head.trim_ascii_start().starts_with(b"{") {
-            let text = std::fs::read_to_string(&path)
+            let text = loadhost_input::read_to_string(&path, loadhost_input::SUMMARY)
                 .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
             let not_summary = || format!("{role} {}: not a loadhost summary JSON", path.display());
             let value: Value = serde_json::from_str(&text).with_context(not_summary)?;
@@ -246,13 +245,15 @@ fn for_each_interval(
     path: &Path,
     mut each: impl FnMut(usize, IntervalRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut reader = BufReader::new(File::open(path).context("cannot read the file")?);
+    let mut reader = BufReader::new(loadhost_input::open(path).context("cannot read the file")?);
     let mut line = Vec::new();
+    let mut next = |line: &mut Vec<u8>| {
+        loadhost_input::read_line(&mut reader, line, loadhost_input::RESULTS_LINE).context("cannot read the file")
+    };
     // The header, checked by the first read.
-    reader.read_until(b'\n', &mut line).context("cannot read the file")?;
+    next(&mut line)?;
     for number in 2.. {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).context("cannot read the file")? == 0 {
+        if next(&mut line)? == 0 {
             bail!("the results file is truncated (it changed while it was read?)");
         }
         let corrupt = || format!("the results file is corrupt: line {number}");

@@ -507,7 +507,7 @@ pub enum CutFiles {
 
 /// Read a whole results file (one cut off is refused).
 pub fn read(path: &Path) -> Result<RunResults, ResultsError> {
-    let file = File::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
+    let file = loadhost_input::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
     let mut intervals = Vec::new();
     let (mut results, _) =
         read_lines(path, BufReader::new(file), CutFiles::Refuse, |record, _| intervals.push(*record))?;
@@ -558,7 +558,7 @@ impl EncodedInterval {
 /// Read (and check: every line is decoded once) a results file for [`super::merge_files`]; one
 /// without its `end` line as `cut` says.
 pub fn read_for_merge(path: &Path, cut: CutFiles) -> Result<ResultsFile, ResultsError> {
-    let file = File::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
+    let file = loadhost_input::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
     let mut intervals = Vec::new();
     let (results, was_cut) = read_lines(path, BufReader::new(file), cut, |record, line| {
         intervals.push(EncodedInterval {
@@ -590,8 +590,8 @@ fn read_lines(
     let mut number = 1;
     loop {
         number += 1;
-        line.clear();
-        if reader.read_until(b'\n', &mut line).map_err(io_error)? == 0 {
+        // Line by line, none longer than 256 MiB: a file of one endless line is refused, not held.
+        if loadhost_input::read_line(&mut reader, &mut line, loadhost_input::RESULTS_LINE).map_err(io_error)? == 0 {
             let why = format!("after {} intervals, with no end line", sofar.count);
             return sofar.cut_off(path, why);
         }
