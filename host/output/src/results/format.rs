@@ -603,7 +603,7 @@ fn read_lines(
         let end = match parsed {
             LineOwned::Start(start) => {
                 let why = if number != 2 {
-                    Some("a start line after the first line".to_owned())
+                    Some("a start line after other lines (it comes right after the header)".to_owned())
                 } else if start.version != version {
                     Some(format!("the start line says version {} but the header {version}", start.version))
                 } else {
