@@ -192,47 +192,57 @@ impl Failed {
 
 /// Write an end-of-run output whole, or leave no file: `write` fills a temporary file beside
 /// `path`, which is synced (a full disk may only say so then) and renamed over the file created
-/// before the run. When anything fails, the temporary file and the one created before the run are
-/// both removed. A path that is not a regular file (`/dev/stdout`, a pipe) is written in place.
+/// before the run; through a symlink, over the file it names. When anything fails, the temporary
+/// file and the one created before the run are both removed. A path that is not a regular file
+/// (`/dev/stdout`, a pipe) is written in place, and so is a file in a folder where no temporary
+/// file can be made (one the user may write but not add to): removed if that fails.
 pub(crate) fn write_whole(
     path: &Path,
     created: File,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let regular = created.metadata().map(|m| m.is_file()).unwrap_or(false);
-    if !regular {
-        let mut out = std::io::BufWriter::new(created);
-        write(&mut out)?;
-        return out.flush();
-    }
-    let written = write_beside(path, &created, write);
-    if written.is_err() {
-        let _ = std::fs::remove_file(path);
+    let regular = created.metadata().is_ok_and(|m| m.is_file());
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if linked { std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()) } else { path.to_owned() };
+    let beside = if regular { temp_beside(&target, &created).ok() } else { None };
+    let written = match beside {
+        Some(temp) => fill_and_rename(temp, &target, write),
+        None => {
+            let mut out = std::io::BufWriter::new(&created);
+            write(&mut out).and_then(|()| out.flush()).and_then(|()| if regular { created.sync_all() } else { Ok(()) })
+        }
+    };
+    if written.is_err() && regular {
+        let _ = std::fs::remove_file(&target);
     }
     written
 }
 
-fn write_beside(
-    path: &Path,
-    created: &File,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = match path.parent() {
+/// A temporary file beside `target`, with the mode `created` has (the umask's, or an existing
+/// file's), not the temporary one's. Dropped, it is removed.
+fn temp_beside(target: &Path, created: &File) -> std::io::Result<tempfile::NamedTempFile> {
+    let dir = match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // Dropped on any error, which removes it.
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir)?;
-    // The mode the created file has (the umask's, or an existing file's), not the temporary one's.
     temp.as_file().set_permissions(created.metadata()?.permissions())?;
+    Ok(temp)
+}
+
+fn fill_and_rename(
+    temp: tempfile::NamedTempFile,
+    target: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     // Through the plain file, whose errors do not name the temporary path.
     let mut out = std::io::BufWriter::new(temp.as_file());
     write(&mut out)?;
     out.flush()?;
     drop(out);
     temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
+    temp.persist(target).map_err(|err| err.error)?;
     Ok(())
 }
 
@@ -283,5 +293,59 @@ pub(crate) fn append_step_summary(text: &str, what: &str, failed: &mut Failed) {
             tracing::error!("$GITHUB_STEP_SUMMARY {}: appending {what} failed: {err}", path.display());
             failed.0.push(format!("$GITHUB_STEP_SUMMARY {}", path.display()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn created(path: &Path) -> File {
+        File::create(path).unwrap()
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_end_of_run_file_is_whole_or_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        write_whole(&path, created(&path), |out| out.write_all(b"{}\n")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n");
+        // A write that fails half-way leaves neither the file nor the temporary one.
+        let failed = write_whole(&path, created(&path), |out| {
+            out.write_all(b"{\"half\":")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(failed.is_err());
+        assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
+    }
+
+    #[test]
+    fn through_a_symlink_the_file_it_names_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("latest.html");
+        let link = dir.path().join("report.html");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_whole(&link, created(&link), |out| out.write_all(b"<html>")).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        assert_eq!(std::fs::read(&target).unwrap(), b"<html>");
+    }
+
+    #[test]
+    fn a_device_is_written_in_place_and_never_removed() {
+        // /dev/full: every write fails with ENOSPC, as a full disk's does.
+        let full = Path::new("/dev/full");
+        let err = write_whole(full, std::fs::OpenOptions::new().write(true).open(full).unwrap(), |out| {
+            out.write_all(&[b'x'; 100_000])
+        })
+        .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOSPC));
+        assert!(full.exists());
     }
 }
