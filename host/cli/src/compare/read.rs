@@ -259,7 +259,12 @@ fn for_each_interval(
         let corrupt = || format!("the results file is corrupt: line {number}");
         let mut parsed: Value = serde_json::from_slice(&line).with_context(corrupt)?;
         match parsed.get_mut("interval").map(Value::take) {
-            Some(interval) => each(number, serde_json::from_value(interval).with_context(corrupt)?)?,
+            Some(interval) => {
+                let record: IntervalRecord = serde_json::from_value(interval).with_context(corrupt)?;
+                // Its values are used alone (the per-interval test): each must fit, as a merge checks.
+                record.check().with_context(corrupt)?;
+                each(number, record)?;
+            }
             None if parsed.get("end").is_some() => return Ok(()),
             // When the run and its scenarios started: the end line has them too.
             None if parsed.get("start").is_some() || parsed.get("started").is_some() => {}

@@ -62,6 +62,15 @@ pub struct IntervalRecord {
 }
 
 impl IntervalRecord {
+    /// Whether every count of the interval fits (see `loadhost_metrics::count`): a file is input,
+    /// and a damaged or crafted one must be refused, not wrapped round when it is added up. A merge
+    /// needs no such check first (it adds every interval checked); a reader that uses an
+    /// interval alone does.
+    pub fn check(&self) -> Result<(), Overflow> {
+        self.window.check()?;
+        Gauges::default().try_add(&self.gauges)
+    }
+
     /// The record of the interval an observer was just given (clones the window).
     pub fn new(row: &IntervalRow, window: &Window) -> Self {
         Self {
@@ -620,7 +629,6 @@ fn read_lines(
                 continue;
             }
             LineOwned::Interval(record) => {
-                check_interval(&record).map_err(|overflow| corrupt(number, overflow.to_string()))?;
                 sofar.interval(&record).map_err(|why| corrupt(number, why))?;
                 on_interval(record, &line);
                 continue;
@@ -648,13 +656,6 @@ fn read_lines(
             None => Ok((end.into_results(), false)),
         };
     }
-}
-
-/// Whether every count of an interval fits (see `loadhost_metrics::count`): a file is input, and
-/// a damaged or crafted one must be refused, not wrapped round when it is added up.
-fn check_interval(record: &IntervalRecord) -> Result<(), Overflow> {
-    record.window.check()?;
-    Gauges::default().try_add(&record.gauges)
 }
 
 /// What the lines read so far say, for rebuilding the reports of a file that was cut off.
