@@ -96,7 +96,7 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         // Grants.
         with(run(&["-n", "5", "--allow-host", "http://x/y"]), 2, "--allow-host 'http://x/y' has a bad port"),
         with(run(&["-n", "5", "--dir", "no-such-dir"]), 2, "--dir no-such-dir: no such directory"),
-        with(run(&["-n", "5", "--ca-cert", "nope.pem"]), 2, "--ca-cert nope.pem: not a PEM certificate file"),
+        with(run(&["-n", "5", "--ca-cert", "nope.pem"]), 2, "--ca-cert nope.pem: cannot read it"),
         // TOML files.
         with(run(&["-c", "bad.toml"]), 2, "bad.toml:2:1: unknown field `ratez`"),
         with(run(&["-c", "nope.toml"]), 2, "nope.toml: cannot read the config file"),
@@ -321,5 +321,118 @@ fn bad_plugin_references_fail_with_one_line() {
         let lines: Vec<&str> = run.stderr.lines().collect();
         assert_eq!(lines.len(), 1, "`{reference}`: exactly one line on stderr, got: {}", run.stderr);
         assert!(lines[0].contains(&says), "`{reference}`: expected '{says}' in: {}", lines[0]);
+    }
+}
+
+/// A sparse file of `size` bytes that starts with `head` (no disk is used for the rest).
+fn sparse(path: &std::path::Path, head: &[u8], size: u64) {
+    use std::io::Write as _;
+    let mut file = std::fs::File::create(path).unwrap();
+    file.write_all(head).unwrap();
+    file.set_len(size).unwrap();
+}
+
+#[test]
+fn input_files_that_are_not_regular_or_too_large_are_refused_before_they_are_read() {
+    // Each is refused at once, in one line, exit 2: none is read whole or waited on. Every command
+    // runs with its data segment limited to 2 GiB, so a reader without a cap fails the test (it
+    // aborts) rather than the machine: `run /dev/zero` once grew to the 4 GiB kill.
+    let noop = plugin("noop").display().to_string();
+    let cases = [
+        case(
+            &["run", "/dev/zero"],
+            2,
+            "/dev/zero: cannot read the plugin: it is a character device, not a regular file",
+        ),
+        case(
+            &["run", "big.wasm"],
+            2,
+            "big.wasm: cannot read the plugin: it is 300 MiB, more than a plugin may be (256 MiB; --max-plugin-size raises it)",
+        ),
+        case(&["run", &noop, "--max-plugin-size", "1KiB"], 2, "more than a plugin may be (1 KiB; --max-plugin-size"),
+        case(&["run", &noop, "--max-plugin-size", "0"], 2, "--max-plugin-size must be at least 1"),
+        case(&["run", &noop, "-c", "/dev/zero"], 2, "/dev/zero: cannot read the config file: it is a character device"),
+        case(&["run", &noop, "-c", "fifo.toml"], 2, "fifo.toml: cannot read the config file: it is a FIFO (a pipe)"),
+        case(
+            &["run", &noop, "-c", "big.toml"],
+            2,
+            "big.toml: cannot read the config file: it is 5 MiB, more than a config file may be (4 MiB)",
+        ),
+        case(&["run", &noop, "-c", "adir"], 2, "adir: cannot read the config file: it is a directory"),
+        case(
+            &["run", &noop, "-n", "1", "--data", "zero.csv"],
+            2,
+            "--data zero.csv: cannot read the file: it is a character device",
+        ),
+        case(
+            &["run", &noop, "-n", "1", "--env-file", "/dev/zero"],
+            2,
+            "--env-file /dev/zero: cannot read it: it is a character device",
+        ),
+        case(
+            &["run", &noop, "-n", "1", "--control-token-file", "/dev/zero"],
+            2,
+            "--control-token-file /dev/zero: cannot read it: it is a character device",
+        ),
+        case(
+            &["run", &noop, "-n", "1", "--ca-cert", "/dev/zero"],
+            2,
+            "--ca-cert /dev/zero: cannot read it: it is a character device",
+        ),
+        case(
+            &["run", &noop, "-n", "1", "--client-cert", "/dev/zero", "--client-key", "/dev/zero"],
+            2,
+            "--client-cert /dev/zero: cannot read it: it is a character device",
+        ),
+        case(
+            &["http", "http://127.0.0.1:9/", "--body-file", "/dev/zero"],
+            2,
+            "--body-file /dev/zero: cannot read it: it is a character device",
+        ),
+        case(&["http", "--targets", "/dev/zero"], 2, "--targets /dev/zero: cannot read it: it is a character device"),
+        case(&["merge", "/dev/zero"], 2, "/dev/zero: cannot read the file: it is a character device"),
+        case(
+            &["merge", "long.lhr"],
+            2,
+            "long.lhr: cannot read the file: a results file's line is at most 256 MiB; this one is longer",
+        ),
+        case(
+            &["compare", "/dev/zero", "long.lhr"],
+            2,
+            "BASE /dev/zero: cannot read the file: it is a character device",
+        ),
+        case(&["inspect", "/dev/zero"], 2, "/dev/zero: cannot read the plugin: it is a character device"),
+        case(
+            &["componentize", "/dev/zero", "-o", "out.wasm"],
+            2,
+            "/dev/zero: cannot read the module: it is a character device",
+        ),
+        case(&["push", "big.wasm", "127.0.0.1:9/team/big:1"], 2, "big.wasm: cannot read the plugin: it is 300 MiB"),
+    ];
+    let loadhost = env!("CARGO_BIN_EXE_loadhost");
+    for case in cases {
+        let cmd = Loadhost::new();
+        let dir = cmd.path().to_owned();
+        sparse(&dir.join("big.wasm"), b"\0asm\x0d\0\x01\0", 300 << 20);
+        sparse(&dir.join("big.toml"), b"rate = 1\n", 5 << 20);
+        sparse(&dir.join("long.lhr"), b"loadhost-results 2\n", 300 << 20);
+        std::fs::create_dir(dir.join("adir")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero.csv")).unwrap();
+        let fifo = std::ffi::CString::new(dir.join("fifo.toml").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a NUL-terminated path and a mode; no memory is shared.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        let run = cmd
+            .program("prlimit")
+            .args(["--data=2147483648", loadhost])
+            .args(&case.args)
+            .spawn()
+            .finish_within(std::time::Duration::from_secs(60));
+        let what = case.args.join(" ");
+        assert_eq!(run.code, case.code, "`{what}`: exit code; stderr: {}", run.stderr);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "`{what}`: exactly one line on stderr, got: {}", run.stderr);
+        assert!(lines[0].contains(&case.says), "`{what}`: expected '{}' in: {}", case.says, lines[0]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "`{what}`: refused at once, not read");
     }
 }

@@ -70,6 +70,14 @@ impl Loadhost {
         Self { cmd, dir }
     }
 
+    /// The same folder and environment, running `program` instead (a wrapper that runs the binary).
+    pub fn program(mut self, program: &str) -> Self {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(self.dir.path()).env("LOADHOST_CACHE_DIR", root().join("target").join("test-cache"));
+        self.cmd = cmd;
+        self
+    }
+
     pub fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -222,8 +230,13 @@ impl Running {
 
     /// Wait for the process to end (a run still going after [`HUNG_AFTER`] is killed and fails
     /// the test, with what it printed).
-    pub fn finish(mut self) -> Run {
-        let deadline = Instant::now() + HUNG_AFTER;
+    pub fn finish(self) -> Run {
+        self.finish_within(HUNG_AFTER)
+    }
+
+    /// [`Running::finish`], calling the process hung after `limit`.
+    pub fn finish_within(mut self, limit: Duration) -> Run {
+        let deadline = Instant::now() + limit;
         let status = loop {
             match self.child.try_wait().expect("waiting for loadhost") {
                 Some(status) => break Some(status),
@@ -241,7 +254,7 @@ impl Running {
         };
         let (stdout, stderr) = (text(self.stdout), text(self.stderr));
         let Some(status) = status else {
-            panic!("loadhost was still running after {HUNG_AFTER:?}: killed\nstderr: {stderr}\nstdout: {stdout}");
+            panic!("loadhost was still running after {limit:?}: killed\nstderr: {stderr}\nstdout: {stdout}");
         };
         Run { code: status.code().unwrap_or(-1), stdout, stderr, dir: self.dir }
     }

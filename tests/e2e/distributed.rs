@@ -125,3 +125,77 @@ fn merge_refuses_results_of_different_plugins() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("b.lhr") && err.contains("plugin"), "{err}");
 }
+
+/// `text` (a results file) with the task counts `scheduled` and `passed` of its first interval and
+/// of its end line's totals set to `count`.
+fn crafted(text: &str, count: u64) -> String {
+    let mut first_interval = true;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let Ok(mut v) = serde_json::from_str::<Value>(line) else { return line.to_owned() };
+            let counts = if let Some(interval) = v.get_mut("interval").filter(|_| first_interval) {
+                first_interval = false;
+                &mut interval["window"]["counts"]
+            } else if let Some(end) = v.get_mut("end") {
+                &mut end["report"]["totals"]["counts"]
+            } else {
+                return line.to_owned();
+            };
+            counts["scheduled"] = count.into();
+            counts["passed"] = count.into();
+            v.to_string()
+        })
+        .collect();
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn merge_and_compare_refuse_counts_that_would_wrap_naming_the_file() {
+    // A real 600-task run, and a copy whose counts are u64::MAX: added with `+`, 599 tasks.
+    let real =
+        Loadhost::run_plugin(&crate::common::plugin("noop"), &["-r", "600", "-n", "600", "--results", "real.lhr"]);
+    assert_eq!(real.code, 0, "{}", real.stderr);
+    let dir = real.dir.path();
+    std::fs::write(dir.join("crafted.lhr"), crafted(&real.file("real.lhr"), u64::MAX)).unwrap();
+    let out = merge(&["real.lhr", "crafted.lhr", "--summary-json", "merged.json"].map(std::ffi::OsStr::new), dir);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "refused\nstdout: {stdout}\nstderr: {stderr}");
+    assert!(stderr.starts_with("error: crafted.lhr: the results file is corrupt"), "{stderr}");
+    assert!(stderr.contains("tasks scheduled comes to more than"), "{stderr}");
+    assert!(!dir.join("merged.json").exists() && !stdout.contains("599"), "nothing merged: {stdout}");
+    let compared = Loadhost::new()
+        .args(["compare".as_ref(), dir.join("real.lhr").as_os_str(), dir.join("crafted.lhr").as_os_str()])
+        .run();
+    assert_eq!(compared.code, 2, "{}", compared.stderr);
+    assert!(
+        compared.stderr.contains("crafted.lhr") && compared.stderr.contains("comes to more than"),
+        "{}",
+        compared.stderr
+    );
+
+    // Each file below 2^53, their sum past it: refused by the merge, naming the part it could not add.
+    let half = (1u64 << 52) + 1;
+    std::fs::write(dir.join("half-a.lhr"), crafted(&real.file("real.lhr"), half)).unwrap();
+    std::fs::write(dir.join("half-b.lhr"), crafted(&real.file("real.lhr"), half)).unwrap();
+    let out = merge(&["half-a.lhr", "half-b.lhr"].map(std::ffi::OsStr::new), dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("half-b.lhr: cannot be added to the other parts: tasks scheduled"), "{stderr}");
+}
+
+#[test]
+fn compare_refuses_a_summary_json_whose_counts_would_wrap() {
+    let run = Loadhost::run_plugin(&crate::common::plugin("noop"), &["-r", "100", "-n", "100"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut crafted = run.summary();
+    crafted["tasks"]["passed"] = u64::MAX.into();
+    crafted["tasks"]["failed"] = 2.into();
+    let dir = run.dir.path();
+    std::fs::write(dir.join("crafted.json"), crafted.to_string()).unwrap();
+    let compared = Loadhost::new()
+        .args(["compare".as_ref(), dir.join("summary.json").as_os_str(), dir.join("crafted.json").as_os_str()])
+        .run();
+    assert_eq!(compared.code, 2, "{}\n{}", compared.stderr, compared.stdout);
+    assert!(compared.stderr.contains("crafted.json: tasks.passed is more than loadhost counts"), "{}", compared.stderr);
+}

@@ -222,3 +222,91 @@ fn a_one_task_smoke_run_prints_no_rate() {
     assert!(run.stdout.contains("rate..........: no rate: 1 task started"), "{}", run.stdout);
     assert_eq!(task_count(&run.summary(), "scheduled"), 1);
 }
+
+/// Run `loadhost ARGS…` in the run's folder inside a mount namespace of its own, where `full/` is
+/// a 1 MiB tmpfs filled to the last block and `small/` a 4 KiB one with room for a few lines: a
+/// real full disk, gone when the command ends. Afterwards `full.ls` and `small.ls` list what was
+/// left on each, and `small/` is copied to `small-copy/`. `None` (the test skips, saying so) where
+/// mounting is not permitted.
+fn on_full_disks(cmd: Loadhost, args: &[&str]) -> Option<crate::common::Run> {
+    const SCRIPT: &str = r#"
+        mkdir -p full small small-copy
+        mount -t tmpfs -o size=1m loadhost-full full || exit 111
+        mount -t tmpfs -o size=4k loadhost-small small || exit 111
+        echo "tmpfs mounted" >&2
+        dd if=/dev/zero of=full/filler bs=4096 2>/dev/null
+        "$@"
+        rc=$?
+        ls -A full > full.ls
+        ls -A small > small.ls
+        cp -a small/. small-copy/
+        exit $rc
+    "#;
+    let loadhost = env!("CARGO_BIN_EXE_loadhost");
+    let mut script = vec!["--mount", "--map-root-user", "sh", "-c", SCRIPT, "sh", loadhost];
+    script.extend_from_slice(args);
+    let run = cmd.program("unshare").args(script).run();
+    if !run.stderr.contains("tmpfs mounted") {
+        eprintln!("SKIPPED: a tmpfs cannot be mounted here (unshare --mount --map-root-user): {}", run.stderr);
+        return None;
+    }
+    Some(run)
+}
+
+#[test]
+fn a_full_disk_for_some_outputs_leaves_the_others_whole_and_the_summary_printed() {
+    // The summary JSON, HTML and Markdown on a full disk; the results file on one that fills up
+    // as the run goes; the JUnit file and the CSV on a healthy one.
+    let noop = plugin("noop");
+    let args = [
+        "run",
+        noop.to_str().unwrap(),
+        "-r",
+        "100",
+        "-d",
+        "6s",
+        "--summary-json",
+        "full/summary.json",
+        "--html",
+        "full/report.html",
+        "--markdown",
+        "full/summary.md",
+        "--results",
+        "small/part.lhr",
+        "--junit",
+        "junit.xml",
+        "--csv",
+        "rows.csv",
+    ];
+    let Some(run) = on_full_disks(Loadhost::new(), &args) else { return };
+    assert_eq!(run.code, 6, "exit 6: an output failed\nstderr: {}\nstdout: {}", run.stderr, run.stdout);
+    // The terminal summary is printed whatever became of the files.
+    assert!(run.stdout.contains("every scheduled task is accounted for"), "{}", run.stdout);
+    for flag in ["--summary-json full/summary.json", "--html full/report.html", "--markdown full/summary.md"] {
+        assert!(
+            run.stderr.contains(&format!("{flag}: writing failed: No space left on device"))
+                && run.stderr.contains("no file is left"),
+            "{flag}: {}",
+            run.stderr
+        );
+    }
+    assert!(run.stderr.contains("--results small/part.lhr: writing failed: No space left on device"), "{}", run.stderr);
+    let last = run.stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("error: outputs could not be written: ") && !last.contains("--junit"), "{last}");
+    // The healthy disk's outputs are whole.
+    let junit = run.file("junit.xml");
+    assert!(junit.starts_with("<?xml") && junit.trim_end().ends_with("</testsuites>"), "{junit}");
+    let csv = run.file("rows.csv");
+    assert!(csv.lines().last().is_some_and(|l| l.starts_with("# end ")), "the CSV has its footer: {csv}");
+    // Nothing cut off is left on the full disk: no output, no temporary file.
+    assert_eq!(run.file("full.ls").trim(), "filler", "only the filler is left on the full disk");
+    // The streaming results file keeps its whole lines (the completed intervals), and no end.
+    assert_eq!(run.file("small.ls").trim(), "part.lhr");
+    let results = run.file("small-copy/part.lhr");
+    assert!(results.ends_with('\n'), "cut back to its last whole line");
+    for line in results.lines().skip(1) {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("every line is whole JSON: {e}: {line}"));
+    }
+    assert!(results.lines().any(|l| l.starts_with("{\"interval\"")), "{results}");
+    assert!(!results.lines().any(|l| l.starts_with("{\"end\"")), "no end line: the file says it was cut off");
+}

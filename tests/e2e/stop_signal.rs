@@ -151,3 +151,63 @@ fn a_timed_out_task_says_which_call_it_was_in() {
     assert!(example.starts_with("still running after 1s (--task-timeout), waiting 1."), "{example}");
     assert!(example.ends_with(&format!(" s for GET {url}")), "{example}");
 }
+
+/// The interval lines of a results file, as JSON.
+fn interval_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|mut v| v.get_mut("interval").map(serde_json::Value::take))
+        .collect()
+}
+
+#[test]
+fn a_killed_run_leaves_its_completed_intervals_for_merge_partial() {
+    // 3 s into a 30 s run, SIGKILL (an out-of-memory kill, a CI job's hard timeout): no signal
+    // handler runs, nothing is finished.
+    let args = ["-r", "100", "-d", "30s", "--results", "part.lhr", "--csv", "rows.csv"];
+    let mut running = Loadhost::new().arg_run(&plugin("noop"), &args).spawn();
+    running.wait_for_file("rows.csv", |csv| csv.lines().filter(|l| !l.starts_with('#')).count() >= 4);
+    running.signal(libc::SIGKILL);
+    let run = running.finish();
+    assert_eq!(run.code, -1, "killed by the signal: {}", run.stderr);
+    let text = run.file("part.lhr");
+    let intervals = interval_lines(&text);
+    assert!(intervals.len() >= 2, "the intervals completed before the kill are in the file: {} bytes", text.len());
+    assert!(!text.lines().any(|l| l.starts_with("{\"end\"")), "no end line: the run never finished");
+    let sum =
+        |key: &str| -> u64 { intervals.iter().map(|i| i["window"]["counts"][key].as_u64().expect("a count")).sum() };
+
+    let merge = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_loadhost"))
+            .arg("merge")
+            .arg("part.lhr")
+            .args(extra)
+            .current_dir(run.dir.path())
+            .output()
+            .expect("merge runs")
+    };
+    // Without --partial, refused: one line naming the file and the flag that merges it.
+    let refused = merge(&["--summary-json", "refused.json"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("part.lhr") && stderr.contains("truncated") && stderr.contains("--partial"), "{stderr}");
+    assert!(!run.dir.path().join("refused.json").exists(), "nothing written for a refused merge");
+
+    // With --partial: the completed intervals, flagged as cut off.
+    let merged = merge(&["--partial", "--summary-json", "merged.json", "--csv", "merged.csv"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&merged.stdout), String::from_utf8_lossy(&merged.stderr));
+    assert_eq!(merged.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("part.lhr: cut off after"), "a warning names the file: {stderr}");
+    assert!(stdout.contains("cut off before the end: part.lhr"), "the terminal says so: {stdout}");
+    let s: serde_json::Value = serde_json::from_str(&run.file("merged.json")).expect("the summary is JSON");
+    assert_eq!(s["merged"]["cut"], serde_json::json!(["part.lhr"]), "{}", s["merged"]);
+    assert!(s["stopped"].as_str().is_some_and(|why| why.contains("cut off")), "{}", s["stopped"]);
+    for key in ["scheduled", "passed", "failed", "dropped", "interrupted"] {
+        assert_eq!(task_count(&s, key), sum(key), "tasks.{key} is the sum of the completed intervals");
+    }
+    assert!(task_count(&s, "passed") >= 100, "about a second of load at least: {}", s["tasks"]);
+    let csv = run.file("merged.csv");
+    let rows = csv.lines().filter(|l| !l.starts_with('#')).count() - 1;
+    assert_eq!(rows, intervals.len(), "a row per completed interval");
+    assert!(csv.lines().last().is_some_and(|l| l.contains("\"complete\":false")), "{csv}");
+}

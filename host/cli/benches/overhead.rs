@@ -37,8 +37,14 @@ fn loadhost() -> PathBuf {
 }
 
 fn factory(max_instances: u32) -> WasmWorkerFactory {
-    let runtime = Runtime::new(RuntimeOptions { max_instances, cache_dir: None, cache_max: 0, max_memory: 128 << 20 })
-        .expect("engine");
+    let runtime = Runtime::new(RuntimeOptions {
+        max_instances,
+        cache_dir: None,
+        cache_max: 0,
+        max_memory: 128 << 20,
+        plugin_cap: loadhost_input::PLUGIN,
+    })
+    .expect("engine");
     runtime.load(&noop_path()).expect("noop loads").factory(Grants::none().expect("no grants"))
 }
 

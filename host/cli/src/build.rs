@@ -27,7 +27,8 @@ pub struct BuildArgs {
 pub fn run(args: BuildArgs) -> Result<ExitCode, Failure> {
     let built = loadhost_runtime::script_component(&args.script)
         .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
-    write_whole(&args.output, &built.bytes)
+    std::fs::File::create(&args.output)
+        .and_then(|created| crate::outputs::write_whole(&args.output, created, |out| out.write_all(&built.bytes)))
         .with_context(|| format!("{}: cannot write the component", args.output.display()))
         .map_err(Failure::runtime)?;
     let sha256 = &built.sha256;
@@ -45,17 +46,4 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, Failure> {
         )
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Write `bytes` to `path` through a temporary file beside it, so a failed write leaves nothing
-/// half written.
-fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.persist(path).map_err(|err| err.error)?;
-    Ok(())
 }

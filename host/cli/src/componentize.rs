@@ -25,7 +25,7 @@ pub struct ComponentizeArgs {
 /// Wrap the module and write the component.
 pub fn run(args: ComponentizeArgs) -> Result<ExitCode, Failure> {
     let module = &args.module;
-    let bytes = std::fs::read(module)
+    let bytes = loadhost_input::read(module, loadhost_input::PLUGIN)
         .with_context(|| format!("{}: cannot read the module", module.display()))
         .map_err(Failure::usage)?;
     if !loadhost_component::is_core_module(&bytes) {

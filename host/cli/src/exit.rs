@@ -1,7 +1,8 @@
 //! Exit codes, as documented in the README ("Exit codes"):
 //! 0 success; 1 runtime error of the host; 2 usage or configuration error; 3 plugin rejected;
 //! 4 the plugin aborted the run; 5 a segment did not start (too late, or it missed the barrier);
-//! 98 no task passed; 99 a threshold failed; 130 stopped by the user.
+//! 6 an output could not be written (a full disk); 98 no task passed; 99 a threshold failed;
+//! 130 stopped by the user.
 
 use std::process::ExitCode;
 
@@ -14,6 +15,10 @@ pub const ABORTED: u8 = 4;
 /// A segment of a distributed run did not start: later than `--max-start-lateness`, or it
 /// arrived at the barrier after the others had left.
 pub const NOT_STARTED: u8 = 5;
+/// An output could not be written (a full disk, a folder gone): every other output is written
+/// and the summary printed. It wins over 4, 98, 99 and 130, which a lost output may be the one
+/// to tell.
+pub const OUTPUT_FAILED: u8 = 6;
 /// Tasks were scheduled and none passed (without `--allow-failures`); results are written.
 pub const NO_TASK_PASSED: u8 = 98;
 /// A threshold failed (or stopped the run with `abort_on_fail`); results are written.
@@ -49,6 +54,11 @@ impl Failure {
     /// The host failed (exit 1).
     pub fn runtime(error: impl Into<anyhow::Error>) -> Self {
         Self { code: RUNTIME, error: error.into() }
+    }
+
+    /// An output that could not be written (exit 6).
+    pub fn output(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: OUTPUT_FAILED, error: error.into() }
     }
 
     /// A segment that did not start (exit 5).

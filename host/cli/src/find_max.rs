@@ -233,7 +233,8 @@ fn check(args: &FindMaxArgs) -> Result<(), Failure> {
         return Err(Failure::usage(anyhow::anyhow!("--start must be more than 0 tasks/s, got {}", args.start)));
     }
     // The plugin's own declarations count as `--metric` flags do.
-    let plugin = crate::prepare::plugin_metrics(&args.plugin)?.unwrap_or_default();
+    let cap = loadhost_config::resolve::plugin_cap(&args.options);
+    let plugin = crate::prepare::plugin_metrics(&args.plugin, cap)?.unwrap_or_default();
     let declared: Vec<(&str, MetricKind)> =
         plugin.iter().chain(&args.options.metric).map(|d| (d.name.as_str(), d.kind)).collect();
     for slo in &args.slos {

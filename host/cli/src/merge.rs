@@ -2,12 +2,10 @@
 //! --results FILE` on each process) merged into the run one machine would have reported, with the
 //! thresholds judged on the whole of it and the same outputs as `loadhost run` (docs/merge.md).
 
-use std::fs::File;
-use std::io::{BufWriter, Write as _};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::criteria::{MetricDecl, ThresholdSpec};
 use loadhost_metrics::IntervalRow;
@@ -19,7 +17,7 @@ use loadhost_output::{RunInfo, json, terminal};
 
 use crate::exit::{Failure, THRESHOLDS_FAILED};
 use crate::judge::LiveJudge;
-use crate::outputs::{Created, create_all, flag_path, write_all, write_ci_reports};
+use crate::outputs::{Created, Failed, create_all, write_ci_reports, write_whole};
 
 /// Arguments of `loadhost merge`.
 #[derive(Debug, Args)]
@@ -73,8 +71,9 @@ pub struct MergeArgs {
     #[arg(long = "metric", value_name = "NAME:KIND")]
     metric: Vec<MetricDecl>,
 
-    /// Merge even when segments are missing (a pod that failed): the result is then not the whole
-    /// plan, and the outputs say which segments are absent.
+    /// Merge even when segments are missing (a pod that failed), or a file was cut off before its
+    /// end (a killed process: its completed intervals are merged): the result is then not the
+    /// whole plan, and the outputs say which segments are absent and which files were cut off.
     #[arg(long)]
     partial: bool,
 }
@@ -102,6 +101,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
         parts,
         segments,
         missing,
+        cut,
     } = merged;
     let segment_names: Vec<String> = segments.iter().map(results::segment_name).collect();
     let missing_names: Vec<String> = missing.iter().map(results::segment_name).collect();
@@ -119,20 +119,23 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
         plugin_digest,
         scenario_plugins,
         config,
-        model: describe(parts, &segment_names, &missing_names),
+        model: describe(parts, &segment_names, &missing_names, &cut),
         peak_rss: None,
         tags,
     };
     let thresholds = LiveJudge::new(args.threshold.clone()).finish(&report, &scenarios);
     let mut summary = Summary::new(&info, &report, &scenarios, &thresholds);
     summary.merged = Some(MergedFrom {
+        cut,
         files: args.files.iter().map(|p| p.display().to_string()).collect(),
         missing: missing_names,
         parts: parts as u64,
         segments: segment_names,
     });
-    files.write(&summary, &rows)?;
+    let mut failed = Failed::default();
+    files.write(&summary, &rows, &mut failed);
     print!("{}", terminal::render(&summary));
+    failed.check()?;
     Ok(if summary.thresholds_ok() { ExitCode::SUCCESS } else { ExitCode::from(THRESHOLDS_FAILED) })
 }
 
@@ -142,7 +145,15 @@ fn read_and_merge(args: &MergeArgs) -> Result<Merged, Failure> {
     let (files, _pulled) = part_files(args)?;
     let mut parts = Vec::with_capacity(files.len());
     for path in &files {
-        let part = results::read_for_merge(path).map_err(Failure::usage)?;
+        let cut = if args.partial { results::CutFiles::Accept } else { results::CutFiles::Refuse };
+        let part = results::read_for_merge(path, cut).map_err(Failure::usage)?;
+        if part.cut {
+            tracing::warn!(
+                "{}: cut off after {} (no end line: was the process killed?): merging the intervals it completed",
+                path.display(),
+                loadhost_output::plural(part.intervals() as u64, "interval", "intervals")
+            );
+        }
         if let Some(wanted) = &args.run_id
             && part.results.run_id.as_deref() != Some(wanted.as_str())
         {
@@ -215,21 +226,22 @@ impl Opened {
         Ok(Opened { csv, html, summary, junit, markdown, check_rate })
     }
 
-    /// Write the merged run into each file.
-    fn write(self, summary: &Summary, rows: &[IntervalRow]) -> Result<(), Failure> {
-        let failed = |flag: &str, path: &Path| format!("{}: writing failed", flag_path(flag, path));
+    /// Write the merged run into each file, each whole or not at all, whatever became of the
+    /// others; those that failed are noted in `failed`.
+    fn write(self, summary: &Summary, rows: &[IntervalRow], failed: &mut Failed) {
         if let Some((path, file)) = self.csv {
-            write_csv(file, summary, rows).with_context(|| failed("csv", &path)).map_err(Failure::runtime)?;
+            let written = write_whole(&path, file, |out| write_csv(out, summary, rows));
+            failed.note("csv", &path, written.err(), false);
         }
         if let Some((path, file)) = self.html {
             let page = html::render(summary, &rows.iter().collect::<ChartRows>());
-            write_all(file, page.as_bytes()).with_context(|| failed("html", &path)).map_err(Failure::runtime)?;
+            failed.note("html", &path, write_whole(&path, file, |out| out.write_all(page.as_bytes())).err(), false);
         }
         if let Some((path, file)) = self.summary {
-            json::write(file, summary).with_context(|| failed("summary-json", &path)).map_err(Failure::runtime)?;
+            let written = json::to_bytes(summary).and_then(|text| write_whole(&path, file, |out| out.write_all(&text)));
+            failed.note("summary-json", &path, written.err(), false);
         }
-        write_ci_reports(summary, self.junit, self.markdown, self.check_rate);
-        Ok(())
+        write_ci_reports(summary, self.junit, self.markdown, self.check_rate, failed);
     }
 }
 
@@ -244,26 +256,28 @@ fn check_thresholds(args: &MergeArgs, merged: &Merged) -> Result<(), Failure> {
     loadhost_config::criteria::check(&args.metric, &args.threshold, &scenarios).map_err(Failure::usage)
 }
 
-/// The model line: how many files, and which segments.
-fn describe(parts: usize, segments: &[String], missing: &[String]) -> String {
+/// The model line: how many files, which segments, and which files were cut off.
+fn describe(parts: usize, segments: &[String], missing: &[String], cut: &[String]) -> String {
     let files = if parts == 1 { "1 results file".to_owned() } else { format!("{parts} results files") };
-    if segments.is_empty() {
-        return format!("merged from {files} (whole runs, no segments)");
-    }
-    let mut line = format!("merged from {files} (segments {}", segments.join(", "));
+    let mut line = if segments.is_empty() {
+        format!("merged from {files} (whole runs, no segments")
+    } else {
+        format!("merged from {files} (segments {}", segments.join(", "))
+    };
     if !missing.is_empty() {
         line.push_str(&format!("; missing {}", missing.join(", ")));
+    }
+    if !cut.is_empty() {
+        line.push_str(&format!("; cut off before the end: {}", cut.join(", ")));
     }
     line.push(')');
     line
 }
 
-fn write_csv(file: File, summary: &Summary, rows: &[IntervalRow]) -> std::io::Result<()> {
-    let mut writer = CsvWriter::new(BufWriter::new(file), &summary.config)?;
+fn write_csv(out: &mut dyn Write, summary: &Summary, rows: &[IntervalRow]) -> std::io::Result<()> {
+    let mut writer = CsvWriter::new(out, &summary.config)?;
     for row in rows {
         writer.row(row)?;
     }
-    let mut out = writer.finish(summary)?;
-    out.flush()?;
-    out.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()
+    writer.finish(summary).map(drop)
 }

@@ -12,10 +12,10 @@
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
+use std::time::SystemTime;
 
 use loadhost_engine::{Interrupt, Observer};
 use loadhost_metrics::{IntervalRow, Window};
@@ -27,30 +27,11 @@ use loadhost_output::progress::Progress;
 use loadhost_output::results::ResultsWriter;
 
 use crate::judge::LiveJudge;
+use crate::outputs::FileOutput;
 use crate::plugin_output::JsonBacklog;
 
 /// How many intervals may wait for the outputs before the run loop waits for them.
 pub const QUEUE: usize = 60;
-
-/// A file output and the first error writing it met (reported once the run is over, so a full
-/// disk never stops the measuring).
-pub struct FileOutput<W> {
-    /// The writer.
-    pub writer: W,
-    /// Where it writes, for messages.
-    pub path: PathBuf,
-    /// The first write error.
-    pub error: Option<std::io::Error>,
-}
-
-impl<W> FileOutput<W> {
-    /// Keep the first error of a write.
-    pub(crate) fn keep(&mut self, result: std::io::Result<()>) {
-        if let Err(err) = result {
-            self.error.get_or_insert(err);
-        }
-    }
-}
 
 /// Everything told about each interval. The observer's thread owns it while the run goes and
 /// hands it back at [`RunObserver::finish`].
@@ -89,17 +70,18 @@ impl Sinks {
         self.rss_seen = self.rss_seen.max(crate::memory::status_bytes("VmRSS").unwrap_or(0));
         self.progress.update(row);
         if let Some(csv) = self.csv.as_mut() {
-            let written = csv.writer.row(row);
-            csv.keep(written);
+            csv.write(|w| w.row(row));
         }
-        self.write_logs();
         if let Some(jsonl) = self.jsonl.as_mut() {
-            let written = jsonl.writer.interval(row, window);
-            jsonl.keep(written);
+            // The plugin's lines waiting, then the interval's line, which flushes them all.
+            let logs = self.logs.as_ref().map(|l| l.drain()).unwrap_or_default();
+            jsonl.write(|w| {
+                w.logs(&logs)?;
+                w.interval(row, window)
+            });
         }
         if let Some(results) = self.results.as_mut() {
-            let written = results.writer.interval(row, window);
-            results.keep(written);
+            results.write(|w| w.interval(row, window));
         }
         if let Some(exporter) = &self.exporter {
             exporter.update(row, window);
@@ -121,35 +103,42 @@ impl Sinks {
         }
     }
 
-    /// Write the plugin lines waiting for the JSON lines.
-    pub(crate) fn write_logs(&mut self) {
-        if let (Some(jsonl), Some(logs)) = (self.jsonl.as_mut(), self.logs.as_ref()) {
-            let written = jsonl.writer.logs(&logs.drain());
-            jsonl.keep(written);
+    /// A scenario's load started: the results file says when (its rows count from there).
+    fn started(&mut self, scenario: &str, at: SystemTime) {
+        if let Some(results) = self.results.as_mut() {
+            results.write(|w| w.started(scenario, at));
         }
     }
 
     /// Serve the queue until the run loop lets go of it, then clear the progress line.
-    fn serve(mut self, intervals: Receiver<Interval>) -> Self {
+    fn serve(mut self, news: Receiver<News>) -> Self {
         let empty = Window::default();
-        for Interval { row, window } in intervals {
-            self.interval(&row, window.as_deref().unwrap_or(&empty));
+        for news in news {
+            match news {
+                News::Started { scenario, at } => self.started(&scenario, at),
+                News::Interval { row, window } => self.interval(&row, window.as_deref().unwrap_or(&empty)),
+            }
         }
         self.progress.finish();
         self
     }
 }
 
-/// One interval on its way to the outputs.
-struct Interval {
-    row: IntervalRow,
-    /// The interval's window, when an output needs it.
-    window: Option<Box<Window>>,
+/// What the run loop tells the outputs, in order.
+enum News {
+    /// A scenario's load started.
+    Started { scenario: String, at: SystemTime },
+    /// An interval ended.
+    Interval {
+        row: Box<IntervalRow>,
+        /// The interval's window, when an output needs it.
+        window: Option<Box<Window>>,
+    },
 }
 
 /// The run's observer: the run loop's end of the queue, and the thread that serves it.
 pub struct RunObserver {
-    queue: SyncSender<Interval>,
+    queue: SyncSender<News>,
     windows: bool,
     warned: bool,
     thread: JoinHandle<Sinks>,
@@ -172,10 +161,10 @@ impl RunObserver {
         self.thread.join().map_err(|_| anyhow::anyhow!("the outputs' thread panicked: the run's files are incomplete"))
     }
 
-    fn send(&mut self, interval: Interval) {
-        match self.queue.try_send(interval) {
+    fn send(&mut self, news: News) {
+        match self.queue.try_send(news) {
             Ok(()) => {}
-            Err(TrySendError::Full(interval)) => {
+            Err(TrySendError::Full(news)) => {
                 if !self.warned {
                     self.warned = true;
                     tracing::warn!(
@@ -183,7 +172,7 @@ impl RunObserver {
                     );
                 }
                 // Only fails when the thread is gone, which `finish` reports.
-                let _ = self.queue.send(interval);
+                let _ = self.queue.send(news);
             }
             // The thread is gone (it panicked); `finish` reports it.
             Err(TrySendError::Disconnected(_)) => {}
@@ -192,18 +181,23 @@ impl RunObserver {
 }
 
 impl Observer for RunObserver {
+    fn on_start(&mut self, scenario: &str, started_at: SystemTime) {
+        self.send(News::Started { scenario: scenario.to_owned(), at: started_at });
+    }
+
     fn on_interval(&mut self, row: &IntervalRow) {
-        self.send(Interval { row: row.clone(), window: None });
+        self.send(News::Interval { row: Box::new(row.clone()), window: None });
     }
 
     fn on_window(&mut self, row: &IntervalRow, window: &Window) {
         let window = self.windows.then(|| Box::new(window.clone()));
-        self.send(Interval { row: row.clone(), window });
+        self.send(News::Interval { row: Box::new(row.clone()), window });
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
     use std::time::Duration;
 
     use loadhost_config::criteria::ThresholdSpec;
@@ -297,10 +291,11 @@ mod tests {
     fn a_stalled_disk_does_not_hold_up_the_run_loop_for_a_queue_of_intervals() {
         let disk = StalledDisk::new();
         let file = std::fs::OpenOptions::new().write(true).open(&disk.path).unwrap();
+        let handle = file.try_clone().unwrap();
         let writer = CsvWriter::new(BufWriter::new(file), &serde_json::json!({})).unwrap();
         disk.fill();
         let mut sinks = sinks(&[], false);
-        sinks.csv = Some(FileOutput { writer, path: disk.path.clone(), error: None });
+        sinks.csv = Some(FileOutput::new(writer, "csv", disk.path.clone(), handle));
         let mut observer = RunObserver::start(sinks).expect("the thread starts");
         // The thread takes the first interval and blocks writing it; the queue takes QUEUE more.
         let (done, finished) = std::sync::mpsc::channel();
@@ -318,7 +313,7 @@ mod tests {
         let drained = disk.drain(2 + QUEUE + 1);
         let sinks = run_loop.join().unwrap().finish().expect("the thread ends");
         assert_eq!(drained.join().unwrap(), 2 + QUEUE + 1, "the config line, the header and every row");
-        assert!(sinks.csv.is_some_and(|csv| csv.error.is_none()));
+        assert!(sinks.csv.is_some_and(|csv| csv.file.error.is_none()));
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
     let mut declared = Vec::new();
     let mut all_read = true;
     for (path, _) in files {
-        match plugin_metrics(path)? {
+        match plugin_metrics(path, settings.plugin_cap())? {
             Some(metrics) => declared.extend(metrics),
             None => all_read = false,
         }
@@ -44,6 +44,7 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
         cache_dir: cache::default_dir(),
         cache_max: settings.cache_max(),
         max_memory: settings.max_memory(),
+        plugin_cap: settings.plugin_cap(),
     };
     let runtime = Runtime::new(options).map_err(Failure::runtime)?;
     let mut plugins = Vec::with_capacity(files.len());
@@ -62,11 +63,11 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
 /// The metrics the plugin file declares (its `loadhost:metrics` sections), as `--metric` would
 /// declare them. `None` when the file is not readable WebAssembly: loading it says why. A
 /// malformed declaration rejects the plugin (exit 3), naming it.
-pub(crate) fn plugin_metrics(path: &Path) -> Result<Option<Vec<MetricDecl>>, Failure> {
+pub(crate) fn plugin_metrics(path: &Path, cap: loadhost_input::Cap) -> Result<Option<Vec<MetricDecl>>, Failure> {
     if loadhost_component::script::Language::of(path).is_some() {
         return script_metrics(path);
     }
-    let Ok(bytes) = std::fs::read(path) else { return Ok(None) };
+    let Ok(bytes) = loadhost_input::read(path, cap) else { return Ok(None) };
     if !bytes.starts_with(b"\0asm") {
         return Ok(None);
     }

@@ -2,7 +2,7 @@
 //! resolution of a reference given to `run` or `inspect` to a verified file in the local store
 //! (see docs/sharing.md).
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -77,9 +77,8 @@ pub struct Resolved {
 pub(crate) fn registry(conn: &ConnArgs) -> Result<Registry, Failure> {
     let credentials = match &conn.registry_user {
         Some(user) => {
-            let mut password = String::new();
-            std::io::stdin()
-                .read_to_string(&mut password)
+            let password = loadhost_input::read_all(std::io::stdin(), loadhost_input::TEXT)
+                .and_then(|bytes| String::from_utf8(bytes).map_err(|_| std::io::ErrorKind::InvalidData.into()))
                 .map_err(|err| Failure::usage(anyhow::anyhow!("--registry-password-stdin: {err}")))?;
             Some(Credentials::basic(user.clone(), password.trim_end_matches(['\r', '\n']).to_owned()))
         }
@@ -184,7 +183,7 @@ pub struct PushArgs {
 /// Publish the plugin and print `REF@sha256:…`.
 pub fn push(args: PushArgs) -> Result<ExitCode, Failure> {
     let r = parse_ref(&args.reference)?;
-    let wasm = std::fs::read(&args.plugin)
+    let wasm = loadhost_input::read(&args.plugin, loadhost_input::PLUGIN)
         .map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read the plugin: {err}", args.plugin.display())))?;
     if !wasm.starts_with(b"\0asm") {
         return Err(Failure::plugin(anyhow::anyhow!(
@@ -219,10 +218,11 @@ pub fn pin(args: PinArgs) -> Result<ExitCode, Failure> {
 /// The bundle's extra layers: its TOML, checked to grant nothing, and its data feed.
 fn bundle_layers(args: &PushArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     let Some(config) = &args.config else { return Ok(Vec::new()) };
-    let read = |path: &Path| {
-        std::fs::read(path).map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read it: {err}", path.display())))
+    let read = |path: &Path, cap| {
+        loadhost_input::read(path, cap)
+            .map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read it: {err}", path.display())))
     };
-    let toml_bytes = read(config)?;
+    let toml_bytes = read(config, loadhost_input::CONFIG)?;
     let text = String::from_utf8_lossy(&toml_bytes);
     let what = config.display().to_string();
     check_bundle_toml(&what, &text).map_err(Failure::usage)?;
@@ -235,7 +235,7 @@ fn bundle_layers(args: &PushArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
         let media = data_media_type(&data).ok_or_else(|| {
             Failure::usage(anyhow::anyhow!("--data {}: a bundle's feed is .jsonl or .csv", data.display()))
         })?;
-        layers.push((media.to_owned(), read(&data)?));
+        layers.push((media.to_owned(), read(&data, loadhost_input::DATA)?));
     }
     Ok(layers)
 }

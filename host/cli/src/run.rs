@@ -18,7 +18,7 @@ use loadhost_output::html::{self, ChartRows};
 use loadhost_output::jsonl::JsonLines;
 use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
-use loadhost_output::results::{FORMAT_VERSION, ResultsWriter, RunResults};
+use loadhost_output::results::{FORMAT_VERSION, PlannedScenario, ResultsWriter, RunResults, RunStart};
 use loadhost_output::summary::Summary;
 use loadhost_output::{RunInfo, json, terminal};
 use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, LineSink, Plugin, check_capacity};
@@ -26,10 +26,8 @@ use std::net::TcpListener;
 
 use crate::exit::{ABORTED, Failure, NO_TASK_PASSED, STOPPED, THRESHOLDS_FAILED};
 use crate::judge::LiveJudge;
-use crate::observe::{FileOutput, RunObserver, Sinks};
-use crate::outputs::{
-    Created, create_all, flag_path, remove, report_write_error, streaming, write_all, write_ci_reports,
-};
+use crate::observe::{RunObserver, Sinks};
+use crate::outputs::{Created, Failed, create_all, remove, streaming, write_ci_reports, write_whole};
 use crate::plugin_output::{JsonBacklog, PluginOutput};
 use crate::prepare::runtime_and_grants;
 use crate::run_plugins::RunPlugins;
@@ -93,6 +91,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         log_loaded(&loaded.named, &loaded.plugin);
     }
     log_seed(&settings.options);
+    if let (Some(repository), Some((path, _))) =
+        (loadhost_config::distributed::results_repository(&settings.options), &files.results)
+    {
+        // Said now: a run that is killed leaves its completed intervals there, never pushed.
+        tracing::info!("results go to {} as the run goes, pushed to oci://{repository} at its end", path.display());
+    }
     let created = files.paths();
     let mut files = files;
     let (lines, logs) = plugin_lines(&settings, &mut files);
@@ -106,11 +110,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let factories = plugins.factories(&grants, &info.config.to_string(), output);
     let interrupt = Arc::new(Interrupt::new());
     crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
-    let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
     let mut settings = settings;
     // Nothing ran if the segment does not start: no output is left behind, as for a refused plugin.
+    // Before the outputs start: the results file's start line records the planned start.
     start_together(&mut settings, &mut resolver, &interrupt)
         .inspect_err(|_| remove(created.iter().map(PathBuf::as_path)))?;
+    let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
     let control = endpoints.control.map(|listener| {
         let control = Arc::new(control_api::handle(&settings.plan));
         tokio.spawn(control_api::serve(listener, control.clone(), settings.options.control_token.clone()));
@@ -126,11 +131,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         remove(created.iter().map(PathBuf::as_path));
         engine_failure(err, &info.plugin_path)
     })?;
+    let mut failed = Failed::default();
     if let Some((path, err)) = lines.finish() {
-        report_write_error("plugin-output file=", &path, Some(err));
+        failed.note("plugin-output file=", &path, Some(err), true);
     }
-    let code = finish(&settings, info, sinks, html, ended)?;
-    push_results(&settings, &mut resolver)?;
+    let code = finish(&settings, info, sinks, html, ended, &mut failed);
+    // A results file that could not be written whole is not pushed: it stays where it is, named.
+    let pushed = match results_file(&settings) {
+        Some(path) if failed.has("results", &path) => Ok(()),
+        _ => push_results(&settings, &mut resolver),
+    };
+    let code = code?;
+    pushed?;
+    // An output lost says so in the exit code, whatever else the run did: it may be the file
+    // that says the rest.
+    failed.check()?;
     Ok(code)
 }
 
@@ -395,7 +410,8 @@ fn start_observer(
 ) -> Result<(RunObserver, EndFiles), Failure> {
     let csv = streaming("csv", files.csv, |f| CsvWriter::new(std::io::BufWriter::new(f), &info.config))?;
     let jsonl = streaming("out json=", files.jsonl, |f| JsonLines::new(std::io::BufWriter::new(f), info))?;
-    let results = streaming("results", files.results, ResultsWriter::from_file)?;
+    let start = results_start(settings, info);
+    let results = streaming("results", files.results, |f| ResultsWriter::from_file(f, &start))?;
     let planned = if settings.scenarios.is_empty() {
         settings.plan.planned_generation()
     } else {
@@ -423,6 +439,33 @@ fn start_observer(
     let end =
         EndFiles { html: files.html, summary_json: files.summary_json, junit: files.junit, markdown: files.markdown };
     Ok((observer, end))
+}
+
+/// The results file's `start` line: what a merge needs of this part even if the run is killed.
+fn results_start(settings: &RunSettings, info: &RunInfo) -> RunStart {
+    let plans = if settings.scenarios.is_empty() { std::slice::from_ref(&settings.plan) } else { &settings.scenarios };
+    RunStart {
+        version: FORMAT_VERSION,
+        loadhost_version: loadhost_output::VERSION.to_owned(),
+        plugin_path: info.plugin_path.clone(),
+        plugin_sha256: info.plugin_sha256.clone(),
+        plugin_ref: info.plugin_ref.clone(),
+        plugin_digest: info.plugin_digest.clone(),
+        scenario_plugins: info.scenario_plugins.clone(),
+        config: info.config.clone(),
+        segment: settings.segment,
+        run_id: run_id(settings),
+        planned_start: settings.options.start_at.map(|at| at.0),
+        interval: settings.plan.interval(),
+        scenarios: plans
+            .iter()
+            .map(|plan| PlannedScenario {
+                scenario: plan.scenario().to_owned(),
+                offset: plan.start_delay(),
+                target_rate: plan.target_rate(),
+            })
+            .collect(),
+    }
 }
 
 /// How the load ended: the run's report, each scenario's, and the host's own error when it broke
@@ -458,28 +501,35 @@ async fn execute<F: WorkerFactory + Clone>(
     Ok(Ended { report, scenarios: runs.reports, broken: runs.broken })
 }
 
-/// Write everything measured, print the summary, and tell how the run ended.
+/// Write everything measured, print the summary, and tell how the run ended. Each output is
+/// written whatever became of the others (a failure is noted in `failed`, by flag and path), and
+/// the summary is printed whatever became of them all.
 fn finish(
     settings: &RunSettings,
     info: RunInfo,
     mut sinks: Sinks,
     files: EndFiles,
     ended: Ended,
+    failed: &mut Failed,
 ) -> Result<ExitCode, Failure> {
     let Ended { report, scenarios, broken } = ended;
     let info = RunInfo { peak_rss: memory::peak_bytes().map(|p| p.max(sinks.rss_seen)), ..info };
     let thresholds = sinks.judge.finish(&report, &scenarios);
     // Everything measured is written before anything else can fail.
     let summary = Summary::new(&info, &report, &scenarios, &thresholds);
-    if let Some(FileOutput { writer, path, error }) = sinks.csv.take() {
-        report_write_error("csv", &path, error.or(writer.finish(&summary).err()));
+    if let Some(csv) = sinks.csv.take() {
+        csv.finish(|w| w.finish(&summary).map(drop), failed);
     }
-    sinks.write_logs();
-    if let Some(FileOutput { writer, path, error }) = sinks.jsonl.take() {
-        report_write_error("out json=", &path, error.or(writer.finish(&summary).err()));
+    if let Some(jsonl) = sinks.jsonl.take() {
+        let logs = sinks.logs.as_ref().map(|l| l.drain()).unwrap_or_default();
+        let finish = |mut w: JsonLines<_>| {
+            w.logs(&logs)?;
+            w.finish(&summary).map(drop)
+        };
+        jsonl.finish(finish, failed);
     }
-    if let Some(FileOutput { writer, path, error }) = sinks.results.take() {
-        let results = RunResults {
+    if let Some(results) = sinks.results.take() {
+        let whole = RunResults {
             version: FORMAT_VERSION,
             loadhost_version: loadhost_output::VERSION.to_owned(),
             plugin_path: info.plugin_path.clone(),
@@ -497,19 +547,18 @@ fn finish(
             scenarios: scenarios.clone(),
             intervals: Vec::new(),
         };
-        report_write_error("results", &path, error.or(writer.finish(&results).err()));
+        results.finish(|w| w.finish(&whole), failed);
     }
     if let Some((path, file)) = files.html {
         let page = html::render(&summary, &sinks.rows.take().unwrap_or_default());
-        report_write_error("html", &path, write_all(file, page.as_bytes()).err());
+        failed.note("html", &path, write_whole(&path, file, |out| out.write_all(page.as_bytes())).err(), false);
     }
     if let Some((path, file)) = files.summary_json {
-        json::write(file, &summary)
-            .with_context(|| format!("{}: cannot write the file", flag_path("summary-json", &path)))
-            .map_err(Failure::runtime)?;
+        let written = json::to_bytes(&summary).and_then(|text| write_whole(&path, file, |out| out.write_all(&text)));
+        failed.note("summary-json", &path, written.err(), false);
     }
     let check_rate = settings.options.check_rate.map_or(1.0, |p| p.0);
-    write_ci_reports(&summary, files.junit, files.markdown, check_rate);
+    write_ci_reports(&summary, files.junit, files.markdown, check_rate, failed);
     print!("{}", terminal::render(&summary));
     if let Some(reason) = broken {
         // Every output above holds what was measured; the error is the host's, after them.

@@ -2,9 +2,12 @@
 //! per task. A CSV row reaches the plugin as a JSON object keyed by the header, so plugins parse
 //! one format whichever the user had.
 
+use std::fs::File;
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 
 use loadhost_engine::Feed;
+use loadhost_input::Capped;
 use thiserror::Error;
 
 /// Why a data file cannot be used; one line naming the file (and line) and what was expected.
@@ -43,46 +46,54 @@ pub enum FeedError {
     },
 }
 
-/// Load a feed, choosing the format by extension.
+/// Load a feed, choosing the format by extension. The file is read as it is parsed (only its rows
+/// are kept): a regular file of at most 1 GiB.
 pub fn load(path: &Path) -> Result<Feed, FeedError> {
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
-    let text = std::fs::read(path).map_err(|error| FeedError::Read { path: path.to_owned(), error })?;
-    let feed = match extension.as_str() {
-        "jsonl" | "ndjson" => json_lines(path, &text)?,
-        "csv" => csv_rows(path, &text)?,
+    let read_error = |error| FeedError::Read { path: path.to_owned(), error };
+    let format = match extension.as_str() {
+        "jsonl" | "ndjson" => json_lines,
+        "csv" => csv_rows,
         _ => return Err(FeedError::Format { path: path.to_owned() }),
     };
+    let file = loadhost_input::reader(path, loadhost_input::DATA).map_err(read_error)?;
+    let feed = format(path, BufReader::new(file))?;
     if feed.is_empty() {
         return Err(FeedError::Empty { path: path.to_owned() });
     }
     Ok(feed)
 }
 
-fn json_lines(path: &Path, text: &[u8]) -> Result<Feed, FeedError> {
+fn json_lines(path: &Path, mut text: BufReader<Capped<File>>) -> Result<Feed, FeedError> {
     let mut feed = Feed::default();
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
+    let mut line = Vec::new();
+    for i in 0.. {
+        line.clear();
+        if text.read_until(b'\n', &mut line).map_err(|error| FeedError::Read { path: path.to_owned(), error })? == 0 {
+            break;
+        }
+        let row = line.strip_suffix(b"\n").unwrap_or(&line);
+        let row = row.strip_suffix(b"\r").unwrap_or(row);
+        if row.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(line) {
-            return Err(FeedError::Row {
-                path: path.to_owned(),
-                line: i as u64 + 1,
-                message: format!("not JSON: {err}"),
-            });
+        if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(row) {
+            return Err(FeedError::Row { path: path.to_owned(), line: i + 1, message: format!("not JSON: {err}") });
         }
-        feed.push(line);
+        feed.push(row);
     }
     Ok(feed)
 }
 
-fn csv_rows(path: &Path, text: &[u8]) -> Result<Feed, FeedError> {
+fn csv_rows(path: &Path, text: BufReader<Capped<File>>) -> Result<Feed, FeedError> {
     let mut reader = csv::Reader::from_reader(text);
-    let row_error = |err: csv::Error| FeedError::Row {
-        path: path.to_owned(),
-        line: err.position().map_or(1, |p| p.line()),
-        message: err.to_string(),
+    let row_error = |err: csv::Error| {
+        let (line, message) = (err.position().map_or(1, |p| p.line()), err.to_string());
+        match err.into_kind() {
+            // The file past its cap, or one that could not be read.
+            csv::ErrorKind::Io(error) => FeedError::Read { path: path.to_owned(), error },
+            _ => FeedError::Row { path: path.to_owned(), line, message },
+        }
     };
     let header: Vec<String> = reader.headers().map_err(row_error)?.iter().map(str::to_owned).collect();
     let mut feed = Feed::default();

@@ -34,7 +34,9 @@ pub enum FileError {
 
 /// Read and parse a config file.
 pub fn load(path: &Path) -> Result<RunOptions, FileError> {
-    let text = std::fs::read_to_string(path).map_err(|error| FileError::Read { path: path.to_owned(), error })?;
+    // A regular file of at most 4 MiB: `-c /dev/zero` is refused, not read without end.
+    let text = loadhost_input::read_to_string(path, loadhost_input::CONFIG)
+        .map_err(|error| FileError::Read { path: path.to_owned(), error })?;
     parse(path, &text)
 }
 

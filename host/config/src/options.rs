@@ -196,6 +196,11 @@ define_options! {
         #[arg(long, value_name = "SIZE")]
         pub cache_max: Option<Size>,
 
+        /// The largest plugin file loadhost reads (default 256MiB): a larger one is refused before
+        /// it is read.
+        #[arg(long, value_name = "SIZE")]
+        pub max_plugin_size: Option<Size>,
+
         /// After a stop (Ctrl-C, SIGTERM, the control API, an abort), how long tasks under way may
         /// finish before they end as interrupted (default 5s).
         #[arg(long, value_name = "DURATION")]
@@ -462,8 +467,9 @@ mod tests {
     use super::*;
     use crate::resolve::{
         DEFAULT_CACHE_MAX, DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE, DEFAULT_GRACEFUL_STOP,
-        DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_WORKERS,
-        DEFAULT_OPEN_WORKERS, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
+        DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PLUGIN_SIZE, DEFAULT_MAX_RESPONSE_BODY,
+        DEFAULT_MAX_WORKERS, DEFAULT_OPEN_WORKERS, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE,
+        DEFAULT_TASK_TIMEOUT,
     };
 
     fn parse(toml: &str) -> Result<RunOptions, String> {
@@ -505,6 +511,7 @@ mod tests {
         max-memory = "64MiB"
         max-response-body = "1MiB"
         cache-max = "2GiB"
+        max-plugin-size = "300MiB"
         grace = "1s"
         graceful-stop = "10s"
         allow-host = ["127.0.0.1:8080"]
@@ -677,6 +684,7 @@ mod tests {
             ("lifecycle-timeout", format!("(default {})", Dur(DEFAULT_LIFECYCLE_TIMEOUT))),
             ("max-memory", format!("(default {})", Size(DEFAULT_MAX_MEMORY))),
             ("cache-max", format!("(default {})", Size(DEFAULT_CACHE_MAX))),
+            ("max-plugin-size", format!("(default {})", Size(DEFAULT_MAX_PLUGIN_SIZE))),
             ("max-response-body", format!("(default {} or --max-memory", Size(DEFAULT_MAX_RESPONSE_BODY))),
             ("threads", format!("one per {} tasks/s", thousands(loadhost_engine::RATE_PER_EVENT_LOOP as u64))),
             ("threads", "one per CPU".to_owned()),

@@ -64,6 +64,8 @@ pub const DEFAULT_MAX_MEMORY: u64 = 128 << 20;
 /// The compile cache's cap when `--cache-max` does not say: room for about 25 interpreter (Python,
 /// JS) plugins of ~36 MB or thousands of Rust ones, while a day of rebuilds cannot fill the disk.
 pub const DEFAULT_CACHE_MAX: u64 = 1 << 30;
+/// The largest plugin file a run reads unless `--max-plugin-size` says otherwise.
+pub const DEFAULT_MAX_PLUGIN_SIZE: u64 = loadhost_input::PLUGIN.bytes;
 
 /// The largest response body the host reads for a plugin, unless `--max-memory` is smaller.
 pub const DEFAULT_MAX_RESPONSE_BODY: u64 = 64 << 20;
@@ -195,6 +197,11 @@ impl RunSettings {
         self.options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0)
     }
 
+    /// How large a plugin file the run reads (`--max-plugin-size`), as the file reader's cap.
+    pub fn plugin_cap(&self) -> loadhost_input::Cap {
+        plugin_cap(&self.options)
+    }
+
     /// The compile cache's size cap, in bytes (`--cache-max`; 0 turns the cache off).
     pub fn cache_max(&self) -> u64 {
         self.options.cache_max.map_or(DEFAULT_CACHE_MAX, |s| s.0)
@@ -268,6 +275,13 @@ fn segment(options: &RunOptions) -> Result<Option<Segment>, ConfigError> {
     Segment::new(arg.index, arg.count).map(Some).map_err(|err| wrong(err.to_string()))
 }
 
+/// How large a plugin file `options` let a command read (`--max-plugin-size`), as the file
+/// reader's cap.
+pub fn plugin_cap(options: &RunOptions) -> loadhost_input::Cap {
+    let bytes = options.max_plugin_size.map_or(DEFAULT_MAX_PLUGIN_SIZE, |s| s.0);
+    loadhost_input::PLUGIN.raised(bytes, "--max-plugin-size raises it")
+}
+
 /// The limits every run has: fill in their defaults, so outputs show what was in force, and check
 /// them.
 fn fill_limits(options: &mut RunOptions) -> Result<(), ConfigError> {
@@ -278,6 +292,9 @@ fn fill_limits(options: &mut RunOptions) -> Result<(), ConfigError> {
     let body = options.max_response_body.get_or_insert(Size(DEFAULT_MAX_RESPONSE_BODY.min(max_memory)));
     if body.0 == 0 {
         return Err(ConfigError::Zero { flag: "max-response-body" });
+    }
+    if options.max_plugin_size.is_some_and(|s| s.0 == 0) {
+        return Err(ConfigError::Zero { flag: "max-plugin-size" });
     }
     if options.task_timeout.get_or_insert(Dur(DEFAULT_TASK_TIMEOUT)).0.is_zero() {
         return Err(ConfigError::ZeroTaskTimeout);

@@ -58,7 +58,7 @@ pub enum SecretError {
 /// The variables of one `--env-file`: `KEY=VALUE` lines (a value may be empty or contain `=`),
 /// with `#` comments and blank lines skipped, as `docker run --env-file` reads them.
 fn env_file(path: &Path) -> Result<Vec<EnvPair>, SecretError> {
-    let text = std::fs::read_to_string(path)
+    let text = loadhost_input::read_to_string(path, loadhost_input::TEXT)
         .map_err(|err| SecretError::EnvFileUnreadable { path: path.to_owned(), why: err.to_string() })?;
     let mut pairs = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -103,10 +103,8 @@ pub fn metrics_token(options: &RunOptions) -> Result<Option<String>, SecretError
 fn token(flag: &'static str, direct: Option<&String>, file: Option<&PathBuf>) -> Result<Option<String>, SecretError> {
     let from_file = match file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|err| SecretError::TokenFile {
-                flag,
-                path: path.clone(),
-                why: format!("cannot read it: {err}"),
+            let text = loadhost_input::read_to_string(path, loadhost_input::TEXT).map_err(|err| {
+                SecretError::TokenFile { flag, path: path.clone(), why: format!("cannot read it: {err}") }
             })?;
             let token = text.lines().next().unwrap_or_default().trim().to_owned();
             if token.is_empty() {

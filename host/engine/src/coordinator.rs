@@ -61,6 +61,7 @@ pub(crate) async fn run_scenario<F: WorkerFactory>(
     let memory = MemoryCeiling::measure(plan, before, &crews);
     let mut run = Coordinator::start(plan, shared, crews, gos, live, run_abort);
     run.memory = memory;
+    observer.on_start(plan.scenario(), run.started_at);
     run.go(&mut done, observer).await;
     // A scenario whose last task aborted ends before its loop sees the abort: tell the others now.
     run.tell_other_scenarios();

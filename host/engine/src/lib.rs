@@ -98,6 +98,13 @@ pub enum EngineError {
 
 /// Told about each interval as the run goes (CSV rows, the progress line).
 pub trait Observer: Send {
+    /// A scenario's load has started (`scenario` is "default" without `[[scenario]]` blocks): its
+    /// rows' `start` and `end` count from `started_at`. Told before its first row, so an output
+    /// written as the run goes (the results file) can place the rows of a run that never ends.
+    fn on_start(&mut self, scenario: &str, started_at: std::time::SystemTime) {
+        let _ = (scenario, started_at);
+    }
+
     /// One interval has ended.
     fn on_interval(&mut self, row: &IntervalRow);
 

@@ -208,6 +208,10 @@ async fn teardown_all<F: WorkerFactory>(
 struct Forward<'a, 'o>(&'a std::sync::Mutex<&'o mut dyn Observer>);
 
 impl Observer for Forward<'_, '_> {
+    fn on_start(&mut self, scenario: &str, started_at: std::time::SystemTime) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).on_start(scenario, started_at);
+    }
+
     fn on_interval(&mut self, row: &IntervalRow) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).on_interval(row);
     }

@@ -23,7 +23,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
-use crate::report::{Gauges, RunReport};
+use crate::count::{Overflow, Tally};
+use crate::report::{Gauges, RunReport, WorkerStats};
+use crate::window::Window;
 
 impl RunReport {
     /// Reports that ran side by side (the scenarios of one run, or the parts of a distributed
@@ -41,26 +43,50 @@ impl RunReport {
         let mut reports = reports.into_iter();
         let mut all = reports.next()?.clone();
         for report in reports {
-            all.absorb(report);
+            all.absorb(report, &mut Tally::default());
         }
         Some(all)
     }
 
+    /// Fold `other` into this report by the rules of [`RunReport::combine`], or say which figure
+    /// would not fit (a count past [`MAX_COUNT`](crate::count::MAX_COUNT), an end past what a clock
+    /// can say: a damaged or crafted results file); the report is then not to be used.
+    pub fn try_absorb(&mut self, other: &RunReport) -> Result<(), Overflow> {
+        let mut t = Tally::default();
+        self.absorb(other, &mut t);
+        t.result()
+    }
+
+    /// Whether every figure of this report fits (one read from a file: see [`crate::count`]).
+    pub fn check(&self) -> Result<(), Overflow> {
+        let mut t = Tally::default();
+        t.add(&mut 0, self.started, "tasks started");
+        t.add(&mut 0, self.intervals, "intervals");
+        WorkerStats::default().add_to(&self.workers, &mut t);
+        Window::default().add_to(&self.totals, &mut t);
+        t.at(self.started_at, self.elapsed.max(self.generation), "the run's end");
+        t.at(self.started_at, self.offset, "the scenario's start");
+        t.result()
+    }
+
     /// Fold `other` into this report by the rules of [`RunReport::combine`].
-    fn absorb(&mut self, other: &RunReport) {
+    fn absorb(&mut self, other: &RunReport, t: &mut Tally) {
         if self.scenario != other.scenario {
             self.scenario = "all".into();
         }
         let start = self.started_at.min(other.started_at);
-        let span = |a: SystemTime, b: SystemTime| a.max(b).duration_since(start).unwrap_or_default();
-        self.elapsed = span(self.started_at + self.elapsed, other.started_at + other.elapsed);
-        self.generation = span(self.started_at + self.generation, other.started_at + other.generation);
+        let mut span = |at: SystemTime, a: Duration, other_at: SystemTime, b: Duration| {
+            let end = t.at(at, a, "the run's end").max(t.at(other_at, b, "the run's end"));
+            end.duration_since(start).unwrap_or_default()
+        };
+        self.elapsed = span(self.started_at, self.elapsed, other.started_at, other.elapsed);
+        self.generation = span(self.started_at, self.generation, other.started_at, other.generation);
         self.started_at = start;
         self.offset = self.offset.min(other.offset);
-        self.started += other.started;
+        t.add(&mut self.started, other.started, "tasks started");
         self.target_rate = self.target_rate.zip(other.target_rate).map(|(a, b)| a + b);
-        self.totals.merge(&other.totals);
-        self.workers.add(&other.workers);
+        self.totals.add_to(&other.totals, t);
+        self.workers.add_to(&other.workers, t);
         self.intervals = self.intervals.max(other.intervals);
         for (mine, theirs) in [
             (&mut self.aborted, &other.aborted),
@@ -75,12 +101,15 @@ impl RunReport {
 }
 
 impl Gauges {
-    /// Add the gauges of intervals that ran side by side (parts of one run at the same time).
-    pub fn add(&mut self, other: &Gauges) {
-        self.started += other.started;
-        self.workers += other.workers;
-        self.idle += other.idle;
-        self.in_flight += other.in_flight;
+    /// Add the gauges of intervals that ran side by side (parts of one run at the same time), or
+    /// say which would pass [`MAX_COUNT`](crate::count::MAX_COUNT).
+    pub fn try_add(&mut self, other: &Gauges) -> Result<(), Overflow> {
+        let mut t = Tally::default();
+        t.add(&mut self.started, other.started, "tasks started in an interval");
+        t.add(&mut self.workers, other.workers, "workers at an interval's end");
+        t.add(&mut self.idle, other.idle, "idle workers at an interval's end");
+        t.add(&mut self.in_flight, other.in_flight, "tasks in flight at an interval's end");
+        t.result()
     }
 }
 
@@ -107,12 +136,13 @@ impl Timeline {
     }
 
     /// The row of an interval of `scenario` that started `start` after `anchor`: its absolute
-    /// start, minus the scenario's earliest anchor, divided by the interval, to the nearest.
-    pub fn row(&self, scenario: &str, anchor: SystemTime, start: Duration) -> u64 {
+    /// start, minus the scenario's earliest anchor, divided by the interval, to the nearest;
+    /// `None` when no clock can say that start (a damaged or crafted file).
+    pub fn row(&self, scenario: &str, anchor: SystemTime, start: Duration) -> Option<u64> {
         let from = self.earliest.get(scenario).copied().unwrap_or(anchor);
-        let offset = (anchor + start).duration_since(from).unwrap_or_default();
+        let offset = anchor.checked_add(start)?.duration_since(from).unwrap_or_default();
         let step = self.interval.as_nanos().max(1);
-        u64::try_from((offset.as_nanos() + step / 2) / step).unwrap_or(u64::MAX)
+        u64::try_from((offset.as_nanos() + step / 2) / step).ok()
     }
 
     /// Where row `row` starts, from the scenario's earliest anchor.
@@ -227,17 +257,40 @@ mod tests {
         timeline.anchor("default", at(0));
         timeline.anchor("late", at(10_000));
         // 400 ms late rounds onto the same second; 600 ms late onto the next.
-        assert_eq!(timeline.row("default", at(400), Duration::from_secs(1)), 1);
-        assert_eq!(timeline.row("default", at(600), Duration::from_secs(1)), 2);
+        assert_eq!(timeline.row("default", at(400), Duration::from_secs(1)), Some(1));
+        assert_eq!(timeline.row("default", at(600), Duration::from_secs(1)), Some(2));
         // Each scenario counts from its own earliest start.
-        assert_eq!(timeline.row("late", at(10_000), Duration::ZERO), 0);
+        assert_eq!(timeline.row("late", at(10_000), Duration::ZERO), Some(0));
+        assert_eq!(timeline.row("late", at(10_000), Duration::MAX), None, "no clock says it");
         assert_eq!(timeline.row_start(3), Duration::from_secs(3));
     }
 
     #[test]
     fn gauges_of_parts_at_the_same_time_add_up() {
         let mut g = Gauges { started: 1, workers: 2, idle: 3, in_flight: 4 };
-        g.add(&Gauges { started: 10, workers: 20, idle: 30, in_flight: 40 });
+        g.try_add(&Gauges { started: 10, workers: 20, idle: 30, in_flight: 40 }).unwrap();
         assert_eq!(g, Gauges { started: 11, workers: 22, idle: 33, in_flight: 44 });
+        let err = g.try_add(&Gauges { started: u64::MAX, ..Gauges::default() }).unwrap_err();
+        assert_eq!(err.what, "tasks started in an interval");
+    }
+
+    #[test]
+    fn a_count_that_would_wrap_is_refused_not_wrapped() {
+        // u64::MAX tasks beside 600 real ones: with `+` that is 599, "every task accounted for".
+        let real = report("default", 0, 1_000, 600, Some(600.0));
+        let mut crafted = report("default", 0, 1_000, 600, Some(600.0));
+        crafted.totals.counts.scheduled = u64::MAX;
+        crafted.totals.counts.passed = u64::MAX;
+        assert!(crafted.check().is_err(), "a single file's count past 2^53 is refused");
+        let mut all = real.clone();
+        let err = all.try_absorb(&crafted).unwrap_err();
+        assert_eq!(err.what, "tasks scheduled");
+        let mut huge = report("default", 0, 1_000, crate::count::MAX_COUNT / 2 + 1, Some(1.0));
+        let half = huge.clone();
+        assert!(huge.check().is_ok());
+        assert!(huge.try_absorb(&half).is_err(), "two halves of 2^53 and more do not fit");
+        let mut late = real.clone();
+        late.elapsed = Duration::MAX;
+        assert!(late.check().is_err() && real.clone().try_absorb(&late).is_err(), "an end no clock can say");
     }
 }

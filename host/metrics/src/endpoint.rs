@@ -233,9 +233,13 @@ pub struct EndpointStats {
 impl EndpointStats {
     /// Fold `other` into this.
     pub fn merge(&mut self, other: &EndpointStats) {
-        self.requests += other.requests;
-        self.failed += other.failed;
-        self.duration.merge(&other.duration);
+        self.add_to(other, &mut crate::count::Tally::default());
+    }
+
+    pub(crate) fn add_to(&mut self, other: &EndpointStats, t: &mut crate::count::Tally) {
+        t.add(&mut self.requests, other.requests, "an endpoint's requests");
+        t.add(&mut self.failed, other.failed, "an endpoint's failed requests");
+        self.duration.add_to(&other.duration, t, "an endpoint's duration histogram's count");
     }
 }
 
@@ -271,11 +275,12 @@ pub(crate) mod rows {
     /// Read a list of rows (the same endpoint twice adds up).
     pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EndpointMap, D::Error> {
         let rows = Vec::<Row<LatencyHistogram>>::deserialize(d)?;
-        let mut map = EndpointMap::new();
+        let (mut map, mut t) = (EndpointMap::new(), crate::count::Tally::default());
         for row in rows {
             let stats = EndpointStats { requests: row.requests, failed: row.failed, duration: row.duration };
-            map.entry(Endpoint::new(&row.method, &row.name)).or_default().merge(&stats);
+            map.entry(Endpoint::new(&row.method, &row.name)).or_default().add_to(&stats, &mut t);
         }
+        t.result().map_err(serde::de::Error::custom)?;
         Ok(map)
     }
 }

@@ -12,6 +12,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::count::Tally;
+
 /// Distinct groups a table keeps; past it, messages of a new kind count in their outcome's
 /// overflow row, so a plugin putting a fresh id in every error cannot grow the host's memory.
 pub const MAX_GROUPS: usize = 1000;
@@ -71,8 +73,8 @@ pub struct ErrorGroup {
 }
 
 impl ErrorGroup {
-    fn absorb(&mut self, other: &ErrorGroup) {
-        self.count += other.count;
+    fn absorb(&mut self, other: &ErrorGroup, t: &mut Tally) {
+        t.add(&mut self.count, other.count, "an error row's count");
         if (other.first_ms, other.iteration) < (self.first_ms, self.iteration) {
             self.first_ms = other.first_ms;
             self.example.clone_from(&other.example);
@@ -116,25 +118,32 @@ impl ErrorTable {
             first_ms: at_ms,
             last_ms: at_ms,
         };
-        self.add(group);
+        self.add(group, &mut Tally::default());
     }
 
     /// Fold `other` into this table.
     pub fn merge(&mut self, other: &ErrorTable) {
+        self.add_to(other, &mut Tally::default());
+    }
+
+    pub(crate) fn add_to(&mut self, other: &ErrorTable, t: &mut Tally) {
         // In a fixed order, so which groups fit under the cap does not depend on hashing.
         for group in other.sorted() {
-            self.add(group.clone());
+            self.add(group.clone(), t);
         }
     }
 
-    fn add(&mut self, mut group: ErrorGroup) {
+    fn add(&mut self, mut group: ErrorGroup, t: &mut Tally) {
         let full = self.groups.len() >= MAX_GROUPS;
         if full && !self.groups.contains_key(&(group.outcome, group.message.clone())) {
             group.message = OVERFLOW.to_owned();
         }
         match self.groups.get_mut(&(group.outcome, group.message.clone())) {
-            Some(kept) => kept.absorb(&group),
+            Some(kept) => kept.absorb(&group, t),
             None => {
+                let (mut count, n) = (0, group.count);
+                t.add(&mut count, n, "an error row's count");
+                group.count = count;
                 self.groups.insert((group.outcome, group.message.clone()), group);
             }
         }
@@ -162,10 +171,11 @@ impl Serialize for ErrorTable {
 impl<'de> Deserialize<'de> for ErrorTable {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let groups = Vec::<ErrorGroup>::deserialize(deserializer)?;
-        let mut table = ErrorTable::default();
+        let (mut table, mut t) = (ErrorTable::default(), Tally::default());
         for group in groups {
-            table.add(group);
+            table.add(group, &mut t);
         }
+        t.result().map_err(serde::de::Error::custom)?;
         Ok(table)
     }
 }

@@ -5,6 +5,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::count::Tally;
+
 /// Significant decimal digits kept by every histogram: values are exact to 0.1%.
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 
@@ -46,8 +48,18 @@ impl LatencyHistogram {
 
     /// Add every value of `other` into this histogram.
     pub fn merge(&mut self, other: &LatencyHistogram) {
-        // Both auto-resize, so adding can only fail on allocation, which aborts anyway.
-        let _ = self.inner.add(&other.inner);
+        self.add_to(other, &mut Tally::default(), "a histogram's count");
+    }
+
+    /// [`LatencyHistogram::merge`], its count (`what`) at most [`crate::count::MAX_COUNT`]: past
+    /// it, nothing is added.
+    pub(crate) fn add_to(&mut self, other: &LatencyHistogram, t: &mut Tally, what: impl std::fmt::Display) {
+        let mut count = self.count();
+        t.add(&mut count, other.count(), what);
+        if count == self.count().saturating_add(other.count()) {
+            // Both auto-resize, so adding can only fail on allocation, which aborts anyway.
+            let _ = self.inner.add(&other.inner);
+        }
     }
 
     /// Forget every value, keeping the allocated buckets.

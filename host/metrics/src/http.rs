@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::count::Tally;
 use crate::endpoint::EndpointMap;
 pub use crate::endpoint::{Endpoint, EndpointStats, endpoint_name};
 use crate::histogram::LatencyHistogram;
@@ -137,36 +138,40 @@ impl HttpStats {
 
     /// Fold `other` into this.
     pub fn merge(&mut self, other: &HttpStats) {
-        self.requests += other.requests;
-        self.failed += other.failed;
-        self.denied += other.denied;
+        self.add_to(other, &mut Tally::default());
+    }
+
+    pub(crate) fn add_to(&mut self, other: &HttpStats, t: &mut Tally) {
+        t.add(&mut self.requests, other.requests, "HTTP requests");
+        t.add(&mut self.failed, other.failed, "failed HTTP requests");
+        t.add(&mut self.denied, other.denied, "denied HTTP requests");
         for (status, n) in &other.by_status {
-            *self.by_status.entry(*status).or_default() += n;
+            t.add(self.by_status.entry(*status).or_default(), *n, format_args!("HTTP responses of status {status}"));
         }
-        self.duration.merge(&other.duration);
-        self.connections_opened += other.connections_opened;
-        self.bytes_sent += other.bytes_sent;
-        self.bytes_received += other.bytes_received;
-        self.body_bytes += other.body_bytes;
-        self.endpoints_folded += other.endpoints_folded;
+        self.duration.add_to(&other.duration, t, "the HTTP duration histogram's count");
+        t.add(&mut self.connections_opened, other.connections_opened, "HTTP connections opened");
+        t.add(&mut self.bytes_sent, other.bytes_sent, "bytes sent");
+        t.add(&mut self.bytes_received, other.bytes_received, "bytes received");
+        t.add(&mut self.body_bytes, other.body_bytes, "response body bytes");
+        t.add(&mut self.endpoints_folded, other.endpoints_folded, "requests folded into {overflow}");
         for (endpoint, stats) in &other.endpoints {
-            self.merge_endpoint(endpoint, stats);
+            self.merge_endpoint(endpoint, stats, t);
         }
     }
 
     /// Add one endpoint's figures; past the cap (merging results of several processes can pass
     /// it) a new endpoint folds into the overflow one.
-    fn merge_endpoint(&mut self, endpoint: &Endpoint, stats: &EndpointStats) {
+    fn merge_endpoint(&mut self, endpoint: &Endpoint, stats: &EndpointStats, t: &mut Tally) {
         if let Some(mine) = self.endpoints.get_mut(endpoint) {
-            return mine.merge(stats);
+            return mine.add_to(stats, t);
         }
         let overflow = Endpoint::overflow();
         let own = self.endpoints.len() - usize::from(self.endpoints.contains_key(&overflow));
         if own < crate::cardinality::MAX_SERIES || *endpoint == overflow {
-            self.endpoints.insert(endpoint.clone(), stats.clone());
+            self.endpoints.entry(endpoint.clone()).or_default().add_to(stats, t);
         } else {
-            self.endpoints_folded += stats.requests;
-            self.endpoints.entry(overflow).or_default().merge(stats);
+            t.add(&mut self.endpoints_folded, stats.requests, "requests folded into {overflow}");
+            self.endpoints.entry(overflow).or_default().add_to(stats, t);
         }
     }
 

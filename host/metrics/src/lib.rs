@@ -16,6 +16,8 @@
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
+//! - [`count`]: how counts add up without wrapping (checked, at most 2^53), so a damaged or crafted
+//!   results file is refused rather than wrapped round.
 //! - [`combine`]: how reports that ran side by side (scenarios, segments) add up to one run, and
 //!   where intervals of several processes land on one timeline: the merge policy.
 //! - [`serial`]: how windows and reports serialize (serde), exactly, for results files.
@@ -26,6 +28,7 @@
 pub mod cardinality;
 pub mod combine;
 pub mod compare;
+pub mod count;
 pub mod endpoint;
 pub mod errors;
 pub mod histogram;
@@ -42,6 +45,7 @@ pub mod threshold;
 pub mod window;
 
 pub use combine::Timeline;
+pub use count::{MAX_COUNT, Overflow};
 pub use errors::{ErrorGroup, ErrorKind, ErrorTable};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{HttpSample, HttpStats};

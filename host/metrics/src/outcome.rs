@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::count::Tally;
+
 /// The terminal state of one scheduled task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Outcome {
@@ -97,15 +99,19 @@ impl Attempts {
         }
     }
 
-    /// Add another set.
+    /// Add another set (each count at most [`crate::count::MAX_COUNT`]).
     pub fn merge(&mut self, other: &Attempts) {
-        self.total += other.total;
-        self.passed += other.passed;
-        self.retryable += other.retryable;
-        self.failed += other.failed;
-        self.aborted += other.aborted;
-        self.trapped += other.trapped;
-        self.timed_out += other.timed_out;
+        self.add_to(other, &mut Tally::default());
+    }
+
+    pub(crate) fn add_to(&mut self, other: &Attempts, t: &mut Tally) {
+        t.add(&mut self.total, other.total, "attempts");
+        t.add(&mut self.passed, other.passed, "attempts passed");
+        t.add(&mut self.retryable, other.retryable, "attempts retryable");
+        t.add(&mut self.failed, other.failed, "attempts failed");
+        t.add(&mut self.aborted, other.aborted, "attempts aborted");
+        t.add(&mut self.trapped, other.trapped, "attempts trapped");
+        t.add(&mut self.timed_out, other.timed_out, "attempts timed out");
     }
 }
 
@@ -173,13 +179,17 @@ impl Counts {
         self.scheduled == self.ended()
     }
 
-    /// Add another set of counts to this one.
+    /// Add another set of counts to this one (each at most [`crate::count::MAX_COUNT`]).
     pub fn merge(&mut self, other: &Counts) {
-        self.scheduled += other.scheduled;
+        self.add_to(other, &mut Tally::default());
+    }
+
+    pub(crate) fn add_to(&mut self, other: &Counts, t: &mut Tally) {
+        t.add(&mut self.scheduled, other.scheduled, "tasks scheduled");
         for outcome in Outcome::ALL {
-            self.add(outcome, other.get(outcome));
+            t.add(self.slot(outcome), other.get(outcome), format_args!("tasks {}", outcome.name()));
         }
-        self.retries += other.retries;
+        t.add(&mut self.retries, other.retries, "retries");
     }
 }
 

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::count::Tally;
 use crate::histogram::{LatencyHistogram, Percentiles};
 
 /// One series: a metric name and its tags, sorted by key so order does not make a new series.
@@ -89,7 +90,7 @@ impl TrendStats {
         self.hist.record_micros((value.max(0.0) * TREND_SCALE).round() as u64);
     }
 
-    fn merge(&mut self, other: &TrendStats) {
+    fn merge(&mut self, other: &TrendStats, t: &mut Tally) {
         if other.count == 0 {
             return;
         }
@@ -100,9 +101,9 @@ impl TrendStats {
             self.min = self.min.min(other.min);
             self.max = self.max.max(other.max);
         }
-        self.count += other.count;
+        t.add(&mut self.count, other.count, "a trend's count");
         self.sum += other.sum;
-        self.hist.merge(&other.hist);
+        self.hist.add_to(&other.hist, t, "a trend's histogram's count");
     }
 
     /// How many values were recorded.
@@ -155,6 +156,16 @@ pub enum SeriesValue {
 }
 
 impl SeriesValue {
+    /// A value of the same kind with nothing recorded.
+    fn empty(&self) -> SeriesValue {
+        match self {
+            SeriesValue::Counter(_) => SeriesValue::Counter(0),
+            SeriesValue::Gauge { .. } => SeriesValue::Gauge { value: 0.0, seq: 0 },
+            SeriesValue::Trend(_) => SeriesValue::Trend(TrendStats::default()),
+            SeriesValue::Check { .. } => SeriesValue::Check { passes: 0, fails: 0 },
+        }
+    }
+
     /// The kind's name, as users see it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -166,20 +177,21 @@ impl SeriesValue {
     }
 
     /// Fold `other` (of the same kind) into `self`; returns false on a kind mismatch.
-    pub(crate) fn merge(&mut self, other: &SeriesValue) -> bool {
+    pub(crate) fn merge(&mut self, other: &SeriesValue, t: &mut Tally) -> bool {
         match (self, other) {
-            // A plugin chooses its deltas: a total saturates rather than wrap round to a small number.
-            (SeriesValue::Counter(a), SeriesValue::Counter(b)) => *a = a.saturating_add(*b),
+            // A plugin chooses its deltas: a total saturates (at 2^53) rather than wrap round to
+            // a small number.
+            (SeriesValue::Counter(a), SeriesValue::Counter(b)) => t.add(a, *b, "a plugin counter"),
             (SeriesValue::Gauge { value, seq }, SeriesValue::Gauge { value: v, seq: s }) => {
                 if *s >= *seq {
                     *value = *v;
                     *seq = *s;
                 }
             }
-            (SeriesValue::Trend(a), SeriesValue::Trend(b)) => a.merge(b),
+            (SeriesValue::Trend(a), SeriesValue::Trend(b)) => a.merge(b, t),
             (SeriesValue::Check { passes, fails }, SeriesValue::Check { passes: p, fails: f }) => {
-                *passes += p;
-                *fails += f;
+                t.add(passes, *p, "a check's passes");
+                t.add(fails, *f, "a check's fails");
             }
             _ => return false,
         }
@@ -281,27 +293,30 @@ pub fn valid_key(key: &SeriesKey, check: bool) -> bool {
 }
 
 impl PluginMetrics {
-    fn upsert(&mut self, key: SeriesKey, sample: SeriesValue) {
+    fn upsert(&mut self, key: SeriesKey, sample: SeriesValue, t: &mut Tally) {
         match self.series.get_mut(&key) {
             Some(existing) => {
-                if !existing.merge(&sample) {
-                    self.kind_conflicts += 1;
+                if !existing.merge(&sample, t) {
+                    t.add(&mut self.kind_conflicts, 1, "plugin samples of a conflicting kind");
                 }
             }
             None => {
-                self.series.insert(key, sample);
+                // Into an empty value of its kind, so its counts are checked as a sum's are.
+                let mut value = sample.empty();
+                value.merge(&sample, t);
+                self.series.insert(key, value);
             }
         }
     }
 
-    /// Add `delta` to a counter.
+    /// Add `delta` to a counter (a total saturates at [`crate::count::MAX_COUNT`]).
     pub fn counter(&mut self, key: SeriesKey, delta: u64) {
-        self.upsert(key, SeriesValue::Counter(delta));
+        self.upsert(key, SeriesValue::Counter(delta), &mut Tally::default());
     }
 
     /// Set a gauge; `seq` orders updates across shards.
     pub fn gauge(&mut self, key: SeriesKey, value: f64, seq: u64) {
-        self.upsert(key, SeriesValue::Gauge { value, seq });
+        self.upsert(key, SeriesValue::Gauge { value, seq }, &mut Tally::default());
     }
 
     /// Record one trend value.
@@ -320,18 +335,36 @@ impl PluginMetrics {
     /// Record a check result.
     pub fn check(&mut self, key: SeriesKey, ok: bool) {
         let (passes, fails) = if ok { (1, 0) } else { (0, 1) };
-        self.upsert(key, SeriesValue::Check { passes, fails });
+        self.upsert(key, SeriesValue::Check { passes, fails }, &mut Tally::default());
     }
 
     /// Fold another window's series into this one.
     pub fn merge(&mut self, other: &PluginMetrics) {
+        self.add_to(other, &mut Tally::default());
+    }
+
+    pub(crate) fn add_to(&mut self, other: &PluginMetrics, t: &mut Tally) {
         for (key, value) in &other.series {
-            self.upsert(key.clone(), value.clone());
+            self.upsert(key.clone(), value.clone(), t);
         }
-        self.kind_conflicts += other.kind_conflicts;
-        self.folded += other.folded;
-        self.discarded += other.discarded;
-        self.invalid += other.invalid;
+        t.add(&mut self.kind_conflicts, other.kind_conflicts, "plugin samples of a conflicting kind");
+        t.add(&mut self.folded, other.folded, "folded plugin samples");
+        t.add(&mut self.discarded, other.discarded, "discarded plugin samples");
+        t.add(&mut self.invalid, other.invalid, "invalid plugin samples");
+    }
+
+    /// Add `value` to the series `key`, as a window read from a file gives it twice: an error when
+    /// the kinds differ or a count does not fit.
+    pub(crate) fn add_series(&mut self, key: SeriesKey, value: SeriesValue) -> Result<(), String> {
+        let mut t = Tally::default();
+        if let Some(existing) = self.series.get_mut(&key) {
+            if !existing.merge(&value, &mut t) {
+                return Err(format!("series {key} is given twice with different kinds"));
+            }
+        } else {
+            self.series.insert(key, value);
+        }
+        t.result().map_err(|overflow| overflow.to_string())
     }
 
     /// Whether this window already holds `key` (so the series cap need not be asked).
@@ -402,7 +435,8 @@ impl PluginMetrics {
         for (key, value) in &self.series {
             match names.get_mut(key.name.as_str()) {
                 Some(total) => {
-                    total.merge(value);
+                    // Saturating at 2^53, as every count does.
+                    total.merge(value, &mut Tally::default());
                 }
                 None => {
                     names.insert(&key.name, value.clone());

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::count::Tally;
 use crate::histogram::Percentiles;
 use crate::outcome::Counts;
 use crate::window::Window;
@@ -111,12 +112,16 @@ pub struct WorkerStats {
 impl WorkerStats {
     /// Add another crew's figures, as for crews that ran side by side (scenarios, segments).
     pub fn add(&mut self, other: &WorkerStats) {
-        self.min += other.min;
-        self.peak += other.peak;
-        self.final_ += other.final_;
-        self.grown += other.grown;
-        self.retired += other.retired;
-        self.replaced += other.replaced;
+        self.add_to(other, &mut Tally::default());
+    }
+
+    pub(crate) fn add_to(&mut self, other: &WorkerStats, t: &mut Tally) {
+        t.add(&mut self.min, other.min, "workers (min)");
+        t.add(&mut self.peak, other.peak, "workers (peak)");
+        t.add(&mut self.final_, other.final_, "workers (final)");
+        t.add(&mut self.grown, other.grown, "workers grown");
+        t.add(&mut self.retired, other.retired, "workers retired");
+        t.add(&mut self.replaced, other.replaced, "workers replaced");
     }
 }
 

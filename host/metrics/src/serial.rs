@@ -190,17 +190,7 @@ impl<'de> Deserialize<'de> for PluginMetrics {
         };
         for Series { key, value } in owned.series {
             // Keys are re-sorted, and a key given twice merges as it would have in the run.
-            let key = SeriesKey::new(key.name, key.tags);
-            match metrics.series.get_mut(&key) {
-                Some(existing) => {
-                    if !existing.merge(&value) {
-                        return Err(de::Error::custom(format!("series {key} is given twice with different kinds")));
-                    }
-                }
-                None => {
-                    metrics.series.insert(key, value);
-                }
-            }
+            metrics.add_series(SeriesKey::new(key.name, key.tags), value).map_err(de::Error::custom)?;
         }
         Ok(metrics)
     }

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::count::{Overflow, Tally};
 use crate::errors::ErrorTable;
 use crate::histogram::LatencyHistogram;
 use crate::http::HttpStats;
@@ -83,21 +84,40 @@ impl Window {
         }
     }
 
-    /// Fold `other` into this window.
+    /// Fold `other` into this window (a count past [`MAX_COUNT`](crate::count::MAX_COUNT)
+    /// saturates: the host's own counts never come near it).
     pub fn merge(&mut self, other: &Window) {
-        self.counts.merge(&other.counts);
-        self.attempts.merge(&other.attempts);
-        self.latency.merge(&other.latency);
-        self.service.merge(&other.service);
-        self.wait.merge(&other.wait);
-        self.gate_wait.merge(&other.gate_wait);
+        self.add_to(other, &mut Tally::default());
+    }
+
+    /// Fold `other` into this window, or say which figure would pass
+    /// [`MAX_COUNT`](crate::count::MAX_COUNT) (a damaged or crafted results file): the window
+    /// is then not to be used.
+    pub fn try_merge(&mut self, other: &Window) -> Result<(), Overflow> {
+        let mut t = Tally::default();
+        self.add_to(other, &mut t);
+        t.result()
+    }
+
+    /// Whether every figure of this window fits (a window read from a file: see [`crate::count`]).
+    pub fn check(&self) -> Result<(), Overflow> {
+        Window::default().try_merge(self)
+    }
+
+    pub(crate) fn add_to(&mut self, other: &Window, t: &mut Tally) {
+        self.counts.add_to(&other.counts, t);
+        self.attempts.add_to(&other.attempts, t);
+        self.latency.add_to(&other.latency, t, "the latency histogram's count");
+        self.service.add_to(&other.service, t, "the service-time histogram's count");
+        self.wait.add_to(&other.wait, t, "the wait histogram's count");
+        self.gate_wait.add_to(&other.gate_wait, t, "the gate-wait histogram's count");
         self.lag_max = self.lag_max.max(other.lag_max);
-        self.lag_total += other.lag_total;
-        self.underrun += other.underrun;
-        self.dropped_at_gate += other.dropped_at_gate;
-        self.plugin.merge(&other.plugin);
-        self.http.merge(&other.http);
-        self.errors.merge(&other.errors);
+        t.add_duration(&mut self.lag_total, other.lag_total, "the pacer's total lag");
+        t.add(&mut self.underrun, other.underrun, "underrun");
+        t.add(&mut self.dropped_at_gate, other.dropped_at_gate, "tasks dropped at the gate");
+        self.plugin.add_to(&other.plugin, t);
+        self.http.add_to(&other.http, t);
+        self.errors.add_to(&other.errors, t);
     }
 
     /// Empty the window, keeping its allocations.

@@ -60,7 +60,7 @@ impl Credentials {
     /// that exists but cannot be read or parsed is an error naming it.
     pub fn from_environment(registry: &str) -> Result<Self, RegistryError> {
         let Some(path) = auth_file() else { return Ok(Self::anonymous()) };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match loadhost_input::read_to_string(&path, loadhost_input::TEXT) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::anonymous()),
             Err(err) => return Err(RegistryError::Input(format!("{}: {err}", path.display()))),

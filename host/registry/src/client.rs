@@ -87,7 +87,7 @@ impl Registry {
         let plain = is_loopback(r.host()) || self.options.insecure.iter().any(|h| h == r.registry() || h == r.host());
         let mut extra = Vec::new();
         for path in &self.options.ca_certs {
-            let data = std::fs::read(path)
+            let data = loadhost_input::read(path, loadhost_input::PEM)
                 .map_err(|err| RegistryError::Input(format!("--registry-ca-cert {}: {err}", path.display())))?;
             extra.push(Certificate { encoding: CertificateEncoding::Pem, data });
         }

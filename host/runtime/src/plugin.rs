@@ -146,7 +146,10 @@ impl Plugin {
         if Language::of(path).is_some() {
             return Self::load_script(runtime, path);
         }
-        let file = std::fs::read(path).map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
+        // A regular file within the cap: `run /dev/zero`, or a 500 MB file that starts like wasm,
+        // is refused before it is read.
+        let file = loadhost_input::read(path, runtime.plugin_cap)
+            .map_err(|error| PluginError::Read { path: path.to_owned(), error })?;
         let path = path.to_owned();
         if file.get(..4) != Some(b"\0asm") {
             return Err(PluginError::NotWasm { path });

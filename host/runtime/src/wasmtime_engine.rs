@@ -21,6 +21,8 @@ pub struct RuntimeOptions {
     pub cache_max: u64,
     /// The most linear memory one instance may use, in bytes.
     pub max_memory: u64,
+    /// The largest plugin file read, and how to raise it (`--max-plugin-size`).
+    pub plugin_cap: loadhost_input::Cap,
 }
 
 /// A wasmtime engine plus the compile cache: load plugins with [`Runtime::load`].
@@ -30,6 +32,8 @@ pub struct Runtime {
     pub(crate) cache: Arc<CompileCache>,
     /// Each instance's memory cap, in bytes.
     pub(crate) max_memory: usize,
+    /// The largest plugin file read.
+    pub(crate) plugin_cap: loadhost_input::Cap,
 }
 
 /// Memories, tables and core instances a component may use, per component instance. A Rust
@@ -108,7 +112,8 @@ impl Runtime {
         let engine = Engine::new(&config).map_err(anyhow::Error::from).context("configuring the WebAssembly engine")?;
         start_epoch_ticker(&engine).context("starting the epoch ticker thread")?;
         let cache = Arc::new(CompileCache::new(options.cache_dir, options.cache_max));
-        Ok(Self { engine, cache, max_memory: usize::try_from(options.max_memory).unwrap_or(usize::MAX) })
+        let max_memory = usize::try_from(options.max_memory).unwrap_or(usize::MAX);
+        Ok(Self { engine, cache, max_memory, plugin_cap: options.plugin_cap })
     }
 
     /// The underlying engine.

@@ -32,8 +32,10 @@ pub fn self_signed() -> anyhow::Result<SelfSigned> {
 /// `client_ca` (errors name `--require-client-cert` and the file).
 pub fn self_signed_requiring_client_cert(client_ca: &Path) -> anyhow::Result<SelfSigned> {
     let shown = client_ca.display();
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(client_ca)
-        .and_then(|iter| iter.collect())
+    let pem = loadhost_input::read(client_ca, loadhost_input::PEM)
+        .map_err(|err| anyhow::anyhow!("--require-client-cert {shown}: cannot read it: {err}"))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<_, _>>()
         .map_err(|err| anyhow::anyhow!("--require-client-cert {shown}: not a PEM certificate file: {err}"))?;
     if certs.is_empty() {
         anyhow::bail!("--require-client-cert {shown}: no certificate in the file");

@@ -24,7 +24,7 @@ use loadhost_output::results::PER_PROCESS_KEYS;
 use serde_json::Value;
 
 use crate::exit::{Failure, THRESHOLDS_FAILED};
-use crate::outputs::{create_all, flag_path, write_all};
+use crate::outputs::{Failed, append_step_summary, create_all, write_whole};
 use read::Run;
 use report::Report;
 
@@ -87,37 +87,20 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Failure> {
     let [markdown, json] = create_all([("markdown", args.markdown.as_deref()), ("json", args.json.as_deref())])?;
     print!("{}", render::terminal(&report));
     let text = render::markdown(&report);
+    // Each file whole or not at all, whatever became of the other (exit 6 when one failed).
+    let mut failed = Failed::default();
     if let Some((path, file)) = markdown {
-        write_all(file, text.as_bytes()).map_err(|err| written("markdown", &path, err))?;
+        let written = write_whole(&path, file, |out| out.write_all(text.as_bytes()));
+        failed.note("markdown", &path, written.err(), false);
     }
     if let Some((path, file)) = json {
         let mut bytes = serde_json::to_vec_pretty(&report.json()).map_err(Failure::runtime)?;
         bytes.push(b'\n');
-        write_all(file, &bytes).map_err(|err| written("json", &path, err))?;
+        failed.note("json", &path, write_whole(&path, file, |out| out.write_all(&bytes)).err(), false);
     }
-    append_step_summary(&text);
+    append_step_summary(&text, "the comparison", &mut failed);
+    failed.check()?;
     Ok(if report.failed > 0 { ExitCode::from(THRESHOLDS_FAILED) } else { ExitCode::SUCCESS })
-}
-
-fn written(flag: &str, path: &std::path::Path, err: std::io::Error) -> Failure {
-    Failure::runtime(anyhow::Error::new(err).context(format!("{}: writing failed", flag_path(flag, path))))
-}
-
-/// In a GitHub Actions job, the comparison goes to the job's summary page too, as `run`'s
-/// Markdown does (said once on stderr; a failure to append is reported, not fatal).
-fn append_step_summary(text: &str) {
-    use std::io::Write as _;
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else { return };
-    let appended = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .and_then(|mut file| file.write_all(format!("{text}\n").as_bytes()));
-    let shown = PathBuf::from(&path);
-    match appended {
-        Ok(()) => tracing::info!("appended the comparison to $GITHUB_STEP_SUMMARY ({})", shown.display()),
-        Err(err) => tracing::error!("$GITHUB_STEP_SUMMARY {}: appending the comparison failed: {err}", shown.display()),
-    }
 }
 
 /// Refuse runs of different plugins unless allowed (then say so in the output).

@@ -3,16 +3,16 @@
 //! results file, each rule's per-interval values for the test.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
 use loadhost_metrics::compare::{Rule, Sample, TASKS_STARTED, Unit};
+use loadhost_metrics::count::Tally;
 use loadhost_metrics::http::names;
 use loadhost_metrics::threshold::{Aggregate, MetricKind, TASKS_NOT_PASSED};
-use loadhost_metrics::{RunReport, SeriesKey, Window};
+use loadhost_metrics::{MAX_COUNT, Overflow, RunReport, SeriesKey, Window};
 use loadhost_output::RunInfo;
 use loadhost_output::results::{self, IntervalRecord, RunResults};
 use loadhost_output::summary::{PercentileView, PluginMetric, Summary};
@@ -36,12 +36,13 @@ impl Run {
     /// Read `path`, a results file or a summary JSON.
     pub fn read(path: &Path, role: &'static str) -> anyhow::Result<Run> {
         let mut head = Vec::new();
-        File::open(path)
+        loadhost_input::open(path)
             .and_then(|f| f.take(64).read_to_end(&mut head))
             .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
         let path = path.to_owned();
         if head.starts_with(results::MAGIC.as_bytes()) {
-            let file = results::read_for_merge(&path).map_err(|err| anyhow!("{role} {err}"))?;
+            let file =
+                results::read_for_merge(&path, results::CutFiles::Refuse).map_err(|err| anyhow!("{role} {err}"))?;
             let intervals = file.intervals();
             let results = file.results;
             let info = RunInfo {
@@ -59,10 +60,15 @@ impl Run {
             return Ok(Run { path, role, summary, results: Some(results), intervals });
         }
         if head.trim_ascii_start().starts_with(b"{") {
-            let text = std::fs::read_to_string(&path)
+            let text = loadhost_input::read_to_string(&path, loadhost_input::SUMMARY)
                 .with_context(|| format!("{role} {}: cannot read the file", path.display()))?;
-            let summary: Summary = serde_json::from_str(&text)
-                .with_context(|| format!("{role} {}: not a loadhost summary JSON", path.display()))?;
+            let not_summary = || format!("{role} {}: not a loadhost summary JSON", path.display());
+            let value: Value = serde_json::from_str(&text).with_context(not_summary)?;
+            // Its counts are added up (ended tasks, checks): refused past 2^53, never wrapped.
+            if let Some(at) = past_max_count(&value, "") {
+                bail!("{role} {}: {at} is more than loadhost counts (2^53 = {MAX_COUNT})", path.display());
+            }
+            let summary: Summary = serde_json::from_value(value).with_context(not_summary)?;
             return Ok(Run { path, role, summary, results: None, intervals: 0 });
         }
         bail!(
@@ -154,7 +160,7 @@ impl Run {
             if whole_needs_rows {
                 let at =
                     row_of(results, &record).ok_or_else(|| anyhow!("line {number}: an interval of no scenario"))?;
-                rows.entry(at).or_default().add(&record);
+                rows.entry(at).or_default().add(&record).map_err(|overflow| anyhow!("line {number}: {overflow}"))?;
             }
             Ok(())
         })
@@ -178,6 +184,21 @@ impl Run {
     }
 }
 
+/// Where in a summary JSON a count is past [`MAX_COUNT`] (such as `tasks.scheduled`), if one is:
+/// any integer but the options the run was given (`config`, `seed`), which are not added up.
+fn past_max_count(value: &Value, at: &str) -> Option<String> {
+    let inner = |key: &dyn std::fmt::Display| if at.is_empty() { key.to_string() } else { format!("{at}.{key}") };
+    match value {
+        Value::Number(n) if n.as_u64().is_some_and(|n| n > MAX_COUNT) => Some(at.to_owned()),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| !at.is_empty() || !matches!(k.as_str(), "config" | "seed"))
+            .find_map(|(k, v)| past_max_count(v, &inner(k))),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| past_max_count(v, &inner(&i))),
+        _ => None,
+    }
+}
+
 /// A report's totals as a rule measures them.
 fn totals(report: &RunReport) -> Sample<'_> {
     Sample { window: &report.totals, started: report.started, span: report.elapsed, generation: report.generation }
@@ -197,10 +218,14 @@ struct Row {
 }
 
 impl Row {
-    fn add(&mut self, record: &IntervalRecord) {
-        self.window.merge(&record.window);
-        self.started += record.gauges.started;
+    /// Add an interval, or say which count would pass 2^53 (a damaged or crafted file).
+    fn add(&mut self, record: &IntervalRecord) -> Result<(), Overflow> {
+        self.window.try_merge(&record.window)?;
+        let mut t = Tally::default();
+        t.add(&mut self.started, record.gauges.started, "tasks started");
+        t.result()?;
         self.span = self.span.max(record.end.saturating_sub(record.start));
+        Ok(())
     }
 }
 
@@ -208,7 +233,7 @@ impl Row {
 /// offset, from the run's start, to the nearest interval.
 fn row_of(results: &RunResults, record: &IntervalRecord) -> Option<u64> {
     let scenario = results.scenarios.iter().find(|r| r.scenario == record.scenario)?;
-    let offset = (scenario.started_at + record.start).duration_since(results.started_at).unwrap_or_default();
+    let offset = scenario.started_at.checked_add(record.start)?.duration_since(results.started_at).unwrap_or_default();
     let step = results.interval.as_nanos().max(1);
     u64::try_from((offset.as_nanos() + step / 2) / step).ok()
 }
@@ -220,20 +245,29 @@ fn for_each_interval(
     path: &Path,
     mut each: impl FnMut(usize, IntervalRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut reader = BufReader::new(File::open(path).context("cannot read the file")?);
+    let mut reader = BufReader::new(loadhost_input::open(path).context("cannot read the file")?);
     let mut line = Vec::new();
+    let mut next = |line: &mut Vec<u8>| {
+        loadhost_input::read_line(&mut reader, line, loadhost_input::RESULTS_LINE).context("cannot read the file")
+    };
     // The header, checked by the first read.
-    reader.read_until(b'\n', &mut line).context("cannot read the file")?;
+    next(&mut line)?;
     for number in 2.. {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).context("cannot read the file")? == 0 {
+        if next(&mut line)? == 0 {
             bail!("the results file is truncated (it changed while it was read?)");
         }
         let corrupt = || format!("the results file is corrupt: line {number}");
         let mut parsed: Value = serde_json::from_slice(&line).with_context(corrupt)?;
         match parsed.get_mut("interval").map(Value::take) {
-            Some(interval) => each(number, serde_json::from_value(interval).with_context(corrupt)?)?,
+            Some(interval) => {
+                let record: IntervalRecord = serde_json::from_value(interval).with_context(corrupt)?;
+                // Its values are used alone (the per-interval test): each must fit, as a merge checks.
+                record.check().with_context(corrupt)?;
+                each(number, record)?;
+            }
             None if parsed.get("end").is_some() => return Ok(()),
+            // When the run and its scenarios started: the end line has them too.
+            None if parsed.get("start").is_some() || parsed.get("started").is_some() => {}
             None => bail!("{}: neither an interval nor the end", corrupt()),
         }
     }

@@ -130,7 +130,8 @@ pub fn authorities<'a>(targets: impl IntoIterator<Item = &'a Target>) -> BTreeSe
 /// Errors say `FILE:LINE: what`.
 pub fn load(path: &Path) -> Result<Vec<Target>, String> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{shown}: cannot read it: {err}"))?;
+    let text = loadhost_input::read_to_string(path, loadhost_input::TARGETS)
+        .map_err(|err| format!("{shown}: cannot read it: {err}"))?;
     let json =
         text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).is_some_and(|l| l.starts_with('{'));
     let targets = if json { json_lines(&text) } else { text_format(&text) }
@@ -244,12 +245,8 @@ fn request_line(line: &str) -> Option<(&str, &str)> {
 
 /// A body file, read whole (at most [`MAX_BODY`] bytes).
 pub fn read_body(path: &Path) -> Result<Vec<u8>, String> {
-    let shown = path.display();
-    let size = std::fs::metadata(path).map_err(|err| format!("{shown}: cannot read it: {err}"))?.len();
-    if size > MAX_BODY {
-        return Err(format!("{shown}: {size} bytes is over the {MAX_BODY} bytes loadhost http sends as a body"));
-    }
-    std::fs::read(path).map_err(|err| format!("{shown}: cannot read it: {err}"))
+    let cap = loadhost_input::Cap::new(MAX_BODY, "a body loadhost http sends");
+    loadhost_input::read(path, cap).map_err(|err| format!("{}: cannot read it: {err}", path.display()))
 }
 
 #[cfg(test)]

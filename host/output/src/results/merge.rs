@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use loadhost_engine::Segment;
-use loadhost_metrics::{Gauges, IntervalRow, RunReport, Timeline, Window};
+use loadhost_metrics::{Gauges, IntervalRow, Overflow, RunReport, Timeline, Window};
 use serde_json::Value;
 
 use crate::summary::PluginFile;
@@ -135,6 +135,15 @@ pub enum MergeError {
         /// What is wrong.
         why: String,
     },
+    /// A count that would pass 2^53 (or a time no clock can say) once this part is added: a
+    /// damaged or crafted file.
+    #[error("{part}: cannot be added to the other parts: {overflow} (a damaged or crafted results file?)")]
+    Overflow {
+        /// The part whose figures did not fit.
+        part: String,
+        /// The figure.
+        overflow: Overflow,
+    },
     /// The same segment twice.
     #[error("{first} and {other} are both segment {}: each segment must be merged once", segment_name(.segment))]
     SegmentTwice {
@@ -174,6 +183,8 @@ pub struct Merged {
     pub segments: Vec<Segment>,
     /// Segments of the split that no part was (the merged run is then only part of the plan).
     pub missing: Vec<Segment>,
+    /// The parts cut off before their end (killed): only the intervals they completed are in.
+    pub cut: Vec<String>,
 }
 
 /// Merge the parts of one distributed run (see docs/merge.md); parts are named "part 1", "part 2",
@@ -189,6 +200,7 @@ pub fn merge_labelled(parts: Vec<(String, RunResults)>) -> Result<Merged, MergeE
         .map(|(label, results)| Part {
             label,
             results,
+            cut: false,
             records: results.intervals.iter().map(Placed::decoded).collect(),
         })
         .collect();
@@ -203,6 +215,7 @@ pub fn merge_files(files: Vec<(String, ResultsFile)>) -> Result<Merged, MergeErr
         .map(|(label, file)| Part {
             label,
             results: &file.results,
+            cut: file.cut,
             records: file.intervals.iter().map(Placed::encoded).collect(),
         })
         .collect();
@@ -213,6 +226,8 @@ pub fn merge_files(files: Vec<(String, ResultsFile)>) -> Result<Merged, MergeErr
 struct Part<'a> {
     label: &'a str,
     results: &'a RunResults,
+    /// Cut off before its end line (its reports rebuilt from its intervals).
+    cut: bool,
     records: Vec<Placed<'a>>,
 }
 
@@ -255,9 +270,11 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
     let first_config = check_one_plan(&parts)?;
     let (segments, missing) = check_segments(&parts)?;
     warn_of_gaps(&parts, &segments, &missing);
-    let mut report =
-        RunReport::combine(parts.iter().map(|p| &p.results.report)).unwrap_or_else(|| first.report.clone());
-    let mut scenarios = merge_scenarios(&parts);
+    let mut report = first.report.clone();
+    for part in &parts[1..] {
+        report.try_absorb(&part.results.report).map_err(|overflow| overflowed(part.label, overflow))?;
+    }
+    let mut scenarios = merge_scenarios(&parts)?;
     let rows = merge_rows(&parts, first.interval)?;
     if !rows.is_empty() {
         let mut per_scenario: HashMap<&str, u64> = HashMap::new();
@@ -282,6 +299,7 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         parts: parts.len(),
         segments,
         missing,
+        cut: parts.iter().filter(|p| p.cut).map(|p| p.label.to_owned()).collect(),
     })
 }
 
@@ -367,22 +385,21 @@ fn warn_of_gaps(parts: &[Part<'_>], segments: &[Segment], missing: &[Segment]) {
 }
 
 /// Each scenario, by name in the order the parts first name them, combined across the parts.
-fn merge_scenarios(parts: &[Part<'_>]) -> Vec<RunReport> {
-    let mut names: Vec<&str> = Vec::new();
+fn merge_scenarios(parts: &[Part<'_>]) -> Result<Vec<RunReport>, MergeError> {
+    let mut merged: Vec<RunReport> = Vec::new();
     for part in parts {
         for s in &part.results.scenarios {
-            if !names.contains(&s.scenario.as_str()) {
-                names.push(&s.scenario);
+            match merged.iter_mut().find(|m| m.scenario == s.scenario) {
+                Some(m) => m.try_absorb(s).map_err(|overflow| overflowed(part.label, overflow))?,
+                None => merged.push(s.clone()),
             }
         }
     }
-    // Every name came from some part, so each scenario combines at least one report.
-    names
-        .iter()
-        .filter_map(|name| {
-            RunReport::combine(parts.iter().filter_map(|p| p.results.scenarios.iter().find(|s| s.scenario == *name)))
-        })
-        .collect()
+    Ok(merged)
+}
+
+fn overflowed(part: &str, overflow: Overflow) -> MergeError {
+    MergeError::Overflow { part: part.to_owned(), overflow }
 }
 
 /// The config without the keys each process may set its own way.
@@ -470,7 +487,9 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
     let mut buckets: BTreeMap<(u64, usize), Vec<(&str, &Placed<'_>)>> = BTreeMap::new();
     for part in parts {
         for record in &part.records {
-            let row = timeline.row(record.scenario, anchor(part.results, record.scenario), record.start);
+            let row = timeline
+                .row(record.scenario, anchor(part.results, record.scenario), record.start)
+                .ok_or_else(|| overflowed(part.label, Overflow { what: "an interval's start time".into() }))?;
             let position = order.iter().position(|n| *n == record.scenario).unwrap_or(0);
             buckets.entry((row, position)).or_default().push((part.label, record));
         }
@@ -482,19 +501,19 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
         let mut gauges = Gauges::default();
         let mut length = Duration::ZERO;
         for (label, record) in members {
-            match record.window {
-                WindowRef::Decoded(w) => window.merge(w),
+            let added = match record.window {
+                WindowRef::Decoded(w) => window.try_merge(w),
                 WindowRef::Encoded(encoded) => {
                     let decoded =
                         encoded.window().map_err(|why| MergeError::Damaged { part: label.to_owned(), why })?;
-                    window.merge(&decoded);
+                    window.try_merge(&decoded)
                 }
-            }
-            gauges.add(&record.gauges);
+            };
+            added.and_then(|()| gauges.try_add(&record.gauges)).map_err(|overflow| overflowed(label, overflow))?;
             length = length.max(record.end.saturating_sub(record.start));
         }
         let start = timeline.row_start(index);
-        let mut row = IntervalRow::from_window(index, start, start + length, &window, gauges);
+        let mut row = IntervalRow::from_window(index, start, start.saturating_add(length), &window, gauges);
         row.scenario = names[position].clone();
         rows.push(row);
     }
@@ -510,7 +529,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::results::format::{IntervalRecord, read_for_merge, write};
+    use crate::results::format::{CutFiles, IntervalRecord, read_for_merge, write};
     use crate::results::testkit::*;
 
     #[test]
@@ -542,7 +561,7 @@ mod tests {
             .map(|(i, part)| {
                 let path = dir.path().join(format!("segment-{i}.lhr"));
                 write(&path, part).unwrap();
-                let file = read_for_merge(&path).unwrap();
+                let file = read_for_merge(&path, CutFiles::Refuse).unwrap();
                 assert_eq!(file.intervals(), 4);
                 (path.display().to_string(), file)
             })

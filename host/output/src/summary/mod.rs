@@ -391,6 +391,7 @@ pub(crate) mod tests {
     fn read_back_it_writes_the_same_bytes() {
         let mut summary = sample();
         summary.merged = Some(MergedFrom {
+            cut: vec!["b.lhr".into()],
             files: vec!["a.lhr".into(), "b.lhr".into()],
             missing: vec!["2/3".into()],
             parts: 2,

@@ -502,6 +502,10 @@ impl ScenarioSummary {
 /// Where a merged run came from (`merged`, written by `loadhost merge` only).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MergedFrom {
+    /// The results files that were cut off before their end (a killed process, merged with
+    /// `--partial`): only the intervals they completed are in.
+    #[serde(default)]
+    pub cut: Vec<String>,
     /// The results files, as given.
     pub files: Vec<String>,
     /// Segments of the split that no file was (`I/N`).

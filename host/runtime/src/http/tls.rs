@@ -186,10 +186,17 @@ fn verifying(options: &TlsOptions) -> anyhow::Result<ConfigBuilder<rustls::Clien
     Ok(builder.with_root_certificates(roots))
 }
 
+/// A PEM file's bytes: a regular file, at most 16 MiB (`--ca-cert /dev/zero` is refused).
+fn read_pem(flag: &str, path: &Path) -> anyhow::Result<Vec<u8>> {
+    loadhost_input::read(path, loadhost_input::PEM)
+        .map_err(|err| anyhow::anyhow!("{flag} {}: cannot read it: {err}", path.display()))
+}
+
 /// The certificates of a PEM file, at least one.
 fn read_certs(flag: &str, path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .and_then(|iter| iter.collect())
+    let pem = read_pem(flag, path)?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<_, _>>()
         .map_err(|err| anyhow::anyhow!("{flag} {}: not a PEM certificate file: {err}", path.display()))?;
     if certs.is_empty() {
         anyhow::bail!("{flag} {}: no certificate in the file", path.display());
@@ -199,7 +206,8 @@ fn read_certs(flag: &str, path: &Path) -> anyhow::Result<Vec<CertificateDer<'sta
 
 /// The private key of a PEM file.
 fn read_key(path: &Path) -> anyhow::Result<PrivateKeyDer<'static>> {
-    PrivateKeyDer::from_pem_file(path).map_err(|err| {
+    let pem = read_pem("--client-key", path)?;
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|err| {
         anyhow::anyhow!(
             "--client-key {}: not a PEM private key file (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY): {err}",
             path.display()
