@@ -108,8 +108,9 @@ fn read(file: &std::path::Path, path: &str) -> Result<(Vec<u8>, Option<Script>),
             .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
         return Ok((built.bytes, Some(built.script)));
     }
-    let bytes =
-        std::fs::read(file).with_context(|| format!("{path}: cannot read the plugin")).map_err(Failure::usage)?;
+    let bytes = loadhost_input::read(file, loadhost_input::PLUGIN)
+        .with_context(|| format!("{path}: cannot read the plugin"))
+        .map_err(Failure::usage)?;
     let script = loadhost_component::script::split(&bytes)
         .with_context(|| path.to_owned())
         .map_err(Failure::plugin)?

@@ -22,6 +22,7 @@
 //! ```
 
 use std::fmt;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -208,7 +209,10 @@ fn walk(
         if *total > MAX_BYTES {
             return Err(too_much(format!("{} MiB", MAX_BYTES >> 20)));
         }
-        files.push((relative, std::fs::read(&path).map_err(read(&path))?));
+        // Read no more than was counted: a file that grows meanwhile cannot pass the cap.
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        std::fs::File::open(&path).and_then(|f| f.take(size).read_to_end(&mut bytes)).map_err(read(&path))?;
+        files.push((relative, bytes));
     }
     Ok(())
 }

@@ -4,8 +4,9 @@
 //!
 //! - **No secret reaches an output.** Every `-e`/`--env-file` value and every token is replaced by
 //!   `[redacted]` wherever it appears (one pass over the text for all of them). A value shorter
-//!   than [`MIN_SECRET`] characters (`-e N=1`) would turn every digit of every message into
-//!   `[redacted]`: it is redacted only where it appears as `KEY=VALUE`.
+//!   than [`MIN_SECRET`] characters is redacted only where it appears as `KEY=VALUE`: short
+//!   values are settings (`-e N=1`, `-e MODE=ping`), and redacting them bare turned every digit,
+//!   or a plugin's own words, into `[redacted]`, while tokens and passwords are longer.
 //! - **No text is unbounded.** A message is cut at [`MAX_TEXT`] bytes with a note of how much was
 //!   cut (a plugin's 100 MiB error once went whole to stderr and into every output); printed lines
 //!   are cut at their own limit (`output::MAX_LINE`), names and tags at the metrics' limits.
@@ -25,7 +26,7 @@ pub const REDACTED: &str = "[redacted]";
 pub const MAX_TEXT: usize = loadhost_metrics::errors::MAX_MESSAGE;
 
 /// Values this short are redacted only as `KEY=VALUE` (see the module's docs).
-pub const MIN_SECRET: usize = 3;
+pub const MIN_SECRET: usize = 8;
 
 /// The secrets of a run, ready to be taken out of any text.
 #[derive(Debug, Default)]
@@ -140,7 +141,7 @@ mod tests {
         let t = text();
         assert_eq!(t.redact("token s3cr3t-value in a URL ?t=s3cr3t-value"), "token [redacted] in a URL ?t=[redacted]");
         assert_eq!(t.redact("BLOB_BYTES=64k: expected an integer"), "BLOB_BYTES=[redacted]: expected an integer");
-        assert_eq!(t.redact("64k"), "[redacted]", "three characters are enough to be a secret");
+        assert_eq!(t.redact("s3cr3t-v"), "s3cr3t-v", "a part of a secret is not the secret");
         assert_eq!(t.redact("Bearer ctl-token"), "Bearer [redacted]");
     }
 
@@ -148,6 +149,7 @@ mod tests {
     fn a_short_value_is_redacted_only_after_its_key() {
         let t = text();
         assert_eq!(t.redact("N=1 then 1 2 10"), "N=[redacted] then 1 2 10");
+        assert_eq!(t.redact("BLOB_BYTES=64k; 64k read"), "BLOB_BYTES=[redacted]; 64k read");
     }
 
     #[test]
