@@ -28,6 +28,7 @@ mod overrun;
 mod plugin_metrics;
 mod protocols;
 mod registry;
+mod runner_js;
 mod sandbox;
 mod say_why;
 mod scenarios;

@@ -49,7 +49,7 @@ export function doTask() {
       return undefined;
     case 'throw':
       return firstOrderTotal([]);
-    case 'process':
+    case 'process-env':
       return process.env.TARGET_URL; // eslint-disable-line no-undef
     default:
       return undefined;
