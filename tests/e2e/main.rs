@@ -27,6 +27,7 @@ mod overrun;
 mod plugin_metrics;
 mod protocols;
 mod registry;
+mod runner_python;
 mod sandbox;
 mod say_why;
 mod scenarios;
