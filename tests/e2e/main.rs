@@ -29,6 +29,7 @@ mod plugin_metrics;
 mod protocols;
 mod registry;
 mod runner_js;
+mod runner_python;
 mod sandbox;
 mod say_why;
 mod scenarios;

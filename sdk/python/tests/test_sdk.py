@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runner"))
 
 
 def _module(name: str, **attrs) -> types.ModuleType:
@@ -812,6 +813,113 @@ class Entry(unittest.TestCase):
         self.assertRegex(caught.exception.value, r"^ValueError: no 3 42 \(test_sdk\.py:\d+\)$")
         lifecycle.teardown("42")
         self.assertEqual(seen, ["42"])
+
+
+class Runner(unittest.TestCase):
+    """The runner's loading of a script (what `/script` holds at run time is a folder here)."""
+
+    TASK = Task("default", 0, 0, 0, b"")
+
+    @classmethod
+    def setUpClass(cls):
+        saved = list(sys.path)
+        import loadhost_runner
+
+        cls.runner = loadhost_runner
+        # Loading the runner warmed up on its own script and left the import path as it was.
+        assert sys.path == saved and "loadhost_warm_up" not in sys.modules and config.plugin_root is None
+
+    def setUp(self):
+        import tempfile
+
+        self.saved_path = list(sys.path)
+        self.folder = tempfile.TemporaryDirectory()
+        self.root = self.folder.name
+        self.loaded = []
+
+    def tearDown(self):
+        sys.path[:] = self.saved_path
+        config.plugin_root = None
+        config._at_runtime = False
+        for name in self.loaded:
+            sys.modules.pop(name, None)
+        self.folder.cleanup()
+
+    def write(self, name: str, text: str) -> None:
+        path = os.path.join(self.root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as out:
+            out.write(text)
+        self.loaded.append(os.path.splitext(os.path.basename(name))[0])
+
+    def serve(self, relative: str):
+        """The exports over the script `relative`, as the runner serves them (loaded at the first call)."""
+        from loadhost import _exports
+
+        _exports.serve(lambda: self.runner.load(self.root, relative), self.runner.missing_module)
+        return _exports
+
+    def test_a_script_imports_its_folders_modules_and_runs_through_the_exports(self):
+        self.write("rt_helper.py", "def tag():\n    return 'from-helper'\n")
+        self.write("rt_journey.py", "import rt_helper\nseen = []\n\ndef setup(options):\n    return rt_helper.tag()\n\n"
+                   "def do_task(task):\n    seen.append(task.iteration)\n")
+        exports = self.serve("rt_journey.py")
+        self.assertEqual(exports.Lifecycle().setup(""), "from-helper")
+        self.assertIsNone(exports.Doer().do_task(self.TASK))
+        self.assertEqual(sys.modules["rt_journey"].seen, [0])
+        self.assertEqual((sys.path, config.plugin_root), ([self.root], self.root))
+
+    def test_an_error_in_a_task_names_the_scripts_file_and_line(self):
+        self.write("sub/rt_lookup.py", "def find(name):\n    return {}[name]\n")
+        self.write("sub/rt_main.py", "import rt_lookup\n\ndef do_task(task):\n    rt_lookup.find('x')\n")
+        with self.assertRaises(Err) as caught:
+            self.serve("sub/rt_main.py").Doer().do_task(self.TASK)
+        self.assertEqual(caught.exception.value, wit_types.TaskError_Failed("KeyError: 'x' (rt_lookup.py:2)"))
+
+    def test_a_script_that_cannot_be_loaded_fails_every_call_with_one_line(self):
+        self.write("rt_syntax.py", "\n\ndef do_task(task)\n    pass\n")
+        self.write("rt_nodo.py", "x = 1\n")
+        self.write("rt_numpy.py", "import json\nimport numpy_absent_here\n")
+        self.write("rt_stdlib.py", "import tracemalloc_absent\n")
+        self.write("rt_raises.py", "import json\nSETTINGS = json.loads('{}')\nLIMIT = SETTINGS['limit']\n")
+        self.write("rt_exits.py", "import sys\nsys.exit(3)\n")
+        self.write("json.py", "def do_task(task):\n    pass\n")
+        for relative, says in (
+            ("rt_syntax.py", r"^SyntaxError: expected ':' \(rt_syntax\.py:3\)$"),
+            ("rt_nodo.py", r"^rt_nodo\.py must define a function do_task\(task\)$"),
+            ("rt_numpy.py", r"^ModuleNotFoundError: the Python runner has no module 'numpy_absent_here': a script "
+                            r"may import its own files .* \(rt_numpy\.py:2\)$"),
+            ("rt_raises.py", r"^KeyError: 'limit' \(rt_raises\.py:3\)$"),
+            ("rt_exits.py", r"^SystemExit: 3 \(rt_exits\.py:2\)$"),
+            ("absent.py", r"^absent\.py: no such file in the script's folder$"),
+            ("../outside.py", r"^LOADHOST_SCRIPT=\.\./outside\.py: expected a \.py file in the script's folder$"),
+            ("notes.txt", r"expected a \.py file"),
+            ("json.py", r"^json\.py: the runner already has a module named 'json': rename the script$"),
+        ):
+            exports = self.serve(relative)
+            for call in (lambda: exports.Lifecycle().setup(""), lambda: exports.Lifecycle().init(0, "")):
+                with self.assertRaises(Err) as caught:
+                    call()
+                self.assertRegex(caught.exception.value, says, relative)
+            # A task aborts the run: no task of it can pass.
+            with self.assertRaises(Err) as caught:
+                exports.Doer().do_task(self.TASK)
+            self.assertIsInstance(caught.exception.value, wit_types.TaskError_Abort, relative)
+            self.assertRegex(caught.exception.value.value, says, relative)
+        with self.assertRaises(Err) as caught:
+            self.serve("rt_stdlib.py").Lifecycle().setup("")
+        self.assertIn("the Python runner has no module 'tracemalloc_absent'", caught.exception.value)
+
+    def test_a_standard_library_module_left_out_is_named_as_such(self):
+        error = ModuleNotFoundError("No module named 'sqlite3'", name="sqlite3")
+        self.assertTrue(self.runner.missing_module(error).startswith(
+            "the Python runner has no standard-library module 'sqlite3':"))
+        self.assertIsNone(self.runner.missing_module(ModuleNotFoundError("no name")))
+
+    def test_without_loadhost_script_the_runner_says_what_is_missing(self):
+        os.environ.pop("LOADHOST_SCRIPT", None)
+        with self.assertRaisesRegex(Exception, "^LOADHOST_SCRIPT is not set: it names the script to run"):
+            self.runner.load_script()
 
 
 if __name__ == "__main__":

@@ -157,7 +157,13 @@ def is_plugin_code(frame) -> bool:
     """Whether `frame` runs the plugin's own code: not the standard library's, nor the SDK's, nor
     that of a package copied into the plugin's folder with pip (`pip install --target`)."""
     module = str(frame.f_globals.get("__name__", "")).split(".")[0]
-    return module not in _STDLIB and module not in _SDK_MODULES and module not in _third_party
+    if module in _third_party:
+        return False
+    if plugin_root is not None:
+        # The runner's script files are the ones under its folder, whatever their names (a
+        # script's `test.py` is not the standard library's `test`).
+        return frame.f_code.co_filename.startswith(plugin_root + "/")
+    return module not in _STDLIB and module not in _SDK_MODULES
 
 
 def installed_packages(folders) -> frozenset:
@@ -192,6 +198,10 @@ def installed_packages(folders) -> frozenset:
 # guard_environ at build time, in the plugin's folder only: the build's import path also holds
 # componentize-py's own environment, and reading its many records would grow the snapshot.
 _third_party: frozenset = frozenset()
+
+# The folder of the script the Python runner loaded at run time (`/script`, or a folder in it); None
+# in a plugin built by build.sh, whose own modules are told apart from the others by their names.
+plugin_root = None
 
 
 # Modules whose frames stand between a read of os.environ and the code that asked for it.
