@@ -25,6 +25,7 @@ mod open_model;
 mod outputs;
 mod overrun;
 mod plugin_metrics;
+mod plugin_options;
 mod protocols;
 mod registry;
 mod sandbox;
