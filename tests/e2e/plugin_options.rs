@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Loadhost, Run, assert_ok, fixture};
+use crate::common::{Loadhost, Run, assert_ok, fixture, plugin};
 use crate::target_process::TargetProcess;
 
 /// The Rust fixture that declares one option of each type (`TARGET_URL:url!`,
@@ -158,6 +158,50 @@ fn a_plugin_that_declares_no_options_gets_neither_check() {
     assert_eq!((&i["options"], &i["options_error"]), (&json!([]), &Value::Null));
 }
 
+#[test]
+fn in_a_run_of_several_plugins_each_is_checked_and_a_key_is_one_none_declares() {
+    let scenarios = |second: &Path| {
+        format!(
+            "workers = 1\niterations = 4\n\n[[scenario]]\nname = \"sleepy\"\n\n[[scenario]]\nname = \"other\"\nplugin = \"{}\"\n",
+            second.display()
+        )
+    };
+    let with = |main: &str, second: &Path, env: &[&str]| -> Run {
+        let cmd = Loadhost::new();
+        std::fs::write(cmd.path().join("run.toml"), scenarios(second)).unwrap();
+        let mut args = vec!["-c", "run.toml"];
+        for pair in env {
+            args.extend(["-e", pair]);
+        }
+        cmd.arg_run(&plugin(main), &args).run()
+    };
+    // sleep declares SLEEP_MS, trap TRAP_EVERY: each key is one plugin's, the typo is neither's.
+    let both = with("sleep", &plugin("trap"), &["SLEEP_MS=1", "TRAP_EVERY=100", "TRAP_EVRY=3"]);
+    assert_ok(&both);
+    let warned: Vec<&str> = both.stderr.lines().filter(|l| l.contains("WARN -e")).collect();
+    assert_eq!(warned.len(), 1, "{}", both.stderr);
+    assert!(
+        warned[0].ends_with("-e TRAP_EVRY: no plugin of the run declares it: did you mean TRAP_EVERY?"),
+        "{warned:?}"
+    );
+    // noop declares nothing, so it may read any key: none is warned about.
+    let open = with("noop", &plugin("trap"), &["TRAP_EVRY=3"]);
+    assert_ok(&open);
+    assert!(!open.stderr.contains("WARN -e"), "{}", open.stderr);
+    // The second plugin's required option is checked as the first's would be.
+    let required = with("sleep", &fixture(DECLARING), &["SLEEP_MS=1"]);
+    assert_eq!(required.code, 2, "{}", required.stderr);
+    let named = fixture(DECLARING).display().to_string();
+    assert!(
+        required
+            .stderr
+            .trim()
+            .starts_with(&format!("error: {named}: -e TARGET_URL is required (url: the page to GET)")),
+        "{}",
+        required.stderr
+    );
+}
+
 fn inspect_json(plugin: &Path) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_loadhost")).arg("inspect").arg("--json").arg(plugin).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -203,4 +247,40 @@ fn inspect_lists_the_declared_options_as_text_and_json() {
         inspect_text(&fixture("metrics"))
             .contains("  options declared: none (loadhost run passes any -e to it unchecked)\n")
     );
+}
+
+/// The `http-get` example in each language, by file name.
+const HTTP_GET: [&str; 4] = ["http-get", "http-get-python", "http-get-js", "http-get-c"];
+
+#[test]
+fn every_sdk_declares_the_examples_options_and_each_run_is_checked() {
+    for name in HTTP_GET {
+        let i = inspect_json(&plugin(name));
+        assert_eq!(
+            i["options"],
+            json!([{ "name": "TARGET_URL", "type": "url", "required": false, "default": "http://127.0.0.1:8080/", "help": "the page to GET" }]),
+            "{name}: {i}"
+        );
+        // A mistyped key and a value of the wrong type: the warning, then the refusal, before any
+        // compile (so this takes no time for the Python and JavaScript components).
+        let run = Loadhost::run_plugin(
+            &plugin(name),
+            &["-n", "1", "-e", "TARGET_UR=http://h/", "-e", "TARGET_URL=localhost"],
+        );
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{name}: {}", run.stderr);
+        assert!(
+            lines[0].ends_with("-e TARGET_UR: the plugin declares no such option: did you mean TARGET_URL?"),
+            "{name}: {}",
+            lines[0]
+        );
+        assert!(
+            lines[1].contains(
+                ": -e TARGET_URL: expected an absolute URL such as http://127.0.0.1:8080/ (url: the page to GET); "
+            ),
+            "{name}: {}",
+            lines[1]
+        );
+    }
 }
