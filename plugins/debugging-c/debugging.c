@@ -22,6 +22,9 @@
 
 LOADHOST_METRIC("journey_ms:trend");
 LOADHOST_METRIC("orders{tier}:counter");
+LOADHOST_OPTION("PRINT_BYTES:int=0 'print a line of this many bytes in each task'");
+LOADHOST_OPTION("MODE:string 'bad-metric: record a trend that is not a number in each task'");
+LOADHOST_OPTION("DELAY_MS:int=0 'wait this many milliseconds in each task'");
 
 /* The mean basket size; wasm traps on an integer division by zero. */
 __attribute__((noinline)) static int average_basket(int items, int baskets) {
@@ -32,7 +35,7 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     unsigned long long i = (unsigned long long)task->iteration;
     printf("debug: starting iteration %llu\n", i);
     fprintf(stderr, "note: worker %u on iteration %llu\n", (unsigned)task->worker_id, i);
-    long long size = loadhost_env_int("PRINT_BYTES", 0);
+    long long size = loadhost_option_int("PRINT_BYTES");
     for (long long n = 0; n < size; n++) {
         putchar('x');
     }
@@ -41,10 +44,11 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     }
     loadhost_trend("journey_ms", (double)(10 * (i % 10)), LOADHOST_NO_TAGS);
     loadhost_counter("orders", 1, LOADHOST_TAGS({"tier", i % 3 == 0 ? "bulk" : "retail"}));
-    if (strcmp(loadhost_env("MODE", ""), "bad-metric") == 0) {
+    const char *mode = loadhost_option("MODE");
+    if (mode && strcmp(mode, "bad-metric") == 0) {
         loadhost_trend("t", NAN, LOADHOST_NO_TAGS); /* the bad metric */
     }
-    long long delay = loadhost_env_int("DELAY_MS", 0);
+    long long delay = loadhost_option_int("DELAY_MS");
     if (delay > 0) {
         struct timespec pause = {.tv_sec = delay / 1000, .tv_nsec = (delay % 1000) * 1000000L};
         nanosleep(&pause, NULL);

@@ -14,22 +14,27 @@
 // `DELAY_MS=N` waits N ms before the outcome (default 0); `MODE=bad-metric` records a trend of
 // '6.4ms', which the SDK refuses with a TypeError naming the call.
 
-import { counter, declareMetrics, envOr, failed, trend } from './lib/loadhost.js';
+import { counter, declareMetrics, declareOptions, env, failed, trend } from './lib/loadhost.js';
 
 declareMetrics('journey_ms:trend', 'orders{tier}:counter');
+declareOptions(
+  'PRINT_BYTES:int=0 "print a line of this many bytes in each task"',
+  'MODE:string "bad-metric: record a trend that is not a number in each task"',
+  'DELAY_MS:int=0 "wait this many milliseconds in each task"',
+);
 
 export function doTask(task) {
   const i = task.iteration;
   console.log(`debug: starting iteration ${i}`);
   console.error(`note: worker ${task.workerId} on iteration ${i}`);
-  const size = envOr('PRINT_BYTES', 0n);
-  if (size > 0n) console.log('x'.repeat(Number(size)));
+  const size = env('PRINT_BYTES');
+  if (size > 0) console.log('x'.repeat(size));
   trend('journey_ms', Number(10n * (i % 10n)));
   counter('orders', 1, { tier: i % 3n === 0n ? 'bulk' : 'retail' });
-  if (envOr('MODE', '') === 'bad-metric') {
+  if (env('MODE') === 'bad-metric') {
     trend('t', '6.4ms'); // the bad metric
   }
-  const delay = Number(envOr('DELAY_MS', 0n));
+  const delay = env('DELAY_MS');
   // No sleep in a synchronous task: wait on the clock (a fixture, not a pattern to copy).
   for (const until = performance.now() + delay; performance.now() < until; );
   if (i === 3n) {

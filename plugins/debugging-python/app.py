@@ -16,9 +16,14 @@ Settings: `PRINT_BYTES=N` also prints a line of N `x` to stdout per task (defaul
 import sys
 import time
 
-from loadhost import Failed, Task, counter, declare_metrics, env, trend
+from loadhost import Failed, Task, counter, declare_metrics, declare_options, env, trend
 
 declare_metrics("journey_ms:trend", "orders{tier}:counter")
+declare_options(
+    'PRINT_BYTES:int=0 "print a line of this many bytes in each task"',
+    'MODE:string "bad-metric: record a trend that is not a number in each task"',
+    'DELAY_MS:int=0 "wait this many milliseconds in each task"',
+)
 
 
 def do_task(task: Task) -> None:
@@ -26,14 +31,14 @@ def do_task(task: Task) -> None:
     i = task.iteration
     print(f"debug: starting iteration {i}")
     print(f"note: worker {task.worker_id} on iteration {i}", file=sys.stderr)
-    size = env("PRINT_BYTES", 0)
+    size = env("PRINT_BYTES")
     if size > 0:
         print("x" * size)
     trend("journey_ms", 10 * (i % 10))
     counter("orders", 1, {"tier": "bulk" if i % 3 == 0 else "retail"})
-    if env("MODE", "") == "bad-metric":
+    if env("MODE") == "bad-metric":
         trend("t", "6.4ms")  # the bad metric
-    delay = env("DELAY_MS", 0)
+    delay = env("DELAY_MS")
     if delay > 0:
         time.sleep(delay / 1000)
     if i == 3:

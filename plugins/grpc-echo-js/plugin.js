@@ -16,10 +16,18 @@
 // The message is encoded and decoded by hand (one string field): protobufjs ships CommonJS only,
 // and build.sh loads ES modules as they are, without a bundler.
 
-import { abort, check, declareMetrics, env, envOr, failed, retryable } from './lib/loadhost.js';
+import {
+  abort, check, declareMetrics, declareOptions, env, failed, retryable,
+} from './lib/loadhost.js';
 import * as grpc from './lib/grpc.js';
 
 declareMetrics('echo matches:check');
+declareOptions(
+  'TARGET:url=http://127.0.0.1:8080 "the gRPC server"',
+  'MODE:string=unary "unary: one unary call per task; stream: one bidi stream of MESSAGES echoes"',
+  'GRPC_STATUS:string "ask the target to end each call with this status"',
+  'MESSAGES:int=100 "messages per stream (MODE=stream)"',
+);
 
 const UNARY = '/loadhost.target.Echo/Unary';
 const STREAM = '/loadhost.target.Echo/Stream';
@@ -86,14 +94,14 @@ export function decodeEcho(data) {
 let settings;
 
 function readSettings() {
-  const mode = envOr('MODE', 'unary').trim().toLowerCase();
+  const mode = env('MODE').trim().toLowerCase();
   if (mode !== 'unary' && mode !== 'stream') throw abort(`MODE=${mode}: expected unary or stream`);
   const status = env('GRPC_STATUS')?.trim();
   return {
-    target: envOr('TARGET', 'http://127.0.0.1:8080'),
+    target: env('TARGET'),
     mode,
     metadata: status ? [['x-loadhost-status', status]] : [],
-    messages: envOr('MESSAGES', 100),
+    messages: env('MESSAGES'),
   };
 }
 

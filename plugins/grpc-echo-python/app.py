@@ -21,9 +21,15 @@ takes packages from the plugin's folder only), but that is some sixty files in t
 
 import functools
 
-from loadhost import Abort, Failed, Retryable, Task, check, declare_metrics, env, grpc
+from loadhost import Abort, Failed, Retryable, Task, check, declare_metrics, declare_options, env, grpc
 
 declare_metrics("echo matches:check")
+declare_options(
+    'TARGET:url=http://127.0.0.1:8080 "the gRPC server"',
+    'MODE:string=unary "unary: one unary call per task; stream: one bidi stream of MESSAGES echoes"',
+    'GRPC_STATUS:string "ask the target to end each call with this status"',
+    'MESSAGES:int=100 "messages per stream (MODE=stream)"',
+)
 
 UNARY = "/loadhost.target.Echo/Unary"
 STREAM = "/loadhost.target.Echo/Stream"
@@ -34,12 +40,12 @@ TIMEOUT = 10.0
 @functools.cache
 def settings():
     """TARGET, MODE, GRPC_STATUS and MESSAGES, read once per instance."""
-    mode = env("MODE", "unary").strip().lower()
+    mode = env("MODE").strip().lower()
     if mode not in ("unary", "stream"):
         raise Abort(f"MODE={mode}: expected unary or stream")
     status = env("GRPC_STATUS")
     metadata = [] if status is None or not status.strip() else [("x-loadhost-status", status.strip())]
-    return env("TARGET", "http://127.0.0.1:8080"), mode, metadata, env("MESSAGES", 100)
+    return env("TARGET"), mode, metadata, env("MESSAGES")
 
 
 def _varint(n: int) -> bytes:

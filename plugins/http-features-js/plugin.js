@@ -7,20 +7,27 @@
 // `x-decoded-length`, without `content-encoding`, when the target says a decoded length). A request
 // error fails the task with its text.
 
-import { HttpError, check, declareMetrics, envOr, failed, get } from './lib/loadhost.js';
+import {
+  HttpError, check, declareMetrics, declareOptions, env, failed, get,
+} from './lib/loadhost.js';
 
 declareMetrics('status is 200:check', 'redirects as expected:check', 'final url as expected:check', 'decoded:check');
+declareOptions(
+  'TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"',
+  'EXPECT_REDIRECTS:int=0 "how many redirects the request should follow"',
+  'EXPECT_FINAL:string "the URL the response should come from (none: not checked)"',
+);
 
 export function doTask() {
-  const url = envOr('TARGET_URL', 'http://127.0.0.1:8080/');
+  const url = env('TARGET_URL');
   let response;
   try {
     response = get(url, { name: 'features' }).send();
   } catch (e) {
     throw e instanceof HttpError ? failed(e.message) : e;
   }
-  check('redirects as expected', response.redirects === envOr('EXPECT_REDIRECTS', 0));
-  const final = envOr('EXPECT_FINAL', '');
+  check('redirects as expected', response.redirects === env('EXPECT_REDIRECTS'));
+  const final = env('EXPECT_FINAL') ?? '';
   if (final) check('final url as expected', response.finalUrl === final);
   const decodedLength = response.header('x-decoded-length');
   if (decodedLength !== undefined) {

@@ -9,7 +9,7 @@ error fails the task with its text.
 
 import functools
 
-from loadhost import Failed, Task, check, declare_metrics, env, http
+from loadhost import Failed, Task, check, declare_metrics, declare_options, env, http
 
 declare_metrics(
     "status is 200:check",
@@ -17,15 +17,20 @@ declare_metrics(
     "final url as expected:check",
     "decoded:check",
 )
+declare_options(
+    'TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"',
+    'EXPECT_REDIRECTS:int=0 "how many redirects the request should follow"',
+    'EXPECT_FINAL:string "the URL the response should come from (none: not checked)"',
+)
 
 
 @functools.cache
 def settings() -> tuple:
     """TARGET_URL, EXPECT_REDIRECTS and EXPECT_FINAL, read once per instance."""
     return (
-        env("TARGET_URL", "http://127.0.0.1:8080/"),
-        env("EXPECT_REDIRECTS", 0),
-        env("EXPECT_FINAL", ""),
+        env("TARGET_URL"),
+        env("EXPECT_REDIRECTS"),
+        env("EXPECT_FINAL") or "",
     )
 
 

@@ -8,13 +8,14 @@
 #include "loadhost.h"
 
 LOADHOST_METRIC("status is 200:check");
+LOADHOST_OPTION("TARGET_URL:url=http://127.0.0.1:8080/ 'the page to GET'");
 
 loadhost_result loadhost_do_task(const loadhost_task *task) {
     (void)task;
     /* Read once per instance: the environment does not change during a run. */
     static const char *url;
     if (!url) {
-        url = loadhost_env("TARGET_URL", "http://127.0.0.1:8080/");
+        url = loadhost_option("TARGET_URL");
     }
 
     const loadhost_request request = {.method = "GET", .url = url, .discard_headers = true, .discard_body = true};

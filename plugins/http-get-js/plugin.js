@@ -4,15 +4,18 @@
 // is read, so neither the headers nor the body are brought into the plugin.
 // The JavaScript twin of plugins/http-get; build it with `sdk/js/build.sh plugins/http-get-js OUT.wasm`.
 
-import { HttpError, check, declareMetrics, envOr, failed, get, retryable } from './lib/loadhost.js';
+import {
+  HttpError, check, declareMetrics, declareOptions, env, failed, get, retryable,
+} from './lib/loadhost.js';
 
 declareMetrics('status is 200:check');
+declareOptions('TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"');
 
 // Read on the first task, not at the top level: the top level runs at build time.
 let url;
 
 export function doTask(_task) {
-  url ??= envOr('TARGET_URL', 'http://127.0.0.1:8080/');
+  url ??= env('TARGET_URL');
   let response;
   try {
     response = get(url).withoutHeaders().discardBody().send();

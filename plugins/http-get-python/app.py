@@ -6,15 +6,16 @@ status is read, so neither the headers nor the body are brought into the plugin.
 
 import functools
 
-from loadhost import Failed, Retryable, Task, check, declare_metrics, env, http
+from loadhost import Failed, Retryable, Task, check, declare_metrics, declare_options, env, http
 
 declare_metrics("status is 200:check")
+declare_options('TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"')
 
 
 @functools.cache
 def target_url() -> str:
     """TARGET_URL, read once per instance (at the first task: the environment is not there at build time)."""
-    return env("TARGET_URL", "http://127.0.0.1:8080/")
+    return env("TARGET_URL")
 
 
 def do_task(task: Task) -> None:

@@ -19,6 +19,8 @@
 #include <string.h>
 
 LOADHOST_METRIC("echo matches:check");
+LOADHOST_OPTION("TARGET_URL:url=ws://127.0.0.1:8080/ws/echo 'the WebSocket echo server'");
+LOADHOST_OPTION("MESSAGES:int=10 'messages sent and awaited per task'");
 
 /* Milliseconds: long enough for a loaded target, short of the host's 60 s task timeout. */
 #define CONNECT_TIMEOUT_MS 10000
@@ -52,8 +54,8 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     static const char *url;
     static long long messages;
     if (!url) {
-        url = loadhost_env("TARGET_URL", "ws://127.0.0.1:8080/ws/echo");
-        messages = loadhost_env_int("MESSAGES", 10);
+        url = loadhost_option("TARGET_URL");
+        messages = loadhost_option_int("MESSAGES");
     }
 
     char *error = NULL;

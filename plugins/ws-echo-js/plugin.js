@@ -9,10 +9,14 @@
 // reconnects, and is retryable, except a denied host or a bad URL, which fail the task. The host records ws_sessions,
 // ws_msgs_sent, ws_msgs_received and the rest by itself. The Python and C versions behave the same.
 
-import { check, declareMetrics, envOr, failed, retryable } from './lib/loadhost.js';
+import { check, declareMetrics, declareOptions, env, failed, retryable } from './lib/loadhost.js';
 import * as ws from './lib/ws.js';
 
 declareMetrics('echo matches:check');
+declareOptions(
+  'TARGET_URL:url=ws://127.0.0.1:8080/ws/echo "the WebSocket echo server"',
+  'MESSAGES:int=10 "messages sent and awaited per task"',
+);
 
 // Milliseconds: long enough for a loaded target, short of the host's 60 s task timeout.
 const CONNECT_TIMEOUT_MS = 10000;
@@ -40,8 +44,8 @@ function outcome(e) {
 
 export function doTask(task) {
   settings ??= {
-    url: envOr('TARGET_URL', 'ws://127.0.0.1:8080/ws/echo'),
-    messages: envOr('MESSAGES', 10),
+    url: env('TARGET_URL'),
+    messages: env('MESSAGES'),
   };
   if (conn === undefined) {
     try {

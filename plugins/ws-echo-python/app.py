@@ -12,9 +12,13 @@ and is retryable, except a denied host or a bad URL, which fail the task. The ho
 
 import functools
 
-from loadhost import Failed, Retryable, Task, check, declare_metrics, env, ws
+from loadhost import Failed, Retryable, Task, check, declare_metrics, declare_options, env, ws
 
 declare_metrics("echo matches:check")
+declare_options(
+    'TARGET_URL:url=ws://127.0.0.1:8080/ws/echo "the WebSocket echo server"',
+    'MESSAGES:int=10 "messages sent and awaited per task"',
+)
 
 # Seconds: long enough for a loaded target, short of the host's 60 s task timeout.
 CONNECT_TIMEOUT = 10.0
@@ -27,7 +31,7 @@ _conn = None
 @functools.cache
 def settings():
     """TARGET_URL and MESSAGES, read once per instance (the environment is not there at build time)."""
-    return env("TARGET_URL", "ws://127.0.0.1:8080/ws/echo"), env("MESSAGES", 10)
+    return env("TARGET_URL"), env("MESSAGES")
 
 
 def _forget() -> None:

@@ -58,32 +58,47 @@ cp "$lib/wit/world.wit" "$stage/wit/"
 cp "$wit"/*.wit "$stage/wit/deps/loadhost-plugin/"
 cp "$lib/wit/wasi-cli-environment.wit" "$stage/wit/deps/wasi-cli/"
 
-# The metrics the plugin declares (`declareMetrics('orders{tier}:counter', ...)` calls with string
-# literals, each call at the start of a line), read from its source without running it and kept
-# as a `loadhost:metrics` custom section, which is appended to the component below: `loadhost
-# inspect` lists them, and thresholds on them need no --metric.
-node - "$stage" "$stage/tmp/metrics.section" <<'JS' || die "declareMetrics: see above"
+# The metrics and the options the plugin declares (`declareMetrics('orders{tier}:counter', ...)`
+# and `declareOptions('USERS:int! "how many users"', ...)` calls with string literals, each call at
+# the start of a line), read from its source without running it and kept as `loadhost:metrics` and
+# `loadhost:options` custom sections, which are appended to the component below: `loadhost inspect`
+# lists them, thresholds on the metrics need no --metric, and `loadhost run` checks -e against the
+# options.
+node - "$stage" "$stage/tmp/declared.sections" <<'JS' || die "declareMetrics/declareOptions: see above"
 const fs = require('fs');
 const path = require('path');
 const [root, out] = process.argv.slice(2);
-const found = [];
-const call = /^[ \t]*(?:[A-Za-z_$][\w$]*\.)?declareMetrics\s*\(([^)]*)\)/gm;
-const literal = /\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")\s*(?:,|$)/y;
+const found = { declareMetrics: [], declareOptions: [] };
+const call = /^[ \t]*(?:[A-Za-z_$][\w$]*\.)?(declareMetrics|declareOptions)\s*\(/gm;
+// The string literals up to the call's closing parenthesis (a help may hold one), or null.
+function literals(text, at) {
+  const args = [];
+  const literal = /\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")\s*(,?)/y;
+  for (;;) {
+    const close = /\s*\)/y;
+    close.lastIndex = at;
+    if (close.test(text)) return args;
+    literal.lastIndex = at;
+    const arg = literal.exec(text);
+    if (!arg) return null;
+    args.push((arg[1] ?? arg[2]).replace(/\\(.)/g, '$1').trim());
+    at = literal.lastIndex;
+    if (!arg[3]) {
+      close.lastIndex = at;
+      return close.test(text) ? args : null;
+    }
+  }
+}
 function scan(file) {
   const text = fs.readFileSync(file, 'utf8');
   for (const match of text.matchAll(call)) {
-    const args = match[1];
-    for (let at = 0; args.slice(at).trim() !== '';) {
-      literal.lastIndex = at;
-      const arg = literal.exec(args);
-      if (!arg) {
-        const line = text.slice(0, match.index).split('\n').length;
-        console.error(`${path.relative(root, file)}:${line}: declareMetrics takes string literals (build.sh reads them without running the plugin)`);
-        process.exit(1);
-      }
-      found.push((arg[1] ?? arg[2]).replace(/\\(.)/g, '$1').trim());
-      at = literal.lastIndex;
+    const args = literals(text, match.index + match[0].length);
+    if (args === null) {
+      const line = text.slice(0, match.index).split('\n').length;
+      console.error(`${path.relative(root, file)}:${line}: ${match[1]} takes string literals (build.sh reads them without running the plugin)`);
+      process.exit(1);
     }
+    found[match[1]].push(...args);
   }
 }
 function walk(dir) {
@@ -106,11 +121,14 @@ function leb(n) {
   return Buffer.from(bytes);
 }
 walk(root);
-if (found.length) {
-  const name = Buffer.from('loadhost:metrics');
-  const body = Buffer.concat([leb(name.length), name, Buffer.from(found.map((d) => `${d}\n`).join(''))]);
-  fs.writeFileSync(out, Buffer.concat([Buffer.from([0]), leb(body.length), body]));
+const sections = [];
+for (const [fn, section] of [['declareMetrics', 'loadhost:metrics'], ['declareOptions', 'loadhost:options']]) {
+  if (!found[fn].length) continue;
+  const name = Buffer.from(section);
+  const body = Buffer.concat([leb(name.length), name, Buffer.from(found[fn].map((d) => `${d}\n`).join(''))]);
+  sections.push(Buffer.from([0]), leb(body.length), body);
 }
+if (sections.length) fs.writeFileSync(out, Buffer.concat(sections));
 JS
 
 started=$(date +%s.%N)
@@ -130,7 +148,7 @@ if ! (cd "$stage" && TMPDIR="$stage/tmp" "$componentize" lib/entry.js --wit wit 
     die "componentize-js failed for $plugin_dir"
 fi
 # A custom section may end a component: the declarations go last.
-if [ -f "$stage/tmp/metrics.section" ]; then cat "$stage/tmp/metrics.section" >>"$stage/out.wasm"; fi
+if [ -f "$stage/tmp/declared.sections" ]; then cat "$stage/tmp/declared.sections" >>"$stage/out.wasm"; fi
 mv "$stage/out.wasm" "$out"
 size=$(stat -c %s "$out")
 figures=$(awk -v size="$size" -v t0="$started" -v t1="$(date +%s.%N)" \

@@ -45,15 +45,16 @@ trap 'rm -rf -- "$stage"' EXIT
 cp -R -- "$lib" "$stage/lib"
 started=$SECONDS
 
-# The metrics the plugin declares (`declare_metrics("orders{tier}:counter", ...)` calls with string
-# literals), read from its source without running it and kept as a `loadhost:metrics` custom
-# section, which is appended to the component below: `loadhost inspect` lists them, and
-# thresholds on them need no --metric.
-"$venv/bin/python" - "$plugin_dir" "$stage/metrics.section" <<'PY' || die "declare_metrics: see above"
+# The metrics and the options the plugin declares (`declare_metrics("orders{tier}:counter", ...)`
+# and `declare_options('USERS:int! "how many users"', ...)` calls with string literals), read from
+# its source without running it and kept as `loadhost:metrics` and `loadhost:options` custom
+# sections, which are appended to the component below: `loadhost inspect` lists them, thresholds
+# on the metrics need no --metric, and `loadhost run` checks -e against the options.
+"$venv/bin/python" - "$plugin_dir" "$stage/declared.sections" <<'PY' || die "declare_metrics/declare_options: see above"
 import ast, pathlib, sys
 
 root, out = pathlib.Path(sys.argv[1]), sys.argv[2]
-found = []
+found = {"declare_metrics": [], "declare_options": []}
 for path in sorted(root.rglob("*.py")):
     folders = path.relative_to(root).parts[:-1]
     if any(f.startswith(".") or f in ("__pycache__", "lib", "wit") or f.endswith("venv") for f in folders):
@@ -63,11 +64,12 @@ for path in sorted(root.rglob("*.py")):
     except SyntaxError:
         continue  # componentize-py says where
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "declare_metrics":
+        call = getattr(node.func, "id", getattr(node.func, "attr", None)) if isinstance(node, ast.Call) else None
+        if call in found:
             for arg in node.args:
                 if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
-                    sys.exit(f"{path}:{node.lineno}: declare_metrics takes string literals (build.sh reads them without running the plugin)")
-                found.append(arg.value.strip())
+                    sys.exit(f"{path}:{node.lineno}: {call} takes string literals (build.sh reads them without running the plugin)")
+                found[call].append(arg.value.strip())
 
 
 def leb(n):
@@ -79,10 +81,13 @@ def leb(n):
             return bytes(out)
 
 
-if found:
-    name = b"loadhost:metrics"
-    body = leb(len(name)) + name + "".join(d + "\n" for d in found).encode()
-    pathlib.Path(out).write_bytes(b"\0" + leb(len(body)) + body)
+sections = b""
+for call, name in (("declare_metrics", b"loadhost:metrics"), ("declare_options", b"loadhost:options")):
+    if found[call]:
+        body = leb(len(name)) + name + "".join(d + "\n" for d in found[call]).encode()
+        sections += b"\0" + leb(len(body)) + body
+if sections:
+    pathlib.Path(out).write_bytes(sections)
 PY
 # Run componentize-py through the venv's interpreter rather than its bin/ script, whose #! line
 # breaks when the toolchains path has a space. The world with the lifecycle is always built:
@@ -95,7 +100,7 @@ RUST_LIB_BACKTRACE=0 "$venv/bin/python" -c "$launcher" \
     componentize -p "$plugin_dir" -p "$stage/lib" loadhost_entry -o "$out" ||
     die "componentize-py failed for $plugin_dir (see above)"
 # A custom section may end a component: the declarations go last.
-if [ -f "$stage/metrics.section" ]; then cat -- "$stage/metrics.section" >>"$out"; fi
+if [ -f "$stage/declared.sections" ]; then cat -- "$stage/declared.sections" >>"$out"; fi
 
 bytes=$(wc -c <"$out")
 mib="$((bytes / 1048576)).$(((bytes % 1048576) * 10 / 1048576))"

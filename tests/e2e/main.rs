@@ -26,6 +26,7 @@ mod open_model;
 mod outputs;
 mod overrun;
 mod plugin_metrics;
+mod plugin_options;
 mod protocols;
 mod registry;
 mod runner_js;

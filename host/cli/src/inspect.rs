@@ -1,7 +1,8 @@
 //! `loadhost inspect PLUGIN [--json]`: what a plugin is and what it may try, without running it —
 //! its sha256 and size, the language and toolchain that built it, its `loadhost:plugin` exports,
-//! the metrics it declares, and its imports read as the capabilities it asks for. A reviewer reads
-//! this before running a shared workload; a threshold writer, to spell the plugin's metrics.
+//! the metrics and the `-e` options it declares, and its imports read as the capabilities it asks
+//! for. A reviewer reads this before running a shared workload; a threshold writer, to spell the
+//! plugin's metrics; a user, to know what to pass with `-e`.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -52,6 +53,14 @@ fn to_json(path: &str, i: &Inspection) -> serde_json::Value {
             "tags": m.tags,
         })).collect::<Vec<_>>()).unwrap_or_default(),
         "metrics_error": i.metrics.as_ref().err().map(ToString::to_string),
+        "options": i.options.as_ref().map(|all| all.iter().map(|o| json!({
+            "name": o.name,
+            "type": o.ty.name(),
+            "required": o.required,
+            "default": o.default,
+            "help": o.help,
+        })).collect::<Vec<_>>()).unwrap_or_default(),
+        "options_error": i.options.as_ref().err().map(ToString::to_string),
         "imports": i.imports,
         "capabilities": i.capabilities.iter().map(|c| c.name()).collect::<Vec<_>>(),
         "network": i.capabilities.iter().any(|c| c.is_network()),
@@ -80,13 +89,14 @@ fn to_text(path: &str, i: &Inspection) -> String {
         String::new()
     };
     format!(
-        "{path}\n  sha256: {}\n  size: {} bytes\n  kind: {kind}\n  toolchain: {}\n  producers:\n    {}\n  exports:\n    {}\n  metrics declared:{}\n  imports:\n    {}\n  capabilities asked for: {capabilities}{adapter}\n  granted by default: none (network needs --allow-host, files --dir, environment -e)\n",
+        "{path}\n  sha256: {}\n  size: {} bytes\n  kind: {kind}\n  toolchain: {}\n  producers:\n    {}\n  exports:\n    {}\n  metrics declared:{}\n  options declared{}\n  imports:\n    {}\n  capabilities asked for: {capabilities}{adapter}\n  granted by default: none (network needs --allow-host, files --dir, environment -e)\n",
         i.sha256,
         i.size,
         i.toolchain.as_deref().unwrap_or("unknown (no producers section names a language)"),
         list(&i.producers),
         list(&i.exports),
         metrics_text(i),
+        options_text(i),
         list(&i.imports),
     )
 }
@@ -133,6 +143,19 @@ fn metrics_text(i: &Inspection) -> String {
         Ok(all) if all.is_empty() => " none (a threshold on its own metrics needs --metric NAME:KIND)".to_owned(),
         Ok(all) => all.iter().map(|m| format!("\n    {m}")).collect(),
         Err(err) => format!(" unreadable: {err} (loadhost run refuses it)"),
+    }
+}
+
+/// The declared options as `NAME (TYPE, required or default D): HELP`, one a line, or why there
+/// are none.
+fn options_text(i: &Inspection) -> String {
+    match &i.options {
+        Ok(all) if all.is_empty() => ": none (loadhost run passes any -e to it unchecked)".to_owned(),
+        Ok(all) => {
+            let lines: String = all.iter().map(|o| format!("\n    {}", o.describe())).collect();
+            format!(" (-e NAME=VALUE; loadhost run checks them before any load):{lines}")
+        }
+        Err(err) => format!(": unreadable: {err} (loadhost run refuses it)"),
     }
 }
 

@@ -1,12 +1,14 @@
 //! What `run` and `find-max` set up before any load: the async runtime, what the user grants the
 //! plugin (environment, directories, hosts), and the plugin itself, compiled or from the cache,
-//! with the thresholds checked against the metrics it declares.
+//! with the thresholds checked against the metrics it declares and the environment against the
+//! options it declares.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use loadhost_component::declared::declared_metrics;
+use loadhost_component::options::{self, DeclaredOption};
 use loadhost_config::criteria::MetricDecl;
 use loadhost_config::{RunSettings, check_plugin_metrics};
 use loadhost_runtime::http::allow::AllowRule;
@@ -39,6 +41,7 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
     if all_read {
         check_plugin_metrics(settings, &declared).map_err(Failure::usage)?;
     }
+    check_plugin_options(files, settings)?;
     let options = RuntimeOptions {
         max_instances: settings.max_instances,
         cache_dir: cache::default_dir(),
@@ -87,6 +90,84 @@ fn script_metrics(path: &Path) -> Result<Option<Vec<MetricDecl>>, Failure> {
     let lines = script::declarations(&files).map_err(|err| rejected(err.to_string()))?;
     let all = loadhost_component::declared::parse(&lines.join("\n")).map_err(|err| rejected(err.to_string()))?;
     Ok(Some(all.into_iter().map(|m| MetricDecl { name: m.name, kind: m.kind }).collect()))
+}
+
+/// The run's environment checked against the options each plugin declares, before any load (and
+/// before a compile that may take many seconds): a required option missing, or a value of the wrong
+/// type, is refused (exit 2) naming the option, its type and its help; an `-e` key that no option
+/// has is warned about, with the name it most likely meant. A plugin that declares no options gets
+/// neither check: it may read anything, as plugins built before declarations do.
+fn check_plugin_options(files: &[(&Path, &str)], settings: &RunSettings) -> Result<(), Failure> {
+    let mut declared = Vec::with_capacity(files.len());
+    let mut refused = Vec::new();
+    for (path, named) in files {
+        let options = plugin_options(path)?;
+        if let Some(options) = &options {
+            let problems: Vec<String> =
+                options::check(options, &settings.env).iter().map(ToString::to_string).collect();
+            if !problems.is_empty() {
+                refused.push(format!("{named}: {}; loadhost inspect {named} lists its options", problems.join("; ")));
+            }
+        }
+        declared.push(options);
+    }
+    // Every plugin of the run must declare its options for a key to be one that none reads.
+    if declared.iter().all(|d| d.as_ref().is_some_and(|d| !d.is_empty())) {
+        let declared: Vec<DeclaredOption> = declared.into_iter().flatten().flatten().collect();
+        warn_undeclared(&declared, &settings.env, files.len());
+    }
+    if refused.is_empty() { Ok(()) } else { Err(Failure::usage(anyhow::anyhow!(refused.join("; ")))) }
+}
+
+/// A warning for each key of `env` that no option of the run's `plugins` plugins has.
+fn warn_undeclared(declared: &[DeclaredOption], env: &[(String, String)], plugins: usize) {
+    let none = if plugins == 1 { "the plugin declares no such option" } else { "no plugin of the run declares it" };
+    for (key, meant) in options::undeclared(declared, env.iter().map(|(key, _)| key.as_str())) {
+        match meant {
+            Some(name) => tracing::warn!("-e {key}: {none}: did you mean {name}?"),
+            None => {
+                tracing::warn!("-e {key}: {none} ({}); it is passed on all the same", option_names(declared));
+            }
+        }
+    }
+}
+
+/// `its options: A, B, C`, each name once; past ten, how many (`loadhost inspect` lists them).
+fn option_names(declared: &[DeclaredOption]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for option in declared {
+        if !names.contains(&option.name.as_str()) {
+            names.push(&option.name);
+        }
+    }
+    if names.len() > 10 {
+        format!("{} options declared: loadhost inspect lists them", names.len())
+    } else {
+        format!("its options: {}", names.join(", "))
+    }
+}
+
+/// The options the plugin file declares (its `loadhost:options` sections, or a script's
+/// `declare_options(…)` literals). `None` when the file is not readable WebAssembly or a script
+/// whose folder can be read: loading it says why. A malformed declaration rejects the plugin
+/// (exit 3), naming it.
+pub(crate) fn plugin_options(path: &Path) -> Result<Option<Vec<DeclaredOption>>, Failure> {
+    use loadhost_component::script;
+    let rejected = |why: String| Failure::plugin(anyhow::anyhow!("{}: {why}", path.display()));
+    if script::Language::of(path).is_some() {
+        let Ok(files) = script::collect(path) else { return Ok(None) };
+        let lines = script::option_declarations(&files).map_err(|err| rejected(err.to_string()))?;
+        return options::parse(&lines.join("\n")).map(Some).map_err(|err| rejected(err.to_string()));
+    }
+    let Ok(bytes) = std::fs::read(path) else { return Ok(None) };
+    if !bytes.starts_with(b"\0asm") {
+        return Ok(None);
+    }
+    match options::declared_options(&bytes) {
+        Ok(all) => Ok(Some(all)),
+        Err(options::OptionsError::Parse(_)) => Ok(None),
+        Err(err) => Err(rejected(err.to_string())),
+    }
 }
 
 /// The run's multi-threaded async runtime, and the grants built inside it (the HTTP client

@@ -81,19 +81,25 @@ pub enum DeclaredError {
 /// The metrics declared in every `loadhost:metrics` section of `bytes` (a component or a core
 /// module), each name once: declarations repeated with the same kind merge their tags.
 pub fn declared_metrics(bytes: &[u8]) -> Result<Vec<DeclaredMetric>, DeclaredError> {
+    let text = sections_text(bytes, SECTION).map_err(DeclaredError::Parse)?;
+    let text = std::str::from_utf8(&text).map_err(|_| DeclaredError::NotText)?;
+    parse(text)
+}
+
+/// The payloads of every custom section named `name` in `bytes`, at any depth, one after the
+/// other, each ended by a newline (sections from different modules may not end their last line);
+/// or why the WebAssembly does not parse.
+pub(crate) fn sections_text(bytes: &[u8], name: &str) -> Result<Vec<u8>, String> {
     let mut text = Vec::new();
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
-        let payload = payload.map_err(|err| DeclaredError::Parse(err.to_string()))?;
-        if let wasmparser::Payload::CustomSection(section) = payload
-            && section.name() == SECTION
+        if let wasmparser::Payload::CustomSection(section) = payload.map_err(|err| err.to_string())?
+            && section.name() == name
         {
             text.extend_from_slice(section.data());
-            // Sections from different modules may not end their last line.
             text.push(b'\n');
         }
     }
-    let text = std::str::from_utf8(&text).map_err(|_| DeclaredError::NotText)?;
-    parse(text)
+    Ok(text)
 }
 
 /// The declarations in a section's text.
@@ -124,7 +130,8 @@ pub fn parse(text: &str) -> Result<Vec<DeclaredMetric>, DeclaredError> {
     Ok(out)
 }
 
-fn cut(line: &str) -> String {
+/// `line` cut at 100 characters, for a message that quotes it.
+pub(crate) fn cut(line: &str) -> String {
     match line.char_indices().nth(100) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_owned(),

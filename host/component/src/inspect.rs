@@ -1,6 +1,7 @@
 //! What a plugin file is and what it may try, read without running it: its digest and size, the
 //! language and toolchain that built it (the producers sections, [`crate::toolchain`]), its
-//! `loadhost:plugin` exports, the metrics it declares ([`crate::declared`]), and its imports
+//! `loadhost:plugin` exports, the metrics it declares ([`crate::declared`]), the `-e` options it
+//! declares ([`crate::options`]), and its imports
 //! grouped into the capabilities a reviewer cares about (network, files, environment, clocks,
 //! random, …). The sandbox grants none of them by default; this says what a shared workload would
 //! ask for.
@@ -11,6 +12,7 @@ use sha2::{Digest as _, Sha256};
 use thiserror::Error;
 
 use crate::declared::{DeclaredError, DeclaredMetric, declared_metrics};
+use crate::options::{DeclaredOption, OptionsError, declared_options};
 
 /// Why a file cannot be inspected.
 #[derive(Debug, Error)]
@@ -148,6 +150,8 @@ pub struct Inspection {
     pub exports: Vec<String>,
     /// The metrics it declares (its `loadhost:metrics` sections), or why they cannot be read.
     pub metrics: Result<Vec<DeclaredMetric>, DeclaredError>,
+    /// The `-e` options it declares (its `loadhost:options` sections), or why they cannot be read.
+    pub options: Result<Vec<DeclaredOption>, OptionsError>,
     /// The top-level imports.
     pub imports: Vec<String>,
     /// The imports read as capabilities, sorted.
@@ -193,6 +197,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
         nested_producers: toolchain.nested,
         exports,
         metrics: declared_metrics(bytes),
+        options: declared_options(bytes),
         imports,
         capabilities: capabilities.iter().copied().collect(),
         preview1_adapter,

@@ -8,12 +8,15 @@
 //!   capabilities.
 //! - [`toolchain`]: the language and toolchain that built a plugin, from its producers sections.
 //! - [`declared`]: the metrics a plugin declares in its `loadhost:metrics` custom sections.
+//! - [`options`]: the `-e` options a plugin declares in its `loadhost:options` custom sections, and
+//!   a run's environment checked against them.
 //! - [`script`]: a Python or JavaScript script's files, and the component a runner and they make.
 
 #![deny(missing_docs)]
 
 pub mod declared;
 pub mod inspect;
+pub mod options;
 pub mod script;
 pub mod toolchain;
 pub mod wrap;

@@ -237,15 +237,19 @@ fn payload(script: &Script, runner_bytes: usize) -> Vec<u8> {
     out
 }
 
-/// What follows a runner of `runner_bytes` bytes in a script component: the metrics the script
-/// declares as a `loadhost:metrics` section (so `inspect` and thresholds read them as from any
-/// plugin), then the `loadhost:script` section, always last.
+/// What follows a runner of `runner_bytes` bytes in a script component: the metrics and the
+/// options the script declares as `loadhost:metrics` and `loadhost:options` sections (so
+/// `inspect`, thresholds and a run's option checks read them as from any plugin), then the
+/// `loadhost:script` section, always last.
 pub fn tail(script: &Script, runner_bytes: usize) -> Result<Vec<u8>, ScriptError> {
-    let declared = declarations(script)?;
     let mut out = Vec::new();
-    if !declared.is_empty() {
-        let lines: String = declared.iter().map(|d| format!("{d}\n")).collect();
-        out.extend_from_slice(&custom_section(crate::declared::SECTION, lines.as_bytes()));
+    for (section, declared) in
+        [(crate::declared::SECTION, declarations(script)?), (crate::options::SECTION, option_declarations(script)?)]
+    {
+        if !declared.is_empty() {
+            let lines: String = declared.iter().map(|d| format!("{d}\n")).collect();
+            out.extend_from_slice(&custom_section(section, lines.as_bytes()));
+        }
     }
     out.extend_from_slice(&custom_section(SECTION, &payload(script, runner_bytes)));
     Ok(out)
@@ -273,9 +277,22 @@ pub fn bundle(runner: &[u8], script: &Script) -> Result<Vec<u8>, ScriptError> {
 /// or `declareMetrics(…)` calls (JavaScript), in every file of its language, read without running
 /// it (as the SDKs' build scripts read them).
 pub fn declarations(script: &Script) -> Result<Vec<String>, ScriptError> {
+    literal_calls(script, "declare_metrics(", "declareMetrics(")
+}
+
+/// The options a script declares: the string literals of its `declare_options(…)` calls (Python)
+/// or `declareOptions(…)` calls (JavaScript), read as [`declarations`] reads metrics. Each is a
+/// line of a `loadhost:options` section ([`crate::options`]).
+pub fn option_declarations(script: &Script) -> Result<Vec<String>, ScriptError> {
+    literal_calls(script, "declare_options(", "declareOptions(")
+}
+
+/// The string literals of every call of `python` (`declare_metrics(`) or `javascript` in the
+/// script's files of its language.
+fn literal_calls(script: &Script, python: &str, javascript: &str) -> Result<Vec<String>, ScriptError> {
     let (call, extensions): (&str, &[&str]) = match script.language {
-        Language::Python => ("declare_metrics(", &[".py"]),
-        Language::JavaScript => ("declareMetrics(", &[".js", ".mjs"]),
+        Language::Python => (python, &[".py"]),
+        Language::JavaScript => (javascript, &[".js", ".mjs"]),
     };
     let mut found = Vec::new();
     for (path, bytes) in &script.files {
@@ -284,7 +301,7 @@ pub fn declarations(script: &Script) -> Result<Vec<String>, ScriptError> {
         }
         let Ok(text) = std::str::from_utf8(bytes) else { continue };
         for (at, _) in text.match_indices(call) {
-            // `def declare_metrics(` (the SDK's own definition) or `x.declare_metricsX(` are not calls.
+            // `def declare_metrics(` (the SDK's own definition) or `x.my_declare_metrics(` are not calls.
             let before = text[..at].trim_end_matches([' ', '\t']);
             if before.ends_with("def")
                 || before.ends_with("function")
@@ -503,6 +520,38 @@ mod tests {
         script.files[0] = file("a.py", "declare_metrics(NAME)\n");
         let err = declarations(&script).unwrap_err().to_string();
         assert!(err.contains("a.py:1: declare_metrics(…) takes string literals"), "{err}");
+    }
+
+    #[test]
+    fn declared_options_are_read_from_the_sources_literals_into_their_section() {
+        let file = |p: &str, t: &str| (p.to_owned(), t.as_bytes().to_vec());
+        let mut script = Script {
+            language: Language::JavaScript,
+            entry: "journey.js".into(),
+            files: vec![
+                file(
+                    "journey.js",
+                    "import { declareOptions } from 'loadhost';\ndeclareOptions(\n  'TARGET_URL:url=http://127.0.0.1:8080/ \"the page to GET\"',\n  \"USERS:int! 'how many users'\",\n);\n",
+                ),
+                file("lib/sdk.js", "export function declareOptions(...declarations) {}\n"),
+                file("app.py", "declare_options('IGNORED:int')\n"),
+            ],
+        };
+        assert_eq!(
+            option_declarations(&script).unwrap(),
+            ["TARGET_URL:url=http://127.0.0.1:8080/ \"the page to GET\"", "USERS:int! 'how many users'"]
+        );
+        let bundled = bundle(&runner(), &script).unwrap();
+        let read = crate::options::declared_options(&bundled).unwrap();
+        assert_eq!(
+            read.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["TARGET_URL:url=http://127.0.0.1:8080/ \"the page to GET\"", "USERS:int! \"how many users\""]
+        );
+        assert!(crate::declared::declared_metrics(&bundled).unwrap().is_empty(), "no metrics section of options");
+        assert_eq!(split(&bundled).unwrap().unwrap().1, script, "the script section stays last");
+        script.files[0] = file("journey.js", "declareOptions(`USERS:int`)\n");
+        let err = option_declarations(&script).unwrap_err().to_string();
+        assert!(err.contains("journey.js:1: declareOptions(…) takes string literals"), "{err}");
     }
 
     #[test]

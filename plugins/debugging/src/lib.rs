@@ -15,27 +15,33 @@
 
 use std::time::Duration;
 
-use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, metrics};
+use loadhost_sdk::{Doer, Task, TaskResult, failed, metrics};
 
 struct Debugging;
 
 loadhost_sdk::declare_metrics!("journey_ms:trend", "orders{tier}:counter");
+loadhost_sdk::declare_options!(
+    static OPTIONS =
+        "PRINT_BYTES:int=0 'print a line of this many bytes in each task'",
+        "MODE:string 'bad-metric: record a trend that is not a number in each task'",
+        "DELAY_MS:int=0 'wait this many milliseconds in each task'",
+);
 
 impl Doer for Debugging {
     fn do_task(task: Task) -> TaskResult {
         let i = task.iteration;
         println!("debug: starting iteration {i}");
         eprintln!("note: worker {} on iteration {i}", task.worker_id);
-        let bytes = env_or("PRINT_BYTES", 0usize);
+        let bytes: usize = OPTIONS.get("PRINT_BYTES");
         if bytes > 0 {
             println!("{}", "x".repeat(bytes));
         }
         metrics::trend("journey_ms", (10 * (i % 10)) as f64, &[]);
         metrics::counter("orders", 1, &[("tier", if i.is_multiple_of(3) { "bulk" } else { "retail" })]);
-        if env_or("MODE", String::new()) == "bad-metric" {
+        if OPTIONS.get::<Option<String>>("MODE").as_deref() == Some("bad-metric") {
             metrics::trend("t", f64::NAN, &[]); // the bad metric
         }
-        let delay = env_or("DELAY_MS", 0u64);
+        let delay: u64 = OPTIONS.get("DELAY_MS");
         if delay > 0 {
             std::thread::sleep(Duration::from_millis(delay));
         }

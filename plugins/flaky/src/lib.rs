@@ -5,9 +5,15 @@
 
 use std::sync::OnceLock;
 
-use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, retryable};
+use loadhost_sdk::{Doer, Task, TaskResult, failed, retryable};
 
 struct Flaky;
+
+loadhost_sdk::declare_options!(
+    static OPTIONS =
+        "FAIL_PCT:int=0 'percent of tasks that fail as retryable'",
+        "FATAL_PCT:int=0 'percent of tasks that fail for good'",
+);
 
 struct Odds {
     fail_pct: u64,
@@ -16,7 +22,7 @@ struct Odds {
 
 fn odds() -> &'static Odds {
     static ODDS: OnceLock<Odds> = OnceLock::new();
-    ODDS.get_or_init(|| Odds { fail_pct: env_or("FAIL_PCT", 0), fatal_pct: env_or("FATAL_PCT", 0) })
+    ODDS.get_or_init(|| Odds { fail_pct: OPTIONS.get("FAIL_PCT"), fatal_pct: OPTIONS.get("FATAL_PCT") })
 }
 
 /// SplitMix64's finaliser: consecutive inputs give uniformly spread outputs.

@@ -11,7 +11,6 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use loadhost_sdk::config::env_or;
 use loadhost_sdk::grpc::{self, Call, GrpcError};
 use loadhost_sdk::metrics::check;
 use loadhost_sdk::{Doer, Task, TaskError, TaskResult, abort, failed, retryable};
@@ -20,6 +19,14 @@ use prost::Message as _;
 struct GrpcEcho;
 
 loadhost_sdk::declare_metrics!("echo matches:check");
+loadhost_sdk::declare_options!(
+    static OPTIONS =
+        "TARGET:url=http://127.0.0.1:8080 'the gRPC server'",
+        "MODE:string=unary 'unary: one unary call per task; stream: one bidi stream of MESSAGES echoes'",
+        "GRPC_STATUS:string 'ask the target to end each call with this status'",
+        "GRPC_TRUNCATE:bool=false 'ask the target to cut each unary echo short'",
+        "MESSAGES:int=100 'messages per stream (MODE=stream)'",
+);
 
 /// `message EchoRequest { string message = 1; }`
 #[derive(Clone, PartialEq, prost::Message)]
@@ -45,11 +52,11 @@ struct Settings {
 fn settings() -> &'static Settings {
     static SETTINGS: OnceLock<Settings> = OnceLock::new();
     SETTINGS.get_or_init(|| Settings {
-        target: env_or("TARGET", "http://127.0.0.1:8080".to_owned()),
-        mode: env_or("MODE", "unary".to_owned()),
-        status: Some(env_or("GRPC_STATUS", String::new())).filter(|s| !s.is_empty()),
-        truncate: env_or("GRPC_TRUNCATE", false),
-        messages: env_or("MESSAGES", 100),
+        target: OPTIONS.get("TARGET"),
+        mode: OPTIONS.get("MODE"),
+        status: OPTIONS.get::<Option<String>>("GRPC_STATUS").filter(|s| !s.is_empty()),
+        truncate: OPTIONS.get("GRPC_TRUNCATE"),
+        messages: OPTIONS.get("MESSAGES"),
     })
 }
 

@@ -24,6 +24,18 @@ use serde::Deserialize;
 
 struct HttpGeneric;
 
+// For `loadhost inspect` and `loadhost run`'s checks of -e; `loadhost http` sets them. The plugin
+// reads them itself (`from_env`), so that its tests can hand it a map.
+loadhost_sdk::declare_options!(
+    static _OPTIONS =
+        "LOADHOST_HTTP_URL:url 'the URL of a task without a feed row'",
+        "LOADHOST_HTTP_METHOD:string 'its method (none: GET)'",
+        "LOADHOST_HTTP_HEADERS:string 'headers for every request: K: V lines or a JSON object'",
+        "LOADHOST_HTTP_BODY:string 'the body, as text'",
+        "LOADHOST_HTTP_BODY_B64:string 'the body, in base64'",
+        "LOADHOST_HTTP_EXPECT_STATUS:int 'the one status that passes (none: any 2xx or 3xx)'",
+);
+
 /// One request to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Target {

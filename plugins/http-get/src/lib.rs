@@ -4,19 +4,20 @@
 //! status is read, so neither the headers nor the body are brought into the plugin. The request is
 //! sent bare, as wrk and hey send theirs (no redirect followed, no cookies, no `Accept-Encoding`),
 //! which makes `bench/http.sh` a like-for-like comparison. The check is declared, so `loadhost
-//! inspect` lists it.
+//! inspect` lists it, and the option too.
 
 use std::sync::OnceLock;
 
-use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, http, metrics::check, retryable};
+use loadhost_sdk::{Doer, Task, TaskResult, failed, http, metrics::check, retryable};
 
 struct HttpGet;
 
 loadhost_sdk::declare_metrics!("status is 200:check");
+loadhost_sdk::declare_options!(static OPTIONS = "TARGET_URL:url=http://127.0.0.1:8080/ 'the page to GET'");
 
 fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| env_or("TARGET_URL", "http://127.0.0.1:8080/".to_owned()))
+    URL.get_or_init(|| OPTIONS.get("TARGET_URL"))
 }
 
 impl Doer for HttpGet {

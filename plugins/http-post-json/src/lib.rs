@@ -5,20 +5,25 @@
 
 use std::sync::OnceLock;
 
-use loadhost_sdk::{Doer, Task, TaskResult, config::env_or, failed, http, metrics::check, retryable};
+use loadhost_sdk::{Doer, Task, TaskResult, failed, http, metrics::check, retryable};
 
 struct HttpPostJson;
 
 loadhost_sdk::declare_metrics!("status is 200:check", "echoed the document:check");
+loadhost_sdk::declare_options!(
+    static OPTIONS =
+        "TARGET_URL:url=http://127.0.0.1:8080/echo 'where to POST the document'",
+        "AUTH_TOKEN:string 'a bearer token for each request (none: no authorization header)'",
+);
 
 fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| env_or("TARGET_URL", "http://127.0.0.1:8080/echo".to_owned()))
+    URL.get_or_init(|| OPTIONS.get("TARGET_URL"))
 }
 
 fn token() -> Option<&'static str> {
-    static TOKEN: OnceLock<String> = OnceLock::new();
-    Some(TOKEN.get_or_init(|| env_or("AUTH_TOKEN", String::new())).as_str()).filter(|t| !t.is_empty())
+    static TOKEN: OnceLock<Option<String>> = OnceLock::new();
+    TOKEN.get_or_init(|| OPTIONS.get::<Option<String>>("AUTH_TOKEN").filter(|t| !t.is_empty())).as_deref()
 }
 
 impl Doer for HttpPostJson {

@@ -6,13 +6,15 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use loadhost_sdk::{Doer, Task, TaskResult, config::env_or};
+use loadhost_sdk::{Doer, Task, TaskResult};
 
 struct Sleep;
 
+loadhost_sdk::declare_options!(static OPTIONS = "SLEEP_MS:int=10 'how long each task waits, in milliseconds'");
+
 fn pause() -> Duration {
     static PAUSE: OnceLock<Duration> = OnceLock::new();
-    *PAUSE.get_or_init(|| Duration::from_millis(env_or("SLEEP_MS", 10)))
+    *PAUSE.get_or_init(|| Duration::from_millis(OPTIONS.get("SLEEP_MS")))
 }
 
 impl Doer for Sleep {

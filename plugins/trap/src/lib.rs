@@ -3,13 +3,15 @@
 
 use std::sync::OnceLock;
 
-use loadhost_sdk::{Doer, Task, TaskResult, config::env_or};
+use loadhost_sdk::{Doer, Task, TaskResult};
 
 struct Trap;
 
+loadhost_sdk::declare_options!(static OPTIONS = "TRAP_EVERY:int=10 'trap on every Nth task'");
+
 fn every() -> u64 {
     static EVERY: OnceLock<u64> = OnceLock::new();
-    *EVERY.get_or_init(|| env_or("TRAP_EVERY", 10u64).max(1))
+    *EVERY.get_or_init(|| OPTIONS.get::<u64>("TRAP_EVERY").max(1))
 }
 
 impl Doer for Trap {

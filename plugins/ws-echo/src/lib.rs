@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use loadhost_sdk::config::env_or;
 use loadhost_sdk::metrics::check;
 use loadhost_sdk::ws::{self, Connection, Message, WsError};
 use loadhost_sdk::{Doer, Task, TaskError, TaskResult, failed, retryable};
@@ -16,6 +15,11 @@ use loadhost_sdk::{Doer, Task, TaskError, TaskResult, failed, retryable};
 struct WsEcho;
 
 loadhost_sdk::declare_metrics!("echo matches:check");
+loadhost_sdk::declare_options!(
+    static OPTIONS =
+        "TARGET_URL:url=ws://127.0.0.1:8080/ws/echo 'the WebSocket echo server'",
+        "MESSAGES:int=10 'messages sent and awaited per task'",
+);
 
 /// How long one echo may take before the task gives up on the connection.
 const ECHO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -26,12 +30,12 @@ thread_local! {
 
 fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| env_or("TARGET_URL", "ws://127.0.0.1:8080/ws/echo".to_owned()))
+    URL.get_or_init(|| OPTIONS.get("TARGET_URL"))
 }
 
 fn messages() -> u32 {
     static MESSAGES: OnceLock<u32> = OnceLock::new();
-    *MESSAGES.get_or_init(|| env_or("MESSAGES", 10))
+    *MESSAGES.get_or_init(|| OPTIONS.get("MESSAGES"))
 }
 
 fn why(err: &WsError) -> TaskError {

@@ -931,39 +931,25 @@ static bool only_space(const char *end) {
     return *end == '\0';
 }
 
-long long loadhost_env_int(const char *key, long long fallback) {
-    const char *value = getenv(key);
-    if (!value) {
-        return fallback;
-    }
+/* The value as a decimal integer in *out; NULL, or what was expected instead. */
+static const char *read_int(const char *value, long long *out) {
     char *end;
     errno = 0;
-    long long parsed = strtoll(value, &end, 10);
+    *out = strtoll(value, &end, 10);
     if (end == value || !only_space(end)) {
-        bad_value(key, value, "an integer");
-        return fallback;
+        return "an integer";
     }
     if (errno == ERANGE) {
-        char *expected = loadhost_format("an integer from %lld to %lld", LLONG_MIN, LLONG_MAX);
-        bad_value(key, value, expected);
-        free(expected);
-        return fallback;
+        return "an integer from -9223372036854775808 to 9223372036854775807";
     }
-    return parsed;
+    return NULL;
 }
 
-double loadhost_env_double(const char *key, double fallback) {
-    const char *value = getenv(key);
-    if (!value) {
-        return fallback;
-    }
+/* The value as a finite number in *out; NULL, or what was expected instead. */
+static const char *read_double(const char *value, double *out) {
     char *end;
-    double parsed = strtod(value, &end);
-    if (end == value || !only_space(end) || !isfinite(parsed)) {
-        bad_value(key, value, "a number");
-        return fallback;
-    }
-    return parsed;
+    *out = strtod(value, &end);
+    return end == value || !only_space(end) || !isfinite(*out) ? "a number" : NULL;
 }
 
 /* Whether the `len` bytes at `text` are one of `words`, ignoring case. */
@@ -976,11 +962,10 @@ static bool one_of(const char *text, size_t len, const char *const *words, size_
     return false;
 }
 
-bool loadhost_env_bool(const char *key, bool fallback) {
-    const char *value = getenv(key);
-    if (!value) {
-        return fallback;
-    }
+static const char BOOLEAN[] = "a boolean (true/false, 1/0, yes/no, on/off)";
+
+/* The value as a boolean in *out; NULL, or what was expected instead. */
+static const char *read_bool(const char *value, bool *out) {
     /* The words every SDK takes, around white space; empty is false. */
     static const char *const yes[] = {"1", "true", "yes", "on"};
     static const char *const no[] = {"0", "false", "no", "off", ""};
@@ -992,12 +977,305 @@ bool loadhost_env_bool(const char *key, bool fallback) {
     while (len > 0 && isspace((unsigned char)text[len - 1])) {
         len--;
     }
-    if (one_of(text, len, yes, sizeof yes / sizeof *yes)) {
-        return true;
+    *out = one_of(text, len, yes, sizeof yes / sizeof *yes);
+    return *out || one_of(text, len, no, sizeof no / sizeof *no) ? NULL : BOOLEAN;
+}
+
+long long loadhost_env_int(const char *key, long long fallback) {
+    const char *value = getenv(key);
+    long long parsed;
+    const char *expected = value ? read_int(value, &parsed) : NULL;
+    if (!value || expected) {
+        if (expected) {
+            bad_value(key, value, expected);
+        }
+        return fallback;
     }
-    if (one_of(text, len, no, sizeof no / sizeof *no)) {
+    return parsed;
+}
+
+double loadhost_env_double(const char *key, double fallback) {
+    const char *value = getenv(key);
+    double parsed;
+    const char *expected = value ? read_double(value, &parsed) : NULL;
+    if (!value || expected) {
+        if (expected) {
+            bad_value(key, value, expected);
+        }
+        return fallback;
+    }
+    return parsed;
+}
+
+bool loadhost_env_bool(const char *key, bool fallback) {
+    const char *value = getenv(key);
+    bool parsed;
+    const char *expected = value ? read_bool(value, &parsed) : NULL;
+    if (!value || expected) {
+        if (expected) {
+            bad_value(key, value, expected);
+        }
+        return fallback;
+    }
+    return parsed;
+}
+
+/* ---- Options ----------------------------------------------------------------------------- */
+
+/* One option LOADHOST_OPTION declared, as the SDK needs it (the host checked the rest). */
+typedef struct {
+    char *name;
+    char type[9];
+    bool required;
+    char *fallback; /* the default; NULL when there is none */
+    char *help;
+} declared_option;
+
+/* The most options a plugin declares (the host refuses more). */
+#define MAX_OPTIONS 256
+static declared_option options[MAX_OPTIONS];
+static size_t option_count;
+
+static const char DURATION[] = "a duration such as 500ms, 5s, 1.5m, 2h or 1m30s";
+static const char URL[] = "an absolute URL such as http://127.0.0.1:8080/";
+
+static const char *skip_blank(const char *p) {
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    return p;
+}
+
+/* The text inside the quotes at `p` (a malloc'd copy in *out) and where it ends; NULL when the
+ * quote is not closed. */
+static const char *quoted(const char *p, char **out) {
+    const char *end = strchr(p + 1, *p);
+    if (!end) {
+        return NULL;
+    }
+    *out = strndup(p + 1, (size_t)(end - p - 1));
+    return end + 1;
+}
+
+/* Keep `line`, a `NAME:TYPE[!][=DEFAULT] [HELP]` declaration, for loadhost_option* to read by; a
+ * line that does not read is left out (the host refuses the plugin, naming it, before any load). */
+void loadhost__declare_option(const char *line) {
+    declared_option o = {0};
+    const char *name = skip_blank(line);
+    const char *p = name;
+    const char *colon = strchr(p, ':');
+    if (option_count == MAX_OPTIONS || !colon) {
+        return;
+    }
+    const char *name_end = colon;
+    while (name_end > name && (name_end[-1] == ' ' || name_end[-1] == '\t')) {
+        name_end--;
+    }
+    p = skip_blank(colon + 1);
+    size_t n = 0;
+    while (isalpha((unsigned char)p[n])) {
+        n++;
+    }
+    if (n == 0 || n >= sizeof o.type) {
+        return;
+    }
+    memcpy(o.type, p, n);
+    p = skip_blank(p + n);
+    if (*p == '!') {
+        o.required = true;
+        p = skip_blank(p + 1);
+    }
+    if (*p == '=') {
+        p = skip_blank(p + 1);
+        if (*p == '"' || *p == '\'') {
+            p = quoted(p, &o.fallback);
+        } else {
+            size_t word = strcspn(p, " \t");
+            o.fallback = strndup(p, word);
+            p += word;
+        }
+        p = p ? skip_blank(p) : NULL;
+    }
+    if (p && (*p == '"' || *p == '\'')) {
+        quoted(p, &o.help);
+    }
+    o.name = strndup(name, (size_t)(name_end - name));
+    if (!o.help) {
+        o.help = strdup("");
+    }
+    options[option_count++] = o;
+}
+
+/* The declared option `name`, if its type is one of `types` (NULL: any); otherwise the call
+ * (`loadhost_option_int("PAUSE")`) is remembered as the task's failure, naming the mistake. */
+static const declared_option *declared(const char *function, const char *name, const char *const *types) {
+    for (size_t i = 0; name && i < option_count; i++) {
+        if (strcmp(options[i].name, name) != 0) {
+            continue;
+        }
+        for (size_t t = 0; types && types[t]; t++) {
+            if (strcmp(types[t], options[i].type) == 0) {
+                return &options[i];
+            }
+        }
+        if (!types) {
+            return &options[i];
+        }
+        remember(&bad_call, loadhost_format("%s(\"%s\"): %s is declared %s, which %s does not read", function, name,
+                                            name, options[i].type, function));
+        return NULL;
+    }
+    remember(&bad_call, loadhost_format("%s(\"%s\"): no option of that name is declared with LOADHOST_OPTION",
+                                        function, name ? name : "NULL"));
+    return NULL;
+}
+
+/* The option's text: the value given, else its default; NULL when neither (a required option
+ * missing is remembered as the call's bad setting, which aborts the run). */
+static const char *option_text(const declared_option *o) {
+    const char *value = getenv(o->name);
+    if (value) {
+        return value;
+    }
+    if (o->required) {
+        remember(&bad_setting, loadhost_format("-e %s is required (%s%s%s)", o->name, o->type, *o->help ? ": " : "",
+                                               o->help));
+    }
+    return o->fallback;
+}
+
+/* Milliseconds in a duration as loadhost's flags take it (`500ms`, `1.5m`, `1m30s`); NULL, or
+ * what was expected instead. */
+static const char *read_ms(const char *value, double *out) {
+    const char *p = value;
+    while (isspace((unsigned char)*p)) {
+        p++;
+    }
+    double ms = 0;
+    bool any = false;
+    while (*p && !isspace((unsigned char)*p)) {
+        size_t digits = strspn(p, "0123456789.");
+        char number[64];
+        if (digits == 0 || digits >= sizeof number) {
+            return DURATION;
+        }
+        memcpy(number, p, digits);
+        number[digits] = '\0';
+        char *end;
+        double value_of = strtod(number, &end);
+        if (*end != '\0' || strchr(number, '.') != strrchr(number, '.')) {
+            return DURATION;
+        }
+        p += digits;
+        size_t unit = strcspn(p, "0123456789. \t\r\n");
+        double scale = unit == 2 && strncmp(p, "ms", 2) == 0 ? 1
+                       : unit == 1 && *p == 's'              ? 1e3
+                       : unit == 1 && *p == 'm'              ? 6e4
+                       : unit == 1 && *p == 'h'              ? 3.6e6
+                                                             : 0;
+        if (scale == 0) {
+            return DURATION;
+        }
+        ms += value_of * scale;
+        p += unit;
+        any = true;
+    }
+    *out = ms;
+    return any && only_space(p) && isfinite(ms) && ms <= 1e12 ? NULL : DURATION;
+}
+
+/* Whether the value is `SCHEME://HOST…` without white space. */
+static bool is_url(const char *value) {
+    while (isspace((unsigned char)*value)) {
+        value++;
+    }
+    const char *sep = strstr(value, "://");
+    if (!sep || sep == value || !isalpha((unsigned char)*value)) {
         return false;
     }
-    bad_value(key, value, "a boolean (true/false, 1/0, yes/no, on/off)");
-    return fallback;
+    for (const char *c = value; c < sep; c++) {
+        if (!isalnum((unsigned char)*c) && !strchr("+-.", *c)) {
+            return false;
+        }
+    }
+    const char *host = sep + 3;
+    const char *end = host;
+    while (*end && !isspace((unsigned char)*end)) {
+        end++;
+    }
+    return host[0] && !strchr("/?#", host[0]) && only_space(end);
+}
+
+const char *loadhost_option(const char *name) {
+    const declared_option *o = declared("loadhost_option", name, NULL);
+    const char *text = o ? option_text(o) : NULL;
+    if (!text || strcmp(o->type, "string") == 0) {
+        return text;
+    }
+    /* Any other type is read by its own rules, so a value of the wrong type never passes. */
+    long long i;
+    double d;
+    bool b;
+    const char *expected = strcmp(o->type, "int") == 0        ? read_int(text, &i)
+                           : strcmp(o->type, "float") == 0    ? read_double(text, &d)
+                           : strcmp(o->type, "bool") == 0     ? read_bool(text, &b)
+                           : strcmp(o->type, "duration") == 0 ? read_ms(text, &d)
+                           : is_url(text)                     ? NULL
+                                                              : URL;
+    if (expected) {
+        bad_value(o->name, text, expected);
+    }
+    return text;
+}
+
+long long loadhost_option_int(const char *name) {
+    static const char *const types[] = {"int", NULL};
+    const declared_option *o = declared("loadhost_option_int", name, types);
+    const char *text = o ? option_text(o) : NULL;
+    long long value = 0;
+    const char *expected = text ? read_int(text, &value) : NULL;
+    if (expected) {
+        bad_value(o->name, text, expected);
+        return 0;
+    }
+    return value;
+}
+
+double loadhost_option_double(const char *name) {
+    static const char *const types[] = {"float", "int", NULL};
+    const declared_option *o = declared("loadhost_option_double", name, types);
+    const char *text = o ? option_text(o) : NULL;
+    double value = 0;
+    const char *expected = text ? read_double(text, &value) : NULL;
+    if (expected) {
+        bad_value(o->name, text, expected);
+        return 0;
+    }
+    return value;
+}
+
+bool loadhost_option_bool(const char *name) {
+    static const char *const types[] = {"bool", NULL};
+    const declared_option *o = declared("loadhost_option_bool", name, types);
+    const char *text = o ? option_text(o) : NULL;
+    bool value = false;
+    const char *expected = text ? read_bool(text, &value) : NULL;
+    if (expected) {
+        bad_value(o->name, text, expected);
+        return false;
+    }
+    return value;
+}
+
+double loadhost_option_ms(const char *name) {
+    static const char *const types[] = {"duration", NULL};
+    const declared_option *o = declared("loadhost_option_ms", name, types);
+    const char *text = o ? option_text(o) : NULL;
+    double value = 0;
+    const char *expected = text ? read_ms(text, &value) : NULL;
+    if (expected) {
+        bad_value(o->name, text, expected);
+        return 0;
+    }
+    return value;
 }

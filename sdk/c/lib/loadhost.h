@@ -24,7 +24,9 @@
  *   keep cookies and decode bodies: loadhost_http_options_default), loadhost_response_*, and the
  *   worker's cookie jar: loadhost_cookies_get/set/clear;
  * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double,
- *   loadhost_env_bool;
+ *   loadhost_env_bool; and the options the plugin declares with LOADHOST_OPTION (a type, a default
+ *   or required, a help), read typed: loadhost_option, loadhost_option_int, loadhost_option_double,
+ *   loadhost_option_bool, loadhost_option_ms;
  * - the raw bindings wit-bindgen generated: workload_with_lifecycle.h.
  *
  * Memory: every string and byte list the host hands the plugin (task fields, response body and
@@ -450,6 +452,55 @@ double loadhost_env_double(const char *key, double fallback);
 /* The value of `key` as a boolean (true/false, 1/0, yes/no, on/off, any case; empty is false), or
  * `fallback` when unset. */
 bool loadhost_env_bool(const char *key, bool fallback);
+
+/* ---- Options ----------------------------------------------------------------------------- */
+/*
+ * Declare an `-e` option the plugin reads, at file scope, one per use:
+ *
+ *     LOADHOST_OPTION("TARGET_URL:url=http://127.0.0.1:8080/ 'the page to GET'");
+ *     LOADHOST_OPTION("USERS:int! 'how many users'");
+ *     LOADHOST_OPTION("PAUSE:duration=250ms 'the pause between two requests'");
+ *
+ * The text is `NAME:TYPE[!][=DEFAULT] [HELP]`: TYPE is string, int, float, bool, duration or url;
+ * `!` makes the option required (it then has no default); DEFAULT is a word or quoted; HELP is in
+ * quotes, '…' here (the text is a string literal without '"' or '\', as for LOADHOST_METRIC). Each
+ * declaration is a line of the module's `loadhost:options` custom section, which `loadhost inspect`
+ * lists and `loadhost run` checks -e against before any load (a required option missing or a value
+ * of the wrong type is refused; an -e no option has is warned about, with did-you-mean). It is also
+ * kept, when the instance starts, for the functions below: each reads the option's value given,
+ * else its declared default.
+ *
+ * A value that does not read as its type (which loadhost run refuses, but an older host does not)
+ * aborts the run as the loadhost_env_* functions do, and so does a required option missing. Reading
+ * an option that is not declared, or with the function of another type, fails the task, naming it.
+ */
+#define LOADHOST_OPTION(declaration)                                                               \
+    LOADHOST__OPTION_AT(declaration, __COUNTER__)                                                  \
+    __asm__(".section \".custom_section.loadhost:options\",\"\",@\n.ascii \"" declaration "\\n\"\n")
+#define LOADHOST__OPTION_AT(declaration, n) LOADHOST__OPTION_NAMED(declaration, n)
+#define LOADHOST__OPTION_NAMED(declaration, n)                                                     \
+    __attribute__((constructor)) static void loadhost__option_##n(void) {                         \
+        loadhost__declare_option(declaration);                                                     \
+    }
+
+/* For LOADHOST_OPTION: keep a declaration for the functions below. */
+void loadhost__declare_option(const char *declaration);
+
+/* The option's value as given, else its default; NULL when it has neither. An option of another
+ * type than string is checked by its type's rules. */
+const char *loadhost_option(const char *name);
+
+/* An `int` option's value; 0 when it has neither a value nor a default. */
+long long loadhost_option_int(const char *name);
+
+/* A `float` (or `int`) option's value; 0 when it has neither a value nor a default. */
+double loadhost_option_double(const char *name);
+
+/* A `bool` option's value; false when it has neither a value nor a default. */
+bool loadhost_option_bool(const char *name);
+
+/* A `duration` option's value in milliseconds; 0 when it has neither a value nor a default. */
+double loadhost_option_ms(const char *name);
 
 /* ---- Helpers ----------------------------------------------------------------------------- */
 

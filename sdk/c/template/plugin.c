@@ -11,12 +11,15 @@
 /* The metrics it records, for `loadhost inspect` and for thresholds without `--metric`. */
 LOADHOST_METRIC("status is 200:check");
 
+/* The settings it reads, for `loadhost inspect` and for `loadhost run`'s checks of -e. */
+LOADHOST_OPTION("TARGET_URL:url=http://127.0.0.1:8080/ 'the page to GET'");
+
 loadhost_result loadhost_do_task(const loadhost_task *task) {
     (void)task;
     /* Settings come from `loadhost run -e KEY=VALUE`; read once per worker (instance). */
     static const char *url;
     if (!url) {
-        url = loadhost_env("TARGET_URL", "http://127.0.0.1:8080/");
+        url = loadhost_option("TARGET_URL");
     }
 
     loadhost_response response;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end tests of the C SDK: builds plugins/http-get-c, plugins/noop-c, plugins/ws-echo-c and
-# tests/surface with sdk/c/build.sh, runs them with `loadhost run` against `loadhost target` on
+# End-to-end tests of the C SDK: builds plugins/http-get-c, plugins/noop-c, plugins/ws-echo-c,
+# tests/surface and tests/options with sdk/c/build.sh, runs them with `loadhost run` against `loadhost target` on
 # 127.0.0.1, and checks each run's summary JSON. Ends with `N passed, N failed`; exits 1 when any
 # case failed.
 #
@@ -28,7 +28,7 @@ trap cleanup EXIT
 # Compiled components go to a cache of our own, so runs never touch the user's.
 export LOADHOST_CACHE_DIR="$work/cache"
 
-for plugin in "$root/plugins/http-get-c" "$root/plugins/noop-c" "$root/plugins/ws-echo-c" "$here/surface"; do
+for plugin in "$root/plugins/http-get-c" "$root/plugins/noop-c" "$root/plugins/ws-echo-c" "$here/surface" "$here/options"; do
     "$sdk/build.sh" "$plugin" "$work/$(basename "$plugin").wasm"
 done
 
@@ -120,10 +120,11 @@ if run surface-abort 4 surface -e TARGET_URL="$url" --allow-host "$addr" -e ABOR
 fi
 if run surface-bad-env 4 surface -e TARGET_URL="$url" --allow-host "$addr" -e PORT_OFFSET=abc -w 1 -n 3; then
     expect surface-bad-env 'tasks["aborted"] == 1 and tasks["passed"] == 0'
-    says surface-bad-env 'PORT_OFFSET=abc: expected an integer'
+    # The host keeps every -e value out of what the plugin says (issue 26).
+    says surface-bad-env 'PORT_OFFSET=[redacted]: expected an integer'
 fi
 if run surface-bad-bool 4 surface -e TARGET_URL="$url" --allow-host "$addr" -e FLAG=maybe -w 1 -n 3; then
-    says surface-bad-bool 'FLAG=maybe: expected a boolean (true/false, 1/0, yes/no, on/off)'
+    says surface-bad-bool 'FLAG=[redacted]: expected a boolean (true/false, 1/0, yes/no, on/off)'
 fi
 if run surface-bad-metric 98 surface -e TARGET_URL="$url" --allow-host "$addr" -e BAD_METRIC=1 -w 1 -n 3; then
     expect surface-bad-metric 'tasks["failed"] == 3 and "c_nan" not in metrics'
@@ -137,6 +138,22 @@ if run surface-setup 4 surface -e SETUP_FAIL=1 -w 1 -n 3; then
         echo "FAIL surface-setup: the plugin's message is not in the output"
         failed=$((failed + 1))
     fi
+fi
+# Declared options (tests/options): the defaults come from the declarations, values are read by
+# their declared type; a required option missing is refused before any load (exit 2); reading an
+# option with the function of another type fails the task naming it.
+if run options 0 options -e TARGET_URL="$url" --allow-host "$addr" -w 1 -n 3; then
+    expect options '[metrics[m]["value"] for m in ("blob_bytes", "pause_ms", "ratio", "verbose", "label_given")] == [1024, 250, 0.5, 0, 0]'
+fi
+if run options-given 0 options -e TARGET_URL="$url" --allow-host "$addr" -e BLOB_BYTES=" 2048 " -e PAUSE=1m1.5s \
+    -e RATIO=1e-1 -e VERBOSE=Yes -e LABEL= -w 1 -n 3; then
+    expect options-given '[metrics[m]["value"] for m in ("blob_bytes", "pause_ms", "ratio", "verbose", "label_given")] == [2048, 61500, 0.1, 1, 1]'
+fi
+if run options-missing 2 options --allow-host "$addr" -w 1 -n 3; then
+    says options-missing '-e TARGET_URL is required (url: the page to GET)'
+fi
+if run options-misuse 98 options -e TARGET_URL="$url" --allow-host "$addr" -e MISUSE=yes -w 1 -n 2; then
+    says options-misuse 'loadhost_option_int("PAUSE"): PAUSE is declared duration, which loadhost_option_int does not read'
 fi
 # ws-echo-c: one WebSocket connection per worker, kept across its tasks, every echo checked; a
 # host the user did not allow fails the task (not retryable) saying so.

@@ -13,7 +13,8 @@
 //
 // Layout: task errors (retryable/failed/abort), metrics (counter/gauge/trend/check, and
 // declareMetrics to state them for `loadhost inspect` and thresholds), configuration
-// from the environment (env/envOr/environment), HTTP (get/post/put/del/request, with
+// from the environment (env/envOr/environment, and declareOptions to state the options read, typed,
+// with their defaults, for `loadhost inspect` and `loadhost run`'s checks), HTTP (get/post/put/del/request, with
 // withoutHeaders()/discardBody() for a plugin that reads only the status, and the host's
 // redirects, cookie jar and decompression: an options object or builder methods), the worker's
 // cookie jar (cookies.get/set/clear), task input helpers.
@@ -210,11 +211,17 @@ let envMap = null;
 // catch that; lib/entry.js turns it into the call's abort regardless.
 let badSetting = null;
 
-/** A setting that is set but does not parse: an abort (the run stops, exit code 4). */
+/**
+ * A setting that is set but does not parse, or a required option that is missing: an abort (the
+ * run stops, exit code 4).
+ */
 export class ConfigError extends TaskError {
-  /** The error for `key=raw`, which should have been `expected`. */
+  /**
+   * The error for `key=raw`, which should have been `expected`; with `raw` undefined, for the
+   * required option `key` missing (`expected` then says its type and help: `int: how many users`).
+   */
   constructor(key, raw, expected) {
-    super('abort', `${key}=${raw}: expected ${expected}`);
+    super('abort', raw === undefined ? `-e ${key} is required (${expected})` : `${key}=${raw}: expected ${expected}`);
     this.name = 'ConfigError';
   }
 }
@@ -232,8 +239,13 @@ function envVars() {
   return envMap;
 }
 
-/** The value of the environment variable `key`, or undefined when it is unset. */
+/**
+ * The value of the environment variable `key`, or undefined when it is unset. An option the plugin
+ * declared (declareOptions) is read by its declared type, with its declared default.
+ */
 export function env(key) {
+  const option = declaredOptions.get(key);
+  if (option !== undefined) return optionValue(option);
   return envVars().get(key);
 }
 
@@ -251,14 +263,13 @@ const BOOLEAN = 'a boolean (true/false, 1/0, yes/no, on/off)';
  * with `KEY=VALUE: expected WHAT`.
  */
 export function envOr(key, fallback) {
+  if (declaredOptions.has(key)) {
+    throw new TypeError(`envOr(${show(key)}, ${show(fallback)}): ${key} is declared with declareOptions, which gives its default: call env(${show(key)})`);
+  }
   const raw = env(key);
   if (raw === undefined) return fallback;
   const text = raw.trim();
-  const bad = (expected) => {
-    const error = new ConfigError(key, raw, expected);
-    badSetting ??= error.message;
-    return error;
-  };
+  const bad = (expected) => refused(new ConfigError(key, raw, expected));
   switch (typeof fallback) {
     case 'number': {
       const value = text === '' ? NaN : Number(text);
@@ -275,6 +286,215 @@ export function envOr(key, fallback) {
       return BigInt(text);
     default:
       return raw;
+  }
+}
+
+// Remember `error` as this call's bad setting, unless one came first, and give it back to throw.
+function refused(error) {
+  badSetting ??= error.message;
+  return error;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options the plugin declares: the `-e` settings it reads, each with a type, a default or `!`
+// (required) and a one-line help, as `NAME:TYPE[!][=DEFAULT] [HELP]`:
+//
+//   declareOptions(
+//     'TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"',
+//     'USERS:int! "how many users"',
+//     'PAUSE:duration=250ms "the pause between two requests"',
+//   );
+//   ... env('USERS') is a number, env('PAUSE') milliseconds (250 unless -e PAUSE=... says otherwise)
+//
+// build.sh (or loadhost, for a script run as it is) reads the calls from the source into the
+// component's `loadhost:options` section: `loadhost inspect` lists them, and `loadhost run` refuses
+// before any load a run that lacks a required option or gives one a value of the wrong type, and
+// warns about an `-e` no option has (`BLOB_BYTE`: did you mean BLOB_BYTES?).
+
+const OPTION_TYPES = ['string', 'int', 'float', 'bool', 'duration', 'url'];
+
+// What a value of each type looks like, in the words every SDK and the host use.
+const EXPECTED = {
+  string: 'a text',
+  int: 'an integer',
+  float: 'a number',
+  bool: BOOLEAN,
+  duration: 'a duration such as 500ms, 5s, 1.5m, 2h or 1m30s',
+  url: 'an absolute URL such as http://127.0.0.1:8080/',
+};
+
+const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+// Every option declared so far, by name.
+const declaredOptions = new Map();
+
+// A value that is not one of its option's type.
+class Unfit extends Error {
+  constructor(expected) {
+    super(expected);
+    this.expected = expected;
+  }
+}
+
+/**
+ * Declare the `-e` options the plugin reads, each as `NAME:TYPE[!][=DEFAULT] [HELP]`: NAME an
+ * environment variable's name; TYPE string, int, float, bool, duration or url; `!` for a required
+ * option (it has no default); DEFAULT a word or quoted; HELP quoted, "…" or '…' (no escapes: a text
+ * holds no quote of its own kind). `env(NAME)` then gives the value typed (a string, a number, a
+ * boolean, milliseconds, a string), or undefined for an option neither required nor with a default
+ * that is not given.
+ *
+ * Call it at the top level of plugin.js, at the start of a line, with string literals: build.sh
+ * reads the calls from the source, without running it. The build evaluates the module, so this
+ * call checks each declaration then, and a wrong one fails the build.
+ */
+export function declareOptions(...declarations) {
+  for (const declaration of declarations) {
+    const call = `declareOptions(${show(declaration)})`;
+    if (typeof declaration !== 'string') {
+      throw new TypeError(`${call}: a declaration is a string NAME:TYPE[!][=DEFAULT] [HELP], got ${described(declaration)}`);
+    }
+    let option;
+    try {
+      option = parseOption(declaration);
+    } catch (error) {
+      if (error instanceof RangeError) throw new RangeError(`${call}: ${error.message}`);
+      throw error;
+    }
+    const known = declaredOptions.get(option.name);
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(option)) {
+      throw new RangeError(`${call}: ${option.name} is declared already, differently`);
+    }
+    declaredOptions.set(option.name, option);
+  }
+}
+
+// One declaration, checked by the rules the host applies (a RangeError says what is wrong).
+function parseOption(line) {
+  const colon = line.indexOf(':');
+  if (colon < 0) throw new RangeError('expected NAME:TYPE[!][=DEFAULT] [HELP], such as \'USERS:int=10 "how many users"\'');
+  const name = line.slice(0, colon).trim();
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || name.length > 128) {
+    throw new RangeError("an option's name is 1 to 128 letters, digits or '_', not starting with a digit");
+  }
+  let rest = line.slice(colon + 1).trimStart();
+  const type = /^[A-Za-z]*/.exec(rest)[0];
+  if (!OPTION_TYPES.includes(type)) throw new RangeError(`unknown type '${type}' (${OPTION_TYPES.join(', ')})`);
+  rest = rest.slice(type.length).trimStart();
+  const required = rest.startsWith('!');
+  if (required) rest = rest.slice(1).trimStart();
+  let fallback;
+  if (rest.startsWith('=')) {
+    if (required) throw new RangeError("a required option ('!') has no default");
+    [fallback, rest] = defaultText(rest.slice(1).trimStart());
+    try {
+      convertOption(type, fallback);
+    } catch (error) {
+      if (error instanceof Unfit) throw new RangeError(`its default is not ${error.expected}`);
+      throw error;
+    }
+    rest = rest.trimStart();
+  }
+  let help = '';
+  if (rest !== '') {
+    const quoted = quotedText(rest);
+    if (quoted === undefined) {
+      throw new RangeError('the help goes last, in quotes ("…" or \'…\'), after the type or the default');
+    }
+    if (quoted[1].trim() !== '') throw new RangeError(`'${quoted[1].trim()}' after the help: the help goes last`);
+    help = quoted[0].trim();
+  }
+  return { name, type, required, default: fallback, help };
+}
+
+// The text inside the quotes `text` starts with and what follows them, or undefined.
+function quotedText(text) {
+  const quote = text[0];
+  if (quote !== '"' && quote !== "'") return undefined;
+  const end = text.indexOf(quote, 1);
+  return end < 0 ? undefined : [text.slice(1, end), text.slice(end + 1)];
+}
+
+// A default at the start of `text` (quoted, or a word) and what follows it.
+function defaultText(text) {
+  if (text[0] === '"' || text[0] === "'") {
+    const quoted = quotedText(text);
+    if (quoted === undefined) throw new RangeError("a default's quote is not closed");
+    return quoted;
+  }
+  const word = /^\S*/.exec(text)[0];
+  if (word === '') throw new RangeError('nothing after \'=\': write the default, or "" for an empty one');
+  if (/['"]/.test(word)) throw new RangeError(`'${word}': a default with a quote in it is quoted as a whole`);
+  return [word, text.slice(word.length)];
+}
+
+// `raw` as a value of `type`: the same rules in every SDK and the host (white space around it
+// ignored, but for a string). Throws Unfit.
+function convertOption(type, raw) {
+  const text = raw.trim();
+  switch (type) {
+    case 'string':
+      return raw;
+    case 'int': {
+      if (!/^[+-]?[0-9]+$/.test(text)) throw new Unfit(EXPECTED.int);
+      const wide = BigInt(text);
+      if (wide < -(2n ** 63n) || wide >= 2n ** 63n) throw new Unfit('an integer from -9223372036854775808 to 9223372036854775807');
+      // A JavaScript number holds integers exactly up to 2^53 - 1.
+      if (!Number.isSafeInteger(Number(wide))) throw new Unfit(`an integer from ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`);
+      return Number(wide);
+    }
+    case 'float': {
+      const value = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/.test(text) ? Number(text) : NaN;
+      if (!Number.isFinite(value)) throw new Unfit(EXPECTED.float);
+      return value;
+    }
+    case 'bool':
+      if (/^(true|1|yes|on)$/i.test(text)) return true;
+      if (/^(false|0|no|off|)$/i.test(text)) return false;
+      throw new Unfit(BOOLEAN);
+    case 'duration': {
+      const ms = durationMs(text);
+      if (ms === undefined) throw new Unfit(EXPECTED.duration);
+      return ms;
+    }
+    case 'url':
+      if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]+\S*$/.test(text)) throw new Unfit(EXPECTED.url);
+      return text;
+    default:
+      throw new RangeError(`unknown type '${type}'`);
+  }
+}
+
+/**
+ * Milliseconds in a duration as loadhost's flags take it (`500ms`, `1.5m`, `1m30s`: numbers with
+ * units ms, s, m, h, at most 10^9 seconds), or undefined.
+ */
+export function durationMs(text) {
+  const part = /([0-9.]+)(ms|s|m|h)/y;
+  let ms = 0;
+  while (part.lastIndex < text.length) {
+    const at = part.lastIndex;
+    const match = part.exec(text);
+    if (match === null || match.index !== at || !/^(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/.test(match[1])) return undefined;
+    ms += Number(match[1]) * DURATION_UNITS[match[2]];
+  }
+  return text !== '' && Number.isFinite(ms) && ms <= 1e12 ? ms : undefined;
+}
+
+// The value of a declared option: given, else its default, typed.
+function optionValue(option) {
+  const raw = envVars().get(option.name);
+  if (raw === undefined) {
+    if (option.required) {
+      throw refused(new ConfigError(option.name, undefined, option.help ? `${option.type}: ${option.help}` : option.type));
+    }
+    return option.default === undefined ? undefined : convertOption(option.type, option.default);
+  }
+  try {
+    return convertOption(option.type, raw);
+  } catch (error) {
+    if (error instanceof Unfit) throw refused(new ConfigError(option.name, raw, error.expected));
+    throw error;
   }
 }
 

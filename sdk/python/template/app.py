@@ -8,16 +8,21 @@ response (refused, denied by --allow-host, timed out) is retryable. The host rec
 
 import functools
 
-from loadhost import Failed, Retryable, Task, check, declare_metrics, env, http
+from loadhost import Failed, Retryable, Task, check, declare_metrics, declare_options, env, http
 
 # The metrics it records, for `loadhost inspect` and for thresholds without `--metric`.
 declare_metrics("status is 200:check")
+
+# The settings it reads (`loadhost run -e NAME=VALUE`), each with a type, a default or `!`
+# (required) and a help: `loadhost inspect` lists them, `loadhost run` checks -e against them
+# before any load, and `env(NAME)` reads each typed, its default from here.
+declare_options('TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"')
 
 
 @functools.cache
 def target_url() -> str:
     """TARGET_URL, read once per worker at its first task (the environment is not there at build time)."""
-    return env("TARGET_URL", "http://127.0.0.1:8080/")
+    return env("TARGET_URL")
 
 
 def do_task(task: Task) -> None:

@@ -7,6 +7,7 @@ bindings replaced by small fakes (the end-to-end path is proved by building and 
 import importlib
 import importlib.machinery
 import os
+import re
 import sys
 import types
 import unittest
@@ -224,7 +225,7 @@ HOST_GRPC = _module(
 
 
 import loadhost  # noqa: E402 (after the fakes)
-from loadhost import config, cookies, grpc, http, ws  # noqa: E402
+from loadhost import config, cookies, grpc, http, options, ws  # noqa: E402
 from wit_world.imports import types as wit_types  # noqa: E402
 
 
@@ -363,6 +364,99 @@ class Env(unittest.TestCase):
         config._at_runtime = False
         with self.assertRaisesRegex(RuntimeError, "build time"):
             loadhost.env("LH_INT", 1)
+
+
+class Options(unittest.TestCase):
+    DECLARED = (
+        'TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"',
+        "USERS:int! 'how many users'",
+        "PAUSE:duration=1m30s",
+        "RATIO:float=0.5",
+        "VERBOSE:bool=off \"it's chatty\"",
+        "GREETING:string='hello world'",
+        "TOKEN:string",
+    )
+
+    def setUp(self):
+        options._declared.clear()
+        loadhost.declare_options(*self.DECLARED)
+        config._at_runtime = True
+        config.take_bad_setting()
+        for name in ("TARGET_URL", "USERS", "PAUSE", "RATIO", "VERBOSE", "GREETING", "TOKEN"):
+            os.environ.pop(name, None)
+
+    def tearDown(self):
+        options._declared.clear()
+        config._at_runtime = False
+        config.take_bad_setting()
+
+    def test_defaults_come_from_the_declaration_and_values_read_by_its_type(self):
+        self.assertEqual(loadhost.env("TARGET_URL"), "http://127.0.0.1:8080/")
+        self.assertEqual(loadhost.env("PAUSE"), 90.0)
+        self.assertEqual(loadhost.env("RATIO"), 0.5)
+        self.assertIs(loadhost.env("VERBOSE"), False)
+        self.assertEqual(loadhost.env("GREETING"), "hello world")
+        self.assertIsNone(loadhost.env("TOKEN"))
+        os.environ.update(TARGET_URL=" ws://h/echo ", USERS=" 12 ", PAUSE="250ms", RATIO="1e-1", VERBOSE="Yes", TOKEN=" x ")
+        self.assertEqual(loadhost.env("TARGET_URL"), "ws://h/echo")
+        self.assertEqual(loadhost.env("USERS"), 12)
+        self.assertEqual(loadhost.env("PAUSE"), 0.25)
+        self.assertEqual(loadhost.env("RATIO"), 0.1)
+        self.assertIs(loadhost.env("VERBOSE"), True)
+        self.assertEqual(loadhost.env("TOKEN"), " x ", "a string as given")
+        self.assertIsNone(config.take_bad_setting())
+
+    def test_the_users_mistakes_abort_with_the_message_every_sdk_gives(self):
+        with self.assertRaisesRegex(loadhost.ConfigError, r"^-e USERS is required \(int: how many users\)$"):
+            loadhost.env("USERS")
+        self.assertEqual(config.take_bad_setting(), "-e USERS is required (int: how many users)")
+        for name, value, expected in (
+            ("USERS", "ten", "an integer"),
+            ("USERS", "1_000", "an integer"),
+            ("USERS", "99999999999999999999", "an integer from -9223372036854775808 to 9223372036854775807"),
+            ("PAUSE", "5", "a duration such as 500ms, 5s, 1.5m, 2h or 1m30s"),
+            ("TARGET_URL", "127.0.0.1:8080", "an absolute URL such as http://127.0.0.1:8080/"),
+            ("VERBOSE", "maybe", "a boolean (true/false, 1/0, yes/no, on/off)"),
+            ("RATIO", "inf", "a number"),
+        ):
+            os.environ[name] = value
+            with self.assertRaises(loadhost.ConfigError) as raised:
+                loadhost.env(name)
+            self.assertEqual(str(raised.exception), f"{name}={value}: expected {expected}")
+            self.assertEqual(config.take_bad_setting(), f"{name}={value}: expected {expected}")
+            del os.environ[name]
+
+    def test_a_declared_option_takes_its_default_from_the_declaration_only(self):
+        with self.assertRaisesRegex(TypeError, r"env\('RATIO', 0.7\): RATIO is declared with declare_options"):
+            loadhost.env("RATIO", 0.7)
+
+    def test_declarations_are_checked_as_the_host_checks_them(self):
+        for declaration, says in (
+            ("USERS", "expected NAME:TYPE"),
+            ("9LIVES:int", "an option's name"),
+            ("USERS:integer", "unknown type 'integer' (string, int, float, bool, duration, url)"),
+            ("USERS:int!=5", "a required option ('!') has no default"),
+            ("USERS:int=ten", "its default is not an integer"),
+            ("PAUSE:duration=5", "its default is not a duration"),
+            ("U:url=localhost", "its default is not an absolute URL"),
+            ("USERS:int=", "nothing after '='"),
+            ("USERS:int='5", "a default's quote is not closed"),
+            ("NAME:string=it's", "quoted as a whole"),
+            ("USERS:int how many", "the help goes last, in quotes"),
+            ("USERS:int 'how' many", "'many' after the help"),
+            ("USERS:int=5", "USERS is declared already, differently"),
+        ):
+            with self.assertRaisesRegex(ValueError, "^declare_options\\(" + re.escape(repr(declaration)) + "\\): .*" + re.escape(says)):
+                loadhost.declare_options(declaration)
+        with self.assertRaisesRegex(TypeError, "got int"):
+            loadhost.declare_options(7)
+        loadhost.declare_options("USERS:int! \"how many users\"")  # the same again counts once
+
+    def test_durations_read_as_the_host_reads_them(self):
+        for text, seconds in (("500ms", 0.5), ("5s", 5.0), ("1.5m", 90.0), ("2h", 7200.0), ("1m30s", 90.0)):
+            self.assertEqual(options.duration(text), seconds, text)
+        for text in ("", "5", "5x", "1 s", "-1s", "1e3s", "1..5s", "99999999999h"):
+            self.assertIsNone(options.duration(text), text)
 
 
 class Http(unittest.TestCase):

@@ -16,7 +16,7 @@ thread_local! {
 }
 
 /// What a boolean setting may say (case-insensitive, as in the other SDKs).
-const BOOLEAN: &str = "a boolean (true/false, 1/0, yes/no, on/off)";
+pub(crate) const BOOLEAN: &str = "a boolean (true/false, 1/0, yes/no, on/off)";
 
 /// The value of `key` parsed as `T`, or `default` when `key` is unset.
 ///
@@ -32,17 +32,22 @@ pub fn env_or<T: FromStr>(key: &str, default: T) -> T {
     match parse::<T>(&raw) {
         Some(value) => value,
         None => {
-            let message = format!("{key}={raw}: expected {}", expected(std::any::type_name::<T>(), &raw));
-            BAD_SETTING.with(|bad| {
-                bad.borrow_mut().get_or_insert(message);
-            });
+            remember_bad_setting(format!("{key}={raw}: expected {}", expected(std::any::type_name::<T>(), &raw)));
             default
         }
     }
 }
 
+/// Keep `message` as this call's bad setting, unless one came first: the call then ends in an
+/// abort that says it.
+pub(crate) fn remember_bad_setting(message: String) {
+    BAD_SETTING.with(|bad| {
+        bad.borrow_mut().get_or_insert(message);
+    });
+}
+
 /// `raw` parsed as `T` with the rules every SDK shares: trimmed, finite numbers, boolean words.
-fn parse<T: FromStr>(raw: &str) -> Option<T> {
+pub(crate) fn parse<T: FromStr>(raw: &str) -> Option<T> {
     let text = raw.trim();
     match std::any::type_name::<T>() {
         "bool" => {
@@ -60,7 +65,7 @@ fn parse<T: FromStr>(raw: &str) -> Option<T> {
 }
 
 /// What a value of the type named `type_name` looks like, for the message about `raw`.
-fn expected(type_name: &str, raw: &str) -> String {
+pub(crate) fn expected(type_name: &str, raw: &str) -> String {
     macro_rules! integers {
         ($($t:ty),*) => {
             $(

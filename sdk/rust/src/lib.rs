@@ -31,7 +31,9 @@
 //!   records HTTP metrics), and [`cookies`]: the worker's cookie jar.
 //! - [`ws`]: WebSocket connections, and [`grpc`]: gRPC calls and streams (raw protobuf bytes),
 //!   both owned by the host, with built-in metrics.
-//! - [`config`]: reading settings the user passed with `loadhost run -e KEY=VALUE`.
+//! - [`config`]: reading settings the user passed with `loadhost run -e KEY=VALUE`, and
+//!   [`options`] with [`declare_options!`]: the settings the plugin declares (type, default or
+//!   required, help), for `loadhost inspect` and `loadhost run`'s checks, read typed.
 //!
 //! # When something goes wrong
 //! The export macros install a panic hook that writes one line to stderr,
@@ -46,6 +48,7 @@ pub mod cookies;
 pub mod grpc;
 pub mod http;
 pub mod metrics;
+pub mod options;
 mod panic_hook;
 pub mod ws;
 

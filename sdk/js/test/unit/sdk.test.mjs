@@ -1,4 +1,4 @@
-// Unit tests of the SDK's WebSocket and gRPC modules on Node.js, with the host's imports faked
+// Unit tests of the SDK's WebSocket and gRPC modules and its declared options on Node.js, with the host's imports faked
 // (fakes.mjs); the component path is proved by building and running plugins (test.sh).
 //
 //   node --import ./register.mjs sdk.test.mjs
@@ -9,6 +9,7 @@ import { runInNewContext } from 'node:vm';
 
 import { fake } from './fakes.mjs';
 import * as grpc from '../../lib/grpc.js';
+import * as loadhost from '../../lib/loadhost.js';
 import * as ws from '../../lib/ws.js';
 
 const text = (bytes) => new TextDecoder().decode(bytes);
@@ -155,5 +156,99 @@ describe('grpc', () => {
     assert.equal(fake.streams[0].disposed, true);
     assert.deepEqual(fake.streams[0].opened.timeoutMs, 3000);
     assert.throws(() => call.send(new Uint8Array(0)), /dropped/);
+  });
+});
+
+describe('options', () => {
+  // The instance reads its environment once: every case has a name of its own, set up front.
+  const given = {
+    URL_GIVEN: ' ws://h/echo ', USERS_GIVEN: ' 12 ', PAUSE_GIVEN: '1m1.5s', RATIO_GIVEN: '1e-1', VERBOSE_GIVEN: 'Yes',
+    TOKEN_GIVEN: ' x ', BAD_INT: 'ten', BIG_INT: '9007199254740993', HUGE_INT: '99999999999999999999', BAD_PAUSE: '5',
+    BAD_URL: '127.0.0.1:8080', BAD_BOOL: 'maybe', BAD_RATIO: 'inf',
+  };
+  fake.env = Object.entries(given);
+  loadhost.declareOptions(
+    'TARGET_URL:url=http://127.0.0.1:8080/ "the page to GET"',
+    "USERS:int! 'how many users'",
+    'PAUSE:duration=1m30s',
+    'RATIO:float=0.5',
+    'VERBOSE:bool=off "it\'s chatty"',
+    "GREETING:string='hello world'",
+    'TOKEN:string',
+    'URL_GIVEN:url', 'USERS_GIVEN:int', 'PAUSE_GIVEN:duration', 'RATIO_GIVEN:float', 'VERBOSE_GIVEN:bool', 'TOKEN_GIVEN:string',
+    'BAD_INT:int', 'BIG_INT:int', 'HUGE_INT:int', 'BAD_PAUSE:duration', 'BAD_URL:url', 'BAD_BOOL:bool', 'BAD_RATIO:float',
+  );
+
+  test('defaults come from the declaration and values read by its type', () => {
+    assert.equal(loadhost.env('TARGET_URL'), 'http://127.0.0.1:8080/');
+    assert.equal(loadhost.env('PAUSE'), 90_000);
+    assert.equal(loadhost.env('RATIO'), 0.5);
+    assert.equal(loadhost.env('VERBOSE'), false);
+    assert.equal(loadhost.env('GREETING'), 'hello world');
+    assert.equal(loadhost.env('TOKEN'), undefined);
+    assert.equal(loadhost.env('URL_GIVEN'), 'ws://h/echo');
+    assert.equal(loadhost.env('USERS_GIVEN'), 12);
+    assert.equal(loadhost.env('PAUSE_GIVEN'), 61_500);
+    assert.equal(loadhost.env('RATIO_GIVEN'), 0.1);
+    assert.equal(loadhost.env('VERBOSE_GIVEN'), true);
+    assert.equal(loadhost.env('TOKEN_GIVEN'), ' x ', 'a string as given');
+    assert.equal(loadhost.env('UNDECLARED'), undefined);
+    assert.equal(loadhost.takeBadSetting(), null);
+  });
+
+  test("the user's mistakes abort with the message every SDK gives", () => {
+    assert.throws(() => loadhost.env('USERS'), (e) => e instanceof loadhost.ConfigError && e.kind === 'abort'
+      && e.message === '-e USERS is required (int: how many users)');
+    assert.equal(loadhost.takeBadSetting(), '-e USERS is required (int: how many users)');
+    for (const [name, expected] of [
+      ['BAD_INT', 'an integer'],
+      ['BIG_INT', 'an integer from -9007199254740991 to 9007199254740991'],
+      ['HUGE_INT', 'an integer from -9223372036854775808 to 9223372036854775807'],
+      ['BAD_PAUSE', 'a duration such as 500ms, 5s, 1.5m, 2h or 1m30s'],
+      ['BAD_URL', 'an absolute URL such as http://127.0.0.1:8080/'],
+      ['BAD_BOOL', 'a boolean (true/false, 1/0, yes/no, on/off)'],
+      ['BAD_RATIO', 'a number'],
+    ]) {
+      const message = `${name}=${given[name]}: expected ${expected}`;
+      assert.throws(() => loadhost.env(name), (e) => e instanceof loadhost.ConfigError && e.message === message, name);
+      assert.equal(loadhost.takeBadSetting(), message);
+    }
+  });
+
+  test('a declared option takes its default from the declaration only', () => {
+    assert.throws(() => loadhost.envOr('RATIO', 0.7), /envOr\('RATIO', 0.7\): RATIO is declared with declareOptions/);
+  });
+
+  test('declarations are checked as the host checks them', () => {
+    for (const [declaration, says] of [
+      ['USERS', 'expected NAME:TYPE'],
+      ['9LIVES:int', "an option's name"],
+      ['USERS:integer', "unknown type 'integer' (string, int, float, bool, duration, url)"],
+      ['X:int!=5', "a required option ('!') has no default"],
+      ['X:int=ten', 'its default is not an integer'],
+      ['X:duration=5', 'its default is not a duration'],
+      ['X:url=localhost', 'its default is not an absolute URL'],
+      ['X:int=', "nothing after '='"],
+      ["X:int='5", "a default's quote is not closed"],
+      ["X:string=it's", 'quoted as a whole'],
+      ['X:int how many', 'the help goes last, in quotes'],
+      ["X:int 'how' many", "'many' after the help"],
+      ['USERS:int=5', 'USERS is declared already, differently'],
+    ]) {
+      assert.throws(() => loadhost.declareOptions(declaration),
+        (e) => e instanceof RangeError && e.message.startsWith(`declareOptions('${declaration}'): `) && e.message.includes(says),
+        declaration);
+    }
+    assert.throws(() => loadhost.declareOptions(7), /got number 7/);
+    loadhost.declareOptions('USERS:int! "how many users"');
+  });
+
+  test('durations read as the host reads them', () => {
+    for (const [text, ms] of [['500ms', 500], ['5s', 5000], ['1.5m', 90_000], ['2h', 7_200_000], ['1m30s', 90_000]]) {
+      assert.equal(loadhost.durationMs(text), ms, text);
+    }
+    for (const text of ['', '5', '5x', '1 s', '-1s', '1e3s', '1..5s', '99999999999h']) {
+      assert.equal(loadhost.durationMs(text), undefined, text);
+    }
   });
 });

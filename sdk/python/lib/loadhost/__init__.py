@@ -24,14 +24,18 @@ Layout:
 - `grpc`: gRPC unary calls (`grpc.call(target, method, message)`) and streams, protobuf bytes in
   and out.
 - `config`: `env(key, default)`, the settings passed with `loadhost run -e KEY=VALUE`.
+- `options`: `declare_options(...)`, the settings the plugin reads, each with a type, a default or
+  `!` (required) and a help, for `loadhost inspect` and `loadhost run`'s checks; `env(key)` then
+  reads each typed, with its declared default.
 """
 
 from wit_world.imports.types import Task
 
-from . import config, cookies, grpc, http, metrics, ws
+from . import config, cookies, grpc, http, metrics, options, ws
 from .config import env
 from .errors import Abort, ConfigError, Failed, Retryable, TaskError
 from .metrics import check, counter, declare_metrics, gauge, trend
+from .options import declare_options
 
 __all__ = [
     "Task",
@@ -46,10 +50,12 @@ __all__ = [
     "trend",
     "check",
     "declare_metrics",
+    "declare_options",
     "config",
     "cookies",
     "grpc",
     "http",
     "metrics",
+    "options",
     "ws",
 ]

@@ -9,7 +9,8 @@ bake in the default, so `env` refuses to run before the first call from the host
 
 A value that is set but does not parse is the user's mistake, and every SDK treats it alike: the
 run is aborted (exit code 4) with `KEY=VALUE: expected WHAT`, e.g. `DELAY_MS=abc: expected an
-integer`.
+integer`. Options the plugin declares (`declare_options`, in `loadhost.options`) are read by their
+declared type, with their declared default, and `loadhost run` checks them before any load.
 """
 
 import math
@@ -17,6 +18,7 @@ import os
 import sys
 from collections.abc import MutableMapping
 
+from . import options
 from .errors import ConfigError
 
 # Set by loadhost_entry when the host first calls into the plugin; False while the build imports it.
@@ -39,15 +41,32 @@ def _build_time_error(what: str) -> RuntimeError:
     )
 
 
-def env(key: str, default=None):
+# `env`'s default when the caller gives none.
+_NO_DEFAULT = object()
+
+
+def env(key: str, default=_NO_DEFAULT):
     """The value of `key` parsed like `default` (str, int, float or bool), or `default` if unset.
+
+    An option the plugin declared (`declare_options`, see `loadhost.options`) is read by its
+    declared type, with its declared default: call `env(KEY)` without a default for it.
 
     Numbers must be finite; a bool is true/false, 1/0, yes/no or on/off (empty: false). A value that
     is set but does not parse raises `ConfigError`, an `Abort`, and the run stops with
-    `KEY=VALUE: expected WHAT` (`DELAY_MS=abc: expected an integer`).
+    `KEY=VALUE: expected WHAT` (`DELAY_MS=abc: expected an integer`); so does a required option
+    that is missing.
     """
     if not _at_runtime:
         raise _build_time_error(f"loadhost.env({key!r}) was called")
+    option = options.declared(key)
+    if option is not None:
+        if default is not _NO_DEFAULT:
+            raise TypeError(
+                f"env({key!r}, {default!r}): {key} is declared with declare_options, which gives its default: call env({key!r})"
+            )
+        return _option(option)
+    if default is _NO_DEFAULT:
+        default = None
     raw = _ENVIRON.get(key)
     if raw is None:
         return default
@@ -76,10 +95,28 @@ def env(key: str, default=None):
     return raw
 
 
+def _option(option):
+    """The value of a declared option: given, else its default, typed."""
+    raw = _ENVIRON.get(option.name)
+    if raw is None:
+        if option.required:
+            _refuse(f"-e {option.name} is required ({option.about()})")
+        return None if option.default is None else options.convert(option.type, option.default)
+    try:
+        return options.convert(option.type, raw)
+    except options.Unfit as unfit:
+        _bad(option.name, raw, unfit.expected)
+
+
 def _bad(key: str, raw: str, expected: str):
     """Remember the first bad setting of this call and raise it."""
+    _refuse(f"{key}={raw}: expected {expected}")
+
+
+def _refuse(message: str):
+    """Remember `message` as this call's bad setting, unless one came first, and raise it."""
     global _bad_setting
-    error = ConfigError(f"{key}={raw}: expected {expected}")
+    error = ConfigError(message)
     if _bad_setting is None:
         _bad_setting = error.message()
     raise error
