@@ -1,40 +1,36 @@
 //! The JavaScript script runner (`sdk/js/runner/`, built by `sdk/js/build-runner.sh` into
-//! `target/runners/js.wasm`): one prebuilt component that runs a script from its own folder, which
-//! the host grants read-only at `/script`, with `LOADHOST_SCRIPT` naming the script in it. These
-//! tests grant both by hand (`--dir FOLDER::/script -e LOADHOST_SCRIPT=…`), as `loadhost run
-//! journey.js` does by itself.
+//! `target/runners/js.wasm` by `cargo xtask runners` and carried by the loadhost binary): one
+//! prebuilt component that runs a script from its own folder, run as a user runs one, `loadhost
+//! run journey.js`. The host grants the folder read-only at `/script` and names the script in
+//! `LOADHOST_SCRIPT`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Once;
 
 use serde_json::{Value, json};
 
 use crate::common::{Loadhost, Run, assert_identity, assert_ok, root, task_count};
 use crate::target_process::TargetProcess;
 
-fn runner() -> PathBuf {
-    let path = root().join("target").join("runners").join("js.wasm");
-    assert!(
-        path.is_file(),
-        "{} is missing: build it with `sdk/js/build-runner.sh target/runners/js.wasm`",
-        path.display()
-    );
-    path
-}
-
 /// The fixtures: `journey.js` with its `helpers.js`, and `broken/`.
 fn scripts() -> PathBuf {
     root().join("tests").join("scripts").join("js")
 }
 
-/// Run the script `entry` of `folder` with the runner. The name goes as `./entry`: the host redacts
-/// every `-e` value in what a plugin says, and the runner names files without the `./`, so the
-/// messages keep `journey.js:6` legible.
+/// `loadhost run FOLDER/ENTRY`.
 fn run_script(folder: &Path, entry: &str, args: &[&str]) -> Run {
-    let grant = format!("{}::/script", folder.display());
-    let script = format!("LOADHOST_SCRIPT=./{entry}");
-    let mut all = vec!["--dir", grant.as_str(), "-e", script.as_str()];
-    all.extend_from_slice(args);
-    Loadhost::run_plugin(&runner(), &all)
+    warm_up();
+    Loadhost::run_plugin(&folder.join(entry), args)
+}
+
+/// Compile the runner into the tests' cache once, before the tests run it side by side (a first
+/// compile takes 7-40 s on two cores; several at once would each take it).
+fn warm_up() {
+    static WARM: Once = Once::new();
+    WARM.call_once(|| {
+        let run = Loadhost::run_plugin(&scripts().join("broken").join("journey.js"), &[]);
+        assert_eq!(run.code, 4, "the warm-up's broken script: {}", run.stderr);
+    });
 }
 
 /// A folder of scripts written by the test: (name, text) pairs.

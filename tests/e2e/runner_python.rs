@@ -1,25 +1,15 @@
-//! The Python runner (`target/runners/python.wasm`, built by `sdk/python/build-runner.sh`): an
-//! unbuilt script from `tests/scripts/python/`, run the way the host runs one: its folder granted
-//! read-only at `/script` and `LOADHOST_SCRIPT` naming the entry file.
+//! The Python runner (`sdk/python/build-runner.sh`, built into `target/runners/python.wasm` by
+//! `cargo xtask runners` and carried by the loadhost binary): an unbuilt script from
+//! `tests/scripts/python/`, run as a user runs one, `loadhost run journey.py`. The host grants the
+//! script's folder read-only at `/script` and names the entry file in `LOADHOST_SCRIPT`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Once;
 
 use serde_json::json;
 
 use crate::common::{Loadhost, Run, assert_identity, assert_ok, root, task_count};
 use crate::target_process::TargetProcess;
-
-/// The runner, built before the tests (`sdk/python/build-runner.sh target/runners/python.wasm`).
-fn runner() -> PathBuf {
-    let path = root().join("target/runners/python.wasm");
-    assert!(
-        path.is_file(),
-        "{} is missing: build it with `sdk/python/build-runner.sh target/runners/python.wasm`",
-        path.display()
-    );
-    path
-}
 
 /// A copy of the fixture folder `tests/scripts/python/NAME` (flat), to edit or to put things
 /// beside without touching the repository.
@@ -34,14 +24,10 @@ fn script_folder(name: &str) -> tempfile::TempDir {
     copy
 }
 
-/// `loadhost run` of the runner on `entry` in `folder`.
+/// `loadhost run FOLDER/ENTRY`.
 fn run_script(folder: &Path, entry: &str, args: &[&str]) -> Run {
     warm_up();
-    let dir = format!("{}::/script", folder.display());
-    // `./` because the host redacts every -e value from what a plugin says, and the runner names
-    // the script's own files in its errors: `./journey.py` stays apart from `journey.py`.
-    let script = format!("LOADHOST_SCRIPT=./{entry}");
-    Loadhost::run_plugin(&runner(), &[&["--dir", &dir, "-e", &script], args].concat())
+    Loadhost::run_plugin(&folder.join(entry), args)
 }
 
 /// Compile the runner into the tests' cache once, before the tests run it side by side (a first
@@ -50,8 +36,7 @@ fn warm_up() {
     static WARM: Once = Once::new();
     WARM.call_once(|| {
         let folder = script_folder("broken");
-        let dir = format!("{}::/script", folder.path().display());
-        let run = Loadhost::run_plugin(&runner(), &["--dir", &dir, "-e", "LOADHOST_SCRIPT=./broken.py"]);
+        let run = Loadhost::run_plugin(&folder.path().join("broken.py"), &[]);
         assert_eq!(run.code, 4, "the warm-up's broken script: {}", run.stderr);
     });
 }
@@ -122,7 +107,6 @@ fn a_script_that_cannot_be_loaded_stops_the_run_before_any_load_naming_the_place
         ),
         ("imports_numpy.py", "(imports_numpy.py:4)"),
         ("raises.py", "KeyError: 'limit' (raises.py:6)"),
-        ("absent.py", "absent.py: no such file in the script's folder"),
     ] {
         let run = run_script(folder.path(), entry, &["-n", "5"]);
         assert_eq!(run.code, 4, "{entry}: {}", run.stderr);
@@ -132,6 +116,10 @@ fn a_script_that_cannot_be_loaded_stops_the_run_before_any_load_naming_the_place
         assert!(errors[0].contains("the plugin's setup failed: setup returned an error: "), "{entry}: {}", errors[0]);
         assert!(errors[0].contains(says), "{entry}: expected {says:?} in\n{}", errors[0]);
     }
+    // A script that is not there is the host's to refuse, before any runner starts.
+    let run = run_script(folder.path(), "absent.py", &["-n", "5"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("absent.py"), "{}", run.stderr);
     // A module of the standard library the runner left out is named as such.
     std::fs::write(folder.path().join("trace.py"), "import tracemalloc\n\ndef do_task(task):\n    pass\n").unwrap();
     let run = run_script(folder.path(), "trace.py", &["-n", "1"]);

@@ -100,7 +100,11 @@ fn a_setting_that_does_not_parse_is_refused_before_any_load_alike_in_every_sdk()
         assert_eq!(run.code, 2, "{lang}: a refused run exits 2\n{}", run.stderr);
         assert_eq!(run.stderr.lines().count(), 1, "{lang}: {}", run.stderr);
         assert_says(&run, lang, ": -e DELAY_MS: expected an integer (int: wait this many milliseconds in each task); ");
-        assert!(!run.stderr.contains("=abc") && !run.stderr.contains("'abc'") && run.stdout.is_empty(), "{lang}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("=abc") && !run.stderr.contains("'abc'") && run.stdout.is_empty(),
+            "{lang}: {}",
+            run.stderr
+        );
         assert!(!run.dir.path().join("summary.json").exists(), "{lang}: nothing ran");
     }
 }

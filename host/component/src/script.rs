@@ -40,6 +40,20 @@ pub const MAX_BYTES: u64 = 64 << 20;
 /// read and which would make its digest change with every run of a tool.
 const SKIPPED_DIRS: [&str; 4] = ["__pycache__", "node_modules", "target", "venv"];
 
+/// Files at the top of a folder that `loadhost new` made: the SDK copy (`lib/`, holding the file
+/// named here) and the WIT (`wit/`) a build needs. The runner carries its own SDK and imports the
+/// script's `loadhost` from it, so the copy would only be dead weight in the digest (and its own
+/// `declare_metrics(…)` definitions would read as declarations).
+fn sdk_copy(folder: &Path, language: Language) -> [Option<&'static str>; 2] {
+    let marker = match language {
+        Language::Python => "lib/loadhost_entry.py",
+        Language::JavaScript => "lib/loadhost.js",
+    };
+    let lib = folder.join(marker).is_file().then_some("lib");
+    let wit = folder.join("wit/plugin.wit").is_file().then_some("wit");
+    [lib, wit]
+}
+
 /// The language a runner interprets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {
@@ -168,7 +182,8 @@ pub fn collect(entry: &Path) -> Result<Script, ScriptError> {
     let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut files = Vec::new();
     let mut total = 0;
-    walk(&folder, "", &mut files, &mut total, &folder)?;
+    let skipped = sdk_copy(&folder, language);
+    walk(&folder, "", &mut files, &mut total, &folder, &skipped)?;
     files.sort();
     Ok(Script { language, entry: name, files })
 }
@@ -179,6 +194,7 @@ fn walk(
     files: &mut Vec<(String, Vec<u8>)>,
     total: &mut u64,
     folder: &Path,
+    top_skipped: &[Option<&str>],
 ) -> Result<(), ScriptError> {
     let mut entries: Vec<_> =
         std::fs::read_dir(dir).map_err(read(dir))?.collect::<Result<_, _>>().map_err(read(dir))?;
@@ -192,8 +208,9 @@ fn walk(
         }
         let relative = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
         if kind.is_dir() {
-            if !SKIPPED_DIRS.contains(&name.as_str()) {
-                walk(&path, &relative, files, total, folder)?;
+            let sdk = prefix.is_empty() && top_skipped.contains(&Some(name.as_str()));
+            if !SKIPPED_DIRS.contains(&name.as_str()) && !sdk {
+                walk(&path, &relative, files, total, folder, &[])?;
             }
             continue;
         }
@@ -468,6 +485,28 @@ mod tests {
         assert_eq!(script.entry, "journey.py");
         let paths: Vec<&str> = script.files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["helpers/__init__.py", "journey.py"]);
+    }
+
+    #[test]
+    fn the_sdk_copy_and_wit_of_a_new_project_are_left_out_but_a_users_lib_is_not() {
+        let dir = folder();
+        for (path, text) in [
+            ("lib/loadhost_entry.py", "import app\n"),
+            ("lib/loadhost/metrics.py", "def declare_metrics(*d):\n    call = f'declare_metrics({d!r})'\n"),
+            ("wit/plugin.wit", "package loadhost:plugin;\n"),
+            ("helpers/wit/notes.txt", "kept: not at the top\n"),
+        ] {
+            std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+            std::fs::write(dir.path().join(path), text).unwrap();
+        }
+        let script = collect(&dir.path().join("journey.py")).unwrap();
+        let paths: Vec<&str> = script.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["helpers/__init__.py", "helpers/wit/notes.txt", "journey.py"]);
+        assert!(declarations(&script).unwrap().is_empty());
+        // A lib/ of the user's own (no SDK in it) goes with the script.
+        std::fs::remove_file(dir.path().join("lib/loadhost_entry.py")).unwrap();
+        let script = collect(&dir.path().join("journey.py")).unwrap();
+        assert!(script.files.iter().any(|(p, _)| p == "lib/loadhost/metrics.py"));
     }
 
     #[test]
