@@ -34,6 +34,7 @@ mod runner_python;
 mod sandbox;
 mod say_why;
 mod scenarios;
+mod scripts;
 mod sdk_checks;
 mod stop_signal;
 mod streams;

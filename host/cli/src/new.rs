@@ -19,9 +19,9 @@ use crate::exit::Failure;
 pub enum Lang {
     /// Rust (cargo, wasm32-wasip2).
     Rust,
-    /// Python (componentize-py).
+    /// Python (a script loadhost runs as it is; componentize-py to build a component).
     Python,
-    /// JavaScript (componentize-js).
+    /// JavaScript (a script loadhost runs as it is; componentize-js to build a component).
     Js,
     /// C (clang, wasi-libc, `loadhost componentize`).
     C,
@@ -78,6 +78,16 @@ fn toolchain_script(lang: Lang) -> Option<&'static str> {
 }
 
 /// A language's build script.
+/// The script a project of `lang` runs as (`loadhost run DIR/ENTRY`), for the languages the
+/// binary carries a runner for.
+fn script_entry(lang: Lang) -> Option<&'static str> {
+    match lang {
+        Lang::Python => Some("app.py"),
+        Lang::Js => Some("plugin.js"),
+        Lang::Rust | Lang::C => None,
+    }
+}
+
 fn build_script(lang: Lang) -> &'static str {
     match lang {
         Lang::Rust => include_str!("../../../sdk/rust/build.sh"),
@@ -183,16 +193,19 @@ pub fn run(args: NewArgs) -> Result<ExitCode, Failure> {
         .with_context(|| format!("{}: cannot create the project", root.display()))
         .map_err(Failure::usage)?;
     let setup = if toolchain_script(args.lang).is_some() { "./toolchain.sh install && " } else { "" };
-    crate::stdout::write(|out| {
-        writeln!(
-            out,
-            "created {} ({} plugin)\n  build: cd {} && {setup}./build.sh . {}.wasm\n  run:   loadhost run {}.wasm (see its README.md)",
-            root.display(),
-            args.lang.name(),
-            root.display(),
-            args.name,
-            args.name
-        )
-    })?;
+    let dir = root.display();
+    let name = &args.name;
+    let text = match script_entry(args.lang) {
+        // A script runs as it is, by the runner in this binary: no toolchain, no build.
+        Some(entry) => format!(
+            "created {dir} ({} plugin)\n  run:   loadhost run {dir}/{entry} (no build; see its README.md)\n  share: loadhost build {dir}/{entry} -o {name}.wasm",
+            args.lang.name()
+        ),
+        None => format!(
+            "created {dir} ({} plugin)\n  build: cd {dir} && {setup}./build.sh . {name}.wasm\n  run:   loadhost run {name}.wasm (see its README.md)",
+            args.lang.name()
+        ),
+    };
+    crate::stdout::write(|out| writeln!(out, "{text}"))?;
     Ok(ExitCode::SUCCESS)
 }
