@@ -14,6 +14,8 @@
 //! - [`limit`]: what limited a run (emitter, crew, gate, target), from its measurements.
 //! - [`cardinality`]: the run-wide bound on plugin series.
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
+//! - [`checks`]: which checks a `checks{check:NAME,tag:value}` selector picks, and the names of
+//!   groups (k6's steps): `group_duration`, the `group` tag.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 //! - [`combine`]: how reports that ran side by side (scenarios, segments) add up to one run, and
@@ -24,6 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod cardinality;
+pub mod checks;
 pub mod combine;
 pub mod compare;
 pub mod endpoint;

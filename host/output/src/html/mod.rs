@@ -421,6 +421,28 @@ mod tests {
     }
 
     #[test]
+    fn a_checks_tagged_cases_are_rows_under_it_with_their_marks() {
+        use loadhost_metrics::SeriesKey;
+        let (info, mut report, rows) = run("noop.wasm");
+        let key = |tier: &str| SeriesKey::new("status is 200".into(), vec![("tier".into(), tier.into())]);
+        for (tier, ok) in [("gold", true), ("gold", true), ("<silver>", false), ("<silver>", true)] {
+            report.totals.plugin.check(key(tier), ok);
+        }
+        report.totals.plugin.check(SeriesKey::new("plain".into(), vec![]), true);
+        let html = page(&info, &report, &[], &rows, &[]);
+        let table = &html[html.find("id=\"checks\"").expect("a checks table")..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("<tr class")).collect();
+        assert_eq!(rows.len(), 4, "plain, the check and its two cases: {table}");
+        assert!(rows[0].contains("class=\"ok\"") && rows[0].contains("<code>plain</code>"), "{}", rows[0]);
+        assert!(rows[1].contains("class=\"bad\"") && rows[1].contains("<code>status is 200</code>"), "{}", rows[1]);
+        assert!(rows[1].contains("<td>3</td><td>1</td><td>75.00%</td>"), "{}", rows[1]);
+        assert!(rows[2].contains("class=\"bad case\"") && rows[2].contains("<code>{tier:&lt;silver&gt;}</code>"));
+        assert!(rows[2].contains("<td>1</td><td>1</td><td>50.00%</td>"), "{}", rows[2]);
+        assert!(rows[3].contains("class=\"ok case\"") && rows[3].contains("<code>{tier:gold}</code>"), "{}", rows[3]);
+    }
+
+    #[test]
     fn the_scenario_table_counts_errored_tasks_apart_from_drops() {
         let (info, mut first, rows) = run("noop.wasm");
         first.scenario = "browse".into();
