@@ -31,6 +31,7 @@ mod sandbox;
 mod say_why;
 mod scenarios;
 mod sdk_checks;
+mod steps;
 mod stop_signal;
 mod streams;
 mod target_process;

@@ -47,7 +47,7 @@ pub mod window;
 pub use combine::Timeline;
 pub use errors::{ErrorGroup, ErrorKind, ErrorTable};
 pub use histogram::{LatencyHistogram, Percentiles};
-pub use http::{HttpSample, HttpStats};
+pub use http::{ExpectedStatuses, HttpSample, HttpStats};
 pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};

@@ -764,7 +764,7 @@ mod tests {
             for _ in 0..n {
                 let endpoint = Some(Endpoint::new(method, name));
                 let duration = Duration::from_millis(ms);
-                w.http.record(HttpSample { status: Some(status), duration, body_bytes: 0, endpoint });
+                w.http.record(HttpSample::new(Some(status), duration, 0, endpoint));
             }
         }
         let value = |expr: &str| t(expr).measure(&w, Duration::from_secs(2)).unwrap();

@@ -403,12 +403,12 @@ mod tests {
         let (info, mut report, rows) = run("noop.wasm");
         for (n, name, ms) in [(3, "GET /", 1), (5, "GET /delay", 20), (1, "<b>x</b>", 7)] {
             for _ in 0..n {
-                report.totals.http.record(HttpSample {
-                    status: Some(200),
-                    duration: Duration::from_millis(ms),
-                    body_bytes: 1,
-                    endpoint: Some(Endpoint::new("GET", name)),
-                });
+                report.totals.http.record(HttpSample::new(
+                    Some(200),
+                    Duration::from_millis(ms),
+                    1,
+                    Some(Endpoint::new("GET", name)),
+                ));
             }
         }
         let html = page(&info, &report, std::slice::from_ref(&report), &rows, &[]);

@@ -274,12 +274,7 @@ pub(crate) mod tests {
         }
         totals.plugin.check(SeriesKey::new("ok".into(), vec![]), true);
         totals.plugin.trend(SeriesKey::new("size".into(), vec![("route".into(), "/a".into())]), 3.5);
-        totals.http.record(HttpSample {
-            status: Some(404),
-            duration: Duration::from_millis(4),
-            body_bytes: 9,
-            endpoint: None,
-        });
+        totals.http.record(HttpSample::new(Some(404), Duration::from_millis(4), 9, None));
         totals.lag_max = Duration::from_micros(1_234);
         let start_ms = 1_700_000_000_000;
         for i in 0..3 {
