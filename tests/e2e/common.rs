@@ -33,6 +33,20 @@ pub fn fixture(name: &str) -> PathBuf {
     built("test-plugins", name)
 }
 
+/// The `lang` twin of the example `base` (`plugins/BASE` in Rust, `plugins/BASE-LANG` in the
+/// others), or None (with a note) when that language's toolchain is absent.
+pub fn twin(base: &str, lang: &str) -> Option<PathBuf> {
+    if lang == "rust" {
+        return Some(plugin(base));
+    }
+    let check = Command::new(root().join("sdk").join(lang).join("toolchain.sh")).arg("check").output();
+    if !check.is_ok_and(|out| out.status.success()) {
+        eprintln!("skipped the {lang} {base}: its toolchain is absent (cargo xtask setup installs it)");
+        return None;
+    }
+    Some(plugin(&format!("{base}-{lang}")))
+}
+
 /// What one run of the binary did.
 pub struct Run {
     pub code: i32,

@@ -36,6 +36,7 @@ mod say_why;
 mod scenarios;
 mod scripts;
 mod sdk_checks;
+mod steps;
 mod stop_signal;
 mod streams;
 mod target_process;

@@ -5,25 +5,16 @@
 //! language whose toolchain is absent (`sdk/LANG/toolchain.sh check`) is skipped, with a note.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, assert_identity, plugin, root, task_count};
+use crate::common::{Loadhost, Run, assert_identity, root, task_count};
 
 const LANGS: [&str; 4] = ["rust", "python", "js", "c"];
 
 /// The fixture of `lang`, or None (with a note) when its toolchain is absent.
 fn fixture(lang: &str) -> Option<PathBuf> {
-    if lang == "rust" {
-        return Some(plugin("debugging"));
-    }
-    let check = Command::new(root().join("sdk").join(lang).join("toolchain.sh")).arg("check").output();
-    if !check.is_ok_and(|out| out.status.success()) {
-        eprintln!("skipped the {lang} fixture: its toolchain is absent (cargo xtask setup installs it)");
-        return None;
-    }
-    Some(plugin(&format!("debugging-{lang}")))
+    crate::common::twin("debugging", lang)
 }
 
 /// The number of the line of the fixture's `file` that ends with the comment `marker`.

@@ -16,7 +16,8 @@ pub mod names {
     pub const HTTP_REQS: &str = "http_reqs";
     /// Request duration from sending to the end of the response body (trend, ms).
     pub const HTTP_REQ_DURATION: &str = "http_req_duration";
-    /// Share of requests that failed: no response, or a status of 400 or more (rate).
+    /// Share of requests that failed: no response, or a status the request did not expect (by
+    /// default, 400 or more; see [`super::ExpectedStatuses`]) (rate).
     pub const HTTP_REQ_FAILED: &str = "http_req_failed";
     /// Requests refused by the allow-list without a connection (counter).
     pub const HTTP_DENIED: &str = "http_denied";
@@ -44,12 +45,93 @@ pub struct HttpSample {
     /// The endpoint it counts under ([`Endpoint::default_for`] or the plugin's name); `None`
     /// counts it only in the totals.
     pub endpoint: Option<Endpoint>,
+    /// Whether it counts in `http_req_failed`: no response came, or a status the request did not
+    /// expect ([`ExpectedStatuses`]).
+    pub failed: bool,
 }
 
 impl HttpSample {
-    /// k6's rule: a request failed when no response came or its status is 400 or more.
-    pub fn failed(&self) -> bool {
-        self.status.is_none_or(|s| s >= 400)
+    /// A finished request judged by the default rule (k6's): failed when no response came or
+    /// its status is 400 or more.
+    pub fn new(status: Option<u16>, duration: Duration, body_bytes: u64, endpoint: Option<Endpoint>) -> Self {
+        let failed = ExpectedStatuses::default().failed(status);
+        Self { status, duration, body_bytes, endpoint, failed }
+    }
+
+    /// The same request judged by the statuses it expected instead (`None`: the default rule).
+    pub fn expecting(mut self, expected: Option<&ExpectedStatuses>) -> Self {
+        if let Some(expected) = expected {
+            self.failed = expected.failed(self.status);
+        }
+        self
+    }
+}
+
+/// The response statuses a request expects (k6's `expectedStatuses`): a response with one of
+/// them does not count in `http_req_failed`; any other status does, and so does a request with no
+/// response. The default is k6's rule, every status below 400. A set of the statuses 0–1023 (a
+/// status is three digits), 128 bytes, copied rather than shared so that judging a request takes
+/// no lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ExpectedStatuses {
+    bits: [u64; 16],
+}
+
+impl ExpectedStatuses {
+    /// The statuses in the inclusive ranges `(from, to)`; no range at all is the default (below
+    /// 400), and a range whose `from` is above its `to` holds nothing.
+    pub fn from_ranges(ranges: &[(u16, u16)]) -> Self {
+        if ranges.is_empty() {
+            return Self::default();
+        }
+        let mut set = Self { bits: [0; 16] };
+        for &(from, to) in ranges {
+            for status in from..=to.min(1023) {
+                set.bits[usize::from(status / 64)] |= 1 << (status % 64);
+            }
+        }
+        set
+    }
+
+    /// Whether a response with `status` is expected.
+    pub fn expects(&self, status: u16) -> bool {
+        let word = self.bits.get(usize::from(status / 64)).copied().unwrap_or(0);
+        word & (1 << (status % 64)) != 0
+    }
+
+    /// Whether a request that got `status` (`None`: no response) failed.
+    pub fn failed(&self, status: Option<u16>) -> bool {
+        status.is_none_or(|s| !self.expects(s))
+    }
+}
+
+impl Default for ExpectedStatuses {
+    /// k6's rule: every status below 400.
+    fn default() -> Self {
+        let mut bits = [0; 16];
+        // 400 = 6 × 64 + 16: six whole words, and the 16 low bits of the seventh.
+        bits[..6].fill(u64::MAX);
+        bits[6] = (1 << 16) - 1;
+        Self { bits }
+    }
+}
+
+impl std::fmt::Debug for ExpectedStatuses {
+    /// As ranges: `ExpectedStatuses[0-399]`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut ranges = Vec::new();
+        let mut status = 0u16;
+        while status < 1024 {
+            if self.expects(status) {
+                let from = status;
+                while status < 1023 && self.expects(status + 1) {
+                    status += 1;
+                }
+                ranges.push(if from == status { from.to_string() } else { format!("{from}-{status}") });
+            }
+            status += 1;
+        }
+        write!(f, "ExpectedStatuses[{}]", ranges.join(","))
     }
 }
 
@@ -98,7 +180,7 @@ pub fn redirects_of(by_status: &BTreeMap<u16, u64>) -> u64 {
 impl HttpStats {
     /// Count one finished request.
     pub fn record(&mut self, sample: HttpSample) {
-        let failed = sample.failed();
+        let failed = sample.failed;
         self.requests += 1;
         if failed {
             self.failed += 1;
@@ -192,7 +274,7 @@ mod tests {
     fn failures_follow_k6s_rule_and_statuses_are_counted() {
         let mut stats = HttpStats::default();
         for status in [Some(200), Some(204), Some(399), Some(400), Some(503), None] {
-            stats.record(HttpSample { status, duration: Duration::from_millis(2), body_bytes: 10, endpoint: None });
+            stats.record(HttpSample::new(status, Duration::from_millis(2), 10, None));
         }
         assert_eq!((stats.requests, stats.failed, stats.body_bytes), (6, 3, 60));
         assert_eq!(stats.by_status.get(&0), Some(&1));
@@ -206,9 +288,35 @@ mod tests {
         assert!(total.endpoints.is_empty(), "a reset window lists no endpoint");
     }
 
+    #[test]
+    fn expected_statuses_decide_what_failed() {
+        let default = ExpectedStatuses::default();
+        assert_eq!(format!("{default:?}"), "ExpectedStatuses[0-399]");
+        assert!(default.expects(399) && !default.expects(400) && default.failed(None));
+        let expected = ExpectedStatuses::from_ranges(&[(200, 299), (404, 404)]);
+        assert_eq!(format!("{expected:?}"), "ExpectedStatuses[200-299,404]");
+        for (status, failed) in
+            [(Some(200), false), (Some(404), false), (Some(302), true), (Some(500), true), (None, true)]
+        {
+            assert_eq!(expected.failed(status), failed, "{status:?}");
+        }
+        assert_eq!(ExpectedStatuses::from_ranges(&[]), default, "no range: the default");
+        assert_eq!(format!("{:?}", ExpectedStatuses::from_ranges(&[(500, 400)])), "ExpectedStatuses[]");
+        assert!(ExpectedStatuses::from_ranges(&[(1000, u16::MAX)]).expects(1023), "capped, not overflowing");
+        assert!(!ExpectedStatuses::from_ranges(&[(0, u16::MAX)]).expects(u16::MAX));
+
+        let mut stats = HttpStats::default();
+        for status in [200, 404, 404, 500] {
+            let sample = HttpSample::new(Some(status), Duration::from_millis(1), 0, None);
+            stats.record(sample.expecting(Some(&expected)));
+        }
+        stats.record(HttpSample::new(Some(404), Duration::from_millis(1), 0, None).expecting(None));
+        assert_eq!((stats.requests, stats.failed), (5, 2), "the 500, and the 404 judged by the default rule");
+    }
+
     fn sample(method: &str, name: &str, status: u16, ms: u64) -> HttpSample {
         let endpoint = Some(Endpoint::new(method, name));
-        HttpSample { status: Some(status), duration: Duration::from_millis(ms), body_bytes: 0, endpoint }
+        HttpSample::new(Some(status), Duration::from_millis(ms), 0, endpoint)
     }
 
     #[test]
@@ -218,7 +326,7 @@ mod tests {
             stats.record(sample("GET", "GET /", 200, 1));
             stats.record(sample("GET", "GET /delay", if i == 0 { 503 } else { 200 }, 20 + i));
         }
-        stats.record(HttpSample { status: None, duration: Duration::from_millis(1), body_bytes: 0, endpoint: None });
+        stats.record(HttpSample::new(None, Duration::from_millis(1), 0, None));
         assert_eq!(stats.requests, 21, "a request without an endpoint counts in the totals only");
         let fast = stats.endpoint_matching(Some("GET /"), None);
         let slow = stats.endpoint_matching(Some("GET /delay"), Some("get"));

@@ -14,6 +14,8 @@
 //! - [`limit`]: what limited a run (emitter, crew, gate, target), from its measurements.
 //! - [`cardinality`]: the run-wide bound on plugin series.
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
+//! - [`checks`]: which checks a `checks{check:NAME,tag:value}` selector picks, and the names of
+//!   groups (k6's steps): `group_duration`, the `group` tag.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 //! - [`count`]: how counts add up without wrapping (checked, at most 2^53), so a damaged or crafted
@@ -26,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod cardinality;
+pub mod checks;
 pub mod combine;
 pub mod compare;
 pub mod count;
@@ -48,7 +51,7 @@ pub use combine::Timeline;
 pub use count::{MAX_COUNT, Overflow};
 pub use errors::{ErrorGroup, ErrorKind, ErrorTable};
 pub use histogram::{LatencyHistogram, Percentiles};
-pub use http::{HttpSample, HttpStats};
+pub use http::{ExpectedStatuses, HttpSample, HttpStats};
 pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};

@@ -285,11 +285,8 @@ mod tests {
     fn endpoints_past_the_run_wide_cap_fold_into_one_and_are_counted() {
         use crate::http::{Endpoint, HttpSample};
         let rec = Recorder::new(2);
-        let sample = |i: usize| HttpSample {
-            status: Some(200),
-            duration: Duration::from_millis(1),
-            body_bytes: 0,
-            endpoint: Some(Endpoint::new("GET", &format!("GET /e{i}"))),
+        let sample = |i: usize| {
+            HttpSample::new(Some(200), Duration::from_millis(1), 0, Some(Endpoint::new("GET", &format!("GET /e{i}"))))
         };
         for i in 0..crate::cardinality::MAX_SERIES + 3 {
             rec.http_request(i % 2, sample(i));

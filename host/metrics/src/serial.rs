@@ -313,12 +313,12 @@ mod tests {
                 terminal: (i % 10 != 0).then_some(Outcome::Passed),
                 since_first: Duration::from_micros(if i % 11 == 0 { micros * 2 } else { 0 }),
             });
-            w.http.record(HttpSample {
-                status: [Some(200), Some(503), None][(i % 3) as usize],
-                duration: Duration::from_micros(micros),
-                body_bytes: i,
-                endpoint: Some(crate::http::Endpoint::new("GET", ["GET /a", "GET /b/{id}"][(i % 2) as usize])),
-            });
+            w.http.record(HttpSample::new(
+                [Some(200), Some(503), None][(i % 3) as usize],
+                Duration::from_micros(micros),
+                i,
+                Some(crate::http::Endpoint::new("GET", ["GET /a", "GET /b/{id}"][(i % 2) as usize])),
+            ));
             w.plugin.trend(key("login_ms", &[("route", "/a")]), micros as f64 / 1000.0 - 0.5);
             w.plugin.check(key("status is 200", &[]), i % 7 != 0);
         }
@@ -418,7 +418,7 @@ mod tests {
             for (i, &m) in micros.iter().enumerate() {
                 w.latency.record_micros(m);
                 w.service.record_micros(m / 3);
-                w.http.record(HttpSample { status: Some(100 + (m % 500) as u16), duration: Duration::from_micros(m % 10_000_000), body_bytes: m % 1000, endpoint: None });
+                w.http.record(HttpSample::new(Some(100 + (m % 500) as u16), Duration::from_micros(m % 10_000_000), m % 1000, None));
                 w.plugin.counter(key("c", &[("k", &(i % 5).to_string())]), m % 100);
             }
             for &v in &trend {

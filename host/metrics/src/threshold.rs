@@ -1,6 +1,7 @@
 //! Threshold expressions in k6's syntax: `METRIC[{tag:value,…}]:AGGREGATE OP NUMBER`, such as
-//! `latency_ms:p(99)<200`, `http_req_failed:rate<0.01`, `checks:rate>0.99` or
-//! `http_reqs{status:500}:count<10`, evaluated against a finished run.
+//! `latency_ms:p(99)<200`, `http_req_failed:rate<0.01`, `checks:rate>0.99`,
+//! `checks{check:status is 200,tier:gold}:rate>0.99`, `group_duration{group:::checkout}:p(95)<500`
+//! or `http_reqs{status:500}:count<10`, evaluated against a finished run.
 
 use std::fmt;
 use std::str::FromStr;
@@ -9,9 +10,10 @@ use thiserror::Error;
 
 use std::time::Duration;
 
+use crate::checks::{CHECK_TAG, CHECKS, CheckSelector, GROUP_DURATION};
 use crate::histogram::Percentiles;
 use crate::http::names;
-use crate::plugin::{SeriesKey, SeriesSummary, SeriesValue};
+use crate::plugin::{SeriesKey, SeriesSummary};
 use crate::report::RunReport;
 use crate::window::Window;
 
@@ -109,13 +111,27 @@ pub enum ThresholdError {
     /// The metric cannot be selected by these tags.
     #[error(
         "{metric} takes no tags but scenario (http_reqs, http_req_duration and http_req_failed also take \
-         name:ENDPOINT and method:METHOD, http_reqs alone status:CODE and redirect:true|false; plugin metrics take their own tags)"
+         name:ENDPOINT and method:METHOD, http_reqs alone status:CODE and redirect:true|false; checks takes \
+         check:NAME and the checks' own tags; plugin metrics take their own tags)"
     )]
     Tags {
         /// The expression.
         expr: String,
         /// The metric.
         metric: String,
+    },
+    /// A `check:` tag names no check the plugin declares, but one close to it.
+    #[error(
+        "no check named '{check}': did you mean '{suggestion}'? (the plugin declares its checks; a check it \
+         records but does not declare needs declaring as '{check}:check')"
+    )]
+    UnknownCheck {
+        /// The expression.
+        expr: String,
+        /// The check named.
+        check: String,
+        /// The declared check close to it.
+        suggestion: String,
     },
     /// The metric has no such aggregate.
     #[error("{metric} has no {aggregate}")]
@@ -152,7 +168,13 @@ impl FromStr for Threshold {
             None => (target.trim(), Vec::new()),
         };
         if metric.is_empty() || !metric.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-            return Err(syntax("the metric name must be letters, digits, '_' or '.'"));
+            // A check's name is free text: it goes in the tags, as k6 spells it.
+            let hint = if metric.contains(' ') {
+                format!(" (a check's name goes in checks{{check:{metric}}}, quoted on the shell)")
+            } else {
+                String::new()
+            };
+            return Err(syntax(&format!("the metric name must be letters, digits, '_' or '.'{hint}")));
         }
         let op_at =
             condition.find(['<', '>', '=', '!']).ok_or_else(|| syntax("no comparison (<, <=, >, >=, ==, !=)"))?;
@@ -269,14 +291,16 @@ pub const TASKS_NOT_PASSED: &str = "tasks_not_passed";
 /// "failed" is one outcome everywhere else, and this share counts every outcome but `passed`.
 pub const RENAMED: [(&str, &str); 1] = [("tasks_failed", TASKS_NOT_PASSED)];
 
-/// The metrics the host itself records, by name, and their kinds.
-pub const BUILT_IN: [(&str, MetricKind); 12] = [
+/// The metrics the host itself records (and `group_duration`, which the SDKs record for it), by
+/// name, and their kinds.
+pub const BUILT_IN: [(&str, MetricKind); 13] = [
     ("latency_ms", MetricKind::Trend),
     ("service_ms", MetricKind::Trend),
     ("wait_ms", MetricKind::Trend),
     ("gate_wait_ms", MetricKind::Trend),
     (TASKS_NOT_PASSED, MetricKind::Rate),
-    ("checks", MetricKind::Rate),
+    (CHECKS, MetricKind::Rate),
+    (GROUP_DURATION, MetricKind::Trend),
     (names::HTTP_REQS, MetricKind::Counter),
     (names::HTTP_REQ_DURATION, MetricKind::Trend),
     (names::HTTP_REQ_FAILED, MetricKind::Rate),
@@ -464,6 +488,7 @@ impl Threshold {
         let tags_allowed = match self.metric.as_str() {
             // Recorded as plugin series, tags and all.
             _ if built_in.is_none() || crate::protocol::is_protocol_metric(&self.metric) => true,
+            GROUP_DURATION | CHECKS => true,
             _ if tags.is_empty() => true,
             names::HTTP_REQS => by_status || self.endpoint_selector().is_some(),
             names::HTTP_REQ_DURATION | names::HTTP_REQ_FAILED => self.endpoint_selector().is_some(),
@@ -472,7 +497,35 @@ impl Threshold {
         if !tags_allowed {
             return Err(ThresholdError::Tags { expr: self.source.clone(), metric: self.metric.clone() });
         }
+        if self.metric == CHECKS {
+            self.validate_check_names(declared, names)?;
+        }
         Ok(kind)
+    }
+
+    /// A `check:NAME` tag against the checks the plugin declares (declared rates are checks: a
+    /// plugin records no other rate): a name that is not declared, with a declared one a typo
+    /// away, is a mistake. Without declared checks, or with nothing close, any name is taken: a
+    /// check that never runs fails its threshold with "no samples".
+    fn validate_check_names(
+        &self,
+        declared: &dyn Fn(&str) -> Option<MetricKind>,
+        names: &[&str],
+    ) -> Result<(), ThresholdError> {
+        let checks: Vec<&str> = names.iter().copied().filter(|n| declared(n) == Some(MetricKind::Rate)).collect();
+        for (_, name) in self.tags.iter().filter(|(k, _)| k == CHECK_TAG) {
+            if checks.contains(&name.as_str()) {
+                continue;
+            }
+            if let Some(close) = did_you_mean(name, checks.iter().copied()) {
+                return Err(ThresholdError::UnknownCheck {
+                    expr: self.source.clone(),
+                    check: name.clone(),
+                    suggestion: close.to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The endpoint a built-in HTTP metric is narrowed to, `(name, method)`, when its tags (the
@@ -579,16 +632,7 @@ impl Threshold {
             (names::HTTP_DENIED, _) => return counter(t.http.denied),
             (names::DATA_SENT, _) => return counter(t.http.bytes_sent),
             (names::DATA_RECEIVED, _) => return counter(t.http.bytes_received),
-            ("checks", Aggregate::Rate) if tags.is_empty() => {
-                let (mut passes, mut fails) = (0u64, 0u64);
-                for series in t.plugin.by_name() {
-                    if let SeriesValue::Check { passes: p, fails: f } = series.value {
-                        passes += p;
-                        fails += f;
-                    }
-                }
-                return Ok(share(passes, passes + fails));
-            }
+            (CHECKS, Aggregate::Rate) => return Ok(CheckSelector::new(&tags).tally(&t.plugin).rate()),
             _ => {}
         }
         self.plugin_value(t, tags, secs)
@@ -720,7 +764,7 @@ mod tests {
             for _ in 0..n {
                 let endpoint = Some(Endpoint::new(method, name));
                 let duration = Duration::from_millis(ms);
-                w.http.record(HttpSample { status: Some(status), duration, body_bytes: 0, endpoint });
+                w.http.record(HttpSample::new(Some(status), duration, 0, endpoint));
             }
         }
         let value = |expr: &str| t(expr).measure(&w, Duration::from_secs(2)).unwrap();
@@ -756,6 +800,63 @@ mod tests {
             assert!(matches!(err, ThresholdError::Tags { .. }), "{bad}: {err}");
             assert!(err.to_string().contains("name:ENDPOINT and method:METHOD"), "{err}");
         }
+    }
+
+    #[test]
+    fn checks_are_picked_by_a_name_with_spaces_and_by_their_own_tags() {
+        let mut w = Window::default();
+        for (name, tier, ok, n) in [
+            ("status is 200", "gold", true, 9),
+            ("status is 200", "gold", false, 1),
+            ("status is 200", "silver", false, 5),
+            ("login ok", "gold", true, 5),
+        ] {
+            for _ in 0..n {
+                w.plugin.check(SeriesKey::new(name.into(), vec![("tier".into(), tier.into())]), ok);
+            }
+        }
+        let value = |expr: &str| t(expr).measure(&w, Duration::from_secs(1)).unwrap();
+        let spaced = t("checks{check:status is 200}:rate>0.99");
+        assert_eq!(spaced.tags, vec![("check".to_owned(), "status is 200".to_owned())]);
+        assert_eq!(value("checks{check:status is 200}:rate>0.99"), Some(9.0 / 15.0), "every tier");
+        assert_eq!(value("checks{check:status is 200, tier:gold}:rate>0.99"), Some(0.9), "one tagged case");
+        assert_eq!(value("checks{tier:gold}:rate>0.99"), Some(14.0 / 15.0), "every check with the tag");
+        assert_eq!(value("checks{tier:silver}:rate>0.5"), Some(0.0));
+        assert_eq!(value("checks:rate>0.5"), Some(14.0 / 20.0));
+        assert_eq!(value("checks{check:nosuch}:rate>0.5"), None, "no check made: no samples");
+
+        let scenarios = ["default"];
+        let declared =
+            [("status is 200", MetricKind::Rate), ("login ok", MetricKind::Rate), ("size", MetricKind::Trend)];
+        let ok = |expr: &str| t(expr).validate_among(&declared, &scenarios);
+        assert_eq!(ok("checks{check:status is 200,tier:gold}:rate>0.99"), Ok(MetricKind::Rate));
+        assert_eq!(ok("checks{tier:gold,scenario:default}:rate>0.99"), Ok(MetricKind::Rate));
+        assert_eq!(ok("checks{check:not declared at all}:rate>0.99"), Ok(MetricKind::Rate), "nothing close");
+        assert_eq!(t("checks{check:anything}:rate>0.9").validate(&|_| None, &scenarios), Ok(MetricKind::Rate));
+        let err = ok("checks{check:status is 20}:rate>0.99").unwrap_err().to_string();
+        assert!(err.starts_with("no check named 'status is 20': did you mean 'status is 200'?"), "{err}");
+        assert!(ok("checks{check:sise}:rate>0.99").is_ok(), "a trend is no check to suggest");
+        let err = "status is 200:rate>0.99".parse::<Threshold>().unwrap_err().to_string();
+        assert!(err.contains("a check's name goes in checks{check:status is 200}"), "{err}");
+    }
+
+    #[test]
+    fn group_duration_is_built_in_and_judged_per_group() {
+        let mut w = Window::default();
+        let group = |path: &str| SeriesKey::new(GROUP_DURATION.into(), vec![("group".into(), path.into())]);
+        for ms in [10.0, 20.0, 30.0] {
+            w.plugin.trend(group("::checkout"), ms);
+        }
+        w.plugin.trend(group("::checkout::pay"), 400.0);
+        let nested = t("group_duration{group:::checkout::pay}:p(95)<500");
+        assert_eq!(nested.tags, vec![("group".to_owned(), "::checkout::pay".to_owned())]);
+        assert_eq!(nested.validate(&|_| None, &["default"]), Ok(MetricKind::Trend), "no declaration needed");
+        let value = |expr: &str| t(expr).measure(&w, Duration::from_secs(1)).unwrap();
+        assert_eq!(value("group_duration{group:::checkout}:max<500"), Some(30.0));
+        assert_eq!(value("group_duration{group:::checkout::pay}:max<500"), Some(400.0));
+        assert_eq!(value("group_duration:max<500"), Some(400.0), "every group");
+        assert_eq!(value("group_duration{group:::nosuch}:max<500"), None);
+        assert!(t("group_duration:rate>1").validate(&|_| None, &["default"]).is_err(), "a trend");
     }
 
     #[test]

@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn a_check_under_the_required_rate_fails() {
-        let c = CheckCounts { passes: 99, fails: 1 };
+        let c = CheckCounts { passes: 99, fails: 1, ..CheckCounts::default() };
         assert!(matches!(check("c", &c, 0.99).status, TestCaseStatus::Success { .. }));
         let case = check("c", &c, 1.0);
         let TestCaseStatus::NonSuccess { message, .. } = &case.status else { panic!("failed") };

@@ -87,6 +87,12 @@ fn checks(out: &mut String, s: &Summary) {
         let mark = if c.fails == 0 { "✓" } else { "✗" };
         let rate = c.rate().map_or_else(|| "–".to_owned(), |r| format!("{:.2}% ({} failed)", r * 100.0, c.fails));
         let _ = writeln!(out, "| {mark} | {} | {rate} |", cell(name));
+        // A compact comment: of the tagged cases, only those that failed.
+        for case in c.cases.iter().filter(|case| case.fails > 0) {
+            let rate = case.rate().unwrap_or(0.0) * 100.0;
+            let label = format!("{name} {}", case.label());
+            let _ = writeln!(out, "| ✗ | {} | {rate:.2}% ({} failed) |", cell(&label), case.fails);
+        }
     }
     out.push('\n');
 }
@@ -123,6 +129,23 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} missing in\n{text}");
         }
+    }
+
+    #[test]
+    fn a_checks_failed_cases_get_a_row_each() {
+        use crate::summary::{CheckCase, CheckCounts};
+        let mut s = sample();
+        let case = |tier: &str, passes, fails| CheckCase { fails, passes, tags: [("tier".into(), tier.into())].into() };
+        let cases = vec![case("gold", 10, 0), case("silver", 3, 1)];
+        s.checks.insert("status is 200".into(), CheckCounts { cases, fails: 1, passes: 13 });
+        let text = render(&s);
+        assert!(
+            text.contains(
+                "| ✗ | status is 200 | 92.86% (1 failed) |\n| ✗ | status is 200 {tier:silver} | 75.00% (1 failed) |\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("tier:gold"), "a case that held is left out: {text}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use loadhost_metrics::Outcome;
 
-use crate::summary::{EndpointMetrics, HttpMetrics, PercentileView, PluginMetric, Summary};
+use crate::summary::{CheckCase, CheckCounts, EndpointMetrics, HttpMetrics, PercentileView, PluginMetric, Summary};
 use crate::{VERSION, plural};
 
 const LABEL_WIDTH: usize = 14;
@@ -245,6 +245,7 @@ fn plugin(out: &mut String, s: &Summary) {
             let mark = if c.fails == 0 { "✓" } else { "✗" };
             let rate = c.rate().unwrap_or(0.0) * 100.0;
             let _ = writeln!(out, "    {mark} {name}: {rate:.2}% ({} passed, {} failed)", c.passes, c.fails);
+            check_cases(out, c);
         }
     }
     let mut metrics = s.metrics.by_name().peekable();
@@ -268,6 +269,24 @@ fn plugin(out: &mut String, s: &Summary) {
             "    ({} samples folded into NAME{{overflow:true}} and {} discarded: more than {} series)",
             s.series.folded_samples, s.series.discarded_samples, s.series.limit
         );
+    }
+}
+
+/// A check's tagged cases under it: the failing ones first (most failures first), so the case
+/// that failed is on screen however many there are, then the rest in tag order, at most
+/// [`TAGGED_SHOWN`]; the others are in the summary JSON.
+fn check_cases(out: &mut String, check: &CheckCounts) {
+    let mut cases: Vec<&CheckCase> = check.cases.iter().collect();
+    cases.sort_by_key(|case| std::cmp::Reverse(case.fails));
+    for case in cases.iter().take(TAGGED_SHOWN) {
+        let mark = if case.fails == 0 { "✓" } else { "✗" };
+        let rate = case.rate().unwrap_or(0.0) * 100.0;
+        let label = crate::shorten(&case.label(), 120);
+        let _ = writeln!(out, "        {mark} {label}: {rate:.2}% ({} passed, {} failed)", case.passes, case.fails);
+    }
+    if cases.len() > TAGGED_SHOWN {
+        let more = (cases.len() - TAGGED_SHOWN) as u64;
+        let _ = writeln!(out, "        … {} in the summary JSON (`checks`)", plural(more, "more case", "more cases"));
     }
 }
 
@@ -493,6 +512,29 @@ mod tests {
         let text = render(&s);
         assert!(text.contains("rate..........: no rate: 1 task started, too few to measure one"), "{text}");
         assert!(!text.contains("5450"), "{text}");
+    }
+
+    #[test]
+    fn a_checks_tagged_cases_are_listed_under_it_failing_first_and_bounded() {
+        let mut s = sample();
+        let case = |tier: &str, passes, fails| CheckCase {
+            fails,
+            passes,
+            tags: [("group".to_owned(), "::checkout".to_owned()), ("tier".to_owned(), tier.to_owned())].into(),
+        };
+        let mut cases: Vec<CheckCase> = (0..6).map(|i| case(&format!("t{i}"), 10, 0)).collect();
+        cases.push(case("silver", 5, 5));
+        s.checks.insert("status is 200".into(), CheckCounts { cases, fails: 5, passes: 65 });
+        let text = render(&s);
+        let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing in\n{text}"));
+        assert!(at("✗ status is 200: 92.86% (65 passed, 5 failed)") < at("✗ {group:::checkout,tier:silver}: 50.00%"));
+        assert!(
+            at("✗ {group:::checkout,tier:silver}") < at("✓ {group:::checkout,tier:t0}: 100.00% (10 passed, 0 failed)")
+        );
+        assert!(text.contains("✓ {group:::checkout,tier:t3}"), "{text}");
+        assert!(!text.contains("tier:t4}"), "five shown: {text}");
+        assert!(text.contains("… 2 more cases in the summary JSON (`checks`)"), "{text}");
+        assert!(text.contains("✓ ok: 100.00% (1 passed, 0 failed)\n"), "an untagged check has no cases: {text}");
     }
 
     #[test]

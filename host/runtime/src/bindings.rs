@@ -12,6 +12,7 @@ wasmtime::component::bindgen!({
         "loadhost:plugin/http.send": async,
         "loadhost:plugin/http.send-with": async,
         "loadhost:plugin/http.send-opts": async,
+        "loadhost:plugin/http.send-expecting": async,
         "loadhost:plugin/websocket": async | trappable,
         "loadhost:plugin/grpc": async | trappable,
     },

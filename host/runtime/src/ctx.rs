@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use loadhost_engine::MetricsHandle;
+use loadhost_metrics::ExpectedStatuses;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
@@ -93,6 +94,7 @@ impl DoerCtx {
             client: http.clone(),
             metrics: metrics.clone(),
             under_way: Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_REQUESTS_PER_INSTANCE)),
+            expected: ExpectedStatuses::default(),
         };
         Ok(Self {
             wasi: wasi.build(),
@@ -112,6 +114,18 @@ impl DoerCtx {
             text: grants.text.clone(),
             under_way: crate::under_way::UnderWay::default(),
         })
+    }
+}
+
+impl DoerCtx {
+    /// The statuses this instance's requests expect (`set-expected-statuses`; k6's rule until then).
+    pub(crate) fn expected_statuses(&self) -> ExpectedStatuses {
+        self.hooks.expected
+    }
+
+    /// Judge this instance's requests by `expected` from now on, on both paths.
+    pub(crate) fn expect_statuses(&mut self, expected: ExpectedStatuses) {
+        self.hooks.expected = expected;
     }
 }
 
@@ -148,6 +162,8 @@ struct HostHttpHooks {
     metrics: MetricsHandle,
     /// Requests this instance has under way: a plugin may not open them without bound.
     under_way: Arc<tokio::sync::Semaphore>,
+    /// The statuses its requests expect (the one-call path reads them here too).
+    expected: ExpectedStatuses,
 }
 
 type IoFuture = Box<dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>;
@@ -177,6 +193,6 @@ impl wasmtime_wasi_http::WasiHttpHooks for HostHttpHooks {
             );
             return Box::new(async { Err(wasmtime_wasi_http::Error::ConnectionLimitReached) });
         };
-        Box::new(self.client.clone().send(request, options, self.metrics.clone(), under_way))
+        Box::new(self.client.clone().send(request, options, self.metrics.clone(), under_way, self.expected))
     }
 }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use loadhost_metrics::ExpectedStatuses;
 
 use crate::bindings::loadhost::plugin::http;
 use crate::ctx::DoerCtx;
@@ -97,7 +98,21 @@ impl http::Host for DoerCtx {
         request: http::Request,
         options: http::RequestOptions,
     ) -> Result<http::ResponseInfo, http::Error> {
-        self.send_options(request, options).await
+        let expected = self.expected_statuses();
+        self.send_options(request, options, expected).await
+    }
+
+    async fn send_expecting(
+        &mut self,
+        request: http::Request,
+        options: http::RequestOptions,
+        statuses: http::StatusRanges,
+    ) -> Result<http::ResponseInfo, http::Error> {
+        self.send_options(request, options, ExpectedStatuses::from_ranges(&statuses)).await
+    }
+
+    fn set_expected_statuses(&mut self, statuses: http::StatusRanges) {
+        self.expect_statuses(ExpectedStatuses::from_ranges(&statuses));
     }
 
     fn cookies_for(&mut self, url: String) -> Result<Vec<(String, String)>, http::Error> {
@@ -160,6 +175,8 @@ impl DoerCtx {
         }
         // Timed only for --http-debug: the host's HTTP metrics time the request themselves.
         let started = debug.map(|_| std::time::Instant::now());
+        let expected = self.expected_statuses();
+        let hop = crate::http::Hop { expected: Some(&expected), ..Default::default() };
         // wasmtime boxes a host call's future, copying all of it; boxed here, only a pointer is
         // copied there (the request's future is kilobytes: the largest memcpy per request).
         let fetch = Box::pin(client.fetch(
@@ -170,7 +187,7 @@ impl DoerCtx {
             Bytes::from(body),
             timeout,
             &self.metrics,
-            crate::http::Hop::default(),
+            hop,
         ));
         let fetched = fetch.await;
         if let (Some(level), Some(started)) = (debug, started) {
@@ -179,16 +196,18 @@ impl DoerCtx {
         fetched.map(|response| to_wit(response, parts)).map_err(wit_error)
     }
 
-    /// One request with `send-opts`'s options: redirects, the worker's cookies, decoding.
+    /// One request with `send-opts`'s options: redirects, the worker's cookies, decoding; each
+    /// hop judged by `expected`.
     async fn send_options(
         &mut self,
         request: http::Request,
         options: http::RequestOptions,
+        expected: ExpectedStatuses,
     ) -> Result<http::ResponseInfo, http::Error> {
         let http::Request { method, url, headers, body, timeout_ms } = request;
         let http::RequestOptions { parts, redirects, cookies, decompress, name } = options;
         let _entered = self.under_way.enter(format!("{method} {url}"));
-        let options = FetchOptions { redirects: redirects.unwrap_or(DEFAULT_REDIRECTS), decompress, name };
+        let options = FetchOptions { redirects: redirects.unwrap_or(DEFAULT_REDIRECTS), decompress, name, expected };
         let debug = self.capture.http_debug();
         if let Some(level) = debug {
             self.capture.http_note(&debug::request(level, &method, &url, &headers, &body));

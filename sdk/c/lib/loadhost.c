@@ -164,9 +164,13 @@ static void remember(char **slot, char *message) {
     }
 }
 
+static void end_open_groups(void);
+
 /* The call's result after the SDK's own checks: a bad setting aborts, a bad metric call fails the
- * call (unless the plugin aborted); the message is left for take_message. */
+ * call (unless the plugin aborted); the message is left for take_message. Groups still open end
+ * here: the call that began them has returned. */
 static loadhost_result checked(loadhost_result result) {
+    end_open_groups();
     if (bad_setting) {
         free(pending_message);
         pending_message = bad_setting;
@@ -384,14 +388,102 @@ void loadhost_trend(const char *name, double value, const loadhost_tag *tags, si
     release_tags(&buffer);
 }
 
+/* ---- Groups ------------------------------------------------------------------------------ */
+
+/* The host's cap on a tag value, which a group's path is. */
+#define MAX_GROUP_PATH 256
+/* Each level adds at least "::x": this many levels fill the path. */
+#define MAX_GROUP_DEPTH (MAX_GROUP_PATH / 3)
+
+/* The open groups: their path ("::a::b", NUL-terminated), and per level where the outer path
+ * ended and when the group began. One per instance (an instance runs one call at a time). */
+static char group_path[MAX_GROUP_PATH + 1];
+static size_t group_outer[MAX_GROUP_DEPTH];
+static double group_started[MAX_GROUP_DEPTH];
+static size_t group_depth;
+
+static double now_ms(void);
+
+/* A group mistake: remembered as the failure of the call, as a bad metric call is. */
+static void bad_group_call(const char *name, const char *why) {
+    char *call = name ? loadhost_format("loadhost_group_begin(\"%s\")", name)
+                      : loadhost_format("loadhost_group_begin(NULL)");
+    remember(&bad_call, loadhost_format("%s: %s", call, why));
+    free(call);
+}
+
+void loadhost_group_begin(const char *name) {
+    if (!name || !*name || strstr(name, "::")) {
+        bad_group_call(name, "a group's name must be non-empty and must not contain \"::\"");
+        return;
+    }
+    size_t outer = strlen(group_path);
+    if (outer + 2 + strlen(name) > MAX_GROUP_PATH || group_depth == MAX_GROUP_DEPTH) {
+        bad_group_call(name, "the group's path is longer than 256 bytes");
+        return;
+    }
+    group_outer[group_depth] = outer;
+    group_started[group_depth] = now_ms();
+    group_depth++;
+    snprintf(group_path + outer, sizeof group_path - outer, "::%s", name);
+}
+
+void loadhost_group_end(void) {
+    if (group_depth == 0) {
+        remember(&bad_call, loadhost_format("loadhost_group_end(): no group is open"));
+        return;
+    }
+    group_depth--;
+    double ms = now_ms() - group_started[group_depth];
+    const loadhost_tag tag[] = {{"group", group_path}};
+    raw_string raw_name = borrow("group_duration");
+    tag_buffer buffer;
+    loadhost_plugin_metrics_trend(&raw_name, ms, convert_tags(&buffer, tag, 1));
+    release_tags(&buffer);
+    group_path[group_outer[group_depth]] = '\0';
+}
+
+const char *loadhost_group_current(void) {
+    return group_depth ? group_path : NULL;
+}
+
+/* End every group still open, innermost first. */
+static void end_open_groups(void) {
+    while (group_depth) {
+        loadhost_group_end();
+    }
+}
+
 bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t tag_count) {
     if (!usable("check", name, ok ? "true" : "false", NULL, tags, tag_count)) {
         return ok;
     }
+    /* Inside a group, the check carries its path (unless the plugin tagged it with a group). */
+    bool add_group = group_depth > 0;
+    for (size_t i = 0; add_group && i < tag_count; i++) {
+        add_group = strcmp(tags[i].key, "group") != 0;
+    }
+    loadhost_tag stack_tags[STACK_TAGS];
+    loadhost_tag *all = NULL;
+    if (add_group) {
+        all = tag_count < STACK_TAGS ? stack_tags : malloc((tag_count + 1) * sizeof *all);
+        if (!all) {
+            abort();
+        }
+        if (tag_count) {
+            memcpy(all, tags, tag_count * sizeof *all);
+        }
+        all[tag_count] = (loadhost_tag){"group", group_path};
+    }
     raw_string raw_name = borrow(name);
     tag_buffer buffer;
-    bool result = loadhost_plugin_metrics_check(&raw_name, ok, convert_tags(&buffer, tags, tag_count));
+    loadhost_plugin_metrics_tags_t *raw_tags =
+        all ? convert_tags(&buffer, all, tag_count + 1) : convert_tags(&buffer, tags, tag_count);
+    bool result = loadhost_plugin_metrics_check(&raw_name, ok, raw_tags);
     release_tags(&buffer);
+    if (all && all != stack_tags) {
+        free(all);
+    }
     return result;
 }
 
@@ -479,6 +571,50 @@ static char *base64(const uint8_t *data, size_t len) {
     return out;
 }
 
+/* Ranges of statuses as the host's list (borrowed: the layouts differ, so copied into `out`, which
+ * holds `capacity`); the index of the first range whose `from` is above its `to`, or -1. */
+static long status_ranges(const loadhost_status_range *ranges, size_t count,
+                          workload_with_lifecycle_tuple2_u16_u16_t *out) {
+    for (size_t i = 0; i < count; i++) {
+        if (ranges[i].from > ranges[i].to) {
+            return (long)i;
+        }
+        out[i] = (workload_with_lifecycle_tuple2_u16_u16_t){ranges[i].from, ranges[i].to};
+    }
+    return -1;
+}
+
+/* A malloc'd copy of `count` ranges in the host's layout (NULL for none). */
+static workload_with_lifecycle_tuple2_u16_u16_t *range_buffer(size_t count) {
+    if (count == 0) {
+        return NULL;
+    }
+    workload_with_lifecycle_tuple2_u16_u16_t *buffer = malloc(count * sizeof *buffer);
+    if (!buffer) {
+        abort();
+    }
+    return buffer;
+}
+
+void loadhost_http_set_expected_statuses(const loadhost_status_range *ranges, size_t count) {
+    if (count > 0 && !ranges) {
+        remember(&bad_call, loadhost_format(
+                                "loadhost_http_set_expected_statuses: ranges is NULL but count is %zu", count));
+        return;
+    }
+    workload_with_lifecycle_tuple2_u16_u16_t *buffer = range_buffer(count);
+    long bad = status_ranges(ranges, count, buffer);
+    if (bad >= 0) {
+        remember(&bad_call, loadhost_format("loadhost_http_set_expected_statuses: range %ld, {%u, %u}, "
+                                            "holds no status (write it {low, high})",
+                                            bad, (unsigned)ranges[bad].from, (unsigned)ranges[bad].to));
+    } else {
+        loadhost_plugin_http_status_ranges_t list = {buffer, count};
+        loadhost_plugin_http_set_expected_statuses(&list);
+    }
+    free(buffer);
+}
+
 loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhost_response *response) {
     memset(response, 0, sizeof *response);
     response->body = (const uint8_t *)"";
@@ -486,6 +622,23 @@ loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhos
 
     const loadhost_http_options defaults = loadhost_http_options_default();
     const loadhost_http_options *options = request->options ? request->options : &defaults;
+    const char *url = request->url ? request->url : "";
+
+    /* The request's own expected statuses, checked before anything is sent. */
+    size_t expected_count = options->expected_statuses ? options->expected_status_count : 0;
+    workload_with_lifecycle_tuple2_u16_u16_t *expected = range_buffer(expected_count);
+    long bad = status_ranges(options->expected_statuses, expected_count, expected);
+    if (bad >= 0) {
+        free(expected);
+        char *message = loadhost_format("invalid request to %s: expected_statuses[%ld], {%u, %u}, holds no status "
+                                        "(write it {low, high})",
+                                        url, bad, (unsigned)options->expected_statuses[bad].from,
+                                        (unsigned)options->expected_statuses[bad].to);
+        response->owned_error = message;
+        response->error = message;
+        response->final_url = "";
+        return LOADHOST_HTTP_INVALID_REQUEST;
+    }
 
     /* Basic authentication is one more header, after the plugin's own. */
     char *authorization = NULL;
@@ -515,7 +668,6 @@ loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhos
         headers[count - 1].f1 =
             (workload_with_lifecycle_list_u8_t){(uint8_t *)authorization, strlen(authorization)};
     }
-    const char *url = request->url ? request->url : "";
     loadhost_plugin_http_request_t raw = {
         .method = borrow(request->method ? request->method : "GET"),
         .url = borrow(url),
@@ -541,8 +693,15 @@ loadhost_http_status loadhost_http_send(const loadhost_request *request, loadhos
     loadhost_plugin_http_response_info_t info;
     loadhost_plugin_http_error_t raw_error;
     double started = now_ms();
-    bool ok = loadhost_plugin_http_send_opts(&raw, &raw_options, &info, &raw_error);
+    bool ok;
+    if (options->expected_statuses) {
+        loadhost_plugin_http_status_ranges_t statuses = {expected, expected_count};
+        ok = loadhost_plugin_http_send_expecting(&raw, &raw_options, &statuses, &info, &raw_error);
+    } else {
+        ok = loadhost_plugin_http_send_opts(&raw, &raw_options, &info, &raw_error);
+    }
     response->elapsed_ms = now_ms() - started;
+    free(expected);
     if (headers != stack_headers) {
         free(headers);
     }

@@ -18,10 +18,12 @@
  * - the task and its result: loadhost_task, loadhost_do_task, loadhost_retryable/failed/abort;
  * - optional lifecycle: loadhost_setup, loadhost_init, loadhost_teardown (no-ops unless defined);
  * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS, and
- *   LOADHOST_METRIC to declare them;
+ *   LOADHOST_METRIC to declare them; groups (k6's steps): loadhost_group_begin/end, timed as
+ *   group_duration;
  * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send (its request may leave the
  *   response headers and body out: discard_headers, discard_body; its options follow redirects,
- *   keep cookies and decode bodies: loadhost_http_options_default), loadhost_response_*, and the
+ *   keep cookies and decode bodies: loadhost_http_options_default), loadhost_response_*, the
+ *   statuses requests expect: loadhost_http_set_expected_statuses, LOADHOST_STATUSES, and the
  *   worker's cookie jar: loadhost_cookies_get/set/clear;
  * - settings from `loadhost run -e KEY=VALUE`: loadhost_env, loadhost_env_int, loadhost_env_double,
  *   loadhost_env_bool; and the options the plugin declares with LOADHOST_OPTION (a type, a default
@@ -146,8 +148,36 @@ void loadhost_gauge(const char *name, double value, const loadhost_tag *tags, si
 /* Record one value of the trend `name` (the summary shows min, mean, percentiles and max). */
 void loadhost_trend(const char *name, double value, const loadhost_tag *tags, size_t tag_count);
 
-/* Record a pass or a fail of the check `name`; returns `ok` so it can be used inline. */
+/* Record a pass or a fail of the check `name`; returns `ok` so it can be used inline. Inside a
+ * group the check also carries the group's path as the tag `group` (unless `tags` names one). A
+ * threshold judges one check, or one tagged case of it: `checks{check:status is 200,tier:gold}`. */
 bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t tag_count);
+
+/*
+ * Groups (k6's steps): a named block of a task, timed as the trend `group_duration` (ms) tagged
+ * `group` with the group's path: `::checkout` for a top-level group, `::checkout::pay` for `pay`
+ * begun inside it. The checks made inside carry the path. A threshold such as
+ * `group_duration{group:::checkout}:p(95)<500` needs no declaration.
+ *
+ *     loadhost_group_begin("checkout");
+ *     loadhost_check("cart ok", ok, LOADHOST_NO_TAGS);   // tagged group=::checkout
+ *     loadhost_group_end();
+ *
+ * A group still open when the task (or lifecycle step) returns ends then, so an early `return`
+ * inside one ends it. A name that is NULL, empty or contains "::", a path longer than 256 bytes,
+ * or an end with no group open is a mistake: it records nothing and fails the task when it
+ * returns, naming the call.
+ */
+
+/* Begin the group `name`, inside the innermost open one. */
+void loadhost_group_begin(const char *name);
+
+/* End the innermost open group, recording its time. */
+void loadhost_group_end(void);
+
+/* The path of the innermost open group ("::checkout::pay"), or NULL outside any; valid until a
+ * group begins or ends. */
+const char *loadhost_group_current(void);
 
 /*
  * Declare a metric the plugin records, at file scope, one per use:
@@ -203,10 +233,45 @@ typedef struct loadhost_http_options {
     const char *auth_user;
     /* The basic-authentication password (used only with auth_user). */
     const char *auth_password;
+    /* The statuses this request expects, `expected_status_count` ranges, instead of the
+     * worker's: a response with one of them does not count in `http_req_failed`, any other does,
+     * each redirect hop too (k6's `responseCallback`). NULL (the default): the worker's, below
+     * 400 unless loadhost_http_set_expected_statuses changed them. A range whose `from` is above
+     * its `to` makes the request LOADHOST_HTTP_INVALID_REQUEST, unsent.
+     *
+     *     static const loadhost_status_range gone[] = {{404, 404}};
+     *     options.expected_statuses = gone;
+     *     options.expected_status_count = 1; */
+    const struct loadhost_status_range *expected_statuses;
+    /* How many ranges expected_statuses has. */
+    size_t expected_status_count;
 } loadhost_http_options;
 
-/* The defaults: 10 redirects, cookies on, decompression on, no name, no authentication. */
+/* The defaults: 10 redirects, cookies on, decompression on, no name, no authentication, the
+ * worker's expected statuses. */
 loadhost_http_options loadhost_http_options_default(void);
+
+/* An inclusive range of response statuses a request expects: {200, 299}, or {404, 404}. */
+typedef struct loadhost_status_range {
+    /* The lowest status of the range. */
+    uint16_t from;
+    /* The highest. */
+    uint16_t to;
+} loadhost_status_range;
+
+/* The ranges and their count, as arguments or as a request's options:
+ * `loadhost_http_set_expected_statuses(LOADHOST_STATUSES({200, 299}, {404, 404}))`. */
+#define LOADHOST_STATUSES(...)                                                                     \
+    ((const loadhost_status_range[]){__VA_ARGS__}),                                                \
+        (sizeof((const loadhost_status_range[]){__VA_ARGS__}) / sizeof(loadhost_status_range))
+
+/* Judge every request of this worker from now on by `count` ranges of statuses (k6's
+ * `setResponseCallback(expectedStatuses(...))`): a response with one of them does not count in
+ * `http_req_failed`, any other does. `count` 0 restores the default, every status below 400. Each
+ * worker starts with the default: call it in loadhost_init to set it for all of them. A range
+ * whose `from` is above its `to` is a mistake: nothing changes and the task (or lifecycle step)
+ * fails when it returns, naming the call. */
+void loadhost_http_set_expected_statuses(const loadhost_status_range *ranges, size_t count);
 
 /* How a request ended. */
 typedef enum loadhost_http_status {

@@ -37,6 +37,12 @@ extern void __wasm_import_loadhost_plugin_http_add_cookie(uint8_t *, size_t, uin
 __attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("clear-cookies")))
 extern void __wasm_import_loadhost_plugin_http_clear_cookies(void);
 
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("set-expected-statuses")))
+extern void __wasm_import_loadhost_plugin_http_set_expected_statuses(uint8_t *, size_t);
+
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("send-expecting")))
+extern void __wasm_import_loadhost_plugin_http_send_expecting(uint8_t *, uint8_t *);
+
 // Imported Functions from `loadhost:plugin/websocket@0.1.0`
 
 __attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[static]connection.connect")))
@@ -294,6 +300,16 @@ void loadhost_plugin_http_request_options_free(loadhost_plugin_http_request_opti
 void loadhost_plugin_http_response_info_free(loadhost_plugin_http_response_info_t *ptr) {
   loadhost_plugin_http_response_free(&ptr->response);
   workload_with_lifecycle_string_free(&ptr->final_url);
+}
+
+void loadhost_plugin_http_status_ranges_free(loadhost_plugin_http_status_ranges_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    workload_with_lifecycle_tuple2_u16_u16_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+    }
+    free(list_ptr);
+  }
 }
 
 void loadhost_plugin_http_result_response_error_free(loadhost_plugin_http_result_response_error_t *ptr) {
@@ -891,6 +907,99 @@ bool loadhost_plugin_http_add_cookie(workload_with_lifecycle_string_t *url, work
 
 void loadhost_plugin_http_clear_cookies(void) {
   __wasm_import_loadhost_plugin_http_clear_cookies();
+}
+
+void loadhost_plugin_http_set_expected_statuses(loadhost_plugin_http_status_ranges_t *statuses) {
+  __wasm_import_loadhost_plugin_http_set_expected_statuses((uint8_t *) (*statuses).ptr, (*statuses).len);
+}
+
+bool loadhost_plugin_http_send_expecting(loadhost_plugin_http_request_t *request, loadhost_plugin_http_request_options_t *options, loadhost_plugin_http_status_ranges_t *statuses, loadhost_plugin_http_response_info_t *ret, loadhost_plugin_http_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(24+13*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  *((size_t*)(ptr + sizeof(void*))) = ((*request).method).len;
+  *((uint8_t **)(ptr + 0)) = (uint8_t *) ((*request).method).ptr;
+  *((size_t*)(ptr + (3*sizeof(void*)))) = ((*request).url).len;
+  *((uint8_t **)(ptr + (2*sizeof(void*)))) = (uint8_t *) ((*request).url).ptr;
+  *((size_t*)(ptr + (5*sizeof(void*)))) = ((*request).headers).len;
+  *((uint8_t **)(ptr + (4*sizeof(void*)))) = (uint8_t *) ((*request).headers).ptr;
+  *((size_t*)(ptr + (7*sizeof(void*)))) = ((*request).body).len;
+  *((uint8_t **)(ptr + (6*sizeof(void*)))) = (uint8_t *) ((*request).body).ptr;
+  if (((*request).timeout_ms).is_some) {
+    const uint32_t *payload0 = &((*request).timeout_ms).val;
+    *((int8_t*)(ptr + (8*sizeof(void*)))) = 1;
+    *((int32_t*)(ptr + (4+8*sizeof(void*)))) = (int32_t) (*payload0);
+  } else {
+    *((int8_t*)(ptr + (8*sizeof(void*)))) = 0;
+  }
+  *((int8_t*)(ptr + (8+8*sizeof(void*)))) = ((*options).parts).headers;
+  *((int8_t*)(ptr + (9+8*sizeof(void*)))) = ((*options).parts).body;
+  if (((*options).redirects).is_some) {
+    const uint32_t *payload2 = &((*options).redirects).val;
+    *((int8_t*)(ptr + (12+8*sizeof(void*)))) = 1;
+    *((int32_t*)(ptr + (16+8*sizeof(void*)))) = (int32_t) (*payload2);
+  } else {
+    *((int8_t*)(ptr + (12+8*sizeof(void*)))) = 0;
+  }
+  *((int8_t*)(ptr + (20+8*sizeof(void*)))) = (*options).cookies;
+  *((int8_t*)(ptr + (21+8*sizeof(void*)))) = (*options).decompress;
+  if (((*options).name).is_some) {
+    const workload_with_lifecycle_string_t *payload4 = &((*options).name).val;
+    *((int8_t*)(ptr + (24+8*sizeof(void*)))) = 1;
+    *((size_t*)(ptr + (24+10*sizeof(void*)))) = (*payload4).len;
+    *((uint8_t **)(ptr + (24+9*sizeof(void*)))) = (uint8_t *) (*payload4).ptr;
+  } else {
+    *((int8_t*)(ptr + (24+8*sizeof(void*)))) = 0;
+  }
+  *((size_t*)(ptr + (24+12*sizeof(void*)))) = (*statuses).len;
+  *((uint8_t **)(ptr + (24+11*sizeof(void*)))) = (uint8_t *) (*statuses).ptr;
+  uint8_t *ptr5 = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_http_send_expecting(ptr, ptr5);
+  loadhost_plugin_http_result_response_info_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr5 + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (loadhost_plugin_http_response_info_t) {
+        (loadhost_plugin_http_response_t) (loadhost_plugin_http_response_t) {
+          (uint16_t) (uint16_t) ((int32_t) *((uint16_t*) (ptr5 + sizeof(void*)))),
+          (workload_with_lifecycle_list_tuple2_string_list_u8_t) (workload_with_lifecycle_list_tuple2_string_list_u8_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) },
+          (workload_with_lifecycle_list_u8_t) (workload_with_lifecycle_list_u8_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (4*sizeof(void*))))), (*((size_t*) (ptr5 + (5*sizeof(void*))))) },
+        },
+        (workload_with_lifecycle_string_t) (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (6*sizeof(void*))))), (*((size_t*) (ptr5 + (7*sizeof(void*))))) },
+        (uint32_t) (uint32_t) (*((int32_t*) (ptr5 + (8*sizeof(void*))))),
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      loadhost_plugin_http_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr5 + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.invalid_request = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.denied = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.network = (workload_with_lifecycle_string_t) { (uint8_t*)(*((uint8_t **) (ptr5 + (2*sizeof(void*))))), (*((size_t*) (ptr5 + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
 }
 
 bool loadhost_plugin_websocket_static_connection_connect(workload_with_lifecycle_string_t *url, workload_with_lifecycle_list_tuple2_string_list_u8_t *headers, uint32_t *maybe_timeout_ms, loadhost_plugin_websocket_own_connection_t *ret, loadhost_plugin_websocket_error_t *err) {

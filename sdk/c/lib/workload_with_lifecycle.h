@@ -161,6 +161,20 @@ typedef struct loadhost_plugin_http_response_info_t {
 } loadhost_plugin_http_response_info_t;
 
 typedef struct {
+  uint16_t f0;
+  uint16_t f1;
+} workload_with_lifecycle_tuple2_u16_u16_t;
+
+// The response statuses a request expects, as inclusive ranges: `(200, 299)` is every 2xx,
+// `(404, 404)` the one status. A response with one of them does not count in `http_req_failed`;
+// any other status does, and so does a request that got no response (k6's
+// `expectedStatuses`). An empty list is the default: every status below 400.
+typedef struct loadhost_plugin_http_status_ranges_t {
+  workload_with_lifecycle_tuple2_u16_u16_t   *ptr;
+  size_t len;
+} loadhost_plugin_http_status_ranges_t;
+
+typedef struct {
   bool is_err;
   union {
     loadhost_plugin_http_response_t ok;
@@ -437,6 +451,12 @@ extern bool loadhost_plugin_http_cookies_for(workload_with_lifecycle_string_t *u
 extern bool loadhost_plugin_http_add_cookie(workload_with_lifecycle_string_t *url, workload_with_lifecycle_string_t *set_cookie, loadhost_plugin_http_error_t *err);
 // Forget every cookie of the worker's jar.
 extern void loadhost_plugin_http_clear_cookies(void);
+// Judge this worker's requests by `statuses` from now on, until set again (k6's
+// `setResponseCallback`): `send`, `send-with`, `send-opts` and wasi:http alike, each redirect
+// hop too. A worker (instance) starts with the default, and so does one that replaces it.
+extern void loadhost_plugin_http_set_expected_statuses(loadhost_plugin_http_status_ranges_t *statuses);
+// `send-opts`, judging this request (each of its hops) by `statuses` instead of the worker's.
+extern bool loadhost_plugin_http_send_expecting(loadhost_plugin_http_request_t *request, loadhost_plugin_http_request_options_t *options, loadhost_plugin_http_status_ranges_t *statuses, loadhost_plugin_http_response_info_t *ret, loadhost_plugin_http_error_t *err);
 
 // Imported Functions from `loadhost:plugin/websocket@0.1.0`
 // Connect to `url` (`ws://` or `wss://`, with the run's TLS settings) and complete the
@@ -514,6 +534,8 @@ void workload_with_lifecycle_option_string_free(workload_with_lifecycle_option_s
 void loadhost_plugin_http_request_options_free(loadhost_plugin_http_request_options_t *ptr);
 
 void loadhost_plugin_http_response_info_free(loadhost_plugin_http_response_info_t *ptr);
+
+void loadhost_plugin_http_status_ranges_free(loadhost_plugin_http_status_ranges_t *ptr);
 
 void loadhost_plugin_http_result_response_error_free(loadhost_plugin_http_result_response_error_t *ptr);
 

@@ -12,7 +12,8 @@
 //   }
 //
 // Layout: task errors (retryable/failed/abort), metrics (counter/gauge/trend/check, and
-// declareMetrics to state them for `loadhost inspect` and thresholds), configuration
+// declareMetrics to state them for `loadhost inspect` and thresholds), groups (group, k6's steps,
+// timed as group_duration), configuration
 // from the environment (env/envOr/environment, and declareOptions to state the options read, typed,
 // with their defaults, for `loadhost inspect` and `loadhost run`'s checks), HTTP (get/post/put/del/request, with
 // withoutHeaders()/discardBody() for a plugin that reads only the status, and the host's
@@ -26,6 +27,7 @@
 import * as hostMetrics from 'loadhost:plugin/metrics@0.1.0';
 import {
   addCookie as hostAddCookie, clearCookies as hostClearCookies, cookiesFor as hostCookiesFor, sendOpts as hostSendOpts,
+  sendExpecting as hostSendExpecting, setExpectedStatuses as hostSetExpectedStatuses,
 } from 'loadhost:plugin/http@0.1.0';
 import { getEnvironment } from 'wasi:cli/environment@0.2.6';
 import { U32_MAX, bytes } from './values.js';
@@ -165,10 +167,67 @@ export function trend(name, value, tags = undefined) {
   hostMetrics.trend(name, finite('trend', name, value), tagList('trend', name, value, tags));
 }
 
-/** Record a pass or a fail of the check `name` and return `ok`: `if (!check('x', a === b)) …`. */
+/**
+ * Record a pass or a fail of the check `name` and return `ok`: `if (!check('x', a === b, { tier })) …`.
+ * Inside a `group` the check also carries the group's path as the tag `group` (unless `tags` names
+ * one). A threshold judges one check, or one tagged case of it: `checks{check:x,tier:gold}`.
+ */
 export function check(name, ok, tags = undefined) {
   checkName('check', name, ok);
-  return hostMetrics.check(name, Boolean(ok), tagList('check', name, ok, tags));
+  let pairs = tagList('check', name, ok, tags);
+  if (groupPath.length > 0 && !pairs.some(([key]) => key === GROUP_TAG)) {
+    pairs = [...pairs, [GROUP_TAG, groupPath[groupPath.length - 1]]];
+  }
+  return hostMetrics.check(name, Boolean(ok), pairs);
+}
+
+// Groups (k6's steps): `group('checkout', () => …)` times the block as the trend `group_duration`
+// (ms) tagged `group` with its path, `::checkout`, or `::checkout::pay` for `pay` inside it; the
+// checks made inside carry the path. `group_duration{group:::checkout}:p(95)<500` needs no
+// declaration.
+
+const GROUP_DURATION = 'group_duration';
+const GROUP_TAG = 'group';
+// The host's cap on a tag value, which a group's path is.
+const MAX_PATH = 256;
+// The paths of the groups the code is in, innermost last.
+const groupPath = [];
+
+/** The path of the innermost group the code runs in ('::checkout::pay'), or undefined outside any. */
+export function currentGroup() {
+  return groupPath[groupPath.length - 1];
+}
+
+/**
+ * Run `fn` as the group `name` and return what it returns. Its time goes to `group_duration`
+ * when it returns or throws, or, when it returns a promise (an async function), when that settles.
+ * `name` is a non-empty string without '::'; a bad one throws naming the call.
+ */
+export function group(name, fn) {
+  const call = `group(${show(name)})`;
+  if (typeof name !== 'string') throw new TypeError(`${call}: a group's name must be a string, got ${described(name)}`);
+  if (name === '' || name.includes('::')) throw new RangeError(`${call}: a group's name must be non-empty and must not contain '::'`);
+  if (typeof fn !== 'function') throw new TypeError(`${call}: the group's body must be a function, got ${described(fn)}`);
+  const path = `${currentGroup() ?? ''}::${name}`;
+  if (encoder.encode(path).length > MAX_PATH) throw new RangeError(`${call}: the group's path ${path} is longer than ${MAX_PATH} bytes`);
+  groupPath.push(path);
+  const started = performance.now();
+  const end = () => {
+    groupPath.splice(groupPath.lastIndexOf(path), 1);
+    hostMetrics.trend(GROUP_DURATION, performance.now() - started, [[GROUP_TAG, path]]);
+  };
+  let result;
+  try {
+    result = fn();
+  } catch (e) {
+    end();
+    throw e;
+  }
+  if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+    return result.then((value) => { end(); return value; }, (e) => { end(); throw e; });
+  }
+  end();
+  return result;
 }
 
 const KINDS = ['trend', 'counter', 'gauge', 'check', 'rate'];
@@ -591,7 +650,30 @@ export class Response {
 }
 
 const OPTION_NAMES = ['headers', 'body', 'json', 'timeout', 'redirects', 'cookies', 'decompress', 'name', 'auth',
-  'discardBody', 'withoutHeaders'];
+  'discardBody', 'withoutHeaders', 'expectedStatuses'];
+
+// Statuses as the host's inclusive [from, to] ranges: each a status number or k6's `{ min, max }`.
+function statusRanges(call, statuses) {
+  return statuses.map((status) => {
+    if (Number.isInteger(status) && status >= 0 && status <= 0xffff) return [status, status];
+    if (status !== null && typeof status === 'object' && Number.isInteger(status.min) && Number.isInteger(status.max)
+      && status.min >= 0 && status.min <= status.max && status.max <= 0xffff) {
+      return [status.min, status.max];
+    }
+    throw new RangeError(`${call}: expected statuses (numbers) and { min, max } ranges with min <= max, got ${described(status)}`);
+  });
+}
+
+/**
+ * Judge every request of this worker from now on by `statuses` (numbers and k6's `{ min, max }`
+ * ranges: `setExpectedStatuses({ min: 200, max: 299 }, 404)`): a response with one of them does not
+ * count in `http_req_failed`, any other does (k6's `setResponseCallback(expectedStatuses(…))`).
+ * No argument restores the default, every status below 400. Each worker starts with the default:
+ * call it in `init` to set it for all of them.
+ */
+export function setExpectedStatuses(...statuses) {
+  hostSetExpectedStatuses(statusRanges('setExpectedStatuses', statuses));
+}
 
 /**
  * A request being built; `send()` sends it and waits for the whole response.
@@ -599,7 +681,8 @@ const OPTION_NAMES = ['headers', 'body', 'json', 'timeout', 'redirects', 'cookie
  * Options may be given at once, as `request(method, url, options)`, `get(url, options)` or
  * `.options(options)`: `{ headers: {name: value} or [[name, value]], body, json, timeout (ms),
  * redirects (default 10; 0: none), cookies (default true), decompress (default true), name,
- * auth: [user, password], discardBody, withoutHeaders }`; or one by one with the methods below.
+ * auth: [user, password], discardBody, withoutHeaders, expectedStatuses: [statuses or { min, max }]
+ * }`; or one by one with the methods below.
  */
 export class Request {
   #method;
@@ -615,6 +698,8 @@ export class Request {
   #cookies = true;
   #decompress = true;
   #name = undefined;
+  // The statuses this request expects (the host's ranges); undefined: the worker's.
+  #expected = undefined;
 
   /**
    * A request with `method` (e.g. 'GET') to `url` (http://host[:port]/path or https://…), with
@@ -652,6 +737,21 @@ export class Request {
     }
     if (o.discardBody) this.discardBody();
     if (o.withoutHeaders) this.withoutHeaders();
+    if (o.expectedStatuses !== undefined) {
+      if (!Array.isArray(o.expectedStatuses)) throw new TypeError('expectedStatuses takes an array of statuses and { min, max } ranges');
+      this.expectedStatuses(...o.expectedStatuses);
+    }
+    return this;
+  }
+
+  /**
+   * The statuses this request expects (numbers and k6's `{ min, max }` ranges:
+   * `expectedStatuses({ min: 200, max: 299 }, 404)`) instead of the worker's (default: below 400): a
+   * response with one of them does not count in `http_req_failed`, any other does, each redirect
+   * hop too (k6's `responseCallback`).
+   */
+  expectedStatuses(...statuses) {
+    this.#expected = statusRanges('expectedStatuses', statuses);
     return this;
   }
 
@@ -736,24 +836,25 @@ export class Request {
   /** Send the request and read the whole response; throws an HttpError when none came. */
   send() {
     const started = performance.now();
+    const request = {
+      method: this.#method,
+      url: this.#url,
+      headers: this.#headers,
+      body: this.#body,
+      timeoutMs: this.#timeoutMs,
+    };
+    const options = {
+      parts: { headers: this.#keepHeaders, body: this.#keepBody },
+      redirects: this.#redirects,
+      cookies: this.#cookies,
+      decompress: this.#decompress,
+      name: this.#name,
+    };
     let info;
     try {
-      info = hostSendOpts(
-        {
-          method: this.#method,
-          url: this.#url,
-          headers: this.#headers,
-          body: this.#body,
-          timeoutMs: this.#timeoutMs,
-        },
-        {
-          parts: { headers: this.#keepHeaders, body: this.#keepBody },
-          redirects: this.#redirects,
-          cookies: this.#cookies,
-          decompress: this.#decompress,
-          name: this.#name,
-        },
-      );
+      info = this.#expected === undefined
+        ? hostSendOpts(request, options)
+        : hostSendExpecting(request, options, this.#expected);
     } catch (e) {
       throw hostError(e, this.#url);
     }

@@ -317,6 +317,62 @@ class Metrics(unittest.TestCase):
         )
 
 
+class Groups(unittest.TestCase):
+    def setUp(self):
+        CALLS.clear()
+
+    def test_groups_nest_time_themselves_and_tag_the_checks_inside(self):
+        self.assertIsNone(loadhost.current_group())
+        with loadhost.group("checkout"):
+            loadhost.check("cart ok", True, {"tier": "gold"})
+            with loadhost.group("pay"):
+                self.assertEqual(loadhost.current_group(), "::checkout::pay")
+                loadhost.check("paid", False)
+                loadhost.check("mine", True, {"group": "own"})
+            loadhost.counter("orders", 1)
+        self.assertIsNone(loadhost.current_group())
+        checks = [c for c in CALLS if c[0] == "check"]
+        self.assertEqual(
+            checks,
+            [
+                ("check", "cart ok", True, [("tier", "gold"), ("group", "::checkout")]),
+                ("check", "paid", False, [("group", "::checkout::pay")]),
+                ("check", "mine", True, [("group", "own")]),
+            ],
+        )
+        self.assertIn(("counter", "orders", 1, []), CALLS, "other metrics carry no group")
+        trends = [(c[1], c[3]) for c in CALLS if c[0] == "trend"]
+        self.assertEqual(
+            trends,
+            [("group_duration", [("group", "::checkout::pay")]), ("group_duration", [("group", "::checkout")])],
+        )
+        self.assertTrue(all(c[2] >= 0 for c in CALLS if c[0] == "trend"))
+
+    def test_a_group_ends_on_an_exception_and_works_as_a_decorator(self):
+        @loadhost.group("login")
+        def login():
+            raise RuntimeError("refused")
+
+        with self.assertRaisesRegex(RuntimeError, "refused"):
+            login()
+        self.assertIsNone(loadhost.current_group())
+        self.assertEqual([c[3] for c in CALLS if c[0] == "trend"], [[("group", "::login")]])
+
+    def test_a_bad_name_is_refused_naming_the_call(self):
+        for bad, error, text in (
+            ("", ValueError, "group(''): a group's name must be non-empty and must not contain '::'"),
+            ("a::b", ValueError, "must not contain '::'"),
+            (7, TypeError, "group(7): a group's name must be a str, got int 7"),
+        ):
+            with self.assertRaises(error) as raised:
+                loadhost.group(bad)
+            self.assertIn(text, str(raised.exception))
+        with self.assertRaisesRegex(ValueError, "longer than 256 bytes"):
+            with loadhost.group("x" * 300):
+                pass
+        self.assertEqual(CALLS, [])
+
+
 class Env(unittest.TestCase):
     def setUp(self):
         config._at_runtime = True
@@ -485,8 +541,16 @@ class Http(unittest.TestCase):
         def send_with(request, parts):
             raise AssertionError("the SDK sends with send-opts")
 
+        def send_expecting(request, options, statuses):
+            self.expected.append(statuses)
+            return send_opts(request, options)
+
+        self.expected = []
+        self.worker_expected = []
         HOST_HTTP.send_opts = send_opts
         HOST_HTTP.send_with = send_with
+        HOST_HTTP.send_expecting = send_expecting
+        HOST_HTTP.set_expected_statuses = self.worker_expected.append
 
     def test_post_json_sets_body_header_and_timeout(self):
         response = http.post("http://h/", json={"a": 1}, headers={"x-k": "v"}, timeout=1.5)
@@ -556,6 +620,23 @@ class Http(unittest.TestCase):
         )
         with self.assertRaisesRegex(TypeError, "auth takes a"):
             http.get("http://h/", auth="user:pass")
+
+    def test_expected_statuses_go_to_the_host_as_inclusive_ranges(self):
+        http.get("http://h/gone", expected_statuses=[range(200, 300), 404])
+        http.get("http://h/")
+        http.get("http://h/", expected_statuses=404)
+        self.assertEqual(self.expected, [[(200, 299), (404, 404)], [(404, 404)]], "only requests that ask")
+        self.assertEqual(len(self.sent), 3)
+        http.set_expected_statuses(range(200, 400), 404)
+        http.set_expected_statuses()
+        self.assertEqual(self.worker_expected, [[(200, 399), (404, 404)], []])
+        for bad, error in ((range(300, 200), ValueError), (range(200, 300, 2), ValueError), ("404", TypeError),
+                           (-1, ValueError), (True, TypeError)):
+            with self.assertRaises(error):
+                http.get("http://h/", expected_statuses=[bad])
+        with self.assertRaisesRegex(ValueError, "set_expected_statuses: 70000 is not a status"):
+            http.set_expected_statuses(70000)
+        self.assertEqual(len(self.sent), 3)
 
     def test_bad_options_are_refused_before_sending(self):
         for bad in (-1, 2**32, 1.5, True, "3"):

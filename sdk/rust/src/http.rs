@@ -20,6 +20,11 @@
 //! [`Response::redirects`] say where the response came from. [`Request::name`] names the
 //! endpoint in the per-endpoint HTTP metrics.
 //!
+//! A request whose response has a status of 400 or more counts in `http_req_failed`, as in k6.
+//! A request that expects another status (a 404 when checking that something is gone) says so:
+//! [`Request::expected_statuses`] for one request, [`set_expected_statuses`] for every request of
+//! the worker from then on (k6's `expectedStatuses` and `setResponseCallback`).
+//!
 //! Requests go through the host's one-call `loadhost:plugin/http` interface: the whole request in,
 //! the whole response out, which costs far less than wasi:http's dozen or more host calls per
 //! request. Set `LOADHOST_HTTP=wasi` in the plugin's environment (`-e LOADHOST_HTTP=wasi`) to send
@@ -27,7 +32,9 @@
 //! metrics, and return the same [`Response`], but wasi:http is raw HTTP: no redirect is followed,
 //! no cookie is sent or kept and no body is decoded.
 
+use std::cell::RefCell;
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
 use wasip2::http::outgoing_handler;
@@ -79,6 +86,8 @@ pub struct Request {
     cookies: bool,
     decompress: bool,
     name: Option<String>,
+    /// The statuses this request expects, as inclusive ranges; `None`: the worker's.
+    expected: Option<Vec<(u16, u16)>>,
 }
 
 /// How many redirects a request follows unless told otherwise (k6's `maxRedirects`).
@@ -118,7 +127,40 @@ pub fn request(method: Method, url: &str) -> Request {
         cookies: true,
         decompress: true,
         name: None,
+        expected: None,
     }
+}
+
+thread_local! {
+    /// The worker's expected statuses as last set (empty: the host's default), put back after a
+    /// wasi:http request that expected others.
+    static WORKER_EXPECTED: RefCell<Vec<(u16, u16)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The ranges of `statuses` as the host takes them; panics naming `call` on an empty range.
+#[track_caller]
+fn status_ranges(call: &str, statuses: &[RangeInclusive<u16>]) -> Vec<(u16, u16)> {
+    statuses
+        .iter()
+        .map(|range| {
+            if range.is_empty() {
+                panic!("{call}: the range {range:?} holds no status (write it low..=high, such as 200..=299)");
+            }
+            (*range.start(), *range.end())
+        })
+        .collect()
+}
+
+/// Judge every request of this worker from now on by `statuses` (inclusive ranges: `&[200..=299,
+/// 404..=404]`): a response with one of them does not count in `http_req_failed`, any other
+/// does (k6's `setResponseCallback(expectedStatuses(…))`). `&[]` restores the default, every
+/// status below 400. Each worker starts with the default: call it in `init` to set it for all.
+/// An empty range (`300..=200`) panics naming the call.
+#[track_caller]
+pub fn set_expected_statuses(statuses: &[RangeInclusive<u16>]) {
+    let ranges = status_ranges("http::set_expected_statuses", statuses);
+    crate::bindings::loadhost::plugin::http::set_expected_statuses(&ranges);
+    WORKER_EXPECTED.with(|expected| *expected.borrow_mut() = ranges);
 }
 
 /// A complete response.
@@ -235,6 +277,16 @@ impl Request {
         self
     }
 
+    /// The statuses this request expects (inclusive ranges: `&[200..=299, 404..=404]`), instead
+    /// of the worker's (by default, below 400): a response with one of them does not count in
+    /// `http_req_failed`, any other does, each redirect hop too (k6's `responseCallback`). An
+    /// empty range (`300..=200`) panics naming the call.
+    #[track_caller]
+    pub fn expected_statuses(mut self, statuses: &[RangeInclusive<u16>]) -> Self {
+        self.expected = Some(status_ranges("Request::expected_statuses", statuses));
+        self
+    }
+
     /// HTTP basic authentication: `Authorization: Basic base64(user:password)`.
     pub fn basic_auth(self, user: &str, password: &str) -> Self {
         let credentials = base64(format!("{user}:{password}").as_bytes());
@@ -264,6 +316,17 @@ impl Request {
             body: self.body,
             timeout_ms: crate::millis(self.timeout),
         };
+        if let Some(expected) = &self.expected {
+            let info = host::send_expecting(&request, &options, expected).map_err(from_host)?;
+            return Ok(Response {
+                status: info.response.status,
+                headers: info.response.headers,
+                body: info.response.body,
+                elapsed: started.elapsed(),
+                final_url: info.final_url,
+                redirects: info.redirects,
+            });
+        }
         if options.redirects == Some(0) && !options.cookies && !options.decompress && options.name.is_none() {
             // Nothing beyond the request itself: `send-with` does exactly that, without copying
             // the final URL back.
@@ -289,8 +352,18 @@ impl Request {
         })
     }
 
-    /// Through `wasi:http/outgoing-handler`.
+    /// Through `wasi:http/outgoing-handler`, which has no per-request options: a request with
+    /// statuses of its own sets them for the worker while it goes, then puts the worker's back.
     fn send_wasi_http(self) -> Result<Response, HttpError> {
+        use crate::bindings::loadhost::plugin::http as host;
+        let Some(expected) = self.expected.clone() else { return self.send_wasi_http_as_set() };
+        host::set_expected_statuses(&expected);
+        let result = self.send_wasi_http_as_set();
+        WORKER_EXPECTED.with(|worker| host::set_expected_statuses(&worker.borrow()));
+        result
+    }
+
+    fn send_wasi_http_as_set(self) -> Result<Response, HttpError> {
         let started = Instant::now();
         let (scheme, authority, path) = split_url(&self.url).ok_or_else(|| HttpError::InvalidUrl(self.url.clone()))?;
         let fields = Fields::from_list(&self.headers).map_err(|_| {
@@ -450,6 +523,20 @@ mod tests {
         assert_eq!(split_url("https://example.com").map(|(_, a, p)| (a, p)), Some(("example.com", "/")));
         assert!(split_url("ftp://x/").is_none());
         assert!(split_url("http:///path").is_none());
+    }
+
+    #[test]
+    #[allow(clippy::reversed_empty_ranges, reason = "the mistake under test")]
+    fn expected_statuses_are_inclusive_ranges_and_an_empty_one_panics() {
+        let request = get("http://h/").expected_statuses(&[200..=299, 404..=404]);
+        assert_eq!(request.expected, Some(vec![(200, 299), (404, 404)]));
+        assert_eq!(get("http://h/").expected_statuses(&[]).expected, Some(vec![]), "the default rule");
+        let payload = std::panic::catch_unwind(|| get("http://h/").expected_statuses(&[300..=200])).unwrap_err();
+        let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert_eq!(
+            message,
+            "Request::expected_statuses: the range 300..=200 holds no status (write it low..=high, such as 200..=299)"
+        );
     }
 
     #[test]

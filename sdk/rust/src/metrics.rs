@@ -59,11 +59,13 @@ pub fn trend(name: &str, value: f64, tags: &[(&str, &str)]) {
 }
 
 /// Record a pass or a fail of the check `name`, and return `ok` so it can be used inline:
-/// `if !check("status is 200", status == 200, &[]) { ... }`.
+/// `if !check("status is 200", status == 200, &[("tier", tier)]) { ... }`. Inside a
+/// [`group`](crate::group) the check also carries the group's path as the tag `group`. A
+/// threshold judges one check, or one tagged case of it: `checks{check:status is 200,tier:gold}`.
 #[track_caller]
 pub fn check(name: &str, ok: bool, tags: &[(&str, &str)]) -> bool {
     check_call("check", name, &ok, tags);
-    host::check(name, ok, &owned(tags))
+    host::check(name, ok, &crate::steps::with_group(owned(tags)))
 }
 
 /// Declare the metrics the plugin records, each as `NAME[{TAG,…}]:KIND` (the `--metric NAME:KIND`

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
+use loadhost_metrics::checks::{CHECKS, CheckSelector, Tally};
 use loadhost_metrics::compare::{Rule, Sample, TASKS_STARTED, Unit};
 use loadhost_metrics::count::Tally;
 use loadhost_metrics::http::names;
@@ -317,9 +318,17 @@ fn summary_value(s: &Summary, rule: &Rule) -> Result<Option<f64>, String> {
         TASKS_STARTED if *agg == Aggregate::Rate => Ok(Some(s.rate.achieved_per_s)),
         TASKS_STARTED => Ok(Some(s.tasks.started as f64)),
         TASKS_NOT_PASSED => Ok(share(s.tasks.not_passed(), s.tasks.ended())),
-        "checks" => {
-            let (passes, fails) = s.checks.values().fold((0, 0), |(p, f), c| (p + c.passes, f + c.fails));
-            Ok(share(passes, passes + fails))
+        CHECKS => {
+            // The summary keeps each check's tag sets: the selector picks among them as among a
+            // results file's series.
+            let tags = rule.series_tags();
+            let selector = CheckSelector::new(&tags);
+            let mut tally = Tally::default();
+            for (name, check) in &s.checks {
+                let picked = check.picked(name, &selector);
+                tally.add(picked.passes, picked.fails);
+            }
+            Ok(tally.rate())
         }
         names::HTTP_REQ_FAILED
         | names::HTTP_REQ_DURATION

@@ -10,6 +10,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::stats::{Floor, Unit};
+use crate::checks::{CHECKS, CheckSelector};
 use crate::http::names;
 use crate::plugin::SeriesValue;
 use crate::threshold::{Aggregate, BUILT_IN, MetricKind, Threshold, ThresholdError, built_in_kind, did_you_mean};
@@ -302,15 +303,7 @@ impl Rule {
             }
             names::HTTP_REQ_FAILED if !tagged => window.http.requests,
             crate::threshold::TASKS_NOT_PASSED => window.counts.ended(),
-            "checks" => window
-                .plugin
-                .by_name()
-                .iter()
-                .map(|s| match s.value {
-                    SeriesValue::Check { passes, fails } => passes + fails,
-                    _ => 0,
-                })
-                .sum(),
+            CHECKS => CheckSelector::new(&self.series_tags()).tally(&window.plugin).total(),
             TASKS_STARTED | names::HTTP_REQS | names::HTTP_DENIED | names::DATA_SENT | names::DATA_RECEIVED => {
                 return None;
             }

@@ -403,12 +403,12 @@ mod tests {
         let (info, mut report, rows) = run("noop.wasm");
         for (n, name, ms) in [(3, "GET /", 1), (5, "GET /delay", 20), (1, "<b>x</b>", 7)] {
             for _ in 0..n {
-                report.totals.http.record(HttpSample {
-                    status: Some(200),
-                    duration: Duration::from_millis(ms),
-                    body_bytes: 1,
-                    endpoint: Some(Endpoint::new("GET", name)),
-                });
+                report.totals.http.record(HttpSample::new(
+                    Some(200),
+                    Duration::from_millis(ms),
+                    1,
+                    Some(Endpoint::new("GET", name)),
+                ));
             }
         }
         let html = page(&info, &report, std::slice::from_ref(&report), &rows, &[]);
@@ -418,6 +418,28 @@ mod tests {
             table.lines().filter_map(|l| l.split("<code>").nth(1)?.split("</code>").next()).collect();
         assert_eq!(names, ["GET /delay", "GET /", "&lt;b&gt;x&lt;/b&gt;"]);
         assert!(table.contains("<td>5</td><td>0</td></tr>"), "{table}");
+    }
+
+    #[test]
+    fn a_checks_tagged_cases_are_rows_under_it_with_their_marks() {
+        use loadhost_metrics::SeriesKey;
+        let (info, mut report, rows) = run("noop.wasm");
+        let key = |tier: &str| SeriesKey::new("status is 200".into(), vec![("tier".into(), tier.into())]);
+        for (tier, ok) in [("gold", true), ("gold", true), ("<silver>", false), ("<silver>", true)] {
+            report.totals.plugin.check(key(tier), ok);
+        }
+        report.totals.plugin.check(SeriesKey::new("plain".into(), vec![]), true);
+        let html = page(&info, &report, &[], &rows, &[]);
+        let table = &html[html.find("id=\"checks\"").expect("a checks table")..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("<tr class")).collect();
+        assert_eq!(rows.len(), 4, "plain, the check and its two cases: {table}");
+        assert!(rows[0].contains("class=\"ok\"") && rows[0].contains("<code>plain</code>"), "{}", rows[0]);
+        assert!(rows[1].contains("class=\"bad\"") && rows[1].contains("<code>status is 200</code>"), "{}", rows[1]);
+        assert!(rows[1].contains("<td>3</td><td>1</td><td>75.00%</td>"), "{}", rows[1]);
+        assert!(rows[2].contains("class=\"bad case\"") && rows[2].contains("<code>{tier:&lt;silver&gt;}</code>"));
+        assert!(rows[2].contains("<td>1</td><td>1</td><td>50.00%</td>"), "{}", rows[2]);
+        assert!(rows[3].contains("class=\"ok case\"") && rows[3].contains("<code>{tier:gold}</code>"), "{}", rows[3]);
     }
 
     #[test]

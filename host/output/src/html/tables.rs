@@ -287,6 +287,23 @@ pub(super) fn errors(out: &mut String, s: &Summary) {
     out.push_str("</table>\n");
 }
 
+/// The tagged cases of a check the report lists (the rest are in the summary JSON).
+const CASES_SHOWN: usize = 100;
+
+/// One row of the checks table: a check (`extra` empty) or one of its cases (`extra` " case",
+/// indented); `label` is escaped already.
+fn check_row(out: &mut String, extra: &str, label: &str, passes: u64, fails: u64, rate: Option<f64>) {
+    let (class, mark) = if fails == 0 { ("ok", "✓") } else { ("bad", "✗") };
+    let rate = rate.map_or_else(|| "–".to_owned(), |r| format!("{:.2}%", r * 100.0));
+    let _ = writeln!(
+        out,
+        "<tr class=\"{class}{extra}\"><td class=\"mark\">{mark}</td><td class=\"text\"><code>{label}</code></td>\
+         <td>{}</td><td>{}</td><td>{rate}</td></tr>",
+        count(passes),
+        count(fails)
+    );
+}
+
 /// The plugin's checks and its own metrics.
 pub(super) fn plugin(out: &mut String, s: &Summary) {
     if !s.checks.is_empty() {
@@ -295,16 +312,19 @@ pub(super) fn plugin(out: &mut String, s: &Summary) {
              <tr><th></th><th>check</th><th>passes</th><th>fails</th><th>pass rate</th></tr>\n",
         );
         for (name, c) in &s.checks {
-            let (class, mark) = if c.fails == 0 { ("ok", "✓") } else { ("bad", "✗") };
-            let rate = c.rate().map_or_else(|| "–".to_owned(), |r| format!("{:.2}%", r * 100.0));
-            let _ = writeln!(
-                out,
-                "<tr class=\"{class}\"><td class=\"mark\">{mark}</td><td class=\"text\"><code>{}</code></td>\
-                 <td>{}</td><td>{}</td><td>{rate}</td></tr>",
-                esc(name),
-                count(c.passes),
-                count(c.fails)
-            );
+            check_row(out, "", &esc(name), c.passes, c.fails, c.rate());
+            // Each tagged case under its check, in tag order: which one failed.
+            for case in c.cases.iter().take(CASES_SHOWN) {
+                check_row(out, " case", &esc(&case.label()), case.passes, case.fails, case.rate());
+            }
+            if c.cases.len() > CASES_SHOWN {
+                let more = c.cases.len() - CASES_SHOWN;
+                let _ = writeln!(
+                    out,
+                    "<tr class=\"case\"><td></td><td class=\"text note\" colspan=\"4\">… {more} more in the summary \
+                     JSON (<code>checks</code>)</td></tr>"
+                );
+            }
         }
         out.push_str("</table>\n");
     }

@@ -61,15 +61,12 @@ pub(crate) fn task(w: &mut Window, micros: u64, n: u64) {
         let text = if n.is_multiple_of(100) { format!("order {n} refused") } else { format!("timeout after {n} ms") };
         w.errors.record(loadhost_metrics::ErrorKind::Failed, &text, n, 1_700_000_000_000 + n * 7);
     }
-    w.http.record(HttpSample {
-        status: Some(if failed { 503 } else { 200 }),
-        duration: Duration::from_micros(micros * 9 / 10),
-        body_bytes: 100 + n % 7,
-        endpoint: Some(loadhost_metrics::http::Endpoint::new(
-            "GET",
-            if n.is_multiple_of(3) { "GET /a" } else { "GET /b" },
-        )),
-    });
+    w.http.record(HttpSample::new(
+        Some(if failed { 503 } else { 200 }),
+        Duration::from_micros(micros * 9 / 10),
+        100 + n % 7,
+        Some(loadhost_metrics::http::Endpoint::new("GET", if n.is_multiple_of(3) { "GET /a" } else { "GET /b" })),
+    ));
     w.http.bytes_sent += 120;
     w.http.bytes_received += 300;
     w.plugin

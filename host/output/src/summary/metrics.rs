@@ -407,7 +407,7 @@ mod tests {
         let endpoints = [("GET", "GET /"), ("POST", "login"), ("GET", "login")];
         for (status, (method, name)) in [Some(200), Some(503), None].into_iter().zip(endpoints) {
             let endpoint = Some(Endpoint::new(method, name));
-            http.record(HttpSample { status, duration: Duration::from_millis(3), body_bytes: 10, endpoint });
+            http.record(HttpSample::new(status, Duration::from_millis(3), 10, endpoint));
         }
         http.denied = 1;
         Metrics::new(&plugin, &http, 2.0)

@@ -21,8 +21,8 @@ pub use metrics::{
     TrendSummary,
 };
 pub use views::{
-    AttemptCounts, CheckCounts, ErrorRow, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile, Rate,
-    ScenarioRate, ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
+    AttemptCounts, CheckCase, CheckCounts, ErrorRow, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile,
+    Rate, ScenarioRate, ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
 };
 
 use crate::{RunInfo, VERSION, round_ms};
@@ -214,16 +214,23 @@ fn scenario(info: &RunInfo, report: &RunReport) -> ScenarioSummary {
     ScenarioSummary::new(report, info.scenario_plugins.get(&report.scenario).cloned())
 }
 
-/// Checks by name (their tag sets folded together).
+/// Checks by name, their tag sets added up, each tag set a case when any had tags.
 fn checks(plugin: &loadhost_metrics::PluginMetrics) -> BTreeMap<String, CheckCounts> {
-    plugin
-        .by_name()
-        .into_iter()
-        .filter_map(|series| match series.value {
-            SeriesValue::Check { passes, fails } => Some((series.key.name, CheckCounts { fails, passes })),
-            _ => None,
-        })
-        .collect()
+    let mut checks: BTreeMap<String, CheckCounts> = BTreeMap::new();
+    // Sorted by name then tags: each check's cases come in order.
+    for series in plugin.series() {
+        let SeriesValue::Check { passes, fails } = series.value else { continue };
+        let check = checks.entry(series.key.name).or_default();
+        check.passes += passes;
+        check.fails += fails;
+        check.cases.push(CheckCase { fails, passes, tags: series.key.tags.into_iter().collect() });
+    }
+    for check in checks.values_mut() {
+        if check.cases.iter().all(|case| case.tags.is_empty()) {
+            check.cases.clear();
+        }
+    }
+    checks
 }
 
 /// A threshold's result; its value to six decimals (enough to compare with any bound people write).
@@ -267,12 +274,7 @@ pub(crate) mod tests {
         }
         totals.plugin.check(SeriesKey::new("ok".into(), vec![]), true);
         totals.plugin.trend(SeriesKey::new("size".into(), vec![("route".into(), "/a".into())]), 3.5);
-        totals.http.record(HttpSample {
-            status: Some(404),
-            duration: Duration::from_millis(4),
-            body_bytes: 9,
-            endpoint: None,
-        });
+        totals.http.record(HttpSample::new(Some(404), Duration::from_millis(4), 9, None));
         totals.lag_max = Duration::from_micros(1_234);
         let start_ms = 1_700_000_000_000;
         for i in 0..3 {

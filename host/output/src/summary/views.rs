@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use loadhost_metrics::checks::{CheckSelector, Tally};
 use loadhost_metrics::limit::Limit;
 use loadhost_metrics::{
     Attempts, Counts, ErrorGroup, ErrorKind, Outcome, Percentiles, RunReport, ThresholdResult, WorkerStats,
@@ -438,19 +439,66 @@ pub struct PluginFile {
 }
 
 /// A check's tally (`checks.NAME`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckCounts {
+    /// Each tag set the check was recorded with, when any had tags (the SDKs tag a check made
+    /// inside a group with `group`): which tagged case failed. The untagged case, if any, has no
+    /// tags. Sorted by tags; absent for a check recorded only without tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<CheckCase>,
     /// Times the check failed.
     pub fails: u64,
     /// Times it passed.
     pub passes: u64,
 }
 
+/// One tag set of a check (`checks.NAME.cases[]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckCase {
+    /// Times the check failed with these tags.
+    pub fails: u64,
+    /// Times it passed with them.
+    pub passes: u64,
+    /// The tags, as the plugin recorded them.
+    pub tags: BTreeMap<String, String>,
+}
+
 impl CheckCounts {
     /// passes ÷ (passes + fails); `None` before any.
     pub fn rate(&self) -> Option<f64> {
-        let total = self.passes + self.fails;
-        (total > 0).then(|| self.passes as f64 / total as f64)
+        Tally { passes: self.passes, fails: self.fails }.rate()
+    }
+
+    /// The passes and fails of the tag sets `selector` picks (the check as a whole when it had
+    /// no tags): what a `checks{…}` rule reads in a summary, as in a results file's series.
+    pub fn picked(&self, name: &str, selector: &CheckSelector<'_>) -> Tally {
+        let mut tally = Tally::default();
+        if self.cases.is_empty() {
+            if selector.picks(name, &[]) {
+                tally.add(self.passes, self.fails);
+            }
+            return tally;
+        }
+        for case in &self.cases {
+            let tags: Vec<(String, String)> = case.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            if selector.picks(name, &tags) {
+                tally.add(case.passes, case.fails);
+            }
+        }
+        tally
+    }
+}
+
+impl CheckCase {
+    /// passes ÷ (passes + fails); `None` before any.
+    pub fn rate(&self) -> Option<f64> {
+        Tally { passes: self.passes, fails: self.fails }.rate()
+    }
+
+    /// The tags in k6's sub-metric syntax, as a threshold selects them: `{tier:gold}`, `{}`.
+    pub fn label(&self) -> String {
+        let pairs: Vec<String> = self.tags.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+        format!("{{{}}}", pairs.join(","))
     }
 }
 

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use loadhost_engine::MetricsHandle;
-use loadhost_metrics::HttpSample;
 use loadhost_metrics::http::Endpoint;
+use loadhost_metrics::{ExpectedStatuses, HttpSample};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
@@ -20,6 +20,8 @@ use super::WorkerHttp;
 pub(crate) struct Pending {
     pub(crate) started: Instant,
     pub(crate) status: u16,
+    /// The statuses the request expects (the instance's), which decide whether it failed.
+    pub(crate) expected: ExpectedStatuses,
     /// The endpoint the request counts under.
     pub(crate) endpoint: Endpoint,
     pub(crate) metrics: MetricsHandle,
@@ -46,9 +48,8 @@ impl TimedBody {
 
     fn finish(&mut self, status: Option<u16>) {
         if let Some(p) = self.pending.take() {
-            let endpoint = Some(p.endpoint);
-            let sample = HttpSample { status, duration: p.started.elapsed(), body_bytes: self.bytes, endpoint };
-            p.client.record(&p.metrics, sample);
+            let sample = HttpSample::new(status, p.started.elapsed(), self.bytes, Some(p.endpoint));
+            p.client.record(&p.metrics, sample.expecting(Some(&p.expected)));
         }
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct FetchOptions {
     pub(crate) decompress: bool,
     /// The endpoint's name for per-endpoint metrics.
     pub(crate) name: Option<String>,
+    /// The statuses every hop expects (the request's, or the instance's).
+    pub(crate) expected: loadhost_metrics::ExpectedStatuses,
 }
 
 /// The last response, and how it was reached.
@@ -69,7 +71,11 @@ impl WorkerHttp {
                 add_cookies(jar, parsed, &mut sent);
             }
             // Not boxed again: the caller boxes this whole future once.
-            let hop = super::Hop { decompress: options.decompress, name: options.name.as_deref() };
+            let hop = super::Hop {
+                decompress: options.decompress,
+                name: options.name.as_deref(),
+                expected: Some(&options.expected),
+            };
             let response = self.fetch(conns, &method, &url, sent, body.clone(), timeout, metrics, hop).await?;
             let sets_cookies = jar.is_some() && response.headers.contains_key(http::header::SET_COOKIE);
             if parsed.is_none() && (sets_cookies || is_redirect(response.status)) {

@@ -37,8 +37,8 @@ use http_body_util::{BodyExt as _, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use loadhost_engine::MetricsHandle;
-use loadhost_metrics::HttpSample;
 use loadhost_metrics::http::Endpoint;
+use loadhost_metrics::{ExpectedStatuses, HttpSample};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
@@ -257,13 +257,15 @@ impl WorkerHttp {
         drain_wire(&self.wire, metrics);
     }
 
-    /// Send an allowed request through the pool.
+    /// Send an allowed request through the pool; its response is judged by `expected` (the
+    /// instance's expected statuses).
     pub(crate) async fn send(
         self: Arc<Self>,
         mut request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         metrics: MetricsHandle,
         under_way: OwnedSemaphorePermit,
+        expected: ExpectedStatuses,
     ) -> SendResult {
         let authority = request.uri().authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
         let host = request.uri().host().unwrap_or_default().to_owned();
@@ -278,8 +280,7 @@ impl WorkerHttp {
             Some(limit) => match tokio::time::timeout(limit, sent).await {
                 Ok(result) => result,
                 Err(_) => {
-                    let endpoint = Some(endpoint);
-                    let sample = HttpSample { status: None, duration: started.elapsed(), body_bytes: 0, endpoint };
+                    let sample = HttpSample::new(None, started.elapsed(), 0, Some(endpoint));
                     self.record(&metrics, sample);
                     return Err(HttpError::ConnectionReadTimeout);
                 }
@@ -292,6 +293,7 @@ impl WorkerHttp {
                 let pending = Pending {
                     started,
                     status: parts.status.as_u16(),
+                    expected,
                     endpoint,
                     metrics,
                     client: self.clone(),
@@ -310,8 +312,7 @@ impl WorkerHttp {
                     Err(HttpError::HttpRequestDenied)
                 }
                 other => {
-                    let endpoint = Some(endpoint);
-                    let sample = HttpSample { status: None, duration: started.elapsed(), body_bytes: 0, endpoint };
+                    let sample = HttpSample::new(None, started.elapsed(), 0, Some(endpoint));
                     self.record(&metrics, sample);
                     Err(other)
                 }
@@ -327,6 +328,8 @@ pub(crate) struct Hop<'a> {
     pub(crate) decompress: bool,
     /// The endpoint's name in the per-endpoint metrics (else the default from the URL).
     pub(crate) name: Option<&'a str>,
+    /// The statuses the request expects, which decide whether it failed (else the default rule).
+    pub(crate) expected: Option<&'a ExpectedStatuses>,
 }
 
 /// A whole response, for the one-call `loadhost:plugin/http` interface.
@@ -407,7 +410,7 @@ impl WorkerHttp {
             Ok((parts, body)) => {
                 let status = parts.status.as_u16();
                 let (duration, body_bytes) = (started.elapsed(), body.len() as u64);
-                let sample = HttpSample { status: Some(status), duration, body_bytes, endpoint };
+                let sample = HttpSample::new(Some(status), duration, body_bytes, endpoint).expecting(hop.expected);
                 self.record(metrics, sample);
                 Ok(WholeResponse { status, headers: parts.headers, body })
             }
@@ -416,7 +419,7 @@ impl WorkerHttp {
                 Err(FetchError::Denied(format!("{url}: {why}")))
             }
             Err(ExchangeError::Failed(why)) => {
-                self.record(metrics, HttpSample { status: None, duration: started.elapsed(), body_bytes: 0, endpoint });
+                self.record(metrics, HttpSample::new(None, started.elapsed(), 0, endpoint));
                 Err(FetchError::Network(format!("{url}: {why}")))
             }
         }

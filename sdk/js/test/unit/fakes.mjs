@@ -7,6 +7,8 @@ export const fake = {
   streams: [],
   env: [],
   metrics: [],
+  sent: [],
+  workerExpected: [],
 };
 
 export function hostError(tag, val) {
@@ -107,8 +109,16 @@ export function check(name, ok, tags) {
   fake.metrics.push(['check', name, ok, tags]);
   return ok;
 }
-export function sendOpts() {
-  throw hostError('network', 'no HTTP in the unit tests');
+export function sendOpts(request, options) {
+  fake.sent.push({ request, options });
+  return { response: { status: 404, headers: [], body: new Uint8Array(0) }, finalUrl: request.url, redirects: 0 };
+}
+export function sendExpecting(request, options, statuses) {
+  fake.sent.push({ request, options, statuses });
+  return { response: { status: 404, headers: [], body: new Uint8Array(0) }, finalUrl: request.url, redirects: 0 };
+}
+export function setExpectedStatuses(statuses) {
+  fake.workerExpected.push(statuses);
 }
 export function cookiesFor() {
   return [];

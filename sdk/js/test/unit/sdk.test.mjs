@@ -1,4 +1,4 @@
-// Unit tests of the SDK's WebSocket and gRPC modules and its declared options on Node.js, with the host's imports faked
+// Unit tests of the SDK's modules (WebSocket, gRPC, declared options, groups, checks) on Node.js, with the host's imports faked
 // (fakes.mjs); the component path is proved by building and running plugins (test.sh).
 //
 //   node --import ./register.mjs sdk.test.mjs
@@ -18,6 +18,76 @@ beforeEach(() => {
   fake.connections.length = 0;
   fake.calls.length = 0;
   fake.streams.length = 0;
+  fake.metrics.length = 0;
+  fake.sent.length = 0;
+  fake.workerExpected.length = 0;
+});
+
+describe('groups', () => {
+  test('groups nest, time themselves and tag the checks inside', () => {
+    assert.equal(loadhost.currentGroup(), undefined);
+    const value = loadhost.group('checkout', () => {
+      loadhost.check('cart ok', true, { tier: 'gold' });
+      return loadhost.group('pay', () => {
+        assert.equal(loadhost.currentGroup(), '::checkout::pay');
+        loadhost.check('paid', false);
+        loadhost.check('mine', true, { group: 'own' });
+        return 7;
+      });
+    });
+    assert.equal(value, 7);
+    assert.equal(loadhost.currentGroup(), undefined);
+    const checks = fake.metrics.filter(([kind]) => kind === 'check').map(([, name, ok, tags]) => [name, ok, tags]);
+    assert.deepEqual(checks, [
+      ['cart ok', true, [['tier', 'gold'], ['group', '::checkout']]],
+      ['paid', false, [['group', '::checkout::pay']]],
+      ['mine', true, [['group', 'own']]],
+    ]);
+    const trends = fake.metrics.filter(([kind]) => kind === 'trend');
+    assert.deepEqual(trends.map(([, name, , tags]) => [name, tags]), [
+      ['group_duration', [['group', '::checkout::pay']]],
+      ['group_duration', [['group', '::checkout']]],
+    ]);
+    assert.ok(trends.every(([, , ms]) => ms >= 0));
+  });
+
+  test('a group ends when its body throws or its promise settles', async () => {
+    assert.throws(() => loadhost.group('login', () => { throw new Error('refused'); }), /refused/);
+    assert.equal(loadhost.currentGroup(), undefined);
+    const pending = loadhost.group('async', async () => {
+      assert.equal(loadhost.currentGroup(), '::async');
+      return 'done';
+    });
+    assert.equal(await pending, 'done');
+    assert.equal(loadhost.currentGroup(), undefined);
+    assert.deepEqual(fake.metrics.map(([, , , tags]) => tags), [[['group', '::login']], [['group', '::async']]]);
+  });
+
+  test('a bad name is refused naming the call', () => {
+    assert.throws(() => loadhost.group('', () => 1), /group\(''\): a group's name must be non-empty and must not contain '::'/);
+    assert.throws(() => loadhost.group('a::b', () => 1), RangeError);
+    assert.throws(() => loadhost.group(7, () => 1), /group\(7\): a group's name must be a string, got number 7/);
+    assert.throws(() => loadhost.group('x', 'not a function'), TypeError);
+    assert.throws(() => loadhost.group('x'.repeat(300), () => 1), /longer than 256 bytes/);
+    assert.deepEqual(fake.metrics, []);
+  });
+});
+
+describe('expected statuses', () => {
+  test('a request that expects statuses sends them as inclusive ranges', () => {
+    loadhost.get('http://h/gone', { expectedStatuses: [{ min: 200, max: 299 }, 404] }).send();
+    loadhost.get('http://h/').send();
+    loadhost.get('http://h/').expectedStatuses(404).send();
+    assert.deepEqual(fake.sent.map((s) => s.statuses), [[[200, 299], [404, 404]], undefined, [[404, 404]]]);
+    loadhost.setExpectedStatuses({ min: 200, max: 399 }, 404);
+    loadhost.setExpectedStatuses();
+    assert.deepEqual(fake.workerExpected, [[[200, 399], [404, 404]], []]);
+    for (const bad of [{ min: 300, max: 200 }, '404', -1, 1.5, 70000]) {
+      assert.throws(() => loadhost.get('http://h/').expectedStatuses(bad), RangeError);
+    }
+    assert.throws(() => loadhost.get('http://h/', { expectedStatuses: 404 }), TypeError);
+    assert.equal(fake.sent.length, 3);
+  });
 });
 
 describe('ws', () => {

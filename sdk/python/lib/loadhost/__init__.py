@@ -16,7 +16,8 @@ globals hold per-worker state without locking.
 
 Layout:
 - `errors`: TaskError and its cases Retryable, Failed, Abort (and ConfigError, an Abort).
-- `metrics`: counter, gauge, trend and check, aggregated by the host, and declare_metrics.
+- `metrics`: counter, gauge, trend and check, aggregated by the host, and declare_metrics; group
+  (`with group("checkout"):`), k6's steps, timed as `group_duration`.
 - `http`: get/post/put/delete/request over the host's pooled client (redirects, cookies and
   decompression by the host, as a browser does).
 - `cookies`: get/set/clear the worker's cookie jar.
@@ -34,7 +35,7 @@ from wit_world.imports.types import Task
 from . import config, cookies, grpc, http, metrics, options, ws
 from .config import env
 from .errors import Abort, ConfigError, Failed, Retryable, TaskError
-from .metrics import check, counter, declare_metrics, gauge, trend
+from .metrics import check, counter, current_group, declare_metrics, gauge, group, trend
 from .options import declare_options
 
 __all__ = [
@@ -49,6 +50,8 @@ __all__ = [
     "gauge",
     "trend",
     "check",
+    "group",
+    "current_group",
     "declare_metrics",
     "declare_options",
     "config",

@@ -18,6 +18,11 @@ came); `name="login"` names the endpoint in the per-endpoint HTTP metrics. These
 `send-opts` call; requests before it existed (`send`/`send-with`) were raw HTTP, so a plugin that
 relied on seeing a 302 or a compressed body now passes `redirects=0` or `decompress=False`.
 
+A response with a status of 400 or more counts in `http_req_failed`, as in k6. A request that
+expects another status says so, with statuses and `range`s: `expected_statuses=[range(200, 300),
+404]` for one request, `http.set_expected_statuses(range(200, 300), 404)` for every request of the
+worker from then on (k6's `expectedStatuses` and `setResponseCallback`; call it in `init`).
+
 A host the user did not allow (`loadhost run --allow-host HOST[:PORT]`) raises `Denied` without any
 connection being made. Unlike the Rust SDK there is no wasi:http path: the Python plugin's world
 does not import wasi:http, so `LOADHOST_HTTP=wasi` has no effect here.
@@ -113,6 +118,7 @@ def request(
     decompress=True,
     name=None,
     auth=None,
+    expected_statuses=None,
 ) -> Response:
     """Send a request with any method and return the whole response.
 
@@ -131,7 +137,9 @@ def request(
     response's `Set-Cookie`s. `decompress=False` adds no `Accept-Encoding` and hands a gzip,
     deflate or br body back as it came. `name` names the endpoint in the per-endpoint HTTP metrics
     (k6's `name` tag; default: the method and the URL's path with ids folded). `auth=(user,
-    password)` sends HTTP basic authentication (`Authorization: Basic ...`).
+    password)` sends HTTP basic authentication (`Authorization: Basic ...`). `expected_statuses`
+    (statuses and `range`s, such as `[range(200, 300), 404]`) judges this request's responses (each
+    redirect hop too) in `http_req_failed` instead of the worker's statuses (default: below 400).
     """
     pairs = list(headers.items() if isinstance(headers, dict) else headers or ())
     if auth is not None:
@@ -151,6 +159,7 @@ def request(
         body = _json.dumps(json, separators=(",", ":"))
         if not any(name.lower() == "content-type" for name, _ in pairs):
             pairs.append(("content-type", "application/json"))
+    expected = None if expected_statuses is None else _ranges("expected_statuses", expected_statuses)
     wait_ms = timeout_ms(timeout)
     wit_request = _host.Request(
         method=method.upper(),
@@ -168,12 +177,43 @@ def request(
     )
     started = time.perf_counter()
     try:
-        info = _host.send_opts(wit_request, options)
+        if expected is None:
+            info = _host.send_opts(wit_request, options)
+        else:
+            info = _host.send_expecting(wit_request, options, expected)
     except Err as err:
         raise _error(err.value) from None
     response = info.response
     elapsed = time.perf_counter() - started
     return Response(response.status, response.headers, response.body, elapsed, info.final_url, info.redirects)
+
+
+def set_expected_statuses(*statuses) -> None:
+    """Judge every request of this worker from now on by `statuses` (statuses and `range`s:
+    `set_expected_statuses(range(200, 300), 404)`): a response with one of them does not count in
+    `http_req_failed`, any other does (k6's `setResponseCallback(expectedStatuses(...))`). No
+    argument restores the default, every status below 400. Each worker starts with the default:
+    call it in `init` to set it for all of them."""
+    _host.set_expected_statuses(_ranges("set_expected_statuses", statuses))
+
+
+def _ranges(call: str, statuses) -> list:
+    """Statuses and `range`s as the host's inclusive (from, to) pairs, or the error naming `call`."""
+    if isinstance(statuses, (int, range)):
+        statuses = [statuses]
+    out = []
+    for status in statuses:
+        if isinstance(status, range):
+            if status.step != 1 or len(status) == 0 or status.start < 0 or status.stop - 1 > 65535:
+                raise ValueError(f"{call}: {status!r} must be a non-empty range of statuses with step 1")
+            out.append((status.start, status.stop - 1))
+        elif isinstance(status, int) and not isinstance(status, bool):
+            if not 0 <= status <= 65535:
+                raise ValueError(f"{call}: {status} is not a status")
+            out.append((status, status))
+        else:
+            raise TypeError(f"{call}: expected statuses (int) and ranges, got {type(status).__name__} {status!r}")
+    return out
 
 
 def get(url: str, **options) -> Response:

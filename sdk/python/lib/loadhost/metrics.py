@@ -12,9 +12,17 @@ the task with that text.
 `declare_metrics("journey_ms:trend", "orders{tier}:counter")`, once at the top level of app.py,
 states the metrics the plugin records: `loadhost inspect` lists them, and a threshold on one needs
 no `--metric`.
+
+`group("checkout")` (k6's steps) names a block of a task, as a context manager (`with
+group("checkout"): ...`) or a decorator (`@group("checkout")`): its time goes to the trend
+`group_duration` (ms) tagged `group` with the group's path, `::checkout`, or `::checkout::pay`
+for `pay` inside it; the checks made inside carry the path as their `group` tag. A threshold such
+as `group_duration{group:::checkout}:p(95)<500` needs no declaration.
 """
 
+import contextlib
 import math
+import time
 
 from wit_world.imports import metrics as _host
 
@@ -119,9 +127,55 @@ def trend(name: str, value: float, tags=None) -> None:
 
 def check(name: str, ok, tags=None) -> bool:
     """Record a pass or a fail of the check `name`, and return `ok` as a bool to use inline:
-    `if not check("status is 200", response.status == 200): ...`."""
+    `if not check("status is 200", response.status == 200, {"tier": tier}): ...`. Inside a `group`
+    the check also carries the group's path as the tag `group` (unless `tags` names one). A
+    threshold judges one check, or one tagged case of it: `checks{check:status is 200,tier:gold}`."""
     _check_name("check", name, ok)
-    return _host.check(name, bool(ok), _tags("check", name, ok, tags))
+    pairs = _tags("check", name, ok, tags)
+    if _path and not any(key == _GROUP_TAG for key, _ in pairs):
+        pairs = [*pairs, (_GROUP_TAG, _path[-1][0])]
+    return _host.check(name, bool(ok), pairs)
+
+
+_GROUP_DURATION = "group_duration"
+_GROUP_TAG = "group"
+# The host's cap on a tag value, which a group's path is.
+_MAX_PATH = 256
+
+# The groups the code is in, innermost last: (path, start in seconds of time.perf_counter()).
+_path: list = []
+
+
+def current_group():
+    """The path of the innermost group the code runs in (`'::checkout::pay'`), or None outside any."""
+    return _path[-1][0] if _path else None
+
+
+class group(contextlib.ContextDecorator):
+    """A named block of a task (k6's group): `with group("checkout"): ...`, or `@group("checkout")`
+    on a function. Its time goes to `group_duration` (ms, tagged `group` with the path) when it
+    ends, by an exception too; checks inside carry the path. Groups nest: `::checkout::pay`.
+    The name is a non-empty str without `::`; a bad one raises naming the call."""
+
+    def __init__(self, name: str):
+        call = f"group({name!r})"
+        if type(name) is not str:
+            raise TypeError(f"{call}: a group's name must be a str, got {_show(name)}")
+        if not name or "::" in name:
+            raise ValueError(f"{call}: a group's name must be non-empty and must not contain '::'")
+        self.name = name
+
+    def __enter__(self):
+        path = (_path[-1][0] if _path else "") + "::" + self.name
+        if len(path.encode()) > _MAX_PATH:
+            raise ValueError(f"group({self.name!r}): the group's path {path} is longer than {_MAX_PATH} bytes")
+        _path.append((path, time.perf_counter()))
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        path, started = _path.pop()
+        _host.trend(_GROUP_DURATION, (time.perf_counter() - started) * 1000.0, [(_GROUP_TAG, path)])
+        return False
 
 
 _KINDS = ("trend", "counter", "gauge", "check", "rate")
