@@ -116,6 +116,30 @@ fn run_against(store: &Path, target: &TargetProcess, reference: &str, extra: &[&
 }
 
 #[test]
+fn a_pushed_script_is_the_component_build_makes_and_runs_by_reference() {
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    let store = tempfile::tempdir().unwrap();
+    let script = crate::common::root().join("tests/scripts/python/journey.py");
+    let script = script.display().to_string();
+    let tag = format!("{}/team/journey:1.0", registry.addr);
+    let push = loadhost(store.path(), &["push", &script, &tag]);
+    assert_eq!(push.code, 0, "push: {}", push.stderr);
+    let pinned = push.stdout.trim().to_owned();
+
+    // The digest is that of the component `loadhost build` writes.
+    let built = loadhost(store.path(), &["build", &script, "-o", "journey.wasm"]);
+    assert_eq!(built.code, 0, "build: {}", built.stderr);
+    let bytes = std::fs::read(built.dir.path().join("journey.wasm")).unwrap();
+    let hex = format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    let fresh = tempfile::tempdir().unwrap();
+    let run = run_against(fresh.path(), &target, &pinned, &[]);
+    assert_eq!(run.code, 0, "run by reference: {}", run.stderr);
+    assert_eq!(run.summary()["plugin"]["sha256"], hex.as_str());
+    assert_eq!(run.summary()["tasks"]["passed"], 5);
+}
+
+#[test]
 fn a_pushed_plugin_runs_by_digest_and_then_from_the_store() {
     let registry = RegistryProcess::start();
     let target = TargetProcess::start(&[]);

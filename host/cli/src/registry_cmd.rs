@@ -183,8 +183,16 @@ pub struct PushArgs {
 /// Publish the plugin and print `REF@sha256:…`.
 pub fn push(args: PushArgs) -> Result<ExitCode, Failure> {
     let r = parse_ref(&args.reference)?;
-    let wasm = loadhost_input::read(&args.plugin, loadhost_input::PLUGIN)
-        .map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read the plugin: {err}", args.plugin.display())))?;
+    let wasm = if loadhost_component::script::Language::of(&args.plugin).is_some() {
+        // A script goes as the component `loadhost build` makes of it: the same bytes, the same digest.
+        loadhost_runtime::script_component(&args.plugin)
+            .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?
+            .bytes
+    } else {
+        loadhost_input::read(&args.plugin, loadhost_input::PLUGIN).map_err(|err| {
+            Failure::usage(anyhow::anyhow!("{}: cannot read the plugin: {err}", args.plugin.display()))
+        })?
+    };
     if !wasm.starts_with(b"\0asm") {
         return Err(Failure::plugin(anyhow::anyhow!(
             "{}: not a WebAssembly file (it does not start with the \\0asm magic bytes)",

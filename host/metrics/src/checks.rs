@@ -13,6 +13,7 @@
 //! [`GROUP_TAG`] with the group's path: `::checkout` for a top-level group, `::checkout::pay`
 //! for one inside it (k6's names and paths).
 
+use crate::count::MAX_COUNT;
 use crate::plugin::{PluginMetrics, SeriesValue};
 
 /// The built-in rate over every check: passes ÷ checks.
@@ -50,8 +51,8 @@ impl<'a> CheckSelector<'a> {
     }
 
     /// The passes and fails of the checks picked in `plugin`, all their series added up.
-    pub fn tally(&self, plugin: &PluginMetrics) -> Tally {
-        let mut tally = Tally::default();
+    pub fn tally(&self, plugin: &PluginMetrics) -> PassFail {
+        let mut tally = PassFail::default();
         for (key, value) in &plugin.series {
             if let SeriesValue::Check { passes, fails } = value
                 && self.picks(&key.name, &key.tags)
@@ -63,25 +64,26 @@ impl<'a> CheckSelector<'a> {
     }
 }
 
-/// Passes and fails of some checks.
+/// Passes and fails of some checks (not `count::Tally`, which checks sums of any count).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub struct PassFail {
     /// Times they held.
     pub passes: u64,
     /// Times they did not.
     pub fails: u64,
 }
 
-impl Tally {
-    /// Add one series' counts.
+impl PassFail {
+    /// Add one series' counts, each sum capped at `MAX_COUNT` as every count is (a crafted
+    /// results file must not wrap them).
     pub fn add(&mut self, passes: u64, fails: u64) {
-        self.passes += passes;
-        self.fails += fails;
+        self.passes = self.passes.saturating_add(passes).min(MAX_COUNT);
+        self.fails = self.fails.saturating_add(fails).min(MAX_COUNT);
     }
 
     /// How many checks were made.
     pub fn total(&self) -> u64 {
-        self.passes + self.fails
+        self.passes.saturating_add(self.fails)
     }
 
     /// passes ÷ checks; `None` with no check made (no sample, not 0% or 100%).
@@ -130,7 +132,7 @@ mod tests {
         assert_eq!(tally(&[("group", "::checkout")]), (4, 0));
         assert_eq!(tally(&[("tier", "gold"), ("tier", "silver")]), (0, 0), "two values of a key: none");
         assert_eq!(tally(&[("check", "nosuch")]), (0, 0));
-        assert_eq!(Tally::default().rate(), None, "no check made: no sample");
-        assert_eq!(Tally { passes: 9, fails: 1 }.rate(), Some(0.9));
+        assert_eq!(PassFail::default().rate(), None, "no check made: no sample");
+        assert_eq!(PassFail { passes: 9, fails: 1 }.rate(), Some(0.9));
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
-use loadhost_metrics::checks::{CHECKS, CheckSelector, Tally};
+use loadhost_metrics::checks::{CHECKS, CheckSelector, PassFail};
 use loadhost_metrics::compare::{Rule, Sample, TASKS_STARTED, Unit};
 use loadhost_metrics::count::Tally;
 use loadhost_metrics::http::names;
@@ -323,7 +323,7 @@ fn summary_value(s: &Summary, rule: &Rule) -> Result<Option<f64>, String> {
             // results file's series.
             let tags = rule.series_tags();
             let selector = CheckSelector::new(&tags);
-            let mut tally = Tally::default();
+            let mut tally = PassFail::default();
             for (name, check) in &s.checks {
                 let picked = check.picked(name, &selector);
                 tally.add(picked.passes, picked.fails);

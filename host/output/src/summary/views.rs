@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use loadhost_metrics::checks::{CheckSelector, Tally};
+use loadhost_metrics::checks::{CheckSelector, PassFail};
 use loadhost_metrics::limit::Limit;
 use loadhost_metrics::{
     Attempts, Counts, ErrorGroup, ErrorKind, Outcome, Percentiles, RunReport, ThresholdResult, WorkerStats,
@@ -466,13 +466,13 @@ pub struct CheckCase {
 impl CheckCounts {
     /// passes ÷ (passes + fails); `None` before any.
     pub fn rate(&self) -> Option<f64> {
-        Tally { passes: self.passes, fails: self.fails }.rate()
+        PassFail { passes: self.passes, fails: self.fails }.rate()
     }
 
     /// The passes and fails of the tag sets `selector` picks (the check as a whole when it had
     /// no tags): what a `checks{…}` rule reads in a summary, as in a results file's series.
-    pub fn picked(&self, name: &str, selector: &CheckSelector<'_>) -> Tally {
-        let mut tally = Tally::default();
+    pub fn picked(&self, name: &str, selector: &CheckSelector<'_>) -> PassFail {
+        let mut tally = PassFail::default();
         if self.cases.is_empty() {
             if selector.picks(name, &[]) {
                 tally.add(self.passes, self.fails);
@@ -492,7 +492,7 @@ impl CheckCounts {
 impl CheckCase {
     /// passes ÷ (passes + fails); `None` before any.
     pub fn rate(&self) -> Option<f64> {
-        Tally { passes: self.passes, fails: self.fails }.rate()
+        PassFail { passes: self.passes, fails: self.fails }.rate()
     }
 
     /// The tags in k6's sub-metric syntax, as a threshold selects them: `{tier:gold}`, `{}`.
