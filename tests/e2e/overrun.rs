@@ -31,7 +31,7 @@ fn rates_beyond_the_ceiling_or_below_the_floor_are_refused_before_any_load() {
 }
 
 #[test]
-fn a_rate_at_the_ceiling_ends_on_time_and_names_the_emitter() {
+fn a_rate_at_the_ceiling_ends_on_time_and_names_a_limit() {
     // 20,000,000 tasks in 2 s: no host releases that many no-op tasks on two cores.
     let run = Loadhost::run_plugin(&plugin("noop"), &["-r", "10000000", "-d", "2s"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -39,7 +39,10 @@ fn a_rate_at_the_ceiling_ends_on_time_and_names_the_emitter() {
     assert_identity(&s);
     assert_eq!(task_count(&s, "scheduled"), 20_000_000, "every slot of the plan is accounted for");
     assert!(task_count(&s, "dropped") > 0, "{}", s["tasks"]);
-    assert_eq!(s["verdict"]["limit"], "emitter", "{}", s["verdict"]);
+    // Before issue 26 the verdict said the host kept up. The pacer (emitter) falls behind first
+    // here; on a machine where the crew did first, that is as true.
+    let limit = s["verdict"]["limit"].as_str().unwrap_or_default();
+    assert!(limit == "emitter" || limit == "crew", "{}", s["verdict"]);
     // The plan's 2 s and the pacer's 1 s catch-up window; before issue 26, 1,000,000/s for 2 s
     // ran 10 s (its whole backlog) and 1e8/s never ended.
     let took = s["duration_s"].as_f64().unwrap();

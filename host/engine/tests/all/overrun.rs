@@ -55,7 +55,7 @@ fn guarded(
 }
 
 #[test]
-fn a_rate_the_host_cannot_follow_ends_on_time_and_names_the_emitter() {
+fn a_rate_the_host_cannot_follow_ends_on_time_and_names_a_limit() {
     // 5,000,000 tasks due in half a second: far beyond what fake workers on two threads release.
     let (report, rows) = guarded(
         plan(MAX_RATE, ms(500), 64, Overload::Drop),
@@ -72,10 +72,12 @@ fn a_rate_the_host_cannot_follow_ends_on_time_and_names_the_emitter() {
         "the run ends about a catch-up window after its planned end, not after its backlog: {:?}",
         report.elapsed
     );
+    // The defect was "the host kept up". Which limit the verdict names depends on who fell behind
+    // first on this machine: the pacer (slots reached late: the emitter) or the crew (slots
+    // released to no idle worker); both are true of this run, none is not.
     let limit = limiting(&report, report.target_rate, None);
-    assert_eq!(
-        limit.as_ref().map(|(l, _)| *l),
-        Some(Limit::Emitter),
+    assert!(
+        matches!(limit.as_ref().map(|(l, _)| *l), Some(Limit::Emitter | Limit::Crew)),
         "{limit:?}, underrun {}, {c:?}",
         report.totals.underrun
     );
