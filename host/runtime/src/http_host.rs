@@ -166,7 +166,7 @@ impl DoerCtx {
         parts: http::ResponseParts,
     ) -> Result<http::Response, http::Error> {
         let http::Request { method, url, headers, body, timeout_ms } = request;
-        let _entered = self.under_way.enter(format!("{method} {url}"));
+        let _entered = self.under_way.enter(format_args!("{method} {url}"));
         let timeout = timeout_ms.map(|ms| Duration::from_millis(u64::from(ms)));
         let client = self.http_client.clone();
         let debug = self.capture.http_debug();
@@ -206,7 +206,7 @@ impl DoerCtx {
     ) -> Result<http::ResponseInfo, http::Error> {
         let http::Request { method, url, headers, body, timeout_ms } = request;
         let http::RequestOptions { parts, redirects, cookies, decompress, name } = options;
-        let _entered = self.under_way.enter(format!("{method} {url}"));
+        let _entered = self.under_way.enter(format_args!("{method} {url}"));
         let options = FetchOptions { redirects: redirects.unwrap_or(DEFAULT_REDIRECTS), decompress, name, expected };
         let debug = self.capture.http_debug();
         if let Some(level) = debug {

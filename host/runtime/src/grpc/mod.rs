@@ -85,7 +85,7 @@ impl wit::Host for DoerCtx {
         if let Err(denied) = self.grpc_allowed(&target) {
             return Ok(Err(denied));
         }
-        let _entered = self.under_way.enter(format!("gRPC {target}{method}"));
+        let _entered = self.under_way.enter(format_args!("gRPC {target}{method}"));
         let framed = match HeldBytes::hold(&self.byte_budget, wire::frame(&message)) {
             Ok(framed) => framed,
             Err(over) => {
@@ -206,7 +206,7 @@ impl wit::HostStreamingCall for DoerCtx {
 
     async fn receive(&mut self, stream: Resource<GrpcStream>, timeout_ms: Option<u32>) -> GrpcResult<Option<Vec<u8>>> {
         let limit = deadline(timeout_ms);
-        let _entered = self.under_way.enter("a gRPC stream's message (receive)".to_owned());
+        let _entered = self.under_way.enter(format_args!("a gRPC stream's message (receive)"));
         loop {
             let call = self.table_mut().get_mut(&stream)?;
             match &call.ended {

@@ -82,7 +82,7 @@ impl wit::HostConnection for DoerCtx {
         }
         let limit = timeout_ms.map_or(CONNECT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
         let started = Instant::now();
-        let _entered = self.under_way.enter(format!("a WebSocket connection to {url}"));
+        let _entered = self.under_way.enter(format_args!("a WebSocket connection to {url}"));
         let opened = match tokio::time::timeout(limit, self.ws_open(&url, headers)).await {
             Ok(opened) => opened,
             Err(_) => Err(wit::Error::Network(format!("{url}: no connection within {limit:?}"))),
@@ -120,7 +120,7 @@ impl wit::HostConnection for DoerCtx {
             return Ok(Ok(message));
         }
         let deadline = timeout_ms.map(|ms| Instant::now() + Duration::from_millis(u64::from(ms)));
-        let _entered = self.under_way.enter("a WebSocket message (receive)".to_owned());
+        let _entered = self.under_way.enter(format_args!("a WebSocket message (receive)"));
         loop {
             match self.ws_next(&conn, deadline, None).await? {
                 // What the message held goes as it is handed to the plugin.
@@ -143,7 +143,7 @@ impl wit::HostConnection for DoerCtx {
             return Ok(Err(err));
         }
         let limit = timeout_ms.map_or(PING_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
-        let _entered = self.under_way.enter("a WebSocket pong (ping)".to_owned());
+        let _entered = self.under_way.enter(format_args!("a WebSocket pong (ping)"));
         loop {
             match self.ws_next(&conn, Some(started + limit), Some(&payload)).await? {
                 Ok(Next::Pong) => break,
