@@ -11,6 +11,10 @@
 //! - [`arrivals`]: even or Poisson arrivals on the curve (time-rescaling), seeded.
 //! - [`pacer`]: releases every due task on each wake; records lag and underrun.
 //! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
+//! - [`pacing`]: how a closed-model worker spaces its tasks (`--pace`, `--think`).
+//! - [`feed`]: the data feed, one row per task as `task.input`, held once for the run.
+//! - [`segment`]: one process's share of a plan several processes run (`--segment I/N`).
+//! - `stop`: the run's stop state, read on every task and awaited by the pacer.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
 //! - `shard`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.

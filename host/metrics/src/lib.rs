@@ -7,6 +7,7 @@
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
 //! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
 //! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
+//! - [`protocol`]: the built-in WebSocket and gRPC metrics (k6's names), recorded as plugin series.
 //! - [`endpoint`]: per-endpoint HTTP figures: the request's name (default: method and folded
 //!   path), interned per thread so recording allocates nothing.
 //! - [`errors`]: the errors table: failed, retried, trapped, timed-out and aborted attempts grouped
@@ -23,6 +24,7 @@
 //! - [`combine`]: how reports that ran side by side (scenarios, segments) add up to one run, and
 //!   where intervals of several processes land on one timeline: the merge policy.
 //! - [`serial`]: how windows and reports serialize (serde), exactly, for results files.
+//! - `nonfinite`: `f64` fields that may not be finite, written as `"NaN"`/`"inf"` so files round-trip.
 //! - [`compare`]: `loadhost compare`'s `--fail-on` rules and the test that tells a real change from noise.
 
 #![deny(missing_docs)]

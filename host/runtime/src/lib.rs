@@ -21,6 +21,10 @@
 //! - [`grants`]: what the user grants a plugin (environment, directories, network).
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
 //! - `http_host`: the one-call `loadhost:plugin/http` import.
+//! - `ws`: the `loadhost:plugin/websocket` import: connections the host owns.
+//! - `grpc`: the `loadhost:plugin/grpc` import: unary and streaming calls with raw protobuf bytes.
+//! - [`protocol_metrics`]: the WebSocket and gRPC metrics, and how many connections an instance holds.
+//! - `under_way`: the host call a worker's task is in, for a task cut short to say where it was.
 //! - [`limits`]: memory and table caps per instance, the stack limit, epoch interruption.
 //! - `budget`: the byte budget of what the host holds on an instance's behalf (messages, streams,
 //!   bodies read whole).
