@@ -160,3 +160,33 @@ fn runs_of_different_plugins_and_bad_rules_are_refused() {
     assert_eq!(missing.code, 2);
     assert!(missing.stderr.contains("BASE") && missing.stderr.contains("gone.lhr"), "{}", missing.stderr);
 }
+
+#[test]
+fn a_redirect_count_reads_the_same_from_results_files_and_summary_json() {
+    // Issue 28: over summary JSONs `http_reqs{redirect:true}` read 0 (the tag's value was parsed as
+    // a status), while results files gave the count.
+    let target = TargetProcess::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/redirect?n=2&to=/", target.url);
+    let results = dir.path().join("r.lhr");
+    let summary = dir.path().join("s.json");
+    let run = Loadhost::new()
+        .args(["http", &url, "-n", "5", "-w", "1"])
+        .args(["--results".as_ref(), results.as_os_str(), "--summary-json".as_ref(), summary.as_os_str()])
+        .run();
+    assert!(run.code == 0 || run.code == 99, "{}", run.stderr);
+    let by_status =
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&summary).unwrap()).unwrap()["metrics"]["http_status"]
+            .clone();
+    let redirects: u64 = ["301", "302", "303", "307", "308"].iter().filter_map(|s| by_status[s].as_u64()).sum();
+    assert!(redirects >= 5, "the target answered redirects: {by_status}");
+
+    // `N → N`: the value read from each side, whichever kind of file it is.
+    let read = format!("{redirects} → {redirects}");
+    for (base, new) in [("r.lhr", "r.lhr"), ("s.json", "s.json")] {
+        let out = compare(dir.path(), base, new, &["--fail-on", "http_reqs{redirect:true}:count>+50%"]);
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        let line = out.stdout.lines().find(|l| l.contains("http_reqs{redirect:true}")).unwrap_or_default();
+        assert!(line.contains(&read), "{base}: {read} in {line:?}");
+    }
+}

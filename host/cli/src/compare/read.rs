@@ -12,7 +12,7 @@ use loadhost_metrics::checks::{CHECKS, CheckSelector, PassFail};
 use loadhost_metrics::compare::{Rule, Sample, TASKS_STARTED, Unit};
 use loadhost_metrics::count::Tally;
 use loadhost_metrics::http::names;
-use loadhost_metrics::threshold::{Aggregate, MetricKind, TASKS_NOT_PASSED};
+use loadhost_metrics::threshold::{Aggregate, MetricKind, REDIRECT_TAG, TASKS_NOT_PASSED};
 use loadhost_metrics::{MAX_COUNT, Overflow, RunReport, SeriesKey, Window};
 use loadhost_output::RunInfo;
 use loadhost_output::results::{self, IntervalRecord, RunResults};
@@ -344,10 +344,15 @@ fn summary_value(s: &Summary, rule: &Rule) -> Result<Option<f64>, String> {
                 names::HTTP_REQ_FAILED => Ok(share(http.failed.passes, http.reqs.count)),
                 names::HTTP_REQ_DURATION if *agg == Aggregate::Count => Ok(Some(http.duration.count as f64)),
                 names::HTTP_REQ_DURATION => view(&http.duration.stats),
+                // As the thresholds read them: one status, or redirects (`redirect:true`) or not.
                 names::HTTP_REQS => match rule.series_tags().as_slice() {
                     [] => counter(http.reqs.count),
-                    [(_, status)] => {
+                    [(k, status)] if k == "status" => {
                         counter(status.parse().ok().and_then(|s: u16| http.by_status.get(&s).copied()).unwrap_or(0))
+                    }
+                    [(k, v)] if k == REDIRECT_TAG => {
+                        let redirects = loadhost_metrics::http::redirects_of(&http.by_status);
+                        counter(if v == "true" { redirects } else { http.reqs.count.saturating_sub(redirects) })
                     }
                     _ => Ok(None),
                 },
