@@ -2,6 +2,16 @@
 //! `oci://…`, `…@sha256:…`), a local content-addressed store beside the compile cache, and push and
 //! pull of plugins in the CNCF wasm artifact layout (config `application/vnd.wasm.config.v0+json`,
 //! one `application/wasm` layer). Every blob is checked against its sha256 before it is used.
+//!
+//! # Layout
+//!
+//! - `reference`: plugin references, `HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX]`.
+//! - `artifact`: small artifacts of a distributed run (segment results, barrier arrivals) as OCI 1.1 artifacts.
+//! - `client`: push and pull through oci-client, into and out of the local store.
+//! - `store`: the local content-addressed store, every blob checked against its digest.
+//! - `bundle`: a plugin pushed with its run's TOML and data feed as extra layers.
+//! - `auth`: registry credentials, from the command line or the Docker credentials file.
+//! - `error`: why a registry operation failed, one line naming the reference.
 
 mod artifact;
 mod auth;
