@@ -18,7 +18,7 @@ use loadhost_output::html::{self, ChartRows};
 use loadhost_output::jsonl::JsonLines;
 use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
-use loadhost_output::results::{FORMAT_VERSION, PlannedScenario, ResultsWriter, RunResults, RunStart};
+use loadhost_output::results::{FORMAT_VERSION, PlannedScenario, ResultsWriter, RunStart};
 use loadhost_output::summary::Summary;
 use loadhost_output::{RunInfo, json, terminal};
 use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, LineSink, Plugin, check_capacity};
@@ -529,24 +529,7 @@ fn finish(
         jsonl.finish(finish, failed);
     }
     if let Some(results) = sinks.results.take() {
-        let whole = RunResults {
-            version: FORMAT_VERSION,
-            loadhost_version: loadhost_output::VERSION.to_owned(),
-            plugin_path: info.plugin_path.clone(),
-            plugin_sha256: info.plugin_sha256.clone(),
-            plugin_ref: info.plugin_ref.clone(),
-            plugin_digest: info.plugin_digest.clone(),
-            scenario_plugins: info.scenario_plugins.clone(),
-            config: info.config.clone(),
-            segment: settings.segment,
-            run_id: run_id(settings),
-            planned_start: settings.options.start_at.map(|at| at.0),
-            interval: settings.plan.interval(),
-            started_at: report.started_at,
-            report: report.clone(),
-            scenarios: scenarios.clone(),
-            intervals: Vec::new(),
-        };
+        let whole = results_start(settings, &info).into_results(report.clone(), scenarios.clone());
         results.finish(|w| w.finish(&whole), failed);
     }
     if let Some((path, file)) = files.html {

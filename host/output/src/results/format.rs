@@ -179,6 +179,28 @@ pub struct PlannedScenario {
 }
 
 impl RunStart {
+    /// The results of the run this line starts, once measured (its intervals are added apart).
+    pub fn into_results(self, report: RunReport, scenarios: Vec<RunReport>) -> RunResults {
+        RunResults {
+            version: self.version,
+            loadhost_version: self.loadhost_version,
+            plugin_path: self.plugin_path,
+            plugin_sha256: self.plugin_sha256,
+            plugin_ref: self.plugin_ref,
+            plugin_digest: self.plugin_digest,
+            scenario_plugins: self.scenario_plugins,
+            config: self.config,
+            segment: self.segment,
+            run_id: self.run_id,
+            planned_start: self.planned_start,
+            interval: self.interval,
+            started_at: report.started_at,
+            report,
+            scenarios,
+            intervals: Vec::new(),
+        }
+    }
+
     /// The `start` line of a run already measured (for [`write`]): its plan as its reports say it.
     pub fn of(results: &RunResults) -> Self {
         let reports =
@@ -769,24 +791,7 @@ impl SoFar {
         if let Err(overflow) = report.check() {
             return Err(ResultsError::Corrupt { path: path.to_owned(), line: 2, why: overflow.to_string() });
         }
-        let results = RunResults {
-            version: start.version,
-            loadhost_version: start.loadhost_version,
-            plugin_path: start.plugin_path,
-            plugin_sha256: start.plugin_sha256,
-            plugin_ref: start.plugin_ref,
-            plugin_digest: start.plugin_digest,
-            scenario_plugins: start.scenario_plugins,
-            config: start.config,
-            segment: start.segment,
-            run_id: start.run_id,
-            planned_start: start.planned_start,
-            interval: start.interval,
-            started_at: report.started_at,
-            report,
-            scenarios,
-            intervals: Vec::new(),
-        };
+        let results = start.into_results(report, scenarios);
         if results.interval.is_zero() {
             return Err(ResultsError::Corrupt {
                 path: path.to_owned(),
