@@ -33,6 +33,8 @@
 #   LOADHOST=path/to/loadhost EDITS=3 LANGS=python bench/scripts.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh disable=SC1091 # followed when lib.sh is checked too (cargo xtask lint)
+. bench/lib.sh
 
 EDITS=${EDITS:-5}
 LANGS=${LANGS:-python js}
@@ -70,16 +72,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # The built-in target on a free loopback port, for as long as the bench may last.
-timeout -k 5 1800 "$LOADHOST" target --addr 127.0.0.1:0 > "$OUT/target.out" 2> "$OUT/target.err" &
-target_pid=$!
-for _ in $(seq 100); do
-    if grep -q '^listening on ' "$OUT/target.out" || ! kill -0 "$target_pid" 2>/dev/null; then break; fi
-    sleep 0.1
-done
-url=$(sed -n 's/^listening on //p' "$OUT/target.out" | head -n 1)
-[[ $url =~ ^http://127\.0\.0\.1:([0-9]+)/?$ ]] || die "the built-in target did not start on loopback: $(cat "$OUT/target.err")"
-port=${BASH_REMATCH[1]}
-url=http://127.0.0.1:$port/
+bench_start_target "$LOADHOST" "$OUT" || die "no target to measure against"
 
 # The hidden environment: fresh empty HOME, PATH and LOADHOST_TOOLCHAINS, a fresh cache.
 hidden=$work/hidden
