@@ -12,8 +12,8 @@
 
 use std::fmt;
 
+use loadhost_metrics::catalogue::built_in_kind;
 use loadhost_metrics::plugin::{MAX_TAGS, valid_key};
-use loadhost_metrics::threshold::built_in_kind;
 use loadhost_metrics::{MetricKind, SeriesKey};
 use thiserror::Error;
 

@@ -176,7 +176,7 @@ pub fn check_declared(
     let mut declared: Vec<(&str, MetricKind)> = from_plugin.iter().map(|d| (d.name.as_str(), d.kind)).collect();
     for decl in flags {
         let clash = |why: &'static str| CriteriaError::Metric { decl: decl.to_string(), why };
-        if loadhost_metrics::threshold::built_in_kind(&decl.name).is_some() {
+        if loadhost_metrics::catalogue::built_in_kind(&decl.name).is_some() {
             return Err(clash("that name is a built-in metric"));
         }
         if let Some(own) = from_plugin.iter().find(|d| d.name == decl.name && d.kind != decl.kind) {

@@ -9,21 +9,15 @@
 //! reader of the spelling uses (thresholds, `compare --fail-on` on results files and summary
 //! JSON, `merge`).
 //!
-//! The SDKs' `group` helpers time a block as the trend [`GROUP_DURATION`] (ms), tagged
+//! The SDKs' `group` helpers time a block as the trend [`crate::catalogue::names::GROUP_DURATION`] (ms), tagged
 //! [`GROUP_TAG`] with the group's path: `::checkout` for a top-level group, `::checkout::pay`
 //! for one inside it (k6's names and paths).
 
 use crate::count::MAX_COUNT;
 use crate::plugin::{PluginMetrics, SeriesValue};
 
-/// The built-in rate over every check: passes ÷ checks.
-pub const CHECKS: &str = "checks";
-
 /// The selector tag that names a check: `checks{check:status is 200}` (k6's).
 pub const CHECK_TAG: &str = "check";
-
-/// The trend (ms) the SDKs' `group` helpers record for each group they time (k6's name).
-pub const GROUP_DURATION: &str = "group_duration";
 
 /// The tag that carries a group's path (`::checkout::pay`): on `group_duration`, and on the
 /// checks recorded inside the group.

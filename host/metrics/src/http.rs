@@ -1,5 +1,5 @@
 //! Built-in HTTP metrics, recorded by the host for every request a plugin makes, with k6's names
-//! (see [`names`]). They are typed fields rather than generic series so that recording a request
+//! (see [`crate::catalogue::names`]). They are typed fields rather than generic series so that recording a request
 //! costs one lock and no allocation.
 
 use std::collections::BTreeMap;
@@ -9,29 +9,6 @@ use crate::count::Tally;
 use crate::endpoint::EndpointMap;
 pub use crate::endpoint::{Endpoint, EndpointStats, endpoint_name};
 use crate::histogram::LatencyHistogram;
-
-/// Metric names, as they appear in the summary JSON and in threshold expressions.
-pub mod names {
-    /// Requests sent (counter, tagged `status`).
-    pub const HTTP_REQS: &str = "http_reqs";
-    /// Request duration from sending to the end of the response body (trend, ms).
-    pub const HTTP_REQ_DURATION: &str = "http_req_duration";
-    /// Share of requests that failed: no response, or a status the request did not expect (by
-    /// default, 400 or more; see [`super::ExpectedStatuses`]) (rate).
-    pub const HTTP_REQ_FAILED: &str = "http_req_failed";
-    /// Requests refused by the allow-list without a connection (counter).
-    pub const HTTP_DENIED: &str = "http_denied";
-    /// TCP connections opened by the pooled client (counter).
-    pub const HTTP_CONNECTIONS_OPENED: &str = "http_connections_opened";
-    /// Response counts by status code (0: no response).
-    pub const HTTP_STATUS: &str = "http_status";
-    /// Bytes written to sockets, TLS included (counter).
-    pub const DATA_SENT: &str = "data_sent";
-    /// Bytes read from sockets, TLS included (counter).
-    pub const DATA_RECEIVED: &str = "data_received";
-    /// Response body bytes delivered to plugins (counter).
-    pub const HTTP_RESPONSE_BYTES: &str = "http_response_bytes";
-}
 
 /// One finished request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,6 +2,10 @@
 //! nothing about how it is shown (that is `loadhost-output`) or when tasks run (`loadhost-engine`).
 //!
 //! # Layout
+//! - [`catalogue`]: every built-in metric, one entry each: name, kind, unit, tags, where its value
+//!   is kept. Adding a built-in metric is an entry there and the line that records it.
+//! - [`reading`]: the one reader of a metric's value (thresholds, `compare` over results files and
+//!   summary JSON), over what each source keeps ([`reading::Figures`]).
 //! - [`outcome`]: the terminal states of a task and the counts that must add up.
 //! - [`histogram`]: microsecond HDR histograms (3 significant digits) and their percentile summary.
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
@@ -30,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod cardinality;
+pub mod catalogue;
 pub mod checks;
 pub mod combine;
 pub mod compare;
@@ -43,12 +48,14 @@ mod nonfinite;
 pub mod outcome;
 pub mod plugin;
 pub mod protocol;
+pub mod reading;
 pub mod recorder;
 pub mod report;
 pub mod serial;
 pub mod threshold;
 pub mod window;
 
+pub use catalogue::MetricKind;
 pub use combine::Timeline;
 pub use count::{MAX_COUNT, Overflow};
 pub use errors::{ErrorGroup, ErrorKind, ErrorTable};
@@ -58,5 +65,5 @@ pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};
 pub use report::{Gauges, IntervalRow, RunReport, WorkerStats};
-pub use threshold::{MetricKind, Threshold, ThresholdError, ThresholdResult, Verdict};
+pub use threshold::{Threshold, ThresholdError, ThresholdResult, Verdict};
 pub use window::Window;

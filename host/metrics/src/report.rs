@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::catalogue::Timing;
 use crate::count::Tally;
 use crate::histogram::Percentiles;
 use crate::outcome::Counts;
@@ -43,8 +44,8 @@ pub struct IntervalRow {
     pub gate_wait: Percentiles,
     /// HTTP requests that finished in the interval.
     pub http_reqs: u64,
-    /// Of those, failed ones (no response, or status ≥ 400).
-    pub http_failed: u64,
+    /// Of those, failed ones (`http_req_failed`: no response, or an unexpected status).
+    pub http_req_failed: u64,
     /// HTTP requests refused by the allow-list.
     pub http_denied: u64,
     /// Duration of the HTTP requests that finished in the interval.
@@ -52,6 +53,16 @@ pub struct IntervalRow {
 }
 
 impl IntervalRow {
+    /// The percentiles of one of a task's timings in the interval.
+    pub fn timing(&self, timing: Timing) -> &Percentiles {
+        match timing {
+            Timing::Latency => &self.latency,
+            Timing::Service => &self.service,
+            Timing::Wait => &self.wait,
+            Timing::GateWait => &self.gate_wait,
+        }
+    }
+
     /// Build the row for `window`, recorded between `start` and `end`.
     pub fn from_window(index: u64, start: Duration, end: Duration, window: &Window, gauges: Gauges) -> Self {
         Self {
@@ -71,7 +82,7 @@ impl IntervalRow {
             wait: window.wait.percentiles(),
             gate_wait: window.gate_wait.percentiles(),
             http_reqs: window.http.requests,
-            http_failed: window.http.failed,
+            http_req_failed: window.http.failed,
             http_denied: window.http.denied,
             http_duration: window.http.duration.percentiles(),
         }

@@ -10,10 +10,10 @@ use thiserror::Error;
 
 use std::time::Duration;
 
-use crate::checks::{CHECK_TAG, CHECKS, CheckSelector, GROUP_DURATION};
-use crate::histogram::Percentiles;
-use crate::http::names;
-use crate::plugin::{SeriesKey, SeriesSummary};
+use crate::catalogue::names::CHECKS;
+use crate::catalogue::{self, MetricKind, Tags};
+use crate::checks::CHECK_TAG;
+use crate::reading::{self, Query, ReadError, Sample};
 use crate::report::RunReport;
 use crate::window::Window;
 
@@ -143,6 +143,14 @@ pub enum ThresholdError {
         /// The aggregate asked for.
         aggregate: String,
     },
+    /// The figures read (a summary JSON, a scenario of one) do not keep the metric.
+    #[error("{why}")]
+    NotKept {
+        /// The expression.
+        expr: String,
+        /// What they keep instead.
+        why: String,
+    },
 }
 
 impl FromStr for Threshold {
@@ -205,7 +213,7 @@ impl FromStr for Threshold {
                 Aggregate::Percentile(n)
             }
         };
-        let metric = RENAMED.iter().find(|(old, _)| *old == metric).map_or(metric, |(_, new)| *new);
+        let metric = catalogue::current_name(metric);
         Ok(Threshold { source: expr.to_owned(), metric: metric.to_owned(), tags, aggregate, op, bound })
     }
 }
@@ -223,96 +231,6 @@ pub struct Verdict {
     pub value: f64,
     /// Whether the comparison held.
     pub passed: bool,
-}
-
-/// A metric's kind, which decides the aggregates a threshold may compare (as in k6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MetricKind {
-    /// Values with a distribution: `p(N)`, `avg`, `min`, `max`, `med`, `count`.
-    Trend,
-    /// A running total: `count`, `rate` (per second).
-    Counter,
-    /// A share of true values: `rate`.
-    Rate,
-    /// The latest value: `value`.
-    Gauge,
-}
-
-impl MetricKind {
-    fn allows(self, aggregate: &Aggregate) -> bool {
-        match self {
-            MetricKind::Trend => !matches!(aggregate, Aggregate::Rate | Aggregate::Value),
-            MetricKind::Counter => matches!(aggregate, Aggregate::Count | Aggregate::Rate),
-            MetricKind::Rate => matches!(aggregate, Aggregate::Rate),
-            MetricKind::Gauge => matches!(aggregate, Aggregate::Value),
-        }
-    }
-
-    fn aggregates(self) -> &'static str {
-        match self {
-            MetricKind::Trend => "p(N), avg, min, max, med, count",
-            MetricKind::Counter => "count, rate",
-            MetricKind::Rate => "rate",
-            MetricKind::Gauge => "value",
-        }
-    }
-
-    /// The kind's name: `trend`, `counter`, `rate`, `gauge`.
-    pub fn name(self) -> &'static str {
-        match self {
-            MetricKind::Trend => "trend",
-            MetricKind::Counter => "counter",
-            MetricKind::Rate => "rate",
-            MetricKind::Gauge => "gauge",
-        }
-    }
-}
-
-impl FromStr for MetricKind {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "trend" => Ok(MetricKind::Trend),
-            "counter" => Ok(MetricKind::Counter),
-            "rate" | "check" => Ok(MetricKind::Rate),
-            "gauge" => Ok(MetricKind::Gauge),
-            other => Err(format!("unknown metric kind '{other}' (trend, counter, rate, gauge)")),
-        }
-    }
-}
-
-/// The share of ended tasks that did not pass: (ended − passed) ÷ ended, so drops, timeouts,
-/// traps, aborts and interruptions count as well as the `failed` outcome.
-pub const TASKS_NOT_PASSED: &str = "tasks_not_passed";
-
-/// Built-in names that were renamed, (old, new): the old name still parses, as the new one, so
-/// existing thresholds keep judging the same quantity. `tasks_failed` was renamed because
-/// "failed" is one outcome everywhere else, and this share counts every outcome but `passed`.
-pub const RENAMED: [(&str, &str); 1] = [("tasks_failed", TASKS_NOT_PASSED)];
-
-/// The metrics the host itself records (and `group_duration`, which the SDKs record for it), by
-/// name, and their kinds.
-pub const BUILT_IN: [(&str, MetricKind); 13] = [
-    ("latency_ms", MetricKind::Trend),
-    ("service_ms", MetricKind::Trend),
-    ("wait_ms", MetricKind::Trend),
-    ("gate_wait_ms", MetricKind::Trend),
-    (TASKS_NOT_PASSED, MetricKind::Rate),
-    (CHECKS, MetricKind::Rate),
-    (GROUP_DURATION, MetricKind::Trend),
-    (names::HTTP_REQS, MetricKind::Counter),
-    (names::HTTP_REQ_DURATION, MetricKind::Trend),
-    (names::HTTP_REQ_FAILED, MetricKind::Rate),
-    (names::HTTP_DENIED, MetricKind::Counter),
-    (names::DATA_SENT, MetricKind::Counter),
-    (names::DATA_RECEIVED, MetricKind::Counter),
-];
-
-/// The kind of a built-in metric (by its name, or a name it was renamed from).
-pub fn built_in_kind(name: &str) -> Option<MetricKind> {
-    let name = RENAMED.iter().find(|(old, _)| *old == name).map_or(name, |(_, new)| *new);
-    BUILT_IN.iter().chain(&crate::protocol::PROTOCOL_METRICS).find(|(n, _)| *n == name).map(|(_, kind)| *kind)
 }
 
 /// The known name a mistyped `name` most likely meant: the same but for case, or one at most two
@@ -357,7 +275,7 @@ fn unknown_hint(suggestion: Option<&str>, declared: &[String]) -> String {
     if let Some(name) = suggestion {
         return format!(": did you mean {name}?");
     }
-    let built_in: Vec<&str> = BUILT_IN.iter().map(|(name, _)| *name).collect();
+    let built_in: Vec<&str> = catalogue::threshold_names().filter(|n| !catalogue::is_series(n)).collect();
     // A long list helps nobody: past ten declared names, say how many there are.
     let declared = match declared.len() {
         0 => String::new(),
@@ -382,36 +300,11 @@ pub const ENDPOINT_NAME_TAG: &str = "name";
 /// The tag that picks HTTP endpoints by request method: `http_reqs{method:POST}`.
 pub const ENDPOINT_METHOD_TAG: &str = "method";
 
-/// The aggregate of a distribution; a percentile never above the max, as outputs show it.
-fn from_percentiles(p: &Percentiles, count: u64, agg: &Aggregate, h: Option<&crate::LatencyHistogram>) -> Option<f64> {
-    let p = &p.clamped();
-    Some(match agg {
-        Aggregate::Avg => p.mean,
-        Aggregate::Min => p.min,
-        Aggregate::Max => p.max,
-        Aggregate::Med => p.p50,
-        Aggregate::Count => count as f64,
-        Aggregate::Percentile(n) => match h {
-            Some(h) => (h.quantile_micros(n / 100.0) as f64 / 1000.0).min(p.max),
-            None => match *n {
-                50.0 => p.p50,
-                90.0 => p.p90,
-                95.0 => p.p95,
-                99.0 => p.p99,
-                99.9 => p.p999,
-                _ if *n == 100.0 => p.max,
-                _ => return None,
-            },
-        },
-        Aggregate::Rate | Aggregate::Value => return None,
-    })
-}
-
 impl Threshold {
     /// When the expression names a renamed built-in metric: (the name written, the name now).
     pub fn renamed(&self) -> Option<(&'static str, &'static str)> {
         let written = self.source.split(['{', ':']).next().unwrap_or_default().trim();
-        RENAMED.iter().find(|(old, _)| *old == written).copied()
+        catalogue::RENAMED.iter().find(|(old, _)| *old == written).copied()
     }
 
     /// The scenario named by a `{scenario:NAME}` tag, if any: the threshold then looks at that
@@ -457,15 +350,14 @@ impl Threshold {
         let unknown = || ThresholdError::UnknownMetric {
             expr: self.source.clone(),
             metric: self.metric.clone(),
-            suggestion: did_you_mean(
-                &self.metric,
-                names.iter().copied().chain(BUILT_IN.iter().chain(&crate::protocol::PROTOCOL_METRICS).map(|(n, _)| *n)),
-            )
-            .map(str::to_owned),
+            suggestion: {
+                let built_in: Vec<&str> = catalogue::threshold_names().collect();
+                did_you_mean(&self.metric, names.iter().chain(&built_in).copied()).map(str::to_owned)
+            },
             declared: names.iter().map(|n| (*n).to_owned()).collect(),
         };
-        let built_in = built_in_kind(&self.metric);
-        let kind = built_in.or_else(|| declared(&self.metric)).ok_or_else(unknown)?;
+        let built_in = catalogue::find(&self.metric).filter(|m| m.thresholds);
+        let kind = built_in.map(|m| m.kind).or_else(|| declared(&self.metric)).ok_or_else(unknown)?;
         if !kind.allows(&self.aggregate) {
             return Err(ThresholdError::NoAggregate {
                 expr: self.source.clone(),
@@ -485,15 +377,14 @@ impl Threshold {
         let tags = self.series_tags();
         let by_status = matches!(tags.as_slice(), [(k, v)] if (k == "status" && v.parse::<u16>().is_ok())
             || (k == REDIRECT_TAG && (v == "true" || v == "false")));
-        let tags_allowed = match self.metric.as_str() {
-            // Recorded as plugin series, tags and all.
-            _ if built_in.is_none() || crate::protocol::is_protocol_metric(&self.metric) => true,
-            GROUP_DURATION | CHECKS => true,
-            _ if tags.is_empty() => true,
-            names::HTTP_REQS => by_status || self.endpoint_selector().is_some(),
-            names::HTTP_REQ_DURATION | names::HTTP_REQ_FAILED => self.endpoint_selector().is_some(),
-            _ => false,
-        };
+        // A plugin's own metric is recorded as series, tags and all.
+        let tags_allowed = tags.is_empty()
+            || match built_in.map_or(Tags::Any, |m| m.tags) {
+                Tags::Any => true,
+                Tags::EndpointOrStatus => by_status || self.endpoint_selector().is_some(),
+                Tags::Endpoint => self.endpoint_selector().is_some(),
+                Tags::None => false,
+            };
         if !tags_allowed {
             return Err(ThresholdError::Tags { expr: self.source.clone(), metric: self.metric.clone() });
         }
@@ -528,21 +419,10 @@ impl Threshold {
         Ok(())
     }
 
-    /// The endpoint a built-in HTTP metric is narrowed to, `(name, method)`, when its tags (the
-    /// scenario aside) are `name`, `method` or both, each at most once; `None` otherwise.
+    /// The endpoint a built-in HTTP metric is narrowed to, `(name, method)` (see
+    /// [`reading::endpoint_selector`]); the scenario tag aside.
     pub fn endpoint_selector(&self) -> Option<(Option<&str>, Option<&str>)> {
-        let (mut name, mut method) = (None, None);
-        for (k, v) in self.tags.iter().filter(|(k, _)| k != SCENARIO_TAG) {
-            let slot = match k.as_str() {
-                ENDPOINT_NAME_TAG => &mut name,
-                ENDPOINT_METHOD_TAG => &mut method,
-                _ => return None,
-            };
-            if slot.replace(v.as_str()).is_some() {
-                return None;
-            }
-        }
-        (name.is_some() || method.is_some()).then_some((name, method))
+        reading::endpoint_selector(self.tags.iter().filter(|(k, _)| k != SCENARIO_TAG))
     }
 
     fn aggregate_name(&self) -> String {
@@ -586,98 +466,23 @@ impl Threshold {
     /// The value the threshold looks at in `window`, measured over `elapsed` (for per-second
     /// rates); `None` when a plugin metric has no samples there.
     pub fn measure(&self, window: &Window, elapsed: Duration) -> Result<Option<f64>, ThresholdError> {
-        let t = window;
-        let secs = elapsed.as_secs_f64().max(1e-9);
-        let tags = self.series_tags();
-        // The endpoints a `{name:…}`/`{method:…}` selects, merged (only built-in HTTP metrics look).
-        let endpoint = self.endpoint_selector().map(|(name, method)| t.http.endpoint_matching(name, method));
-        let histogram = match self.metric.as_str() {
-            "latency_ms" => Some(&t.latency),
-            "service_ms" => Some(&t.service),
-            "wait_ms" => Some(&t.wait),
-            "gate_wait_ms" => Some(&t.gate_wait),
-            names::HTTP_REQ_DURATION if tags.is_empty() => Some(&t.http.duration),
-            names::HTTP_REQ_DURATION => endpoint.as_ref().map(|e| &e.duration),
-            _ => None,
-        };
-        if let Some(h) = histogram {
-            // An empty view has no percentile, mean or extreme: the threshold fails with "no
-            // samples" rather than pass on a zero nobody measured.
-            if h.count() == 0 && self.aggregate != Aggregate::Count {
-                return Ok(None);
-            }
-            return from_percentiles(&h.percentiles(), h.count(), &self.aggregate, Some(h))
-                .map(Some)
-                .ok_or_else(|| self.no_aggregate());
-        }
-        let counter = |count: u64| match self.aggregate {
-            Aggregate::Rate => Ok(Some(count as f64 / secs)),
-            Aggregate::Count => Ok(Some(count as f64)),
-            _ => Err(self.no_aggregate()),
-        };
-        // A rate over nothing is no sample, not 0% (every request failed of none) or 100%.
-        let share = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
-        match (self.metric.as_str(), &self.aggregate) {
-            (TASKS_NOT_PASSED, Aggregate::Rate) => {
-                let ended = t.counts.ended();
-                return Ok(share(ended - t.counts.passed, ended));
-            }
-            (names::HTTP_REQ_FAILED, Aggregate::Rate) if tags.is_empty() => {
-                return Ok(share(t.http.failed, t.http.requests));
-            }
-            (names::HTTP_REQ_FAILED, Aggregate::Rate) if let Some(e) = &endpoint => {
-                return Ok(share(e.failed, e.requests));
-            }
-            (names::HTTP_REQS, _) => return counter(self.http_reqs(t, &tags, endpoint.as_ref())?),
-            (names::HTTP_DENIED, _) => return counter(t.http.denied),
-            (names::DATA_SENT, _) => return counter(t.http.bytes_sent),
-            (names::DATA_RECEIVED, _) => return counter(t.http.bytes_received),
-            (CHECKS, Aggregate::Rate) => return Ok(CheckSelector::new(&tags).tally(&t.plugin).rate()),
-            _ => {}
-        }
-        self.plugin_value(t, tags, secs)
+        self.read(&Sample::over(window, elapsed))
     }
 
-    /// `http_reqs` as the tags select it: all, one status, redirects or not, or endpoints.
-    fn http_reqs(
-        &self,
-        t: &Window,
-        tags: &[(String, String)],
-        endpoint: Option<&crate::http::EndpointStats>,
-    ) -> Result<u64, ThresholdError> {
-        Ok(match tags {
-            [] => t.http.requests,
-            [(k, v)] if k == "status" => {
-                v.parse::<u16>().ok().and_then(|s| t.http.by_status.get(&s).copied()).unwrap_or(0)
-            }
-            [(k, v)] if k == REDIRECT_TAG => {
-                let redirects = crate::http::redirects_of(&t.http.by_status);
-                if v == "true" { redirects } else { t.http.requests.saturating_sub(redirects) }
-            }
-            _ => endpoint.ok_or_else(|| self.no_aggregate())?.requests,
-        })
+    /// The value the threshold's selector reads in `figures` (a window, a summary JSON, …).
+    pub fn read(&self, figures: &dyn reading::Figures) -> Result<Option<f64>, ThresholdError> {
+        reading::value(&self.query(&self.series_tags()), figures).map_err(|err| self.read_error(err))
     }
 
-    /// A plugin metric's value in `t`: the series the tags name (or all its tag sets folded).
-    fn plugin_value(&self, t: &Window, tags: Vec<(String, String)>, secs: f64) -> Result<Option<f64>, ThresholdError> {
-        let key = SeriesKey::new(self.metric.clone(), tags.clone());
-        let series = if tags.is_empty() {
-            t.plugin.by_name().into_iter().find(|s| s.key == key)
-        } else {
-            t.plugin.series().into_iter().find(|s| s.key == key)
-        };
-        let Some(series) = series else {
-            return Ok(None);
-        };
-        match (series.value.to_summary(), &self.aggregate) {
-            (SeriesSummary::Counter { count }, Aggregate::Count) => Ok(Some(count as f64)),
-            (SeriesSummary::Counter { count }, Aggregate::Rate) => Ok(Some(count as f64 / secs)),
-            (SeriesSummary::Gauge { value }, Aggregate::Value) => Ok(Some(value)),
-            (SeriesSummary::Rate { rate, .. }, Aggregate::Rate) => Ok(Some(rate)),
-            (SeriesSummary::Trend { count, stats }, agg) => {
-                from_percentiles(&stats, count, agg, None).map(Some).ok_or_else(|| self.no_aggregate())
-            }
-            _ => Err(self.no_aggregate()),
+    /// The query this threshold's selector makes, with `tags` (its own, the scenario's aside).
+    pub fn query<'a>(&'a self, tags: &'a [(String, String)]) -> Query<'a> {
+        Query { metric: &self.metric, tags, aggregate: &self.aggregate }
+    }
+
+    pub(crate) fn read_error(&self, err: ReadError) -> ThresholdError {
+        match err {
+            ReadError::NoAggregate => self.no_aggregate(),
+            ReadError::NotKept(why) => ThresholdError::NotKept { expr: self.source.clone(), why },
         }
     }
 }
@@ -700,6 +505,9 @@ pub struct ThresholdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SeriesKey;
+    use crate::catalogue::built_in_kind;
+    use crate::catalogue::names::{GROUP_DURATION, TASKS_NOT_PASSED};
     use crate::outcome::Outcome;
 
     fn t(s: &str) -> Threshold {

@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use loadhost_metrics::catalogue::names;
 use loadhost_metrics::{IntervalRow, Outcome};
 use serde::Serialize;
 use serde_json::Value;
@@ -41,9 +42,9 @@ pub const HEADER: &[&str] = &[
     "wait_p99_ms",
     "wait_max_ms",
     "gate_wait_p99_ms",
-    "http_reqs",
-    "http_failed",
-    "http_denied",
+    names::HTTP_REQS,
+    names::HTTP_REQ_FAILED,
+    names::HTTP_DENIED,
     "http_req_p50_ms",
     "http_req_p99_ms",
     "scenario",
@@ -96,7 +97,7 @@ impl<W: Write> CsvWriter<W> {
         ] {
             fields.push(round_ms(ms).to_string());
         }
-        fields.extend([row.http_reqs.to_string(), row.http_failed.to_string(), row.http_denied.to_string()]);
+        fields.extend([row.http_reqs.to_string(), row.http_req_failed.to_string(), row.http_denied.to_string()]);
         fields.extend([round_ms(row.http_duration.p50).to_string(), round_ms(row.http_duration.p99).to_string()]);
         fields.push(row.scenario.to_string());
         writeln!(self.out, "{}", fields.join(","))?;

@@ -5,7 +5,7 @@
 //! - `interval`: one per interval and scenario: `scenario`, `index`, `start_s`, `end_s`, the
 //!   counts (`scheduled`, `started`, one key per outcome, `retries`), `workers`, `idle`,
 //!   `in_flight`, `lag_max_ms`, `underrun`, `latency_ms`/`service_ms`/`wait_ms` percentiles, and
-//!   `http` {`reqs`, `failed`, `denied`} when the plugin made requests.
+//!   `http_reqs`, `http_req_failed`, `http_denied` when the plugin made requests.
 //! - `metrics`: the plugin-metric samples of that interval, when there were any: `scenario`,
 //!   `index`, `end_s` and `series`, a list of {`name`, `tags`, `kind`, `value`}, where `value`
 //!   has the summary's shape for the kind (counters and checks count within the interval, so they
@@ -17,6 +17,7 @@
 
 use std::io::{self, Write};
 
+use loadhost_metrics::catalogue::{Timing, names};
 use loadhost_metrics::{IntervalRow, Outcome, Percentiles, Window};
 use serde_json::{Map, Value, json};
 
@@ -103,14 +104,13 @@ impl<W: Write> JsonLines<W> {
         line.insert("in_flight".into(), json!(row.in_flight));
         line.insert("lag_max_ms".into(), json!(round_ms(row.lag_max.as_secs_f64() * 1000.0)));
         line.insert("underrun".into(), json!(row.underrun));
-        line.insert("latency_ms".into(), percentiles(&row.latency));
-        line.insert("service_ms".into(), percentiles(&row.service));
-        line.insert("wait_ms".into(), percentiles(&row.wait));
+        for timing in [Timing::Latency, Timing::Service, Timing::Wait] {
+            line.insert(timing.name().into(), percentiles(row.timing(timing)));
+        }
         if row.http_reqs + row.http_denied > 0 {
-            line.insert(
-                "http".into(),
-                json!({ "reqs": row.http_reqs, "failed": row.http_failed, "denied": row.http_denied }),
-            );
+            line.insert(names::HTTP_REQS.into(), json!(row.http_reqs));
+            line.insert(names::HTTP_REQ_FAILED.into(), json!(row.http_req_failed));
+            line.insert(names::HTTP_DENIED.into(), json!(row.http_denied));
         }
         writeln!(self.out, "{}", Value::Object(line))?;
         if !window.plugin.is_empty() {

@@ -4,13 +4,14 @@
 //!
 //! Names (all prefixed `loadhost_`): `tasks_scheduled_total`, `tasks_started_total`,
 //! `tasks_total{outcome}`, `retries_total`, `underrun_total`, `workers`, `workers_idle`,
-//! `in_flight`, `lag_max_ms`, `latency_ms{quantile}`, `http_requests_total`,
-//! `http_failed_total`, `http_denied_total`, `plugin_counter_total{metric,…}`,
+//! `in_flight`, `lag_max_ms`, `latency_ms{quantile}`, `http_reqs_total`,
+//! `http_req_failed_total`, `http_denied_total`, `plugin_counter_total{metric,…}`,
 //! `plugin_gauge{metric,…}`, `plugin_trend{metric,quantile,…}`, `checks_total{check,result}` and
 //! `threshold_passing{threshold}`; each carries `scenario` except the last.
 
 use std::sync::atomic::AtomicU64;
 
+use loadhost_metrics::catalogue::{self, names};
 use loadhost_metrics::{IntervalRow, Outcome, Percentiles, SeriesValue, Window};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -36,8 +37,8 @@ pub struct Exporter {
     in_flight: Gauges,
     lag_max: Gauges,
     latency: Gauges,
-    http_requests: Counters,
-    http_failed: Counters,
+    http_reqs: Counters,
+    http_req_failed: Counters,
     http_denied: Counters,
     plugin_counter: Counters,
     plugin_gauge: Gauges,
@@ -76,27 +77,36 @@ fn family<M: prometheus_client::registry::Metric + Default + Clone>(
     family
 }
 
+/// A built-in metric's family, named and described as the catalogue has it.
+fn built_in<M: prometheus_client::registry::Metric + Default + Clone>(registry: &mut Registry, name: &str) -> M {
+    family(registry, name, catalogue::find(name).map_or("", |m| m.help))
+}
+
 impl Exporter {
     /// Register every family.
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("loadhost");
         let scheduled = family(&mut registry, "tasks_scheduled", "Tasks scheduled");
-        let started = family(&mut registry, "tasks_started", "Tasks that started executing");
+        let started = built_in(&mut registry, names::TASKS_STARTED);
         let tasks = family(&mut registry, "tasks", "Tasks ended, by outcome");
         let retries = family(&mut registry, "retries", "Retry attempts");
         let underrun = family(&mut registry, "underrun", "Tasks the pacer released late because it was late");
-        let http_requests = family(&mut registry, "http_requests", "HTTP requests the plugin made");
-        let http_failed =
-            family(&mut registry, "http_failed", "HTTP requests without a response or with status >= 400");
-        let http_denied = family(&mut registry, "http_denied", "HTTP requests refused by the allow-list");
+        let http_reqs = built_in(&mut registry, names::HTTP_REQS);
+        // A counter of the failed requests: the rate `http_req_failed` is this over `http_reqs`.
+        let http_req_failed = family(
+            &mut registry,
+            names::HTTP_REQ_FAILED,
+            "HTTP requests without a response or with a status the request did not expect",
+        );
+        let http_denied = built_in(&mut registry, names::HTTP_DENIED);
         let plugin_counter = family(&mut registry, "plugin_counter", "Counters recorded by the plugin");
-        let checks = family(&mut registry, "checks", "Checks made by the plugin, by result");
+        let checks = family(&mut registry, names::CHECKS, "Checks made by the plugin, by result");
         let workers = family(&mut registry, "workers", "Workers resident");
         let idle = family(&mut registry, "workers_idle", "Workers waiting for a task");
         let in_flight = family(&mut registry, "in_flight", "Tasks executing");
         let lag_max = family(&mut registry, "lag_max_ms", "The latest the pacer woke in the last interval (ms)");
         let latency =
-            family(&mut registry, "latency_ms", "Task latency in the last interval, scheduled time to end (ms)");
+            family(&mut registry, names::LATENCY_MS, "Task latency in the last interval, scheduled time to end (ms)");
         let plugin_gauge = family(&mut registry, "plugin_gauge", "Gauges recorded by the plugin");
         let plugin_trend =
             family(&mut registry, "plugin_trend", "Trends recorded by the plugin, last interval's quantiles");
@@ -114,8 +124,8 @@ impl Exporter {
             in_flight,
             lag_max,
             latency,
-            http_requests,
-            http_failed,
+            http_reqs,
+            http_req_failed,
             http_denied,
             plugin_counter,
             plugin_gauge,
@@ -150,8 +160,8 @@ impl Exporter {
                 self.latency.get_or_create(&with("quantile", q)).set(ms);
             }
         }
-        self.http_requests.get_or_create(&scenario()).inc_by(row.http_reqs);
-        self.http_failed.get_or_create(&scenario()).inc_by(row.http_failed);
+        self.http_reqs.get_or_create(&scenario()).inc_by(row.http_reqs);
+        self.http_req_failed.get_or_create(&scenario()).inc_by(row.http_req_failed);
         self.http_denied.get_or_create(&scenario()).inc_by(row.http_denied);
         for series in window.plugin.series() {
             let mut labels = with("metric", &series.key.name);

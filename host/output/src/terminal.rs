@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use loadhost_metrics::Outcome;
+use loadhost_metrics::catalogue::names;
 
 use crate::summary::{CheckCase, CheckCounts, EndpointMetrics, HttpMetrics, PercentileView, PluginMetric, Summary};
 use crate::{VERSION, plural};
@@ -58,13 +59,9 @@ fn render_run(s: &Summary) -> String {
     tasks(&mut out, s);
     errors(&mut out, s);
     rate(&mut out, s);
-    for (name, view) in [("latency_ms", &s.latency_ms), ("service_ms", &s.service_ms), ("wait_ms", &s.wait_ms)] {
-        label(&mut out, name);
-        let _ = writeln!(out, "{}", fmt_percentiles(view));
-    }
-    if s.gate_was_used() {
-        label(&mut out, "gate_wait_ms");
-        let _ = writeln!(out, "{}", fmt_percentiles(&s.gate_wait_ms));
+    for timing in s.timings() {
+        label(&mut out, timing.name());
+        let _ = writeln!(out, "{}", fmt_percentiles(s.timing_view(timing)));
     }
     label(&mut out, "pacer");
     let _ = writeln!(
@@ -171,7 +168,7 @@ fn rate(out: &mut String, s: &Summary) {
 
 fn http(out: &mut String, s: &Summary) {
     let Some(http) = &s.metrics.http else { return };
-    label(out, "http_reqs");
+    label(out, names::HTTP_REQS);
     let _ = writeln!(
         out,
         "{} ({:.1}/s) · {} failed ({:.2}%) · {} denied",
@@ -183,7 +180,7 @@ fn http(out: &mut String, s: &Summary) {
     );
     label(out, "http_req_ms");
     let _ = writeln!(out, "{}", fmt_percentiles(&http.duration.stats));
-    label(out, "http_status");
+    label(out, names::HTTP_STATUS);
     let statuses: Vec<String> = http.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
     let _ = writeln!(out, "{}", if statuses.is_empty() { "none".to_owned() } else { statuses.join(" · ") });
     label(out, "http_network");

@@ -1,7 +1,8 @@
-//! The built-in WebSocket and gRPC metrics (names in `loadhost_metrics::protocol`), and how many
-//! connections an instance may hold open.
+//! The built-in WebSocket and gRPC metrics' names (the catalogue's), and how many connections an
+//! instance may hold open.
 
-pub use loadhost_metrics::protocol::*;
+pub use loadhost_metrics::catalogue::names::*;
+pub use loadhost_metrics::protocol::STATUS_TAG;
 
 /// The most WebSocket connections and gRPC streams one instance may have open at once: a plugin
 /// that opens them in a loop and never closes them fails instead of exhausting the host.

@@ -18,8 +18,8 @@ use std::process::ExitCode;
 
 use anyhow::anyhow;
 use clap::Args;
+use loadhost_metrics::MetricKind;
 use loadhost_metrics::compare::{Evidence, Judged, Rule, judge};
-use loadhost_metrics::threshold::MetricKind;
 use loadhost_output::results::PER_PROCESS_KEYS;
 use serde_json::Value;
 

@@ -8,15 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
-use loadhost_metrics::checks::{CHECKS, CheckSelector, PassFail};
-use loadhost_metrics::compare::{Rule, Sample, TASKS_STARTED, Unit};
+use loadhost_metrics::compare::{Rule, RuleError, Unit};
 use loadhost_metrics::count::Tally;
-use loadhost_metrics::http::names;
-use loadhost_metrics::threshold::{Aggregate, MetricKind, REDIRECT_TAG, TASKS_NOT_PASSED};
-use loadhost_metrics::{MAX_COUNT, Overflow, RunReport, SeriesKey, Window};
+use loadhost_metrics::reading::Sample;
+use loadhost_metrics::{MAX_COUNT, MetricKind, Overflow, RunReport, ThresholdError, Window};
 use loadhost_output::RunInfo;
 use loadhost_output::results::{self, IntervalRecord, RunResults};
-use loadhost_output::summary::{PercentileView, PluginMetric, Summary};
+use loadhost_output::summary::{PluginMetric, ScenarioFigures, Summary};
 use serde_json::Value;
 
 /// One side of the comparison.
@@ -275,150 +273,22 @@ fn for_each_interval(
     Ok(())
 }
 
-/// A rule's value as a summary JSON keeps it (milliseconds to the microsecond, rates as shares);
-/// `Err` says what the summary lacks.
-/// A `{name:…}` rule's value from a summary JSON, which keeps endpoints by name only (methods
-/// merged); a `{method:…}` rule needs results files.
-fn endpoint_value(
-    http: &loadhost_output::summary::HttpMetrics,
-    (name, method): (Option<&str>, Option<&str>),
-    rule: &Rule,
-) -> Result<Option<f64>, String> {
-    let (Some(name), None) = (name, method) else {
-        return Err("a summary JSON keeps endpoints by name only: compare results files for {method:…}".into());
-    };
-    let Some(e) = http.endpoints.get(name) else { return Ok(None) };
-    let agg = rule.aggregate();
-    Ok(match rule.metric() {
-        names::HTTP_REQ_FAILED => (e.reqs.count > 0).then(|| e.failed.passes as f64 / e.reqs.count as f64),
-        names::HTTP_REQ_DURATION if *agg == Aggregate::Count => Some(e.duration.count as f64),
-        names::HTTP_REQ_DURATION => return view_value(&e.duration.stats, agg, rule),
-        _ if *agg == Aggregate::Rate => Some(e.reqs.rate),
-        _ => Some(e.reqs.count as f64),
-    })
-}
-
+/// A rule's value as a summary JSON keeps it (milliseconds to the microsecond, rates as shares),
+/// read by the same reader as a results file's ([`loadhost_metrics::reading`]); `Err` says what
+/// the summary lacks.
 fn summary_value(s: &Summary, rule: &Rule) -> Result<Option<f64>, String> {
-    let agg = rule.aggregate();
-    let share = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
-    let per_second = |count: u64| if s.duration_s > 0.0 { count as f64 / s.duration_s } else { 0.0 };
-    let counter = |count: u64| match agg {
-        Aggregate::Rate => Ok(Some(per_second(count))),
-        _ => Ok(Some(count as f64)),
+    let read = match rule.scenario().filter(|_| s.scenarios.is_some()) {
+        Some(name) => rule.measure(&ScenarioFigures::of(s, name)?),
+        None => rule.measure(s),
     };
-    if let Some(name) = rule.scenario().filter(|_| s.scenarios.is_some()) {
-        return scenario_value(s, name, rule);
-    }
-    let view = |v: &PercentileView| view_value(v, agg, rule);
-    match rule.metric() {
-        "latency_ms" => view(&s.latency_ms),
-        "service_ms" => view(&s.service_ms),
-        "wait_ms" => view(&s.wait_ms),
-        "gate_wait_ms" => view(&s.gate_wait_ms),
-        TASKS_STARTED if *agg == Aggregate::Rate => Ok(Some(s.rate.achieved_per_s)),
-        TASKS_STARTED => Ok(Some(s.tasks.started as f64)),
-        TASKS_NOT_PASSED => Ok(share(s.tasks.not_passed(), s.tasks.ended())),
-        CHECKS => {
-            // The summary keeps each check's tag sets: the selector picks among them as among a
-            // results file's series.
-            let tags = rule.series_tags();
-            let selector = CheckSelector::new(&tags);
-            let mut tally = PassFail::default();
-            for (name, check) in &s.checks {
-                let picked = check.picked(name, &selector);
-                tally.add(picked.passes, picked.fails);
-            }
-            Ok(tally.rate())
-        }
-        names::HTTP_REQ_FAILED
-        | names::HTTP_REQ_DURATION
-        | names::HTTP_REQS
-        | names::HTTP_DENIED
-        | names::DATA_SENT
-        | names::DATA_RECEIVED => {
-            let Some(http) = &s.metrics.http else { return Ok(None) };
-            if let Some(selector) = rule.endpoint_selector() {
-                return endpoint_value(http, selector, rule);
-            }
-            match rule.metric() {
-                names::HTTP_REQ_FAILED => Ok(share(http.failed.passes, http.reqs.count)),
-                names::HTTP_REQ_DURATION if *agg == Aggregate::Count => Ok(Some(http.duration.count as f64)),
-                names::HTTP_REQ_DURATION => view(&http.duration.stats),
-                // As the thresholds read them: one status, or redirects (`redirect:true`) or not.
-                names::HTTP_REQS => match rule.series_tags().as_slice() {
-                    [] => counter(http.reqs.count),
-                    [(k, status)] if k == "status" => {
-                        counter(status.parse().ok().and_then(|s: u16| http.by_status.get(&s).copied()).unwrap_or(0))
-                    }
-                    [(k, v)] if k == REDIRECT_TAG => {
-                        let redirects = loadhost_metrics::http::redirects_of(&http.by_status);
-                        counter(if v == "true" { redirects } else { http.reqs.count.saturating_sub(redirects) })
-                    }
-                    _ => Ok(None),
-                },
-                names::HTTP_DENIED => counter(http.denied),
-                names::DATA_SENT => counter(http.data_sent),
-                _ => counter(http.data_received),
-            }
-        }
-        name => {
-            let key = SeriesKey::new(name.to_owned(), rule.series_tags()).to_string();
-            match s.metrics.plugin.get(&key) {
-                None => Ok(None),
-                Some(PluginMetric::Trend(t)) if *agg == Aggregate::Count => Ok(Some(t.count as f64)),
-                Some(PluginMetric::Trend(t)) => view(&t.stats),
-                Some(PluginMetric::Check(r)) => Ok(share(r.passes, r.passes + r.fails)),
-                Some(PluginMetric::Counter(c)) => counter(c.count),
-                Some(PluginMetric::Gauge(g)) => Ok(Some(g.value)),
-            }
-        }
-    }
-}
-
-/// A scenario's value: a summary JSON keeps its latency views, rate and tasks.
-fn scenario_value(s: &Summary, name: &str, rule: &Rule) -> Result<Option<f64>, String> {
-    let scenario = s
-        .scenarios
-        .as_ref()
-        .and_then(|named| named.iter().find(|(n, _)| *n == name))
-        .map(|(_, sc)| sc)
-        .ok_or_else(|| format!("no scenario named '{name}' (field scenarios)"))?;
-    let agg = rule.aggregate();
-    match rule.metric() {
-        "latency_ms" => view_value(&scenario.latency_ms, agg, rule),
-        "service_ms" => view_value(&scenario.service_ms, agg, rule),
-        "wait_ms" => view_value(&scenario.wait_ms, agg, rule),
-        TASKS_STARTED if *agg == Aggregate::Rate => Ok(Some(scenario.rate.achieved_per_s)),
-        TASKS_STARTED => Ok(Some(scenario.tasks.started as f64)),
-        TASKS_NOT_PASSED => {
-            let ended = scenario.tasks.ended();
-            Ok((ended > 0).then(|| scenario.tasks.not_passed() as f64 / ended as f64))
-        }
-        other => Err(format!(
-            "a summary JSON keeps latency_ms, service_ms, wait_ms, tasks_started and tasks_not_passed per scenario, not {other} (field scenarios.{name}): compare the results files"
-        )),
-    }
-}
-
-/// A statistic of a percentile view; the summary keeps p(50), p(90), p(95), p(99), p(99.9).
-fn view_value(v: &PercentileView, agg: &Aggregate, rule: &Rule) -> Result<Option<f64>, String> {
-    Ok(Some(match agg {
-        Aggregate::Avg => v.mean,
-        Aggregate::Min => v.min,
-        Aggregate::Max => v.max,
-        Aggregate::Med => v.p50,
-        Aggregate::Percentile(p) if *p == 50.0 => v.p50,
-        Aggregate::Percentile(p) if *p == 90.0 => v.p90,
-        Aggregate::Percentile(p) if *p == 95.0 => v.p95,
-        Aggregate::Percentile(p) if *p == 99.0 => v.p99,
-        Aggregate::Percentile(p) if *p == 99.9 => v.p999,
-        Aggregate::Percentile(p) if *p == 100.0 => v.max,
-        _ => {
-            return Err(format!(
-                "a summary JSON keeps avg, min, max, p(50), p(90), p(95), p(99) and p(99.9), not {} (field {}): compare the results files",
-                rule.stat,
-                rule.metric()
-            ));
-        }
-    }))
+    read.map_err(|err| match err {
+        RuleError::Selector(ThresholdError::NotKept { why, .. }) => why,
+        // A trend's percentile the summary's view lacks.
+        RuleError::Selector(ThresholdError::NoAggregate { .. }) => format!(
+            "a summary JSON keeps avg, min, max, p(50), p(90), p(95), p(99) and p(99.9), not {} (field {}): compare the results files",
+            rule.stat,
+            rule.metric()
+        ),
+        other => other.to_string(),
+    })
 }

@@ -2,8 +2,10 @@
 //! so the three cannot disagree: the two files, the table (see [`super::table`]), each rule and how
 //! it ended, and the verdict line.
 
+use loadhost_metrics::MetricKind;
+use loadhost_metrics::catalogue;
 use loadhost_metrics::compare::{Change, Judged, Rule, Test, Tolerance, Welch};
-use loadhost_metrics::threshold::{Aggregate, MetricKind};
+use loadhost_metrics::threshold::Aggregate;
 use serde_json::{Value, json};
 
 use super::read::Run;
@@ -252,12 +254,12 @@ impl RuleRow {
 
 /// The unit a rule's figures are shown in.
 fn rule_unit(rule: &Rule, kind: MetricKind) -> Shown {
-    const DURATIONS: [&str; 5] = ["latency_ms", "service_ms", "wait_ms", "gate_wait_ms", "http_req_duration"];
+    let duration = catalogue::find(rule.metric()).is_some_and(|m| m.unit == catalogue::Unit::Millis);
     match (kind, rule.aggregate()) {
         (_, Aggregate::Count) => Shown::Count,
         (MetricKind::Rate, _) => Shown::Share,
         (MetricKind::Counter, _) => Shown::PerS,
-        (MetricKind::Trend, _) if DURATIONS.contains(&rule.metric()) => Shown::Ms,
+        (MetricKind::Trend, _) if duration => Shown::Ms,
         _ => Shown::Plain,
     }
 }

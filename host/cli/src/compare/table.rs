@@ -1,8 +1,9 @@
 //! The table of `loadhost compare`: every figure both runs have, in the order the run summary shows
 //! them, each labelled with the name `--fail-on` takes for it (`latency_ms:p(99)`).
 
-use loadhost_metrics::compare::{Change, TASKS_STARTED};
-use loadhost_metrics::threshold::TASKS_NOT_PASSED;
+use loadhost_metrics::catalogue::Timing;
+use loadhost_metrics::catalogue::names::{TASKS_NOT_PASSED, TASKS_STARTED};
+use loadhost_metrics::compare::Change;
 use loadhost_output::summary::{HttpMetrics, PercentileView, PluginMetric, Summary};
 
 use super::report::{MetricRow, Shown};
@@ -21,18 +22,12 @@ pub(super) fn metric_rows(base: &Summary, new: &Summary) -> Vec<MetricRow> {
             relative: change.and_then(|c| c.relative),
         });
     };
-    let views: [(&str, View); 4] = [
-        ("latency_ms", |s| &s.latency_ms),
-        ("service_ms", |s| &s.service_ms),
-        ("wait_ms", |s| &s.wait_ms),
-        ("gate_wait_ms", |s| &s.gate_wait_ms),
-    ];
-    for (name, view) in views {
-        if name == "gate_wait_ms" && !base.gate_was_used() && !new.gate_was_used() {
+    for timing in Timing::ALL {
+        if timing == Timing::GateWait && !base.gate_was_used() && !new.gate_was_used() {
             continue;
         }
-        for (stat, b, n) in stats(view(base), view(new)) {
-            push(format!("{name}:{stat}"), Shown::Ms, Some(b), Some(n));
+        for (stat, b, n) in stats(base.timing_view(timing), new.timing_view(timing)) {
+            push(format!("{}:{stat}", timing.name()), Shown::Ms, Some(b), Some(n));
         }
     }
     push(format!("{TASKS_STARTED}:rate"), Shown::PerS, Some(base.rate.achieved_per_s), Some(new.rate.achieved_per_s));
@@ -49,9 +44,6 @@ pub(super) fn metric_rows(base: &Summary, new: &Summary) -> Vec<MetricRow> {
     plugin_rows(base, new, &mut push);
     rows
 }
-
-/// Where a view is in a summary.
-type View = fn(&Summary) -> &PercentileView;
 
 type Push<'a> = dyn FnMut(String, Shown, Option<f64>, Option<f64>) + 'a;
 

@@ -13,10 +13,10 @@
 pub mod rule;
 pub mod stats;
 
-pub use rule::{Direction, Rule, RuleError, Sample, TASKS_STARTED, Tolerance};
+pub use rule::{Direction, Rule, RuleError, Tolerance};
 pub use stats::{Floor, MIN_UNITS, Unit, Welch};
 
-use crate::threshold::MetricKind;
+use crate::catalogue::MetricKind;
 
 /// Why no test was made when a run is a summary JSON.
 pub const NO_INTERVALS: &str = "summary JSON has no per-interval data";

@@ -10,15 +10,10 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::stats::{Floor, Unit};
-use crate::checks::{CHECKS, CheckSelector};
-use crate::http::names;
-use crate::plugin::SeriesValue;
-use crate::threshold::{Aggregate, BUILT_IN, MetricKind, Threshold, ThresholdError, built_in_kind, did_you_mean};
-use crate::window::Window;
-
-/// The compare-only metric of tasks that started: `tasks_started:rate` is the achieved rate
-/// (started ÷ load-generation time, per second), `tasks_started:count` the number.
-pub const TASKS_STARTED: &str = "tasks_started";
+use crate::catalogue::names::TASKS_STARTED;
+use crate::catalogue::{self, MetricKind, Quantity};
+use crate::reading::{self, Figures, Sample};
+use crate::threshold::{Aggregate, Threshold, ThresholdError, did_you_mean};
 
 /// Which way a metric gets worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,20 +160,6 @@ impl Tolerance {
     }
 }
 
-/// What a rule measures in: one window (an interval, or a run's totals) and what it spans.
-#[derive(Debug, Clone, Copy)]
-pub struct Sample<'a> {
-    /// The measurements.
-    pub window: &'a Window,
-    /// Tasks that started executing in it.
-    pub started: u64,
-    /// The time it covers: the interval, or the run's duration (per-second counter rates divide
-    /// by it, as thresholds do).
-    pub span: Duration,
-    /// Load-generation time: the achieved rate divides by it (the interval, for an interval).
-    pub generation: Duration,
-}
-
 impl Rule {
     /// The metric name (a renamed one read as its new name, as thresholds do).
     pub fn metric(&self) -> &str {
@@ -220,7 +201,7 @@ impl Rule {
             MetricKind::Counter
         } else {
             let theirs = |name: &str| declared.iter().find(|(n, _)| *n == name).map(|(_, kind)| *kind);
-            if built_in_kind(self.metric()).or_else(|| theirs(self.metric())).is_none() {
+            if catalogue::built_in_kind(self.metric()).or_else(|| theirs(self.metric())).is_none() {
                 return Err(self.unknown(declared));
             }
             self.probe.validate(&theirs, scenarios).map_err(RuleError::Selector)?
@@ -230,7 +211,10 @@ impl Rule {
     }
 
     fn unknown(&self, declared: &[(&str, MetricKind)]) -> RuleError {
-        let built_in = BUILT_IN.iter().map(|(name, _)| *name).chain([TASKS_STARTED]);
+        let built_in = catalogue::CATALOGUE
+            .iter()
+            .filter(|m| !matches!(m.quantity, Quantity::Series | Quantity::Shown))
+            .map(|m| m.name);
         let plugin: Vec<&str> = declared.iter().map(|(name, _)| *name).collect();
         let metric = self.metric().to_owned();
         let hint = match did_you_mean(&metric, plugin.iter().copied().chain(built_in.clone())) {
@@ -273,54 +257,18 @@ impl Rule {
         }
     }
 
-    /// The rule's statistic in `sample`; `None` when a plugin metric has no samples there.
-    pub fn measure(&self, sample: &Sample<'_>) -> Result<Option<f64>, RuleError> {
-        if self.metric() == TASKS_STARTED {
-            let secs = sample.generation.as_secs_f64();
-            return Ok(Some(match self.aggregate() {
-                Aggregate::Count => sample.started as f64,
-                _ if secs > 0.0 => sample.started as f64 / secs,
-                _ => 0.0,
-            }));
-        }
-        self.probe.measure(sample.window, sample.span).map_err(RuleError::Selector)
+    /// The rule's statistic in `figures` (a window, a summary JSON, …); `None` when there is no
+    /// sample of it there.
+    pub fn measure(&self, figures: &dyn Figures) -> Result<Option<f64>, RuleError> {
+        self.probe.read(figures).map_err(RuleError::Selector)
     }
 
-    /// How many samples the statistic stands on in `window` (tasks, requests, checks, trend
+    /// How many samples the statistic stands on in `figures` (tasks, requests, checks, trend
     /// values); `None` for what is not sampled (counters, gauges, rates of events).
-    pub fn samples(&self, window: &Window) -> Option<u64> {
-        let tagged = !self.series_tags().is_empty();
-        Some(match self.metric() {
-            "latency_ms" => window.latency.count(),
-            "service_ms" => window.service.count(),
-            "wait_ms" => window.wait.count(),
-            "gate_wait_ms" => window.gate_wait.count(),
-            names::HTTP_REQ_DURATION if !tagged => window.http.duration.count(),
-            names::HTTP_REQ_DURATION | names::HTTP_REQ_FAILED
-                if let Some((name, method)) = self.probe.endpoint_selector() =>
-            {
-                window.http.endpoint_matching(name, method).requests
-            }
-            names::HTTP_REQ_FAILED if !tagged => window.http.requests,
-            crate::threshold::TASKS_NOT_PASSED => window.counts.ended(),
-            CHECKS => CheckSelector::new(&self.series_tags()).tally(&window.plugin).total(),
-            TASKS_STARTED | names::HTTP_REQS | names::HTTP_DENIED | names::DATA_SENT | names::DATA_RECEIVED => {
-                return None;
-            }
-            _ => return self.plugin_samples(window),
-        })
-    }
-
-    fn plugin_samples(&self, window: &Window) -> Option<u64> {
+    pub fn samples(&self, figures: &dyn Figures) -> Result<Option<u64>, RuleError> {
         let tags = self.series_tags();
-        let series = if tags.is_empty() { window.plugin.by_name() } else { window.plugin.series() };
-        let found = series.into_iter().find(|s| s.key.name == self.metric() && s.key.tags == tags);
-        match found.map(|s| s.value) {
-            None => Some(0),
-            Some(SeriesValue::Trend(t)) => Some(t.count()),
-            Some(SeriesValue::Check { passes, fails }) => Some(passes + fails),
-            Some(SeriesValue::Counter(_) | SeriesValue::Gauge { .. }) => None,
-        }
+        reading::samples(&self.probe.query(&tags), figures)
+            .map_err(|err| RuleError::Selector(self.probe.read_error(err)))
     }
 
     /// One interval's value, for the significance test; `None` when the interval is shorter
@@ -330,7 +278,7 @@ impl Rule {
         if sample.span * 2 < row {
             return Ok(None);
         }
-        let samples = self.samples(sample.window);
+        let samples = self.samples(sample)?;
         if samples == Some(0) {
             return Ok(None);
         }
@@ -342,6 +290,7 @@ impl Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Window;
 
     fn rule(text: &str) -> Rule {
         text.parse().unwrap()

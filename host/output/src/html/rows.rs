@@ -152,7 +152,7 @@ fn absorb(row: &mut IntervalRow, next: &IntervalRow) {
     row.wait = worst(&row.wait, &next.wait);
     row.gate_wait = worst(&row.gate_wait, &next.gate_wait);
     row.http_reqs += next.http_reqs;
-    row.http_failed += next.http_failed;
+    row.http_req_failed += next.http_req_failed;
     row.http_denied += next.http_denied;
     row.http_duration = worst(&row.http_duration, &next.http_duration);
 }

@@ -154,13 +154,9 @@ pub(super) fn summary(out: &mut String, s: &Summary) {
 
     out.push_str("<h3>Latency views (ms)</h3>\n<table class=\"t\" id=\"latency\">\n");
     percentile_header(out, "view", "");
-    let mut views = vec![("latency_ms", &s.latency_ms), ("service_ms", &s.service_ms), ("wait_ms", &s.wait_ms)];
     // The gate wait exists only with --max-in-flight.
-    if s.gate_was_used() {
-        views.push(("gate_wait_ms", &s.gate_wait_ms));
-    }
-    for (name, view) in views {
-        percentile_row(out, name, view);
+    for timing in s.timings() {
+        percentile_row(out, timing.name(), s.timing_view(timing));
         out.push_str("</tr>\n");
     }
     out.push_str(
@@ -229,7 +225,7 @@ pub(super) fn http(out: &mut String, http: &HttpMetrics) {
     pairs(out, "By status", &statuses);
     out.push_str("</div>\n<table class=\"t\">\n");
     percentile_header(out, "ms", "<th>count</th>");
-    percentile_row(out, loadhost_metrics::http::names::HTTP_REQ_DURATION, &http.duration.stats);
+    percentile_row(out, loadhost_metrics::catalogue::names::HTTP_REQ_DURATION, &http.duration.stats);
     let _ = writeln!(out, "<td>{}</td></tr>\n</table>", count(http.duration.count));
     endpoints(out, http);
 }

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use loadhost_metrics::catalogue::names;
 use loadhost_metrics::http::EndpointStats;
-use loadhost_metrics::http::names;
 use loadhost_metrics::{HttpStats, PluginMetrics, SeriesValue};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

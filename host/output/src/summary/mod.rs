@@ -7,11 +7,15 @@
 //! (sorted, as it always was), and deserializes back: a summary JSON read into [`Summary`] and
 //! written again is the same bytes.
 
+mod figures;
 mod metrics;
 mod views;
 
+pub use figures::ScenarioFigures;
+
 use std::collections::BTreeMap;
 
+use loadhost_metrics::catalogue::Timing;
 use loadhost_metrics::{RunReport, SeriesValue, ThresholdResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -201,6 +205,11 @@ impl Summary {
     /// where the count is not kept) some waited a measurable time.
     pub fn gate_was_used(&self) -> bool {
         self.notes.gate_waits > 0 || self.gate_wait_ms.max > 0.0
+    }
+
+    /// The task timings the run has to show, in order: the gate wait only when there was a gate.
+    pub fn timings(&self) -> impl Iterator<Item = Timing> + '_ {
+        Timing::ALL.into_iter().filter(|t| *t != Timing::GateWait || self.gate_was_used())
     }
 
     /// Whether the run ended on its own: neither aborted by the plugin nor stopped.
