@@ -43,7 +43,7 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
     }
     check_plugin_options(files, settings)?;
     let options = RuntimeOptions {
-        max_instances: settings.max_instances,
+        max_instances: settings.max_workers,
         cache_dir: cache::default_dir(),
         cache_max: settings.cache_max(),
         max_memory: settings.max_memory(),

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::Args;
 use loadhost_config::criteria::{HttpDebugArg, OutSpec, PluginOutputSpec};
 use loadhost_config::{RunOptions, RunSettings};
-use loadhost_engine::{EngineError, Interrupt, Live, ScenarioPlugins, WorkerFactory};
+use loadhost_engine::{EngineError, Interrupt, Live, Plan, ScenarioPlugins, WorkerFactory};
 use loadhost_metrics::{RunReport, ThresholdResult};
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::html::{self, ChartRows};
@@ -109,7 +109,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     });
     let factories = plugins.factories(&grants, &info.config.to_string(), output);
     let interrupt = Arc::new(Interrupt::new());
-    crate::signals::watch(&tokio, interrupt.clone(), settings.plan.grace());
+    crate::signals::watch(&tokio, interrupt.clone(), settings.grace());
     let mut settings = settings;
     // Nothing ran if the segment does not start: no output is left behind, as for a refused plugin.
     // Before the outputs start: the results file's start line records the planned start.
@@ -117,7 +117,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         .inspect_err(|_| remove(created.iter().map(PathBuf::as_path)))?;
     let (mut observer, html) = start_observer(&settings, &info, files, logs, endpoints.metrics, &tokio, &interrupt)?;
     let control = endpoints.control.map(|listener| {
-        let control = Arc::new(control_api::handle(&settings.plan));
+        let control = Arc::new(control_api::handle(&settings));
         tokio.spawn(control_api::serve(listener, control.clone(), settings.options.control_token.clone()));
         control
     });
@@ -257,7 +257,7 @@ fn run_id(settings: &RunSettings) -> Option<String> {
 fn plugin_lines(settings: &RunSettings, files: &mut OutputFiles) -> (Arc<PluginOutput>, Option<Arc<JsonBacklog>>) {
     let log = matches!(settings.options.plugin_output, None | Some(PluginOutputSpec::Log));
     let logs = files.jsonl.is_some().then(|| Arc::new(JsonBacklog::default()));
-    let scenarios = settings.scenarios.len() > 1;
+    let scenarios = settings.plans.len() > 1;
     (Arc::new(PluginOutput::new(log, files.plugin_lines.take(), logs.clone(), scenarios)), logs)
 }
 
@@ -270,9 +270,9 @@ fn settings(args: &RunArgs, bundle: Option<RunOptions>) -> Result<RunSettings, F
     };
     let options = args.options.clone().or(file_options).or(bundle.unwrap_or_default());
     let settings = loadhost_config::resolve(options).map_err(Failure::usage)?;
-    check_capacity(settings.max_instances).map_err(|err| {
-        let flag = if settings.plan.is_open() { "--max-workers" } else { "--workers" };
-        Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_instances))
+    check_capacity(settings.max_workers).map_err(|err| {
+        let flag = if settings.plans.iter().any(Plan::is_open) { "--max-workers" } else { "--workers" };
+        Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_workers))
     })?;
     Ok(settings)
 }
@@ -412,18 +412,13 @@ fn start_observer(
     let jsonl = streaming("out json=", files.jsonl, |f| JsonLines::new(std::io::BufWriter::new(f), info))?;
     let start = results_start(settings, info);
     let results = streaming("results", files.results, |f| ResultsWriter::from_file(f, &start))?;
-    let planned = if settings.scenarios.is_empty() {
-        settings.plan.planned_generation()
-    } else {
-        settings.scenarios.iter().filter_map(|p| p.planned_generation().map(|g| p.start_delay() + g)).max()
-    };
     let exporter = metrics.map(|listener| {
         let exporter = Arc::new(Exporter::new());
         tokio.spawn(metrics_api::serve(listener, exporter.clone(), settings.options.metrics_token.clone()));
         exporter
     });
     let observer = RunObserver::start(Sinks {
-        progress: Progress::new(planned),
+        progress: Progress::new(settings.planned_generation()),
         csv,
         jsonl,
         logs,
@@ -443,7 +438,6 @@ fn start_observer(
 
 /// The results file's `start` line: what a merge needs of this part even if the run is killed.
 fn results_start(settings: &RunSettings, info: &RunInfo) -> RunStart {
-    let plans = if settings.scenarios.is_empty() { std::slice::from_ref(&settings.plan) } else { &settings.scenarios };
     RunStart {
         version: FORMAT_VERSION,
         loadhost_version: loadhost_output::VERSION.to_owned(),
@@ -456,8 +450,9 @@ fn results_start(settings: &RunSettings, info: &RunInfo) -> RunStart {
         segment: settings.segment,
         run_id: run_id(settings),
         planned_start: settings.options.start_at.map(|at| at.0),
-        interval: settings.plan.interval(),
-        scenarios: plans
+        interval: settings.interval(),
+        scenarios: settings
+            .plans
             .iter()
             .map(|plan| PlannedScenario {
                 scenario: plan.scenario().to_owned(),
@@ -476,24 +471,35 @@ struct Ended {
     broken: Option<String>,
 }
 
-/// Run the plan, or every scenario side by side.
+/// Run the plans: a single run's one plan under live control, or every scenario side by side.
 async fn execute<F: WorkerFactory + Clone>(
     settings: &RunSettings,
     mut plugins: ScenarioPlugins<F>,
     observer: &mut RunObserver,
     live: Live,
 ) -> Result<Ended, EngineError> {
-    if settings.scenarios.is_empty() {
-        let factory = plugins.plugins.swap_remove(0).1;
-        return match loadhost_engine::run_live(&settings.plan, factory, observer, live).await {
-            Ok(report) => Ok(Ended { report, scenarios: Vec::new(), broken: None }),
-            Err(EngineError::Broken { report, reason }) => {
-                Ok(Ended { report: *report, scenarios: Vec::new(), broken: Some(reason) })
-            }
-            Err(err) => Err(err),
-        };
+    let ([plan], []) = (settings.plans.as_slice(), settings.scenarios()) else {
+        return execute_scenarios(&settings.plans, plugins, observer, live).await;
+    };
+    // A single run: its one plan is the whole run, with no scenario section of its own.
+    let factory = plugins.plugins.swap_remove(0).1;
+    match loadhost_engine::run_live(plan, factory, observer, live).await {
+        Ok(report) => Ok(Ended { report, scenarios: Vec::new(), broken: None }),
+        Err(EngineError::Broken { report, reason }) => {
+            Ok(Ended { report: *report, scenarios: Vec::new(), broken: Some(reason) })
+        }
+        Err(err) => Err(err),
     }
-    let runs = loadhost_engine::run_scenarios(&settings.scenarios, plugins, observer, live.interrupt).await?;
+}
+
+/// Run every scenario side by side, each reported on its own beside the whole run.
+async fn execute_scenarios<F: WorkerFactory + Clone>(
+    plans: &[Plan],
+    plugins: ScenarioPlugins<F>,
+    observer: &mut RunObserver,
+    live: Live,
+) -> Result<Ended, EngineError> {
+    let runs = loadhost_engine::run_scenarios(plans, plugins, observer, live.interrupt).await?;
     // Every scenario together is the run; each also gets its own section in the outputs.
     let mut report = RunReport::combine(&runs.reports).unwrap_or_else(|| runs.reports[0].clone());
     report.teardown_error = runs.teardown_error;
