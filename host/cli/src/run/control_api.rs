@@ -26,7 +26,7 @@ pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::T
     if !addr.ip().is_loopback() && token.is_none() {
         anyhow::bail!("--control {addr}: not a loopback address; binding elsewhere needs --control-token");
     }
-    crate::http_serve::bind("control", addr)
+    super::http_serve::bind("control", addr)
 }
 
 /// The handle for `run`. Its crew may not grow past the ceiling it was planned with: the instance
@@ -47,7 +47,7 @@ pub fn handle(run: &RunSettings) -> Control {
 /// Serve `control` on `listener` until the process ends.
 pub async fn serve(listener: std::net::TcpListener, control: Arc<Control>, token: Option<String>) {
     let token: Option<Arc<str>> = token.map(Arc::from);
-    crate::http_serve::serve(listener, "control API", move |req| answer(req, control.clone(), token.clone())).await;
+    super::http_serve::serve(listener, "control API", move |req| answer(req, control.clone(), token.clone())).await;
 }
 
 fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {

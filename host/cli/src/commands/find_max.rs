@@ -65,7 +65,7 @@ pub struct FindMaxArgs {
     options: RunOptions,
 
     #[command(flatten)]
-    registry: crate::registry_cmd::ResolveArgs,
+    registry: crate::registry::ResolveArgs,
 }
 
 /// Each SLO's expression, the value measured, and whether it held.
@@ -134,7 +134,7 @@ fn slo_error(slo: &Threshold, err: ThresholdError) -> Failure {
 
 /// Search.
 pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
-    let mut resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
+    let mut resolved = crate::registry::resolve(&args.plugin, &args.registry)?;
     if let Some(bundle) = resolved.bundle.as_mut() {
         args.options = args.options.clone().or(searchable(std::mem::take(&mut bundle.options)));
     }
