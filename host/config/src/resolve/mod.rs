@@ -295,6 +295,28 @@ mod tests {
     }
 
     #[test]
+    fn a_run_is_a_list_of_plans_and_only_scenario_blocks_are_reported_one_by_one() {
+        let single = resolve(opts(|o| {
+            o.rate = Some(Rate(10.0));
+            o.duration = Some("5s".parse().unwrap());
+        }))
+        .unwrap();
+        assert_eq!((single.plans.len(), single.scenarios().len()), (1, 0), "a single run is its one plan");
+        assert_eq!(single.planned_generation(), Some(Duration::from_secs(5)));
+        let parse = |toml: &str| crate::file::parse(std::path::Path::new("run.toml"), toml).unwrap();
+        let one_block = resolve(parse("[[scenario]]\nname = \"a\"\nworkers = 1\niterations = 3\n")).unwrap();
+        assert_eq!(one_block.scenarios().len(), 1, "one block still has its own section");
+        let two = resolve(parse(
+            "duration = \"4s\"\ngrace = \"2s\"\n[[scenario]]\nname = \"a\"\nrate = 5\n\
+             [[scenario]]\nname = \"b\"\nrate = 5\nstart-after = \"3s\"\n",
+        ))
+        .unwrap();
+        assert_eq!(two.planned_generation(), Some(Duration::from_secs(7)), "to the last plan's end");
+        assert_eq!(two.grace(), Duration::from_secs(2), "run-wide, from the top level");
+        assert_eq!(two.max_workers, two.plans.iter().map(Plan::max_workers).sum::<u32>());
+    }
+
+    #[test]
     fn scenarios_share_one_data_feed() {
         let dir = tempfile::tempdir().unwrap();
         let rows = dir.path().join("rows.jsonl");
