@@ -1,6 +1,6 @@
 //! Thresholds judged while the run goes (for `abort_on_fail` and the live endpoint) and once at
 //! its end (for the verdict and exit 99). A `{scenario:NAME}` tag judges that scenario alone.
-//! While the run goes this runs on the outputs' thread (`crate::observe`), not the run loop.
+//! While the run goes this runs on the outputs' thread (`crate::run::observe`), not the run loop.
 
 use std::collections::HashMap;
 use std::time::Duration;

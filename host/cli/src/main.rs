@@ -2,37 +2,32 @@
 //!
 //! The binary is glue: flags and config ([`loadhost_config`]), the wasm runtime
 //! ([`loadhost_runtime`]), the scheduler ([`loadhost_engine`]) and the outputs
-//! ([`loadhost_output`]). Each subcommand has its own module; [`exit`] maps failures to the
-//! documented exit codes.
+//! ([`loadhost_output`]). Each subcommand has its own module in [`commands`]; [`exit`] maps
+//! failures to the documented exit codes.
+//!
+//! # Layout
+//! - [`commands`]: one module per subcommand (`run`, `http`, `find-max`, `merge`, `compare`,
+//!   `target`, `inspect`, `new`, `build`, `componentize`, `push` and `pin`, `cache`).
+//! - [`run`]: `run`'s pipeline, shared by `http`, its module reading as the steps of a run.
+//! - [`prepare`]: the runtime, the grants and the plugins' files checked, for `run` and `find-max`.
+//! - [`registry`]: reaching an OCI registry and resolving a plugin reference to a verified file.
+//! - [`results_oci`]: results files pushed to and pulled from a registry (`run`, `merge`).
+//! - [`outputs`]: output files created up front, written whole or streamed, and their failures.
+//! - [`judge`]: thresholds judged as the run goes (`run`) and on a merged run (`merge`).
+//! - [`signals`]: Ctrl-C and SIGTERM as stop requests (`run`, `find-max`).
+//! - [`stdout`]: writing a command's result to standard output.
+//! - [`exit`]: failures and the documented exit codes.
 
-mod build;
-mod cache_cmd;
-mod compare;
-mod componentize;
-mod control_api;
-mod describe;
+mod commands;
 mod exit;
-mod find_max;
-mod http_cmd;
-mod http_serve;
-mod inspect;
 mod judge;
-mod memory;
-mod merge;
-mod metrics_api;
-mod new;
-mod observe;
 mod outputs;
-mod plugin_output;
 mod prepare;
-mod registry_cmd;
-mod rendezvous;
+mod registry;
 mod results_oci;
 mod run;
-mod run_plugins;
 mod signals;
 mod stdout;
-mod target;
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -51,38 +46,38 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a load test: call the plugin's `doer` once per task, on the schedule the flags describe.
-    Run(Box<run::RunArgs>),
+    Run(Box<commands::run::RunArgs>),
     /// Load-test a URL (or a targets file) with the built-in HTTP plugin: no plugin to write, every
     /// `run` flag, `run`'s report; the URL's HOST:PORT is allowed by typing it.
-    Http(Box<http_cmd::HttpArgs>),
+    Http(Box<commands::http::HttpArgs>),
     /// Find the highest rate that meets the SLOs, and name what limits it (target, emitter,
     /// crew or gate).
-    FindMax(Box<find_max::FindMaxArgs>),
+    FindMax(Box<commands::find_max::FindMaxArgs>),
     /// Merge the results files of a distributed run (`run --segment I/N --results FILE`) into the
     /// whole run's outputs, and judge thresholds on it.
-    Merge(Box<merge::MergeArgs>),
+    Merge(Box<commands::merge::MergeArgs>),
     /// Compare two runs (results files or summary JSON) metric by metric; `--fail-on` rules exit 99
     /// on a change past its tolerance that a test on per-interval values finds real.
-    Compare(Box<compare::CompareArgs>),
+    Compare(Box<commands::compare::CompareArgs>),
     /// Serve the built-in HTTP target: `/`, `/delay?ms=N`, `/status?code=N`, `/bytes?n=N`, `/echo`
     /// (the request's body back) and `/stats` (JSON counts of requests and connections).
-    Target(target::TargetArgs),
+    Target(commands::target::TargetArgs),
     /// Show what a plugin is and what it asks for: sha256, size, toolchain, exports, and its
     /// imports read as capabilities (network, files, environment, clocks, random).
-    Inspect(inspect::InspectArgs),
+    Inspect(commands::inspect::InspectArgs),
     /// Create a plugin project that builds and runs as generated.
-    New(new::NewArgs),
+    New(commands::new::NewArgs),
     /// Make a Python or JavaScript script (and its folder) a standalone component to share.
-    Build(build::BuildArgs),
+    Build(commands::build::BuildArgs),
     /// Wrap a WASI preview1 core module that exports the doer functions into a plugin component.
-    Componentize(componentize::ComponentizeArgs),
+    Componentize(commands::componentize::ComponentizeArgs),
     /// Publish a plugin to an OCI registry as a wasm artifact; prints `REF@sha256:…`.
-    Push(registry_cmd::PushArgs),
+    Push(commands::registry::PushArgs),
     /// Resolve a registry reference to its digest; prints `REF@sha256:…` for a config file.
-    Pin(registry_cmd::PinArgs),
+    Pin(commands::registry::PinArgs),
     /// The compiled-plugin cache.
     #[command(subcommand)]
-    Cache(cache_cmd::CacheCommand),
+    Cache(commands::cache::CacheCommand),
 }
 
 fn init_logging() {
@@ -105,19 +100,19 @@ fn main() -> ExitCode {
     };
     init_logging();
     let result = match cli.command {
-        Command::Run(args) => run::run(*args),
-        Command::Http(args) => http_cmd::run(*args),
-        Command::Target(args) => target::run(args),
-        Command::FindMax(args) => find_max::run(*args),
-        Command::Merge(args) => merge::run(*args),
-        Command::Compare(args) => compare::run(*args),
-        Command::Inspect(args) => inspect::run(args),
-        Command::New(args) => new::run(args),
-        Command::Build(args) => build::run(args),
-        Command::Componentize(args) => componentize::run(args),
-        Command::Push(args) => registry_cmd::push(args),
-        Command::Pin(args) => registry_cmd::pin(args),
-        Command::Cache(command) => cache_cmd::run(command),
+        Command::Run(args) => commands::run::run(*args),
+        Command::Http(args) => commands::http::run(*args),
+        Command::Target(args) => commands::target::run(args),
+        Command::FindMax(args) => commands::find_max::run(*args),
+        Command::Merge(args) => commands::merge::run(*args),
+        Command::Compare(args) => commands::compare::run(*args),
+        Command::Inspect(args) => commands::inspect::run(args),
+        Command::New(args) => commands::new::run(args),
+        Command::Build(args) => commands::build::run(args),
+        Command::Componentize(args) => commands::componentize::run(args),
+        Command::Push(args) => commands::registry::push(args),
+        Command::Pin(args) => commands::registry::pin(args),
+        Command::Cache(command) => commands::cache::run(command),
     };
     match result {
         Ok(code) => code,

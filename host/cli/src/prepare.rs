@@ -43,7 +43,7 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
     }
     check_plugin_options(files, settings)?;
     let options = RuntimeOptions {
-        max_instances: settings.max_instances,
+        max_instances: settings.max_workers,
         cache_dir: cache::default_dir(),
         cache_max: settings.cache_max(),
         max_memory: settings.max_memory(),
@@ -201,7 +201,7 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
     let proxy = proxy_options(options.proxy.as_deref());
     // Every `-e`/`--env-file` value and token, kept out of all the plugin says (issue 26).
     let tokens = [&options.control_token, &options.metrics_token].into_iter().flatten().map(String::as_str);
-    let secrets = settings.env.iter().filter(|(k, _)| !crate::http_cmd::PUBLIC_ENV.contains(&k.as_str()));
+    let secrets = settings.env.iter().filter(|(k, _)| !crate::commands::http::PUBLIC_ENV.contains(&k.as_str()));
     let text = Arc::new(PluginText::new(secrets.map(|(k, v)| (k.as_str(), v.as_str())), tokens));
     let http = HttpOptions {
         allow,

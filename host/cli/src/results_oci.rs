@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use loadhost_registry::Registry;
 
 use crate::exit::Failure;
-use crate::registry_cmd::{parse_ref, registry_failure};
+use crate::registry::{parse_ref, registry_failure};
 
 const RESULTS_TYPE: &str = "application/vnd.loadhost.results.v1";
 const RESULTS_LAYER: &str = "application/vnd.loadhost.results.v1+jsonl";

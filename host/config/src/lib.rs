@@ -10,7 +10,8 @@
 //! - [`distributed`]: `--segment I/N`, `--segments N`, `--start-at` for one plan run by many processes.
 //! - [`feed`]: reading `--data` (JSON lines or CSV) into one shared feed.
 //! - [`file`](mod@file): reading a TOML file with errors that name the file, line and key.
-//! - [`resolve`](mod@resolve): checking the combination and turning it into an engine [`Plan`](loadhost_engine::Plan).
+//! - [`resolve`](mod@resolve): checking the combination and turning it into [`RunSettings`], the run's
+//!   list of engine [`Plan`](loadhost_engine::Plan)s (one for a single run, one per scenario).
 //! - [`pacing`]: `--think` (`--pace` is a duration).
 //! - [`secrets`]: the plugin's environment (`-e`, `--env-file`) and the control token, never echoed.
 

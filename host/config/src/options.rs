@@ -468,8 +468,8 @@ mod tests {
     use crate::resolve::{
         DEFAULT_CACHE_MAX, DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE, DEFAULT_GRACEFUL_STOP,
         DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PLUGIN_SIZE, DEFAULT_MAX_RESPONSE_BODY,
-        DEFAULT_MAX_WORKERS, DEFAULT_OPEN_WORKERS, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE,
-        DEFAULT_TASK_TIMEOUT,
+        DEFAULT_MAX_WORKERS, DEFAULT_OPEN_WORKERS_CAP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET,
+        DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
     };
 
     fn parse(toml: &str) -> Result<RunOptions, String> {
@@ -671,7 +671,7 @@ mod tests {
             format!("{text} {}", values.join(" "))
         };
         let cases = [
-            ("workers", format!("at most {DEFAULT_OPEN_WORKERS})")),
+            ("workers", format!("at most {DEFAULT_OPEN_WORKERS_CAP})")),
             ("workers", format!("(default {DEFAULT_CLOSED_WORKERS})")),
             ("max-workers", format!("(default {DEFAULT_MAX_WORKERS})")),
             ("retry-backoff", format!("(default {}", Dur(DEFAULT_RETRY_BACKOFF))),

@@ -26,20 +26,23 @@ fn toml(text: &str) -> Result<RunOptions, String> {
 #[test]
 fn arrivals_and_seed_reach_the_plan_and_the_config() {
     let s = resolve(flags(&["--arrivals", "poisson", "--seed", "7", "-r", "200", "-d", "1s"])).unwrap();
-    assert_eq!((s.plan.arrivals(), s.plan.seed(), s.plan.planned_is_exact()), (Arrivals::Poisson, 7, false));
+    assert_eq!(
+        (s.plans[0].arrivals(), s.plans[0].seed(), s.plans[0].planned_is_exact()),
+        (Arrivals::Poisson, 7, false)
+    );
     let config = serde_json::to_value(&s.options).unwrap();
     assert_eq!((&config["arrivals"], &config["seed"]), (&serde_json::json!("poisson"), &serde_json::json!(7)));
     let file = resolve(toml("rate = 200\nduration = \"1s\"\narrivals = \"poisson\"\nseed = 7\n").unwrap()).unwrap();
-    assert_eq!(file.plan, s.plan, "the file says the same as the flags");
+    assert_eq!(file.plans, s.plans, "the file says the same as the flags");
 }
 
 #[test]
 fn without_flags_arrivals_are_even_and_the_seed_is_drawn_and_shown() {
     let a = resolve(flags(&["-r", "10", "-d", "1s"])).unwrap();
     let b = resolve(flags(&["-r", "10", "-d", "1s"])).unwrap();
-    assert_eq!((a.plan.arrivals(), a.options.arrivals), (Arrivals::Even, Some(ArrivalsArg::Even)));
+    assert_eq!((a.plans[0].arrivals(), a.options.arrivals), (Arrivals::Even, Some(ArrivalsArg::Even)));
     let seed = a.options.seed.unwrap();
-    assert_eq!(a.plan.seed(), seed);
+    assert_eq!(a.plans[0].seed(), seed);
     assert!(seed < 1 << 53, "exact in JSON and TOML: {seed}");
     assert_ne!(seed, b.options.seed.unwrap(), "drawn afresh");
     let closed = resolve(flags(&["-n", "3"])).unwrap();
@@ -69,7 +72,7 @@ fn a_sine_stage_mixes_with_ramps_and_schedules_its_integral() {
     let options = toml(text).unwrap();
     let s = resolve(options.clone()).unwrap();
     // 10 s at 100/s, ten whole periods averaging 550/s, and a ramp from 100 to 0 over 10 s.
-    assert_eq!(s.plan.planned_tasks(), Some(1_000 + 330_000 + 500));
+    assert_eq!(s.plans[0].planned_tasks(), Some(1_000 + 330_000 + 500));
     // The config echoes the stage as it was written, and reads back the same.
     let written = serde_json::to_value(&options.stage).unwrap();
     assert_eq!(written[1]["shape"], "sine");
@@ -124,8 +127,8 @@ fn the_segments_of_a_split_run_agree_on_a_seed_without_being_told() {
         resolve(flags(&["--arrivals", "poisson", "-r", "100", "-d", "1s", "--segment", i, "--start-at", at])).unwrap()
     };
     let (a, b) = (segment("0/2"), segment("1/2"));
-    assert_eq!(a.plan.seed(), b.plan.seed(), "one plan, one seed");
+    assert_eq!(a.plans[0].seed(), b.plans[0].seed(), "one plan, one seed");
     assert_eq!(a.options.seed, b.options.seed, "and the same config for merge");
     let told = resolve(flags(&["-r", "100", "-d", "1s", "--segment", "0/2", "--seed", "9"])).unwrap();
-    assert_eq!(told.plan.seed(), 9);
+    assert_eq!(told.plans[0].seed(), 9);
 }

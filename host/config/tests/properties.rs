@@ -85,6 +85,6 @@ proptest! {
         let text = format!("rate = {rate}\nduration = \"{secs}s\"\nworkers = {workers}\n");
         let options = loadhost_config::file::parse(Path::new("prop.toml"), &text).expect("valid TOML loads");
         let settings = loadhost_config::resolve(options).expect("and resolves");
-        prop_assert_eq!(settings.plan.planned_tasks(), Some(u64::from(rate) * u64::from(secs)));
+        prop_assert_eq!(settings.plans[0].planned_tasks(), Some(u64::from(rate) * u64::from(secs)));
     }
 }

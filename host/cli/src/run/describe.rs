@@ -13,11 +13,12 @@ pub(crate) fn run(settings: &RunSettings) -> String {
 
 fn model(settings: &RunSettings) -> String {
     let live = settings.options.control.is_some();
-    if settings.scenarios.is_empty() {
-        return plan(&settings.plan, live);
+    let scenarios = settings.scenarios();
+    if scenarios.is_empty() {
+        // A single run: its one plan is the run.
+        return settings.plans.iter().map(|p| plan(p, live)).collect();
     }
-    let each: Vec<String> = settings
-        .scenarios
+    let each: Vec<String> = scenarios
         .iter()
         .map(|scenario| {
             let model = plan(scenario, live);

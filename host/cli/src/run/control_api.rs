@@ -18,6 +18,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
+use loadhost_config::RunSettings;
 use loadhost_engine::{Changes, Control, ControlError, Plan};
 
 /// Bind the API (before any load, so a bad address fails fast): loopback, or anything with a token.
@@ -25,27 +26,28 @@ pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::T
     if !addr.ip().is_loopback() && token.is_none() {
         anyhow::bail!("--control {addr}: not a loopback address; binding elsewhere needs --control-token");
     }
-    crate::http_serve::bind("control", addr)
+    super::http_serve::bind("control", addr)
 }
 
-/// The handle for a run of `plan`. Its crew may not grow past the ceiling it was planned with: the
-/// instance pool and the dispatch channels were sized for it at start, so growth beyond would fail
-/// and show as drops. The refusal names the flag that sets the ceiling.
-pub fn handle(plan: &Plan) -> Control {
-    let flag = if plan.is_open() {
+/// The handle for `run`. Its crew may not grow past the ceiling it was planned with: the instance
+/// pool and the dispatch channels were sized for it at start, so growth beyond would fail and show
+/// as drops. The refusal names the flag that sets the ceiling.
+pub fn handle(run: &RunSettings) -> Control {
+    let plans = &run.plans;
+    let flag = if plans.iter().any(Plan::is_open) {
         "--max-workers"
-    } else if plan.worker_curve().is_some() {
+    } else if plans.iter().any(|p| p.worker_curve().is_some()) {
         "--stage"
     } else {
         "--workers"
     };
-    Control::with_ceiling(plan.max_workers(), flag)
+    Control::with_ceiling(run.max_workers, flag)
 }
 
 /// Serve `control` on `listener` until the process ends.
 pub async fn serve(listener: std::net::TcpListener, control: Arc<Control>, token: Option<String>) {
     let token: Option<Arc<str>> = token.map(Arc::from);
-    crate::http_serve::serve(listener, "control API", move |req| answer(req, control.clone(), token.clone())).await;
+    super::http_serve::serve(listener, "control API", move |req| answer(req, control.clone(), token.clone())).await;
 }
 
 fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {
@@ -128,13 +130,13 @@ mod tests {
             max_workers: Some(100),
             ..RunOptions::default()
         };
-        let plan = loadhost_config::resolve(options).unwrap().plan;
-        let err = handle(&plan).apply(Changes { max_workers: Some(500), ..Changes::default() }).unwrap_err();
+        let run = loadhost_config::resolve(options).unwrap();
+        let err = handle(&run).apply(Changes { max_workers: Some(500), ..Changes::default() }).unwrap_err();
         assert_eq!(
             err.to_string(),
             "max_workers 500 is above this run's ceiling 100 (set at start with --max-workers)"
         );
-        assert!(handle(&plan).apply(Changes { max_workers: Some(100), ..Changes::default() }).is_ok());
+        assert!(handle(&run).apply(Changes { max_workers: Some(100), ..Changes::default() }).is_ok());
     }
 
     #[test]

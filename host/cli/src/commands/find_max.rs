@@ -65,7 +65,7 @@ pub struct FindMaxArgs {
     options: RunOptions,
 
     #[command(flatten)]
-    registry: crate::registry_cmd::ResolveArgs,
+    registry: crate::registry::ResolveArgs,
 }
 
 /// Each SLO's expression, the value measured, and whether it held.
@@ -134,7 +134,7 @@ fn slo_error(slo: &Threshold, err: ThresholdError) -> Failure {
 
 /// Search.
 pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
-    let mut resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
+    let mut resolved = crate::registry::resolve(&args.plugin, &args.registry)?;
     if let Some(bundle) = resolved.bundle.as_mut() {
         args.options = args.options.clone().or(searchable(std::mem::take(&mut bundle.options)));
     }
@@ -158,7 +158,7 @@ pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
     // Ctrl-C or SIGTERM stops the step under way (with the usual grace); the steps judged so far
     // are still reported and written, and the search exits 130.
     let interrupt = Arc::new(Interrupt::new());
-    crate::signals::watch(&tokio, interrupt.clone(), first.plan.grace());
+    crate::signals::watch(&tokio, interrupt.clone(), first.grace());
     let mut search = Search { steps: Vec::new(), stopped_at: None, precision: args.precision };
     let mut bracket = Bracket::default();
     let mut next = Some(args.start.0);
@@ -166,9 +166,15 @@ pub fn run(mut args: FindMaxArgs) -> Result<ExitCode, Failure> {
         let Some(rate) = next else { break };
         step_options.rate = Some(Rate(rate));
         let settings = loadhost_config::resolve(step_options.clone()).map_err(Failure::usage)?;
+        // The search's options hold no [[scenario]] block (`searchable` drops a bundle's): one plan.
+        let [plan] = settings.plans.as_slice() else {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "find-max searches a single load: [[scenario]] blocks do not apply"
+            )));
+        };
         let live = Live { control: None, interrupt: Some(interrupt.clone()) };
         let mut quiet = |_: &IntervalRow| {};
-        let run = loadhost_engine::run_live(&settings.plan, plugin.factory(grants.clone()), &mut quiet, live);
+        let run = loadhost_engine::run_live(plan, plugin.factory(grants.clone()), &mut quiet, live);
         let report = tokio.block_on(run).map_err(|err| match err {
             EngineError::Setup(_) => Failure::aborted(err),
             other => Failure::runtime(other),

@@ -54,11 +54,11 @@ pub struct NewArgs {
     dir: PathBuf,
 }
 
-static WIT: &str = include_str!("../../../wit/plugin.wit");
+static WIT: &str = include_str!("../../../../wit/plugin.wit");
 static RUST_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/rust/template");
 static RUST_SDK: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/rust/src");
-static RUST_SDK_MANIFEST: &str = include_str!("../../../sdk/rust/Cargo.toml");
-static RUST_LOCK: &str = include_str!("../../../plugins/Cargo.lock");
+static RUST_SDK_MANIFEST: &str = include_str!("../../../../sdk/rust/Cargo.toml");
+static RUST_LOCK: &str = include_str!("../../../../plugins/Cargo.lock");
 static PYTHON_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/python/template");
 static PYTHON_LIB: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/python/lib");
 static JS_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/template");
@@ -71,9 +71,9 @@ static JS_TOOLCHAIN: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/toolch
 fn toolchain_script(lang: Lang) -> Option<&'static str> {
     match lang {
         Lang::Rust => None,
-        Lang::Python => Some(include_str!("../../../sdk/python/toolchain.sh")),
-        Lang::Js => Some(include_str!("../../../sdk/js/toolchain.sh")),
-        Lang::C => Some(include_str!("../../../sdk/c/toolchain.sh")),
+        Lang::Python => Some(include_str!("../../../../sdk/python/toolchain.sh")),
+        Lang::Js => Some(include_str!("../../../../sdk/js/toolchain.sh")),
+        Lang::C => Some(include_str!("../../../../sdk/c/toolchain.sh")),
     }
 }
 
@@ -90,10 +90,10 @@ fn script_entry(lang: Lang) -> Option<&'static str> {
 
 fn build_script(lang: Lang) -> &'static str {
     match lang {
-        Lang::Rust => include_str!("../../../sdk/rust/build.sh"),
-        Lang::Python => include_str!("../../../sdk/python/build.sh"),
-        Lang::Js => include_str!("../../../sdk/js/build.sh"),
-        Lang::C => include_str!("../../../sdk/c/build.sh"),
+        Lang::Rust => include_str!("../../../../sdk/rust/build.sh"),
+        Lang::Python => include_str!("../../../../sdk/python/build.sh"),
+        Lang::Js => include_str!("../../../../sdk/js/build.sh"),
+        Lang::C => include_str!("../../../../sdk/c/build.sh"),
     }
 }
 

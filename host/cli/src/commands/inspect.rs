@@ -24,7 +24,7 @@ pub struct InspectArgs {
     plugin: PathBuf,
 
     #[command(flatten)]
-    registry: crate::registry_cmd::ResolveArgs,
+    registry: crate::registry::ResolveArgs,
 
     /// Print JSON instead of text.
     #[arg(long)]
@@ -102,7 +102,7 @@ fn to_text(path: &str, i: &Inspection) -> String {
 }
 
 /// A bundle's TOML as it was pushed (what `run REF` applies under its flags) and its data layer.
-fn bundle_text(b: &crate::registry_cmd::Bundle) -> String {
+fn bundle_text(b: &crate::registry::Bundle) -> String {
     let data = b.data.as_ref().map_or_else(|| "none".to_owned(), |(media, size)| format!("{media}, {size} bytes"));
     let toml: String = b.toml.lines().map(|l| format!("\n    {l}")).collect();
     format!(
@@ -161,7 +161,7 @@ fn options_text(i: &Inspection) -> String {
 
 /// Print what the plugin is and asks for.
 pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
-    let resolved = crate::registry_cmd::resolve(&args.plugin, &args.registry)?;
+    let resolved = crate::registry::resolve(&args.plugin, &args.registry)?;
     let path = match &resolved.oci {
         Some((reference, digest)) => format!("{reference} ({digest})"),
         None => resolved.path.display().to_string(),

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 use loadhost_registry::{PluginRef, Registry};
 
 use crate::exit::Failure;
-use crate::registry_cmd::registry_failure;
+use crate::registry::registry_failure;
 
 /// How long after the last arrival the segments start: every segment polls the registry, so
 /// each must see the last arrival and still be waiting when the start comes.
@@ -89,7 +89,7 @@ pub fn decide(arrivals: &BTreeMap<u32, u64>, count: u32, timeout: Duration, now:
 
 impl Barrier<'_> {
     fn tag(&self, index: u32) -> Result<PluginRef, Failure> {
-        crate::registry_cmd::parse_ref(&format!("{}:{}-arrive-{index}", self.repository, self.run_id))
+        crate::registry::parse_ref(&format!("{}:{}-arrive-{index}", self.repository, self.run_id))
     }
 
     /// Announce this segment and wait until the start is decided (or a stop is asked for).

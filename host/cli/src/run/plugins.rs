@@ -13,7 +13,7 @@ use loadhost_runtime::{Grants, HttpDebug, LineSink, Plugin, WasmWorkerFactory};
 
 use crate::exit::Failure;
 use crate::prepare::load_plugins;
-use crate::registry_cmd::{Resolved, Resolver};
+use crate::registry::{Resolved, Resolver};
 
 /// One plugin of the run, loaded.
 pub(crate) struct Loaded {

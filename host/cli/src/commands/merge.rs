@@ -33,7 +33,7 @@ pub struct MergeArgs {
     run_id: Option<String>,
 
     #[command(flatten)]
-    registry: crate::registry_cmd::ConnArgs,
+    registry: crate::registry::ConnArgs,
 
     /// Write the merged run's summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
@@ -196,7 +196,7 @@ fn part_files(args: &MergeArgs) -> Result<(Vec<PathBuf>, Option<tempfile::TempDi
         )));
     };
     let dir = tempfile::tempdir().map_err(|err| Failure::runtime(anyhow::anyhow!("a temporary folder: {err}")))?;
-    let registry = crate::registry_cmd::registry(&args.registry)?;
+    let registry = crate::registry::registry(&args.registry)?;
     let files = crate::results_oci::pull_parts(&registry, repository, run_id, dir.path())?;
     tracing::info!("pulled {} part(s) of run {run_id} from oci://{repository}", files.len());
     Ok((files, Some(dir)))

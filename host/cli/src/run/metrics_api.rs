@@ -16,14 +16,14 @@ pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::T
     if !addr.ip().is_loopback() && token.is_none() {
         anyhow::bail!("--metrics-addr {addr}: not a loopback address; binding elsewhere needs --metrics-token");
     }
-    crate::http_serve::bind("metrics-addr", addr)
+    super::http_serve::bind("metrics-addr", addr)
 }
 
 /// Serve `exporter` on `listener` until the process ends; with a `token`, only to scrapes that
 /// present it.
 pub async fn serve(listener: std::net::TcpListener, exporter: Arc<Exporter>, token: Option<String>) {
     let token: Option<Arc<str>> = token.map(Arc::from);
-    crate::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, exporter.clone(), token.clone()))
+    super::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, exporter.clone(), token.clone()))
         .await;
 }
 
@@ -33,7 +33,7 @@ async fn answer(
     token: Option<Arc<str>>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let presented = req.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
-    let allowed = token.as_deref().is_none_or(|token| crate::control_api::authorized(presented, token));
+    let allowed = token.as_deref().is_none_or(|token| super::control_api::authorized(presented, token));
     let (status, content_type, body) = match (req.method(), req.uri().path()) {
         _ if !allowed => {
             (StatusCode::UNAUTHORIZED, "text/plain", "missing or wrong Authorization: Bearer token\n".to_owned())

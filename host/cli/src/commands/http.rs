@@ -16,12 +16,12 @@ use clap::Args;
 use loadhost_config::RunOptions;
 use loadhost_config::units::{Dur, EnvPair, Rate};
 
+use crate::commands::run::RunArgs;
 use crate::exit::Failure;
-use crate::run::RunArgs;
 use targets::Target;
 
 /// The generic HTTP plugin, built from `plugins/http-generic` by `cargo xtask embed`.
-const PLUGIN: &[u8] = include_bytes!("../assets/http-generic.wasm");
+const PLUGIN: &[u8] = include_bytes!("../../assets/http-generic.wasm");
 
 /// How every output names the plugin (its file is a temporary one).
 const PLUGIN_NAME: &str = "loadhost http (built-in)";
@@ -241,7 +241,7 @@ fn log_plan(requests: &[Target], hosts: &std::collections::BTreeSet<String>, def
 
 /// The digest check of the embedded plugin shares its code with `cargo xtask embed`.
 #[cfg(test)]
-#[path = "../../../xtask/src/sources.rs"]
+#[path = "../../../../xtask/src/sources.rs"]
 #[allow(dead_code, reason = "xtask's module; the test uses part of it")]
 mod embedded_sources;
 

@@ -26,9 +26,9 @@ use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
 use loadhost_output::results::ResultsWriter;
 
+use super::plugin_output::JsonBacklog;
 use crate::judge::LiveJudge;
 use crate::outputs::FileOutput;
-use crate::plugin_output::JsonBacklog;
 
 /// How many intervals may wait for the outputs before the run loop waits for them.
 pub const QUEUE: usize = 60;
@@ -67,7 +67,7 @@ impl Sinks {
 
     /// Tell every output about one interval.
     fn interval(&mut self, row: &IntervalRow, window: &Window) {
-        self.rss_seen = self.rss_seen.max(crate::memory::status_bytes("VmRSS").unwrap_or(0));
+        self.rss_seen = self.rss_seen.max(super::memory::status_bytes("VmRSS").unwrap_or(0));
         self.progress.update(row);
         if let Some(csv) = self.csv.as_mut() {
             csv.write(|w| w.row(row));

@@ -1,0 +1,106 @@
+//! `loadhost push PLUGIN REF` and `loadhost pin REF`: plugins shared through OCI registries (see
+//! docs/sharing.md); reaching a registry and resolving a reference are [`crate::registry`]'s.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use loadhost_registry::{BUNDLE_CONFIG_MEDIA_TYPE, check_bundle_toml, data_media_type};
+
+use crate::exit::Failure;
+use crate::registry::{ConnArgs, parse_ref, registry, registry_failure};
+
+/// Arguments of `loadhost push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The plugin component to publish.
+    plugin: PathBuf,
+
+    /// Where: HOST[:PORT]/REPOSITORY[:TAG] (or oci://…).
+    reference: String,
+
+    /// Push a bundle: the plugin with the run's TOML (`-c`) and data feed (`--data`, else the
+    /// TOML's `data`) as extra layers; `run REF` applies them (its flags win).
+    #[arg(long, requires = "config")]
+    bundle: bool,
+
+    /// The bundle's TOML (the keys of `loadhost run -c`; nothing that grants access or writes).
+    #[arg(short = 'c', long = "config", value_name = "FILE", requires = "bundle")]
+    config: Option<PathBuf>,
+
+    /// The bundle's data feed (JSON lines or CSV, by extension).
+    #[arg(long = "data", value_name = "FILE", requires = "bundle")]
+    data: Option<PathBuf>,
+
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Publish the plugin and print `REF@sha256:…`.
+pub fn push(args: PushArgs) -> Result<ExitCode, Failure> {
+    let r = parse_ref(&args.reference)?;
+    let wasm = if loadhost_component::script::Language::of(&args.plugin).is_some() {
+        // A script goes as the component `loadhost build` makes of it: the same bytes, the same digest.
+        loadhost_runtime::script_component(&args.plugin)
+            .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?
+            .bytes
+    } else {
+        loadhost_input::read(&args.plugin, loadhost_input::PLUGIN).map_err(|err| {
+            Failure::usage(anyhow::anyhow!("{}: cannot read the plugin: {err}", args.plugin.display()))
+        })?
+    };
+    if !wasm.starts_with(b"\0asm") {
+        return Err(Failure::plugin(anyhow::anyhow!(
+            "{}: not a WebAssembly file (it does not start with the \\0asm magic bytes)",
+            args.plugin.display()
+        )));
+    }
+    let extra = bundle_layers(&args)?;
+    let digest = registry(&args.conn)?.push(&r, wasm, extra).map_err(registry_failure)?;
+    crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `loadhost pin`.
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    /// The reference to pin: HOST[:PORT]/REPOSITORY[:TAG].
+    reference: String,
+
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Resolve the reference in its registry and print `REF@sha256:…` (the plugin is stored too).
+pub fn pin(args: PinArgs) -> Result<ExitCode, Failure> {
+    let r = parse_ref(&args.reference)?;
+    let digest = registry(&args.conn)?.pin(&r).map_err(registry_failure)?;
+    crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The bundle's extra layers: its TOML, checked to grant nothing, and its data feed.
+fn bundle_layers(args: &PushArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
+    let Some(config) = &args.config else { return Ok(Vec::new()) };
+    let read = |path: &Path, cap| {
+        loadhost_input::read(path, cap)
+            .map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read it: {err}", path.display())))
+    };
+    let toml_bytes = read(config, loadhost_input::CONFIG)?;
+    let text = String::from_utf8_lossy(&toml_bytes);
+    let what = config.display().to_string();
+    check_bundle_toml(&what, &text).map_err(Failure::usage)?;
+    let options = loadhost_config::file::parse(config, &text).map_err(Failure::usage)?;
+    // The TOML's own `data` is relative to the TOML; --data wins.
+    let data =
+        args.data.clone().or_else(|| options.data.as_ref().map(|d| config.parent().unwrap_or(Path::new(".")).join(d)));
+    let mut layers = vec![(BUNDLE_CONFIG_MEDIA_TYPE.to_owned(), toml_bytes)];
+    if let Some(data) = data {
+        let media = data_media_type(&data).ok_or_else(|| {
+            Failure::usage(anyhow::anyhow!("--data {}: a bundle's feed is .jsonl or .csv", data.display()))
+        })?;
+        layers.push((media.to_owned(), read(&data, loadhost_input::DATA)?));
+    }
+    Ok(layers)
+}
