@@ -266,16 +266,16 @@ use Unit::{Bytes, Count, Millis, Share};
 
 /// Every built-in metric.
 pub const CATALOGUE: &[Metric] = &[
-    entry(LATENCY_MS, Trend, Millis, Quantity::Timing(Timing::Latency), "Task latency, scheduled time to end (ms)"),
-    entry(SERVICE_MS, Trend, Millis, Quantity::Timing(Timing::Service), "Task service time, call to end (ms)"),
-    entry(WAIT_MS, Trend, Millis, Quantity::Timing(Timing::Wait), "Task wait, scheduled time to call (ms)"),
-    entry(GATE_WAIT_MS, Trend, Millis, Quantity::Timing(Timing::GateWait), "Time tasks waited for a gate permit (ms)"),
+    entry(LATENCY_MS, Trend, Millis, Quantity::Timing(Timing::Latency), "Task latency, scheduled time to end"),
+    entry(SERVICE_MS, Trend, Millis, Quantity::Timing(Timing::Service), "Task service time, call to end"),
+    entry(WAIT_MS, Trend, Millis, Quantity::Timing(Timing::Wait), "Task wait, scheduled time to call"),
+    entry(GATE_WAIT_MS, Trend, Millis, Quantity::Timing(Timing::GateWait), "Time tasks waited for a gate permit"),
     entry(TASKS_STARTED, Counter, Count, Quantity::TasksStarted, "Tasks that started executing"),
     entry(TASKS_NOT_PASSED, Rate, Share, Quantity::TasksNotPassed, "Share of ended tasks that did not pass"),
     entry(CHECKS, Rate, Share, Quantity::Checks, "Share of checks that passed"),
-    entry(GROUP_DURATION, Trend, Millis, Quantity::Series, "Time spent in each group (ms)"),
+    entry(GROUP_DURATION, Trend, Millis, Quantity::Series, "Time spent in each group"),
     entry(HTTP_REQS, Counter, Count, Quantity::HttpReqs, "HTTP requests the plugin made"),
-    entry(HTTP_REQ_DURATION, Trend, Millis, Quantity::HttpReqDuration, "HTTP request duration, sent to body end (ms)"),
+    entry(HTTP_REQ_DURATION, Trend, Millis, Quantity::HttpReqDuration, "HTTP request duration, sent to body end"),
     entry(
         HTTP_REQ_FAILED,
         Rate,
@@ -290,19 +290,33 @@ pub const CATALOGUE: &[Metric] = &[
     entry(HTTP_STATUS, Counter, Count, Quantity::Shown, "HTTP responses by status code (0: no response)"),
     entry(HTTP_RESPONSE_BYTES, Counter, Bytes, Quantity::Shown, "Response body bytes delivered to the plugin"),
     entry(WS_SESSIONS, Counter, Count, Quantity::Series, "WebSocket sessions started"),
-    entry(WS_CONNECTING, Trend, Millis, Quantity::Series, "WebSocket connect to completed handshake (ms)"),
-    entry(WS_SESSION_DURATION, Trend, Millis, Quantity::Series, "WebSocket handshake to session end (ms)"),
+    entry(WS_CONNECTING, Trend, Millis, Quantity::Series, "WebSocket connect to completed handshake"),
+    entry(WS_SESSION_DURATION, Trend, Millis, Quantity::Series, "WebSocket handshake to session end"),
     entry(WS_MSGS_SENT, Counter, Count, Quantity::Series, "WebSocket data messages sent"),
     entry(WS_MSGS_RECEIVED, Counter, Count, Quantity::Series, "WebSocket data messages received"),
-    entry(WS_PING, Trend, Millis, Quantity::Series, "WebSocket ping round trips (ms)"),
+    entry(WS_PING, Trend, Millis, Quantity::Series, "WebSocket ping round trips"),
     entry(WS_DENIED, Counter, Count, Quantity::Series, "WebSocket connections refused by the allow-list"),
     entry(GRPC_REQS, Counter, Count, Quantity::Series, "gRPC calls ended, by status"),
-    entry(GRPC_REQ_DURATION, Trend, Millis, Quantity::Series, "gRPC unary call duration (ms)"),
+    entry(GRPC_REQ_DURATION, Trend, Millis, Quantity::Series, "gRPC unary call duration"),
     entry(GRPC_STREAMS, Counter, Count, Quantity::Series, "gRPC streaming calls started"),
     entry(GRPC_STREAMS_MSGS_SENT, Counter, Count, Quantity::Series, "gRPC stream messages sent"),
     entry(GRPC_STREAMS_MSGS_RECEIVED, Counter, Count, Quantity::Series, "gRPC stream messages received"),
     entry(GRPC_DENIED, Counter, Count, Quantity::Series, "gRPC calls refused by the allow-list"),
 ];
+
+/// A built-in metric that exists only in this crate's own tests: what adding a metric takes is
+/// this entry and the line that records it (`reading`'s test `a_new_built_in_metric_is_one_entry`).
+#[cfg(test)]
+const TEST_ONLY: &[Metric] = &[entry("probe_ms", Trend, Millis, Quantity::Series, "The catalogue's own test metric")];
+
+/// Every built-in metric (in this crate's tests, with [`TEST_ONLY`]'s).
+pub fn all() -> impl Iterator<Item = &'static Metric> {
+    #[cfg(test)]
+    let extra = TEST_ONLY;
+    #[cfg(not(test))]
+    let extra: &[Metric] = &[];
+    CATALOGUE.iter().chain(extra)
+}
 
 /// Built-in names that were renamed, (old, new): the old name still parses, as the new one, so
 /// existing thresholds keep judging the same quantity. `tasks_failed` was renamed because
@@ -317,7 +331,7 @@ pub fn current_name(name: &str) -> &str {
 /// The built-in metric named `name` (or a name it was renamed from).
 pub fn find(name: &str) -> Option<&'static Metric> {
     let name = current_name(name);
-    CATALOGUE.iter().find(|m| m.name == name)
+    all().find(|m| m.name == name)
 }
 
 /// The kind of a built-in metric a threshold can judge (by its name, or a name it was renamed
@@ -328,7 +342,7 @@ pub fn built_in_kind(name: &str) -> Option<MetricKind> {
 
 /// The names thresholds take, in catalogue order (an unknown name's error lists them).
 pub fn threshold_names() -> impl Iterator<Item = &'static str> {
-    CATALOGUE.iter().filter(|m| m.thresholds).map(|m| m.name)
+    all().filter(|m| m.thresholds).map(|m| m.name)
 }
 
 /// Whether `name` is a built-in metric recorded as a series (WebSocket, gRPC, groups).
@@ -339,6 +353,42 @@ pub fn is_series(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The docs' table of built-in metrics, rendered from the catalogue.
+    fn markdown_table() -> String {
+        let mut out = String::from("| metric | kind | unit | selectors | what it measures |\n|---|---|---|---|---|\n");
+        for m in CATALOGUE {
+            let unit = match m.unit {
+                Millis => "ms",
+                Count => "count",
+                Bytes => "bytes",
+                Share => "share",
+            };
+            let tags = match (m.tags, m.quantity) {
+                (_, Quantity::Shown) => "summary JSON and terminal only",
+                (_, Quantity::TasksStarted) => "compare only",
+                (Tags::None, _) => "—",
+                (Tags::Any, Quantity::Checks) => "`check:NAME`, the checks' own tags",
+                (Tags::Any, _) => "its own tags",
+                (Tags::Endpoint, _) => "`name`, `method`",
+                (Tags::EndpointOrStatus, _) => "`name`, `method`, `status`, `redirect`",
+            };
+            out.push_str(&format!("| `{}` | {} | {unit} | {tags} | {} |\n", m.name, m.kind.name(), m.help));
+        }
+        out
+    }
+
+    /// docs/outputs.md lists every built-in metric as the catalogue has it: a metric added here
+    /// without its row there fails, and the message is the table to paste.
+    #[test]
+    fn the_docs_table_is_the_catalogue() {
+        let docs = include_str!("../../../docs/outputs.md");
+        let table = markdown_table();
+        assert!(
+            docs.contains(&table),
+            "docs/outputs.md's \"Built-in metrics\" table is stale; it should read:\n\n{table}"
+        );
+    }
 
     #[test]
     fn every_name_is_catalogued_once_and_every_entry_is_consistent() {

@@ -279,3 +279,39 @@ fn trend_value(trend: &Trend<'_>, agg: &Aggregate) -> Result<Option<f64>, ReadEr
         Aggregate::Rate | Aggregate::Value => return Err(ReadError::NoAggregate),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::compare::Rule;
+    use crate::{MetricKind, SeriesKey, Threshold, Window};
+
+    /// The catalogue's test-only `probe_ms` has an entry and nothing else: recorded (the one line
+    /// below), it is a built-in trend to thresholds (no declaration), reserved against plugins,
+    /// read by thresholds and `compare`, and refused an aggregate its kind lacks.
+    #[test]
+    fn a_new_built_in_metric_is_one_entry() {
+        let mut window = Window::default();
+        for ms in [10.0, 20.0, 30.0] {
+            // The recording site.
+            window.plugin.trend(SeriesKey::new("probe_ms".into(), Vec::new()), ms);
+        }
+        assert_eq!(
+            catalogue::built_in_kind("probe_ms"),
+            Some(MetricKind::Trend),
+            "reserved: plugins cannot declare it"
+        );
+        let t: Threshold = "probe_ms:max<25".parse().expect("parses");
+        assert_eq!(t.validate(&|_| None, &[]), Ok(MetricKind::Trend), "no declaration needed");
+        let sample = Sample::over(&window, Duration::from_secs(1));
+        let max = t.read(&sample).expect("reads").expect("has samples");
+        assert!((max - 30.0).abs() < 0.1, "{max}");
+        let rule: Rule = "probe_ms:avg>+10%".parse().expect("parses");
+        assert_eq!(rule.validate(&[], &[]).ok(), Some(MetricKind::Trend));
+        assert_eq!(rule.samples(&sample).ok(), Some(Some(3)));
+        let rate: Threshold = "probe_ms:rate<1".parse().expect("parses");
+        assert!(rate.validate(&|_| None, &[]).is_err(), "a trend has no rate");
+    }
+}
