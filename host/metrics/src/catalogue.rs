@@ -12,8 +12,6 @@
 
 use std::str::FromStr;
 
-use crate::threshold::Aggregate;
-
 /// Every built-in metric's name, as thresholds, `compare` and the outputs spell it.
 pub mod names {
     /// Scheduled time → a task's end (trend, ms): what a user of the target sees.
@@ -80,6 +78,39 @@ pub mod names {
 }
 
 use names::*;
+
+/// What a threshold or rule compares: a statistic of a metric.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Aggregate {
+    /// A percentile, `p(99)` or `p(99.9)`.
+    Percentile(f64),
+    /// `avg` (or `mean`).
+    Avg,
+    /// `min`.
+    Min,
+    /// `max`.
+    Max,
+    /// `med` (the 50th percentile).
+    Med,
+    /// `count`.
+    Count,
+    /// `rate`: per second for counters, the share of true values for rates and checks.
+    Rate,
+    /// `value` of a gauge.
+    Value,
+}
+
+/// The tag that picks a scenario's measurements rather than a series.
+pub const SCENARIO_TAG: &str = "scenario";
+
+/// The tag selecting redirect responses of `http_reqs` (`{redirect:true}`, or `false` for the rest).
+pub const REDIRECT_TAG: &str = "redirect";
+
+/// The tag that picks an HTTP endpoint by name (k6's `name`): `http_req_duration{name:login}`.
+pub const ENDPOINT_NAME_TAG: &str = "name";
+
+/// The tag that picks HTTP endpoints by request method: `http_reqs{method:POST}`.
+pub const ENDPOINT_METHOD_TAG: &str = "method";
 
 /// A metric's kind, which decides the aggregates a threshold may compare (as in k6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -11,32 +11,11 @@ use thiserror::Error;
 use std::time::Duration;
 
 use crate::catalogue::names::CHECKS;
-use crate::catalogue::{self, MetricKind, Tags};
+use crate::catalogue::{self, Aggregate, MetricKind, REDIRECT_TAG, SCENARIO_TAG, Tags};
 use crate::checks::CHECK_TAG;
 use crate::reading::{self, Query, ReadError, Sample};
 use crate::report::RunReport;
 use crate::window::Window;
-
-/// What is compared.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Aggregate {
-    /// A percentile, `p(99)` or `p(99.9)`.
-    Percentile(f64),
-    /// `avg` (or `mean`).
-    Avg,
-    /// `min`.
-    Min,
-    /// `max`.
-    Max,
-    /// `med` (the 50th percentile).
-    Med,
-    /// `count`.
-    Count,
-    /// `rate`: per second for counters, the share of true values for rates and checks.
-    Rate,
-    /// `value` of a gauge.
-    Value,
-}
 
 /// The comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,18 +266,6 @@ fn unknown_hint(suggestion: Option<&str>, declared: &[String]) -> String {
         built_in.join(", ")
     )
 }
-
-/// The tag that picks a scenario's measurements rather than a series.
-pub const SCENARIO_TAG: &str = "scenario";
-
-/// The tag selecting redirect responses of `http_reqs` (`{redirect:true}`, or `false` for the rest).
-pub const REDIRECT_TAG: &str = "redirect";
-
-/// The tag that picks an HTTP endpoint by name (k6's `name`): `http_req_duration{name:login}`.
-pub const ENDPOINT_NAME_TAG: &str = "name";
-
-/// The tag that picks HTTP endpoints by request method: `http_reqs{method:POST}`.
-pub const ENDPOINT_METHOD_TAG: &str = "method";
 
 impl Threshold {
     /// When the expression names a renamed built-in metric: (the name written, the name now).

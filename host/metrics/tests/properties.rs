@@ -2,7 +2,8 @@
 //! merge into exactly what recording everything in one would give.
 
 use loadhost_metrics::LatencyHistogram;
-use loadhost_metrics::threshold::{Aggregate, Op, Threshold};
+use loadhost_metrics::catalogue::Aggregate;
+use loadhost_metrics::threshold::{Op, Threshold};
 use proptest::prelude::*;
 
 fn aggregate() -> impl Strategy<Value = (String, Aggregate)> {

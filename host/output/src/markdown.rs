@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use loadhost_metrics::Outcome;
 
-use crate::summary::{PercentileView, Summary};
+use crate::summary::Summary;
 use crate::terminal::rate_text;
 
 /// Error kinds listed.
@@ -69,9 +69,8 @@ fn tasks(out: &mut String, s: &Summary) {
 
 fn views(out: &mut String, s: &Summary) {
     out.push_str("| ms | p50 | p90 | p95 | p99 | max |\n|---|---|---|---|---|---|\n");
-    let views: [(&str, &PercentileView); 3] =
-        [("latency", &s.latency_ms), ("service", &s.service_ms), ("wait", &s.wait_ms)];
-    for (name, v) in views {
+    for timing in s.timings() {
+        let (name, v) = (timing.stem(), s.timing_view(timing));
         let _ =
             writeln!(out, "| {name} | {} | {} | {} | {} | {} |", ms(v.p50), ms(v.p90), ms(v.p95), ms(v.p99), ms(v.max));
     }

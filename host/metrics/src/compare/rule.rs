@@ -10,10 +10,11 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::stats::{Floor, Unit};
+use crate::catalogue::Aggregate;
 use crate::catalogue::names::TASKS_STARTED;
 use crate::catalogue::{self, MetricKind, Quantity};
 use crate::reading::{self, Figures, Sample};
-use crate::threshold::{Aggregate, Threshold, ThresholdError, did_you_mean};
+use crate::threshold::{Threshold, ThresholdError, did_you_mean};
 
 /// Which way a metric gets worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +185,7 @@ impl Rule {
 
     /// The tags that select a series (every tag but `scenario`).
     pub fn series_tags(&self) -> Vec<(String, String)> {
-        self.probe.tags.iter().filter(|(k, _)| k != crate::threshold::SCENARIO_TAG).cloned().collect()
+        self.probe.tags.iter().filter(|(k, _)| k != crate::catalogue::SCENARIO_TAG).cloned().collect()
     }
 
     /// Check the rule against the runs: the metric is built in or one of theirs (`declared`: the

@@ -10,10 +10,9 @@ use std::collections::BTreeMap;
 
 use thiserror::Error;
 
-use crate::catalogue::{self, Quantity, Timing};
+use crate::catalogue::{self, Aggregate, ENDPOINT_METHOD_TAG, ENDPOINT_NAME_TAG, Quantity, REDIRECT_TAG, Timing};
 use crate::checks::{CheckSelector, PassFail};
 use crate::histogram::{LatencyHistogram, Percentiles};
-use crate::threshold::{Aggregate, ENDPOINT_METHOD_TAG, ENDPOINT_NAME_TAG, REDIRECT_TAG};
 
 mod window;
 

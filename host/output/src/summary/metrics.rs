@@ -174,7 +174,7 @@ const HTTP_KEYS: [&str; 9] = [
 
 /// `http_reqs{redirect:true}`: the responses that were redirects (derived from the statuses).
 fn redirect_key() -> String {
-    format!("{}{{{}:true}}", names::HTTP_REQS, loadhost_metrics::threshold::REDIRECT_TAG)
+    format!("{}{{{}:true}}", names::HTTP_REQS, loadhost_metrics::catalogue::REDIRECT_TAG)
 }
 
 fn status_key(status: u16) -> String {

@@ -4,8 +4,8 @@
 
 use loadhost_metrics::MetricKind;
 use loadhost_metrics::catalogue;
+use loadhost_metrics::catalogue::Aggregate;
 use loadhost_metrics::compare::{Change, Judged, Rule, Test, Tolerance, Welch};
-use loadhost_metrics::threshold::Aggregate;
 use serde_json::{Value, json};
 
 use super::read::Run;
