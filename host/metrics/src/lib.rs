@@ -18,6 +18,7 @@
 //! - [`plugin`]: counters, gauges, trends and checks recorded by plugins, per name and tag set.
 //! - [`checks`]: which checks a `checks{check:NAME,tag:value}` selector picks, and the names of
 //!   groups (k6's steps): `group_duration`, the `group` tag.
+//! - [`kind`]: the kinds of metric (trend, counter, rate, gauge), which decide the aggregates.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 //! - [`count`]: how counts add up without wrapping (checked, at most 2^53), so a damaged or crafted
@@ -39,6 +40,7 @@ pub mod endpoint;
 pub mod errors;
 pub mod histogram;
 pub mod http;
+pub mod kind;
 pub mod limit;
 mod nonfinite;
 pub mod outcome;

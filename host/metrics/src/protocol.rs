@@ -2,7 +2,7 @@
 //! names. The host records them as plugin series (so every output and merge carries them, tags
 //! and all); thresholds know them as built in.
 
-use crate::threshold::MetricKind;
+use crate::kind::MetricKind;
 
 /// WebSocket sessions started (handshakes completed).
 pub const WS_SESSIONS: &str = "ws_sessions";

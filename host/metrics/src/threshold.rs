@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::checks::{CHECK_TAG, CHECKS, CheckSelector, GROUP_DURATION};
 use crate::histogram::Percentiles;
 use crate::http::names;
+pub use crate::kind::MetricKind;
 use crate::plugin::{SeriesKey, SeriesSummary};
 use crate::report::RunReport;
 use crate::window::Window;
@@ -225,19 +226,6 @@ pub struct Verdict {
     pub passed: bool,
 }
 
-/// A metric's kind, which decides the aggregates a threshold may compare (as in k6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MetricKind {
-    /// Values with a distribution: `p(N)`, `avg`, `min`, `max`, `med`, `count`.
-    Trend,
-    /// A running total: `count`, `rate` (per second).
-    Counter,
-    /// A share of true values: `rate`.
-    Rate,
-    /// The latest value: `value`.
-    Gauge,
-}
-
 impl MetricKind {
     fn allows(self, aggregate: &Aggregate) -> bool {
         match self {
@@ -254,30 +242,6 @@ impl MetricKind {
             MetricKind::Counter => "count, rate",
             MetricKind::Rate => "rate",
             MetricKind::Gauge => "value",
-        }
-    }
-
-    /// The kind's name: `trend`, `counter`, `rate`, `gauge`.
-    pub fn name(self) -> &'static str {
-        match self {
-            MetricKind::Trend => "trend",
-            MetricKind::Counter => "counter",
-            MetricKind::Rate => "rate",
-            MetricKind::Gauge => "gauge",
-        }
-    }
-}
-
-impl FromStr for MetricKind {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "trend" => Ok(MetricKind::Trend),
-            "counter" => Ok(MetricKind::Counter),
-            "rate" | "check" => Ok(MetricKind::Rate),
-            "gauge" => Ok(MetricKind::Gauge),
-            other => Err(format!("unknown metric kind '{other}' (trend, counter, rate, gauge)")),
         }
     }
 }
