@@ -11,7 +11,7 @@ use loadhost_metrics::{
 };
 use serde_json::{Value, json};
 
-use super::format::{FORMAT_VERSION, IntervalRecord, RunResults, read, segment_name, write};
+use super::{FORMAT_VERSION, IntervalRecord, RunResults, read, segment_name, write};
 use crate::summary::PluginFile;
 
 /// Segment `index` of `count`.
