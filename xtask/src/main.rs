@@ -16,6 +16,8 @@
 //! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the
 //!   bundled `http-get` plugin against it, with its summary.
 //! - `bench`: the engine/runtime overhead benchmark.
+//! - `lint`: tracked file sizes, module cycles in the crates that must have none (`modules`),
+//!   shellcheck, formatting and clippy (host and guests).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -23,6 +25,8 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context as _, Result, bail};
 
 mod guests;
+mod modules;
+mod shape;
 mod sources;
 mod tools;
 
@@ -224,6 +228,8 @@ fn check_tracked_sizes() -> Result<()> {
 
 fn lint() -> Result<()> {
     check_tracked_sizes()?;
+    modules::check(&root())?;
+    shape::check(&root())?;
     run(Command::new("shellcheck").args(shell_scripts()?).current_dir(root()))
         .context("shellcheck (installed by `cargo xtask setup`)")?;
     run(cargo().args(["fmt", "--all", "--check"]))?;

@@ -3,7 +3,7 @@
 //!
 //! A Poisson process of rate λ(t) is a unit-rate Poisson process run on the clock N(t) = ∫λ: arrival
 //! k (0-based) happens when N(t) reaches S(k) = E₁ + … + E_{k+1}, with the Eᵢ unit-mean exponential
-//! draws (`-ln(1-U)` from a seeded PCG generator). [`RateCurve::due_at`] inverts N(t) in closed
+//! draws (`-ln(1-U)` from a seeded PCG generator). [`RateCurve::due_at`](crate::RateCurve::due_at) inverts N(t) in closed
 //! form, so the schedule stays absolute, a ramp stays a ramp, and the count over a curve is Poisson
 //! with mean N(T).
 //!
@@ -16,9 +16,6 @@ use std::str::FromStr;
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-
-use crate::schedule::RateCurve;
-use crate::segment::Segment;
 
 /// How arrivals are spaced on the rate curve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -189,37 +186,6 @@ impl Exponentials {
     fn draw(&mut self) -> f64 {
         let u = (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
         -(1.0 - u).ln()
-    }
-}
-
-/// The due times of one segment's arrivals on a curve, in seconds from the start: what the
-/// pacer releases, without a clock (for tests, and to check a plan).
-#[derive(Debug, Clone)]
-pub struct Schedule {
-    curve: RateCurve,
-    targets: Targets,
-    segment: Segment,
-    /// The next arrival of the segment, in its own numbering.
-    j: u64,
-    hint: usize,
-}
-
-impl Schedule {
-    /// The arrivals of `segment` on `curve`, spaced as `process` says.
-    pub fn new(curve: RateCurve, process: Process, segment: Segment) -> Self {
-        Self { curve, targets: Targets::new(process), segment, j: 0, hint: 0 }
-    }
-}
-
-impl Iterator for Schedule {
-    /// (arrival number in the whole plan, seconds from the start)
-    type Item = (u64, f64);
-
-    fn next(&mut self) -> Option<(u64, f64)> {
-        let k = self.segment.global(self.j);
-        let at = self.curve.due_at(self.targets.target(k), &mut self.hint)?;
-        self.j += 1;
-        Some((k, at))
     }
 }
 

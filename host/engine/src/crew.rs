@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loadhost_metrics::{AttemptRecord, Outcome, Recorder, TaskTiming};
+use loadhost_metrics::{AttemptRecord, ErrorKind, Outcome, Recorder, TaskTiming};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -541,7 +541,7 @@ impl<F: WorkerFactory> Crew<F> {
         let outcome = match tokio::time::timeout(self.run.plan.task_timeout(), &mut running).await {
             Ok(outcome) => outcome,
             // Asked while the task is still in its call (it goes when `running` does).
-            Err(_) => TaskOutcome::TimedOut(self.place_of(id)),
+            Err(_) => TaskOutcome::timed_out(self.run.plan.task_timeout(), self.place_of(id)),
         };
         let ended = Instant::now();
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -575,7 +575,7 @@ impl<F: WorkerFactory> Crew<F> {
     ) -> Option<std::time::Duration> {
         let mut retry_in_place = None;
         let terminal = match (outcome, &self.retry) {
-            (TaskOutcome::Retryable(_), Some(setup)) if ticket.attempt < setup.policy.max_retries => {
+            (TaskOutcome::Error(ErrorKind::Retryable, _), Some(setup)) if ticket.attempt < setup.policy.max_retries => {
                 let wait = setup.policy.backoff_for(ticket.attempt, coin.unit());
                 match &setup.queue {
                     Some(queue) => {
@@ -598,14 +598,13 @@ impl<F: WorkerFactory> Crew<F> {
                     }
                 }
             }
-            _ => Some(outcome.terminal()),
+            _ => Some(outcome.end().terminal()),
         };
         let since_first = ticket.scheduled.saturating_duration_since(ticket.first_scheduled);
-        let record =
-            AttemptRecord { end: outcome.attempt_end(), retry: ticket.attempt > 0, timing, terminal, since_first };
+        let record = AttemptRecord { end: outcome.end(), retry: ticket.attempt > 0, timing, terminal, since_first };
         self.run.recorder.record_attempt(shard, record);
-        if let Some((kind, message)) = outcome.error(self.run.plan.task_timeout()) {
-            self.run.recorder.record_error(shard, kind, &message, ticket.iteration);
+        if let TaskOutcome::Error(kind, message) = outcome {
+            self.run.recorder.record_error(shard, *kind, message, ticket.iteration);
         }
         retry_in_place
     }
@@ -621,17 +620,16 @@ impl<F: WorkerFactory> Crew<F> {
     /// the worker carries on.
     async fn settle(&self, slot: &mut Option<(u32, F::Worker)>, outcome: TaskOutcome) -> bool {
         let id = slot.as_ref().map_or(0, |(id, _)| *id);
-        match &outcome {
-            TaskOutcome::Passed => {}
-            TaskOutcome::Failed(msg) => self.log_once(FailureKind::Failed, id, "failed", msg),
-            TaskOutcome::Retryable(msg) => self.log_once(FailureKind::Retryable, id, "failed (retryable)", msg),
-            TaskOutcome::Trapped(msg) => self.log_once(FailureKind::Trapped, id, "trapped", msg),
-            TaskOutcome::TimedOut(_) => {
-                let text = outcome.error(self.run.plan.task_timeout()).map(|(_, text)| text).unwrap_or_default();
-                self.log_once(FailureKind::TimedOut, id, "timed out", &text);
-            }
-            TaskOutcome::Abort(msg) => {
-                self.log_once(FailureKind::Aborted, id, "aborted the run", msg);
+        if let TaskOutcome::Error(kind, msg) = &outcome {
+            let what = match kind {
+                ErrorKind::Failed => "failed",
+                ErrorKind::Retryable => "failed (retryable)",
+                ErrorKind::Trapped => "trapped",
+                ErrorKind::TimedOut => "timed out",
+                ErrorKind::Aborted => "aborted the run",
+            };
+            self.log_once(FailureKind::Attempt(*kind), id, what, msg);
+            if *kind == ErrorKind::Aborted {
                 self.run.stop.abort(msg.clone());
             }
         }

@@ -7,8 +7,10 @@
 //! counts satisfy the accounting identity (every scheduled task ends in exactly one state).
 //!
 //! # Layout
-//! - [`plan`] and [`schedule`]: the model and the rate curve, validated before the run.
-//! - [`arrivals`]: even or Poisson arrivals on the curve (time-rescaling), seeded.
+//! - [`plan`] and [`schedule`]: the model and the rate curve, validated before the run, and the
+//!   due times a curve implies.
+//! - [`arrivals`]: how arrivals are spaced on the curve: even, Poisson (time-rescaling) or
+//!   periodic, seeded; the schedule draws them.
 //! - [`pacer`]: releases every due task on each wake; records lag and underrun.
 //! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
 //! - [`pacing`]: how a closed-model worker spaces its tasks (`--pace`, `--think`).
@@ -56,7 +58,7 @@ pub mod worker;
 use loadhost_metrics::IntervalRow;
 use thiserror::Error;
 
-pub use arrivals::{Arrivals, Process, Schedule};
+pub use arrivals::{Arrivals, Process};
 pub use control::{Changes, Control, ControlError, RunState, Status};
 pub use coordinator::Live;
 pub use feed::{Feed, FeedMode};
@@ -64,7 +66,7 @@ pub use pacing::{Pacing, Think, ThinkError};
 pub use plan::{Model, Overload, PacerClock, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
 pub use retry::{RetryError, RetryPolicy};
 pub use run::{ScenarioPlugins, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
-pub use schedule::{CurveError, Ramp, RateCurve, sine_ramps};
+pub use schedule::{CurveError, Ramp, RateCurve, Schedule, sine_ramps};
 pub use segment::{Segment, SegmentError};
 pub use stop::Interrupt;
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};

@@ -1,5 +1,6 @@
 //! The rate curve: tasks per second over time, piecewise linear (constant rates and `--stage`
-//! ramps), and the absolute schedule it implies.
+//! ramps), and the absolute schedule it implies ([`Schedule`]: one segment's due times, without a
+//! clock, the arrivals spaced by their [`Process`]).
 //!
 //! With `N(t)` the integral of the rate from the start, task `k` is due at the moment `N(t)` first
 //! exceeds `k`: at a constant rate `r`, task `k` at `k / r` (task 0 at the start), and nothing inside
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::arrivals::Process;
+use crate::arrivals::{Process, Targets};
 
 /// A rate in tasks per second that a curve would not accept.
 #[derive(Debug, Error, PartialEq)]
@@ -312,6 +313,37 @@ pub fn sine_ramps(period: Duration, min: f64, max: f64, duration: Duration) -> R
         at = next;
     }
     Ok(ramps)
+}
+
+/// The due times of one segment's arrivals on a curve, in seconds from the start: what the
+/// pacer releases, without a clock (for tests, and to check a plan).
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    curve: RateCurve,
+    targets: Targets,
+    segment: crate::segment::Segment,
+    /// The next arrival of the segment, in its own numbering.
+    j: u64,
+    hint: usize,
+}
+
+impl Schedule {
+    /// The arrivals of `segment` on `curve`, spaced as `process` says.
+    pub fn new(curve: RateCurve, process: Process, segment: crate::segment::Segment) -> Self {
+        Self { curve, targets: Targets::new(process), segment, j: 0, hint: 0 }
+    }
+}
+
+impl Iterator for Schedule {
+    /// (arrival number in the whole plan, seconds from the start)
+    type Item = (u64, f64);
+
+    fn next(&mut self) -> Option<(u64, f64)> {
+        let k = self.segment.global(self.j);
+        let at = self.curve.due_at(self.targets.target(k), &mut self.hint)?;
+        self.j += 1;
+        Some((k, at))
+    }
 }
 
 #[cfg(test)]

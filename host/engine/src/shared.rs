@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use loadhost_metrics::Recorder;
+use loadhost_metrics::{ErrorKind, Recorder};
 use tokio::sync::Semaphore;
 
 use crate::control::Control;
@@ -68,27 +68,36 @@ impl Claims {
     }
 }
 
-/// Kinds of failure whose first occurrence in the run is logged in full.
+/// Kinds of failure whose first occurrence in the run is logged in full: a task's attempt's, or
+/// the host's own.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum FailureKind {
-    Failed,
-    Retryable,
-    Trapped,
-    TimedOut,
-    Aborted,
+    Attempt(ErrorKind),
+    /// The crew could not grow.
     Growth,
     /// A closed-model retry given up at the flush's end.
     Flush,
 }
 
+impl FailureKind {
+    /// Its slot in [`FirstFailures`].
+    fn index(self) -> usize {
+        match self {
+            FailureKind::Attempt(kind) => kind as usize,
+            FailureKind::Growth => ErrorKind::ALL.len(),
+            FailureKind::Flush => ErrorKind::ALL.len() + 1,
+        }
+    }
+}
+
 /// Whether the first failure of each kind has been logged yet (every event loop's crew shares it).
 #[derive(Debug, Default)]
-pub(crate) struct FirstFailures([AtomicBool; 7]);
+pub(crate) struct FirstFailures([AtomicBool; ErrorKind::ALL.len() + 2]);
 
 impl FirstFailures {
     /// Whether this is the run's first failure of `kind` (and remember that it was seen).
     pub(crate) fn first(&self, kind: FailureKind) -> bool {
-        !self.0[kind as usize].swap(true, Ordering::Relaxed)
+        !self.0[kind.index()].swap(true, Ordering::Relaxed)
     }
 }
 

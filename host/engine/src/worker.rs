@@ -6,7 +6,7 @@ use std::error::Error as StdError;
 use std::future::Future;
 use std::sync::Arc;
 
-use loadhost_metrics::{Outcome, Recorder, SeriesKey};
+use loadhost_metrics::{AttemptEnd, ErrorKind, Recorder, SeriesKey};
 use thiserror::Error;
 
 /// One task as the engine hands it to a worker.
@@ -20,73 +20,38 @@ pub struct Task<'a> {
     pub input: &'a [u8],
 }
 
-/// How one call of a task ended, as the worker saw it.
+/// How one call of a task ended, as the worker saw it: passed, or failed in some way, saying
+/// why. The runtime makes it from the plugin's `task-error` (or a trap); the engine itself makes
+/// the timeouts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskOutcome {
     /// The task passed.
     Passed,
-    /// A failure that must not be retried.
-    Failed(String),
-    /// A transient failure that may be retried.
-    Retryable(String),
-    /// The plugin asked to stop the whole run.
-    Abort(String),
-    /// The worker trapped and cannot run another task; the engine replaces it.
-    Trapped(String),
-    /// The task overran its deadline; the engine replaces the worker. With where it was, when
-    /// the worker could tell ([`Worker::whereabouts`]).
-    TimedOut(Option<String>),
+    /// It did not, and said this. A `retryable` one may be retried; after an `aborted` one the run
+    /// stops; after a `trapped` or `timed_out` one the engine replaces the worker.
+    Error(ErrorKind, String),
 }
 
 impl TaskOutcome {
-    /// The terminal state this outcome counts as when no retry follows.
-    pub fn terminal(&self) -> Outcome {
-        match self {
-            TaskOutcome::Passed => Outcome::Passed,
-            TaskOutcome::Failed(_) | TaskOutcome::Retryable(_) => Outcome::Failed,
-            TaskOutcome::Abort(_) => Outcome::Aborted,
-            TaskOutcome::Trapped(_) => Outcome::Trapped,
-            TaskOutcome::TimedOut(_) => Outcome::TimedOut,
-        }
-    }
-
-    /// How this attempt ended, for the per-attempt counts.
-    pub fn attempt_end(&self) -> loadhost_metrics::AttemptEnd {
-        use loadhost_metrics::AttemptEnd;
+    /// How this attempt ended, for the per-attempt counts (and, through
+    /// [`AttemptEnd::terminal`], the task's when no retry follows).
+    pub fn end(&self) -> AttemptEnd {
         match self {
             TaskOutcome::Passed => AttemptEnd::Passed,
-            TaskOutcome::Failed(_) => AttemptEnd::Failed,
-            TaskOutcome::Retryable(_) => AttemptEnd::Retryable,
-            TaskOutcome::Abort(_) => AttemptEnd::Aborted,
-            TaskOutcome::Trapped(_) => AttemptEnd::Trapped,
-            TaskOutcome::TimedOut(_) => AttemptEnd::TimedOut,
+            TaskOutcome::Error(kind, _) => AttemptEnd::Error(*kind),
         }
     }
 
-    /// What an attempt that did not pass said, for the errors table: a timeout says how long it
-    /// was allowed (`timeout`, the plan's `--task-timeout`).
-    pub fn error(
-        &self,
-        timeout: std::time::Duration,
-    ) -> Option<(loadhost_metrics::ErrorKind, std::borrow::Cow<'_, str>)> {
-        use loadhost_metrics::ErrorKind;
-        use std::borrow::Cow;
-        match self {
-            TaskOutcome::Passed => None,
-            TaskOutcome::Failed(msg) => Some((ErrorKind::Failed, Cow::Borrowed(msg))),
-            TaskOutcome::Retryable(msg) => Some((ErrorKind::Retryable, Cow::Borrowed(msg))),
-            TaskOutcome::Abort(msg) => Some((ErrorKind::Aborted, Cow::Borrowed(msg))),
-            TaskOutcome::Trapped(msg) => Some((ErrorKind::Trapped, Cow::Borrowed(msg))),
-            TaskOutcome::TimedOut(place) => {
-                let at = place.as_deref().map(|p| format!(", {p}")).unwrap_or_default();
-                Some((ErrorKind::TimedOut, Cow::Owned(format!("still running after {timeout:?} (--task-timeout){at}"))))
-            }
-        }
+    /// A task cut short by its deadline (`timeout`, the plan's `--task-timeout`), saying where it
+    /// was when the worker could tell ([`Worker::whereabouts`]).
+    pub fn timed_out(timeout: std::time::Duration, place: Option<String>) -> Self {
+        let at = place.map(|p| format!(", {p}")).unwrap_or_default();
+        TaskOutcome::Error(ErrorKind::TimedOut, format!("still running after {timeout:?} (--task-timeout){at}"))
     }
 
     /// Whether the worker is unusable afterwards and must be replaced.
     pub fn poisons_worker(&self) -> bool {
-        matches!(self, TaskOutcome::Trapped(_) | TaskOutcome::TimedOut(_))
+        matches!(self, TaskOutcome::Error(ErrorKind::Trapped | ErrorKind::TimedOut, _))
     }
 }
 

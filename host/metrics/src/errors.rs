@@ -13,6 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::count::Tally;
+use crate::outcome::ErrorKind;
 
 /// Distinct groups a table keeps; past it, messages of a new kind count in their outcome's
 /// overflow row, so a plugin putting a fresh id in every error cannot grow the host's memory.
@@ -23,35 +24,6 @@ pub const MAX_MESSAGE: usize = 1024;
 
 /// The normalized message of an outcome's overflow row.
 pub const OVERFLOW: &str = "(other errors: more than 1000 kinds)";
-
-/// How an attempt that carries an error ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// `retryable`, whether or not it was retried.
-    Retryable,
-    /// `failed`.
-    Failed,
-    /// A trap (a panic, a limit, an unreachable instruction).
-    Trapped,
-    /// Over `--task-timeout`.
-    TimedOut,
-    /// `abort`: the run stopped.
-    Aborted,
-}
-
-impl ErrorKind {
-    /// The word outputs use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Retryable => "retryable",
-            ErrorKind::Failed => "failed",
-            ErrorKind::Trapped => "trapped",
-            ErrorKind::TimedOut => "timed_out",
-            ErrorKind::Aborted => "aborted",
-        }
-    }
-}
 
 /// One row of the table: one kind of error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

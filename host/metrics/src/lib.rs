@@ -6,7 +6,8 @@
 //!   is kept. Adding a built-in metric is an entry there and the line that records it.
 //! - [`reading`]: the one reader of a metric's value (thresholds, `compare` over results files and
 //!   summary JSON), over what each source keeps ([`reading::Figures`]).
-//! - [`outcome`]: the terminal states of a task and the counts that must add up.
+//! - [`outcome`]: how a task ends: its terminal state, each attempt's end and the kind of failure,
+//!   and the task and attempt counts that must add up.
 //! - [`histogram`]: microsecond HDR histograms (3 significant digits) and their percentile summary.
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
 //! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
@@ -58,10 +59,10 @@ pub mod window;
 pub use catalogue::MetricKind;
 pub use combine::Timeline;
 pub use count::{MAX_COUNT, Overflow};
-pub use errors::{ErrorGroup, ErrorKind, ErrorTable};
+pub use errors::{ErrorGroup, ErrorTable};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{ExpectedStatuses, HttpSample, HttpStats};
-pub use outcome::{AttemptEnd, Attempts, Counts, Outcome};
+pub use outcome::{AttemptEnd, Attempts, Counts, ErrorKind, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};
 pub use report::{Gauges, IntervalRow, RunReport, WorkerStats};

@@ -1,4 +1,19 @@
-//! Every scheduled task ends in exactly one terminal state; [`Counts`] proves it.
+//! How a task ends: one type per real distinction, and one count struct per level.
+//!
+//! Three things are told apart, each by one type; everything else is derived from them:
+//! - [`ErrorKind`]: *what kind of failure* an attempt that did not pass had. The plugin says
+//!   `retryable`, `failed` or `abort` (the WIT's `task-error`, translated once, where the runtime
+//!   calls the plugin); the host adds a trap and a run past `--task-timeout`. The errors table
+//!   groups by it, and the engine logs the first of each kind.
+//! - [`AttemptEnd`]: *how one attempt ended*: passed, or an [`ErrorKind`] (so it cannot be a
+//!   failure of no kind, nor a kind of failure that is a pass).
+//! - [`Outcome`]: *a task's terminal state*. A task that ran ends as its last attempt did
+//!   ([`AttemptEnd::terminal`]: a `retryable` with no retry to follow counts as `failed`); two
+//!   states are of tasks that never ran to their end: dropped and interrupted.
+//!
+//! [`Counts`] counts tasks by [`Outcome`] (every scheduled task in exactly one: the accounting
+//! identity), [`Attempts`] counts attempts by [`AttemptEnd`]; the engine, the results file and the
+//! summary JSON all use these two.
 
 use serde::{Deserialize, Serialize};
 
@@ -49,21 +64,72 @@ impl Outcome {
     }
 }
 
-/// How one attempt of a task ended (a retried task has several attempts).
+/// How an attempt that did not pass ended. The order is the errors table's (rows of equal count
+/// sort by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// `retryable`, whether or not it was retried.
+    Retryable,
+    /// `failed`.
+    Failed,
+    /// A trap (a panic, a limit, an unreachable instruction).
+    Trapped,
+    /// Over `--task-timeout`.
+    TimedOut,
+    /// `abort`: the run stopped.
+    Aborted,
+}
+
+impl ErrorKind {
+    /// Every kind, in order.
+    pub const ALL: [ErrorKind; 5] =
+        [ErrorKind::Retryable, ErrorKind::Failed, ErrorKind::Trapped, ErrorKind::TimedOut, ErrorKind::Aborted];
+
+    /// The word outputs use (as in the JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Retryable => "retryable",
+            ErrorKind::Failed => "failed",
+            ErrorKind::Trapped => "trapped",
+            ErrorKind::TimedOut => "timed_out",
+            ErrorKind::Aborted => "aborted",
+        }
+    }
+
+    /// The task's terminal state when an attempt that ended so is its last.
+    pub fn terminal(self) -> Outcome {
+        match self {
+            ErrorKind::Retryable | ErrorKind::Failed => Outcome::Failed,
+            ErrorKind::Trapped => Outcome::Trapped,
+            ErrorKind::TimedOut => Outcome::TimedOut,
+            ErrorKind::Aborted => Outcome::Aborted,
+        }
+    }
+}
+
+/// How one attempt of a task ended (a retried task has several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttemptEnd {
     /// `ok`.
     Passed,
-    /// `retryable`: retried when attempts and room are left, else the task failed.
-    Retryable,
-    /// `failed`.
-    Failed,
-    /// `abort`.
-    Aborted,
-    /// A trap.
-    Trapped,
-    /// Over its deadline.
-    TimedOut,
+    /// Anything else.
+    Error(ErrorKind),
+}
+
+impl AttemptEnd {
+    /// The kind of failure, when it did not pass.
+    pub fn error(self) -> Option<ErrorKind> {
+        match self {
+            AttemptEnd::Passed => None,
+            AttemptEnd::Error(kind) => Some(kind),
+        }
+    }
+
+    /// The task's terminal state when this is its last attempt.
+    pub fn terminal(self) -> Outcome {
+        self.error().map_or(Outcome::Passed, ErrorKind::terminal)
+    }
 }
 
 /// Attempts by how they ended.
@@ -89,14 +155,15 @@ impl Attempts {
     /// Count one attempt.
     pub fn add(&mut self, end: AttemptEnd) {
         self.total += 1;
-        match end {
-            AttemptEnd::Passed => self.passed += 1,
-            AttemptEnd::Retryable => self.retryable += 1,
-            AttemptEnd::Failed => self.failed += 1,
-            AttemptEnd::Aborted => self.aborted += 1,
-            AttemptEnd::Trapped => self.trapped += 1,
-            AttemptEnd::TimedOut => self.timed_out += 1,
-        }
+        let slot = match end.error() {
+            None => &mut self.passed,
+            Some(ErrorKind::Retryable) => &mut self.retryable,
+            Some(ErrorKind::Failed) => &mut self.failed,
+            Some(ErrorKind::Aborted) => &mut self.aborted,
+            Some(ErrorKind::Trapped) => &mut self.trapped,
+            Some(ErrorKind::TimedOut) => &mut self.timed_out,
+        };
+        *slot += 1;
     }
 
     /// Add another set (each count at most [`crate::count::MAX_COUNT`]).
@@ -174,6 +241,18 @@ impl Counts {
         Outcome::ALL.iter().map(|&o| self.get(o)).sum()
     }
 
+    /// **errored**: tasks that ran and ended in an error of the task itself: `failed` +
+    /// `timed_out` + `trapped` (the progress line and the per-scenario lines show this).
+    pub fn errored(&self) -> u64 {
+        self.failed + self.timed_out + self.trapped
+    }
+
+    /// **not passed**: every ended task but the passed ones, drops and interruptions included
+    /// (`tasks_not_passed` in thresholds is this over [`Counts::ended`]).
+    pub fn not_passed(&self) -> u64 {
+        self.ended() - self.passed
+    }
+
     /// The accounting identity: every scheduled task ended in exactly one terminal state.
     pub fn identity_holds(&self) -> bool {
         self.scheduled == self.ended()
@@ -215,5 +294,33 @@ mod tests {
         a.merge(&b);
         assert_eq!((a.scheduled, a.passed, a.failed, a.dropped, a.trapped, a.retries), (5, 2, 1, 1, 1, 5));
         assert!(a.identity_holds());
+    }
+
+    #[test]
+    fn an_attempt_ends_as_passed_or_one_kind_of_error_and_its_task_as_the_last_one() {
+        let mut attempts = Attempts::default();
+        attempts.add(AttemptEnd::Passed);
+        for kind in ErrorKind::ALL {
+            attempts.add(AttemptEnd::Error(kind));
+        }
+        let each = [attempts.passed, attempts.retryable, attempts.failed, attempts.trapped, attempts.timed_out];
+        assert_eq!((attempts.total, each, attempts.aborted), (6, [1; 5], 1));
+        assert_eq!(AttemptEnd::Passed.terminal(), Outcome::Passed);
+        let ends: Vec<Outcome> = ErrorKind::ALL.iter().map(|&k| AttemptEnd::Error(k).terminal()).collect();
+        let want = [Outcome::Failed, Outcome::Failed, Outcome::Trapped, Outcome::TimedOut, Outcome::Aborted];
+        assert_eq!(ends, want, "a retryable with no retry left fails");
+        for kind in ErrorKind::ALL {
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{}\"", kind.as_str()));
+        }
+    }
+
+    #[test]
+    fn the_sums_outputs_show_count_the_states_they_name() {
+        let mut counts = Counts { scheduled: 28, ..Counts::default() };
+        for (i, outcome) in Outcome::ALL.into_iter().enumerate() {
+            counts.add(outcome, i as u64 + 1);
+        }
+        assert_eq!(counts.errored(), 2 + 5 + 6, "failed + timed_out + trapped");
+        assert_eq!(counts.not_passed(), 28 - 1, "everything but passed");
     }
 }

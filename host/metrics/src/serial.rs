@@ -204,7 +204,7 @@ mod tests {
 
     use super::*;
     use crate::http::HttpSample;
-    use crate::outcome::{AttemptEnd, Outcome};
+    use crate::outcome::{AttemptEnd, ErrorKind, Outcome};
     use crate::recorder::{AttemptRecord, TaskTiming};
     use crate::window::Window;
 
@@ -303,7 +303,7 @@ mod tests {
         for i in 0..500u64 {
             let micros = (i * 7919 + seed * 104_729) % 250_000 + 1;
             w.record_attempt(AttemptRecord {
-                end: if i % 10 == 0 { AttemptEnd::Retryable } else { AttemptEnd::Passed },
+                end: if i % 10 == 0 { AttemptEnd::Error(ErrorKind::Retryable) } else { AttemptEnd::Passed },
                 retry: i % 11 == 0,
                 timing: TaskTiming {
                     wait: Duration::from_micros(micros / 10),

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use loadhost_engine::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
+use loadhost_metrics::ErrorKind;
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
@@ -211,13 +212,15 @@ impl Worker for WasmWorker {
         self.capture.set_task(Some(task.iteration));
         let doer = self.instance.loadhost_plugin_doer();
         let text = &self.text;
-        match doer.call_do_task(&mut self.store, &self.task).await {
-            Ok(Ok(())) => TaskOutcome::Passed,
-            Ok(Err(bindings::TaskError::Retryable(msg))) => TaskOutcome::Retryable(text.message(msg)),
-            Ok(Err(bindings::TaskError::Failed(msg))) => TaskOutcome::Failed(text.message(msg)),
-            Ok(Err(bindings::TaskError::Abort(msg))) => TaskOutcome::Abort(text.message(msg)),
-            Err(err) => TaskOutcome::Trapped(bounded(describe_trap(&err, &self.capture))),
-        }
+        // The one translation of the WIT's `task-error` into the host's kinds of failure.
+        let (kind, msg) = match doer.call_do_task(&mut self.store, &self.task).await {
+            Ok(Ok(())) => return TaskOutcome::Passed,
+            Ok(Err(bindings::TaskError::Retryable(msg))) => (ErrorKind::Retryable, text.message(msg)),
+            Ok(Err(bindings::TaskError::Failed(msg))) => (ErrorKind::Failed, text.message(msg)),
+            Ok(Err(bindings::TaskError::Abort(msg))) => (ErrorKind::Aborted, text.message(msg)),
+            Err(err) => (ErrorKind::Trapped, bounded(describe_trap(&err, &self.capture))),
+        };
+        TaskOutcome::Error(kind, msg)
     }
 }
 

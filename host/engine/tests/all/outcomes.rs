@@ -3,14 +3,18 @@
 use std::sync::atomic::Ordering;
 
 use loadhost_engine::{EngineError, Model, Overload, Plan, RateCurve, TaskOutcome};
+use loadhost_metrics::ErrorKind;
 
 use crate::fake::{FakeFactory, assert_accounting, ms, run, secs};
 
 #[tokio::test(start_paused = true)]
 async fn traps_replace_the_worker_and_the_run_goes_on() {
     let factory = FakeFactory::new(|task| {
-        let outcome =
-            if task.iteration % 10 == 9 { TaskOutcome::Trapped("unreachable".into()) } else { TaskOutcome::Passed };
+        let outcome = if task.iteration % 10 == 9 {
+            TaskOutcome::Error(ErrorKind::Trapped, "unreachable".into())
+        } else {
+            TaskOutcome::Passed
+        };
         (ms(1), outcome)
     });
     let made = factory.made.clone();
@@ -28,9 +32,9 @@ async fn traps_replace_the_worker_and_the_run_goes_on() {
 async fn failures_drops_and_traps_together_keep_the_identity() {
     let factory = FakeFactory::new(|task| {
         let outcome = match task.iteration % 7 {
-            0 => TaskOutcome::Failed("no".into()),
-            1 => TaskOutcome::Retryable("later".into()),
-            2 => TaskOutcome::Trapped("boom".into()),
+            0 => TaskOutcome::Error(ErrorKind::Failed, "no".into()),
+            1 => TaskOutcome::Error(ErrorKind::Retryable, "later".into()),
+            2 => TaskOutcome::Error(ErrorKind::Trapped, "boom".into()),
             _ => TaskOutcome::Passed,
         };
         (ms(30), outcome)
@@ -49,8 +53,11 @@ async fn failures_drops_and_traps_together_keep_the_identity() {
 #[tokio::test(start_paused = true)]
 async fn abort_stops_the_run_and_interrupts_what_had_not_started() {
     let factory = FakeFactory::new(|task| {
-        let outcome =
-            if task.iteration == 50 { TaskOutcome::Abort("target is down".into()) } else { TaskOutcome::Passed };
+        let outcome = if task.iteration == 50 {
+            TaskOutcome::Error(ErrorKind::Aborted, "target is down".into())
+        } else {
+            TaskOutcome::Passed
+        };
         (ms(100), outcome)
     });
     let curve = RateCurve::constant(100.0, Some(secs(10))).unwrap();

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loadhost_engine::{Model, Overload, Plan, RateCurve, RetryPolicy, TaskOutcome};
+use loadhost_metrics::ErrorKind;
 use tokio::time::Instant;
 
 use crate::fake::{FakeFactory, assert_accounting, ms, run, secs};
@@ -25,8 +26,11 @@ fn open(rate: f64, duration: Duration, workers: u32, policy: RetryPolicy) -> Pla
 fn failing_until(pass_from: u32, starts: Arc<Mutex<Vec<(u64, u32, Instant)>>>) -> FakeFactory {
     FakeFactory::new(move |task| {
         starts.lock().unwrap().push((task.iteration, task.attempt, Instant::now()));
-        let outcome =
-            if task.attempt < pass_from { TaskOutcome::Retryable("try again".into()) } else { TaskOutcome::Passed };
+        let outcome = if task.attempt < pass_from {
+            TaskOutcome::Error(ErrorKind::Retryable, "try again".into())
+        } else {
+            TaskOutcome::Passed
+        };
         (Duration::ZERO, outcome)
     })
 }
@@ -40,7 +44,10 @@ async fn a_retry_waits_a_full_jitter_backoff_then_takes_the_next_slot() {
     let factory = FakeFactory::new(move |task| {
         seen.lock().unwrap().push((task.iteration, task.attempt, Instant::now()));
         let fail = task.iteration % 10 == 0 && task.attempt == 0;
-        (Duration::ZERO, if fail { TaskOutcome::Retryable("once".into()) } else { TaskOutcome::Passed })
+        (
+            Duration::ZERO,
+            if fail { TaskOutcome::Error(ErrorKind::Retryable, "once".into()) } else { TaskOutcome::Passed },
+        )
     });
     let plan = open(1000.0, secs(1), 20, policy(3, ms(50), 1.0));
     let (report, rows) = run(&plan, factory).await;
@@ -134,7 +141,7 @@ async fn the_closed_model_retries_in_place() {
 #[tokio::test(start_paused = true)]
 async fn closed_model_retries_end_at_the_flush_timeout_after_the_duration() {
     // Every attempt fails retryably; 50 retries with a 1 s backoff would hold the run for minutes.
-    let factory = FakeFactory::new(|_| (ms(10), TaskOutcome::Retryable("503".into())));
+    let factory = FakeFactory::new(|_| (ms(10), TaskOutcome::Error(ErrorKind::Retryable, "503".into())));
     let policy = RetryPolicy { flush_timeout: secs(2), ..policy(50, secs(1), 1.0) };
     let plan = Plan::new(Model::Closed { workers: 2, duration: Some(secs(1)), max_tasks: None })
         .unwrap()
@@ -155,7 +162,11 @@ async fn a_retried_tasks_latency_runs_from_its_first_scheduled_time_to_its_last_
     // Each task's first attempt fails after 50 ms, its retry passes after 50 ms: the task took
     // both attempts and the backoff between, which its latency shows; service stays per attempt.
     let factory = FakeFactory::new(|task| {
-        let outcome = if task.attempt == 0 { TaskOutcome::Retryable("503".into()) } else { TaskOutcome::Passed };
+        let outcome = if task.attempt == 0 {
+            TaskOutcome::Error(ErrorKind::Retryable, "503".into())
+        } else {
+            TaskOutcome::Passed
+        };
         (ms(50), outcome)
     });
     let (report, rows) = run(&open(10.0, secs(1), 4, policy(1, ms(100), 1.0)), factory).await;

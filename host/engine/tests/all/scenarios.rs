@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use loadhost_engine::{Model, Overload, Plan, RateCurve, ScenarioPlugins};
-use loadhost_metrics::{IntervalRow, RunReport};
+use loadhost_metrics::{ErrorKind, IntervalRow, RunReport};
 
 use crate::fake::{FakeFactory, ms, secs};
 
@@ -101,7 +101,7 @@ async fn a_plugins_abort_in_one_scenario_stops_every_scenario() {
     // `a` aborts on its fifth task; `b` would run 60 s at 50/s.
     let aborting = FakeFactory::new(|task| {
         if task.iteration == 4 {
-            (ms(1), loadhost_engine::TaskOutcome::Abort("the token expired".into()))
+            (ms(1), loadhost_engine::TaskOutcome::Error(ErrorKind::Aborted, "the token expired".into()))
         } else {
             (ms(5), loadhost_engine::TaskOutcome::Passed)
         }

@@ -2,6 +2,7 @@
 //! asserted: timing figures belong to the benchmark, not to tests on a busy machine.
 
 use loadhost_engine::{Model, Overload, PacerClock, Plan, RateCurve, TaskOutcome};
+use loadhost_metrics::ErrorKind;
 
 use crate::fake::{FakeFactory, assert_accounting, ms, run};
 
@@ -23,7 +24,11 @@ async fn the_thread_clock_schedules_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_thread_clock_stops_promptly_on_abort() {
     let factory = FakeFactory::new(|task| {
-        let outcome = if task.iteration == 20 { TaskOutcome::Abort("enough".into()) } else { TaskOutcome::Passed };
+        let outcome = if task.iteration == 20 {
+            TaskOutcome::Error(ErrorKind::Aborted, "enough".into())
+        } else {
+            TaskOutcome::Passed
+        };
         (ms(5), outcome)
     });
     // 10 s planned; the abort at task 20 must end it within moments.

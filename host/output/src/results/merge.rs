@@ -18,7 +18,8 @@ use serde_json::Value;
 
 use crate::summary::PluginFile;
 
-use super::format::{EncodedInterval, IntervalRecord, ResultsFile, RunResults, segment_name};
+use super::format::{IntervalRecord, RunResults, segment_name};
+use super::read::{EncodedInterval, ResultsFile};
 
 /// Config keys that may differ between the parts of one run: where each process writes, which
 /// segment it is, when it starts, and its live endpoints. Every other key must be equal.
@@ -529,8 +530,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::results::format::{CutFiles, IntervalRecord, read_for_merge, write};
     use crate::results::testkit::*;
+    use crate::results::{CutFiles, IntervalRecord, read_for_merge, write};
 
     #[test]
     fn merged_parts_equal_the_run_recorded_whole() {

@@ -12,9 +12,9 @@ use loadhost_metrics::{MAX_COUNT, Outcome};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use super::format::{CutFiles, read_for_merge, write};
 use super::merge::{Merged, merge_files};
 use super::testkit::synthetic;
+use super::{CutFiles, read_for_merge, write};
 use crate::RunInfo;
 use crate::summary::Summary;
 

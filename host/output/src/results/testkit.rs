@@ -6,12 +6,12 @@ use std::time::{Duration, SystemTime};
 use loadhost_engine::Segment;
 use loadhost_metrics::http::HttpSample;
 use loadhost_metrics::{
-    AttemptEnd, AttemptRecord, Gauges, Outcome, RunReport, SeriesKey, SeriesSummary, SeriesValue, TaskTiming, Window,
-    WorkerStats,
+    AttemptEnd, AttemptRecord, ErrorKind, Gauges, Outcome, RunReport, SeriesKey, SeriesSummary, SeriesValue,
+    TaskTiming, Window, WorkerStats,
 };
 use serde_json::{Value, json};
 
-use super::format::{FORMAT_VERSION, IntervalRecord, RunResults, read, segment_name, write};
+use super::{FORMAT_VERSION, IntervalRecord, RunResults, read, segment_name, write};
 use crate::summary::PluginFile;
 
 /// Segment `index` of `count`.
@@ -46,7 +46,7 @@ pub(crate) fn task(w: &mut Window, micros: u64, n: u64) {
     let failed = n.is_multiple_of(50);
     w.counts.scheduled += 1;
     w.record_attempt(AttemptRecord {
-        end: if failed { AttemptEnd::Failed } else { AttemptEnd::Passed },
+        end: if failed { AttemptEnd::Error(ErrorKind::Failed) } else { AttemptEnd::Passed },
         retry: false,
         timing: TaskTiming {
             wait: Duration::from_micros(micros / 20),
@@ -59,7 +59,7 @@ pub(crate) fn task(w: &mut Window, micros: u64, n: u64) {
     if failed {
         // Two kinds of error, each with a number that varies, at times that vary.
         let text = if n.is_multiple_of(100) { format!("order {n} refused") } else { format!("timeout after {n} ms") };
-        w.errors.record(loadhost_metrics::ErrorKind::Failed, &text, n, 1_700_000_000_000 + n * 7);
+        w.errors.record(ErrorKind::Failed, &text, n, 1_700_000_000_000 + n * 7);
     }
     w.http.record(HttpSample::new(
         Some(if failed { 503 } else { 200 }),

@@ -16,7 +16,7 @@ pub use figures::ScenarioFigures;
 use std::collections::BTreeMap;
 
 use loadhost_metrics::catalogue::Timing;
-use loadhost_metrics::{RunReport, SeriesValue, ThresholdResult};
+use loadhost_metrics::{Attempts, RunReport, SeriesValue, ThresholdResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -25,8 +25,8 @@ pub use metrics::{
     TrendSummary,
 };
 pub use views::{
-    AttemptCounts, CheckCase, CheckCounts, ErrorRow, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile,
-    Rate, ScenarioRate, ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
+    CheckCase, CheckCounts, ErrorRow, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile, Rate,
+    ScenarioRate, ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
 };
 
 use crate::{RunInfo, VERSION, round_ms};
@@ -40,7 +40,8 @@ pub struct Summary {
     #[serde(default)]
     pub arrivals: Option<String>,
     /// Every attempt and how it ended.
-    pub attempts: AttemptCounts,
+    #[serde(serialize_with = "views::sorted_keys")]
+    pub attempts: Attempts,
     /// Each check by name.
     pub checks: BTreeMap<String, CheckCounts>,
     /// The options in effect (flag names as keys), secrets redacted.
@@ -130,7 +131,7 @@ impl Summary {
         Summary {
             aborted: report.aborted.clone(),
             arrivals: info.config.get("arrivals").and_then(Value::as_str).map(str::to_owned),
-            attempts: AttemptCounts::from(&t.attempts),
+            attempts: t.attempts,
             checks: checks(&t.plugin),
             config: info.config.clone(),
             duration_s: seconds,

@@ -8,131 +8,68 @@ use std::fmt;
 
 use loadhost_metrics::checks::{CheckSelector, PassFail};
 use loadhost_metrics::limit::Limit;
-use loadhost_metrics::{
-    Attempts, Counts, ErrorGroup, ErrorKind, Outcome, Percentiles, RunReport, ThresholdResult, WorkerStats,
-};
+use loadhost_metrics::{Counts, ErrorGroup, ErrorKind, Outcome, Percentiles, RunReport, ThresholdResult, WorkerStats};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::round_ms;
 
-/// How every scheduled task ended (`tasks`): one count per outcome, plus `retries` and `started`.
-///
-/// Each outcome's count is its own name (`failed` is the plugin's `failed` outcome and nothing
-/// else); [`Tasks::errored`] and [`Tasks::not_passed`] are the two sums outputs show.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How every scheduled task ended (`tasks`): the run's task counts (one per outcome, plus
+/// `scheduled` and `retries`) and `started`. It reads as the [`Counts`] it holds (`tasks.passed`,
+/// [`Counts::not_passed`], [`Counts::errored`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct Tasks {
-    /// The plugin returned `abort` (which also stops the run).
-    pub aborted: u64,
-    /// Never started: no worker was free at its scheduled time (`--overload drop`).
-    pub dropped: u64,
-    /// The plugin returned `failed` (or `retryable` with no attempts left).
-    pub failed: u64,
-    /// Cut short by a stop (a signal, an abort, `abort_on_fail`).
-    pub interrupted: u64,
-    /// The plugin returned `ok`.
-    pub passed: u64,
-    /// Extra attempts: a retried task still ends in one outcome.
-    pub retries: u64,
-    /// Tasks whose scheduled time fell inside the run (or that the closed model claimed).
-    pub scheduled: u64,
+    /// How they ended.
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Tasks that started executing.
     pub started: u64,
-    /// Ran past `--task-timeout`.
-    pub timed_out: u64,
-    /// The plugin trapped (its instance was replaced).
-    pub trapped: u64,
 }
 
 impl Tasks {
     /// The counts of a report, and the tasks that started.
-    pub fn new(c: &Counts, started: u64) -> Self {
-        Tasks {
-            aborted: c.aborted,
-            dropped: c.dropped,
-            failed: c.failed,
-            interrupted: c.interrupted,
-            passed: c.passed,
-            retries: c.retries,
-            scheduled: c.scheduled,
-            started,
-            timed_out: c.timed_out,
-            trapped: c.trapped,
-        }
+    pub fn new(counts: &Counts, started: u64) -> Self {
+        Tasks { counts: *counts, started }
     }
 
-    /// The accounting counts these were made from.
-    pub fn counts(&self) -> Counts {
-        Counts {
-            scheduled: self.scheduled,
-            passed: self.passed,
-            failed: self.failed,
-            aborted: self.aborted,
-            dropped: self.dropped,
-            timed_out: self.timed_out,
-            trapped: self.trapped,
-            interrupted: self.interrupted,
-            retries: self.retries,
-        }
-    }
-
-    /// Tasks that ended in `outcome`.
+    /// Tasks that ended in `outcome` (as [`Counts::get`]).
     pub fn count(&self, outcome: Outcome) -> u64 {
-        self.counts().get(outcome)
-    }
-
-    /// Tasks that reached an outcome.
-    pub fn ended(&self) -> u64 {
-        self.counts().ended()
-    }
-
-    /// **errored**: tasks that ran and ended in an error of the task itself: `failed` +
-    /// `timed_out` + `trapped` (the progress line and the per-scenario lines show this).
-    pub fn errored(&self) -> u64 {
-        self.failed + self.timed_out + self.trapped
-    }
-
-    /// **not passed**: every ended task but the passed ones, drops and interruptions included
-    /// (`tasks_not_passed` in thresholds is this over [`Tasks::ended`]).
-    pub fn not_passed(&self) -> u64 {
-        self.ended() - self.passed
-    }
-
-    /// The accounting identity: every scheduled task ended in exactly one outcome.
-    pub fn identity_holds(&self) -> bool {
-        self.counts().identity_holds()
+        self.counts.get(outcome)
     }
 }
 
-/// Every attempt and how it ended (`attempts`): a retried task has several.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AttemptCounts {
-    /// Ended `abort`.
-    pub aborted: u64,
-    /// Ended `failed`.
-    pub failed: u64,
-    /// Ended `ok`.
-    pub passed: u64,
-    /// Ended `retryable`.
-    pub retryable: u64,
-    /// Timed out.
-    pub timed_out: u64,
-    /// Attempts that ran.
-    pub total: u64,
-    /// Trapped.
-    pub trapped: u64,
+impl std::ops::Deref for Tasks {
+    type Target = Counts;
+
+    fn deref(&self) -> &Counts {
+        &self.counts
+    }
 }
 
-impl From<&Attempts> for AttemptCounts {
-    fn from(a: &Attempts) -> Self {
-        AttemptCounts {
-            aborted: a.aborted,
-            failed: a.failed,
-            passed: a.passed,
-            retryable: a.retryable,
-            timed_out: a.timed_out,
-            total: a.total,
-            trapped: a.trapped,
+impl std::ops::DerefMut for Tasks {
+    fn deref_mut(&mut self) -> &mut Counts {
+        &mut self.counts
+    }
+}
+
+impl Serialize for Tasks {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            #[serde(flatten)]
+            counts: &'a Counts,
+            started: u64,
         }
+        sorted_keys(&Flat { counts: &self.counts, started: self.started }, serializer)
+    }
+}
+
+/// `value` (a struct) written as a JSON object with its keys in byte order, as the summary has
+/// always had them: the count structs declare their fields in the results file's order, which
+/// the summary does not follow.
+pub(crate) fn sorted_keys<T: Serialize, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    match serde_json::to_value(value).map_err(serde::ser::Error::custom)? {
+        serde_json::Value::Object(fields) => fields.into_iter().collect::<BTreeMap<_, _>>().serialize(serializer),
+        other => other.serialize(serializer),
     }
 }
 
@@ -620,25 +557,31 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Named<T> {
 
 #[cfg(test)]
 mod tests {
+    use loadhost_metrics::Attempts;
+
     use super::*;
 
     #[test]
-    fn tasks_name_each_outcome_once_and_the_sums_apart() {
+    fn tasks_are_the_run_counts_and_started_written_with_sorted_keys() {
         let mut counts = Counts { scheduled: 12, retries: 3, ..Counts::default() };
         for (i, outcome) in Outcome::ALL.into_iter().enumerate() {
             counts.add(outcome, i as u64);
         }
-        counts.add(Outcome::Passed, 9);
         let tasks = Tasks::new(&counts, 10);
-        for outcome in Outcome::ALL {
-            assert_eq!(tasks.count(outcome), counts.get(outcome), "{}", outcome.name());
-        }
-        assert_eq!((tasks.passed, tasks.failed, tasks.timed_out, tasks.trapped), (9, 1, 4, 5));
-        assert_eq!(tasks.errored(), 1 + 4 + 5, "failed + timed_out + trapped");
-        assert_eq!(tasks.not_passed(), 1 + 2 + 3 + 4 + 5 + 6, "everything but passed");
-        assert_eq!(tasks.ended(), 30);
-        assert!(!tasks.identity_holds());
-        assert_eq!(tasks.counts(), counts);
+        assert_eq!((tasks.passed, tasks.failed, tasks.timed_out, tasks.trapped, tasks.started), (0, 1, 4, 5, 10));
+        let text = serde_json::to_string(&tasks).unwrap();
+        assert_eq!(
+            text,
+            r#"{"aborted":2,"dropped":3,"failed":1,"interrupted":6,"passed":0,"retries":3,"scheduled":12,"started":10,"timed_out":4,"trapped":5}"#
+        );
+        assert_eq!(serde_json::from_str::<Tasks>(&text).unwrap(), tasks);
+        let attempts = Attempts { total: 7, passed: 1, retryable: 2, failed: 3, aborted: 4, trapped: 5, timed_out: 6 };
+        let mut out = Vec::new();
+        sorted_keys(&attempts, &mut serde_json::Serializer::new(&mut out)).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"aborted":4,"failed":3,"passed":1,"retryable":2,"timed_out":6,"total":7,"trapped":5}"#
+        );
     }
 
     #[test]

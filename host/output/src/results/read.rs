@@ -1,0 +1,305 @@
+//! Reading a results file: whole ([`read`]), or for a merge with its intervals kept encoded
+//! ([`read_for_merge`]), a file cut off before its end as [`CutFiles`] says.
+
+use std::io::{self, BufRead as _, BufReader};
+use std::path::Path;
+use std::time::Duration;
+
+use loadhost_metrics::{Gauges, Window};
+
+use super::cut::SoFar;
+use super::error::ResultsError;
+use super::format::{FORMAT_VERSION, IntervalRecord, LineOwned, MAGIC, OLDEST_VERSION, RunResults};
+
+/// What to do with a results file that has no `end` line (its process was killed, or it is
+/// still running).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutFiles {
+    /// Refuse it as truncated.
+    Refuse,
+    /// Read the intervals it completed, and rebuild its reports from them (`loadhost merge
+    /// --partial`). A last line cut off mid-write is left out.
+    Accept,
+}
+
+/// Read a whole results file (one cut off is refused).
+pub fn read(path: &Path) -> Result<RunResults, ResultsError> {
+    let file = loadhost_input::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
+    let mut intervals = Vec::new();
+    let (mut results, _) =
+        read_lines(path, BufReader::new(file), CutFiles::Refuse, |record, _| intervals.push(*record))?;
+    results.intervals = intervals;
+    Ok(results)
+}
+
+/// A results file read for a merge: its intervals stay encoded (their line's text, a few
+/// kilobytes each) until the merged row they belong to is built. A decoded window holds its HDR
+/// histograms' full bucket arrays (hundreds of kilobytes), so this is what lets `loadhost merge`
+/// combine long runs of many segments in little memory.
+pub struct ResultsFile {
+    /// Everything but the intervals (`intervals` is empty).
+    pub results: RunResults,
+    /// Whether the file had no `end` line (read with [`CutFiles::Accept`]): its reports were
+    /// rebuilt from the intervals it completed, and say it was cut off (`stopped`).
+    pub cut: bool,
+    pub(super) intervals: Vec<EncodedInterval>,
+}
+
+impl ResultsFile {
+    /// How many intervals the file has.
+    pub fn intervals(&self) -> usize {
+        self.intervals.len()
+    }
+}
+
+/// One interval line: what placing it needs, and its text.
+pub(super) struct EncodedInterval {
+    pub(super) scenario: String,
+    pub(super) start: Duration,
+    pub(super) end: Duration,
+    pub(super) gauges: Gauges,
+    line: Box<str>,
+}
+
+impl EncodedInterval {
+    /// Decode the line's window (a few hundred kilobytes of buckets, for as long as it is needed).
+    pub(super) fn window(&self) -> Result<Window, String> {
+        match serde_json::from_str::<LineOwned>(&self.line) {
+            Ok(LineOwned::Interval(decoded)) => Ok(decoded.window),
+            Ok(_) => Err("not an interval line".into()),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+}
+
+/// Read (and check: every line is decoded once) a results file for [`super::merge_files`]; one
+/// without its `end` line as `cut` says.
+pub fn read_for_merge(path: &Path, cut: CutFiles) -> Result<ResultsFile, ResultsError> {
+    let file = loadhost_input::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
+    let mut intervals = Vec::new();
+    let (results, was_cut) = read_lines(path, BufReader::new(file), cut, |record, line| {
+        intervals.push(EncodedInterval {
+            scenario: record.scenario,
+            start: record.start,
+            end: record.end,
+            gauges: record.gauges,
+            // serde_json has checked it is UTF-8.
+            line: String::from_utf8_lossy(line).into(),
+        });
+    })?;
+    Ok(ResultsFile { results, cut: was_cut, intervals })
+}
+
+/// Read the header and every line; hand each interval to `on_interval` with its line's bytes. The
+/// results, and whether they were rebuilt from a file cut off before its `end` line.
+fn read_lines(
+    path: &Path,
+    mut reader: impl io::BufRead,
+    cut: CutFiles,
+    mut on_interval: impl FnMut(Box<IntervalRecord>, &[u8]),
+) -> Result<(RunResults, bool), ResultsError> {
+    let io_error = |error| ResultsError::Read { path: path.to_owned(), error };
+    let corrupt = |line: usize, why: String| ResultsError::Corrupt { path: path.to_owned(), line, why };
+    let version = read_header(path, &mut reader)?;
+    // Kept only while a cut file may have to be rebuilt from its intervals.
+    let mut sofar = SoFar::new(cut == CutFiles::Accept);
+    let mut line = Vec::new();
+    let mut number = 1;
+    loop {
+        number += 1;
+        // Line by line, none longer than 256 MiB: a file of one endless line is refused, not held.
+        if loadhost_input::read_line(&mut reader, &mut line, loadhost_input::RESULTS_LINE).map_err(io_error)? == 0 {
+            let why = format!("after {} intervals, with no end line", sofar.count);
+            return sofar.cut_off(path, why);
+        }
+        if line.last() != Some(&b'\n') {
+            // Written up to the kill: the interval it was is not complete.
+            return sofar.cut_off(path, format!("line {number} is cut off"));
+        }
+        let parsed: LineOwned = serde_json::from_slice(&line).map_err(|err| corrupt(number, err.to_string()))?;
+        let end = match parsed {
+            LineOwned::Start(start) => {
+                let why = if number != 2 {
+                    Some("a start line after other lines (it comes right after the header)".to_owned())
+                } else if start.version != version {
+                    Some(format!("the start line says version {} but the header {version}", start.version))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(corrupt(number, why));
+                }
+                sofar.start = Some(*start);
+                continue;
+            }
+            LineOwned::Started(started) => {
+                sofar.started(started).map_err(|why| corrupt(number, why))?;
+                continue;
+            }
+            LineOwned::Interval(record) => {
+                sofar.interval(&record).map_err(|why| corrupt(number, why))?;
+                on_interval(record, &line);
+                continue;
+            }
+            LineOwned::End(end) => end,
+        };
+        let mut rest = Vec::new();
+        reader.read_to_end(&mut rest).map_err(io_error)?;
+        let overflow = std::iter::once(&end.report).chain(&end.scenarios).find_map(|r| r.check().err());
+        let why = if let Some(overflow) = overflow {
+            Some(overflow.to_string())
+        } else if end.version != version {
+            Some(format!("the end line says version {} but the header {version}", end.version))
+        } else if end.intervals != sofar.count {
+            Some(format!("the end line counts {} intervals but the file has {}", end.intervals, sofar.count))
+        } else if end.interval.is_zero() {
+            Some("the row interval is zero".into())
+        } else if !rest.iter().all(u8::is_ascii_whitespace) {
+            Some("more follows the end line".into())
+        } else {
+            None
+        };
+        return match why {
+            Some(why) => Err(corrupt(number, why)),
+            None => Ok((end.into_results(), false)),
+        };
+    }
+}
+
+/// Read and check the header line; the format version it names.
+fn read_header(path: &Path, reader: &mut impl io::BufRead) -> Result<u32, ResultsError> {
+    let truncated = |why: &str| ResultsError::Truncated { path: path.to_owned(), why: why.to_owned(), completed: None };
+    let mut line = Vec::new();
+    // At most a few bytes, so a large file of something else is not read whole.
+    io::Read::take(reader, 64)
+        .read_until(b'\n', &mut line)
+        .map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
+    let header = String::from_utf8_lossy(&line);
+    if header.is_empty() {
+        return Err(truncated("the file is empty"));
+    }
+    let Some(version) = header.strip_prefix(MAGIC).and_then(|rest| rest.strip_prefix(' ')) else {
+        return Err(ResultsError::NotResults { path: path.to_owned() });
+    };
+    if !header.ends_with('\n') {
+        return Err(if header.len() >= 64 {
+            ResultsError::NotResults { path: path.to_owned() }
+        } else {
+            truncated("it ends inside the header line")
+        });
+    }
+    let version: u32 = version.trim().parse().map_err(|_| ResultsError::Corrupt {
+        path: path.to_owned(),
+        line: 1,
+        why: format!("the header is '{}'", header.trim()),
+    })?;
+    if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
+        return Err(ResultsError::Version { path: path.to_owned(), version });
+    }
+    Ok(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::results::testkit::*;
+    use crate::results::{segment_name, write};
+
+    #[test]
+    fn errors_name_the_file_and_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.lhr");
+        let message = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            let err = read(&path).unwrap_err();
+            let text = err.to_string();
+            assert!(text.starts_with(&path.display().to_string()), "{text}");
+            (err, text)
+        };
+        let missing = read(&dir.path().join("nope.lhr")).unwrap_err();
+        assert!(matches!(missing, ResultsError::Read { .. }) && missing.to_string().contains("nope.lhr"), "{missing}");
+        let (err, text) = message(b"interval,start_s\n0,0.000\n");
+        assert!(
+            matches!(err, ResultsError::NotResults { .. }) && text.contains("not a loadhost results file"),
+            "{text}"
+        );
+        let (err, text) = message(b"loadhost-results 3\n{}\n");
+        assert!(
+            matches!(err, ResultsError::Version { version: 3, .. })
+                && text.contains("version 3 is not supported")
+                && text.contains("reads versions 1 to 2"),
+            "{text}"
+        );
+        let (err, _) = message(b"");
+        assert!(matches!(err, ResultsError::Truncated { .. }));
+        let (err, text) = message(b"loadhost-results 1\n{\"interval\": 5}\n");
+        assert!(matches!(err, ResultsError::Corrupt { line: 2, .. }), "{text}");
+        let (err, _) = message(b"loadhost-results one\n");
+        assert!(matches!(err, ResultsError::Corrupt { line: 1, .. }));
+
+        // Cut anywhere, a real file is truncated (never mistaken for a whole one, never a panic).
+        let results = synthetic(3, None, Duration::ZERO, 2, 20);
+        write(&path, &results).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        for cut in (1..bytes.len()).step_by(97).chain([bytes.len() - 1, bytes.len() - 2]) {
+            let (err, text) = message(&bytes[..cut]);
+            assert!(
+                matches!(err, ResultsError::Truncated { .. } | ResultsError::NotResults { .. }),
+                "cut at {cut}: {text}"
+            );
+        }
+        // A line count that does not match the end line is corrupt.
+        let text = String::from_utf8(bytes).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.remove(3);
+        let (err, text) = message((lines.join("\n") + "\n").as_bytes());
+        assert!(
+            matches!(err, ResultsError::Corrupt { .. }) && text.contains("counts 2 intervals but the file has 1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_version_1_file_reads_when_whole() {
+        // Version 1: no start and started lines, the same interval and end lines.
+        let results = synthetic(5, Some(seg(0, 2)), Duration::ZERO, 2, 10);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.lhr");
+        write(&path, &results).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let v1: Vec<String> = text
+            .lines()
+            .filter(|l| !l.starts_with("{\"start"))
+            .map(|l| {
+                l.replace("loadhost-results 2", "loadhost-results 1")
+                    .replace("{\"end\":{\"version\":2,", "{\"end\":{\"version\":1,")
+            })
+            .collect();
+        std::fs::write(&path, v1.join("\n") + "\n").unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.version, 1);
+        assert_eq!(back.report.counts(), results.report.counts());
+        // Cut off, it has no start line to rebuild from: truncated, even for a partial merge.
+        std::fs::write(&path, v1[..v1.len() - 1].join("\n") + "\n").unwrap();
+        let err = read_for_merge(&path, CutFiles::Accept).err().unwrap().to_string();
+        assert!(err.contains("truncated") && !err.contains("--partial"), "{err}");
+    }
+
+    #[test]
+    fn a_segment_that_does_not_exist_is_corrupt() {
+        let results = synthetic(1, Some(seg(1, 2)), Duration::ZERO, 1, 1);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.lhr");
+        write(&path, &results).unwrap();
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace(r#""segment":{"index":1,"count":2}"#, r#""segment":{"index":2,"count":2}"#);
+        std::fs::write(&path, text).unwrap();
+        let err = read(&path).unwrap_err();
+        assert!(matches!(err, ResultsError::Corrupt { line: 2, .. }), "the start line: {err}");
+        assert!(err.to_string().contains("segment 2 of 2 does not exist"), "{err}");
+        assert_eq!(segment_name(&seg(1, 2)), "1/2");
+    }
+}
