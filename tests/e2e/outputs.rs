@@ -219,7 +219,7 @@ fn a_real_runs_summary_json_reads_into_the_typed_summary_and_back_byte_for_byte(
 fn a_one_task_smoke_run_prints_no_rate() {
     let run = Loadhost::run_plugin(&plugin("noop"), &[]);
     assert_ok(&run);
-    assert!(run.stdout.contains("rate..........: no rate: 1 task started"), "{}", run.stdout);
+    assert!(run.stdout.contains("rate.............: no rate: 1 task started"), "{}", run.stdout);
     assert_eq!(task_count(&run.summary(), "scheduled"), 1);
 }
 

@@ -64,7 +64,7 @@ fn printed_lines_a_panic_and_the_errors_table_reach_every_output() {
     );
     assert!(upstream["first_s"].as_f64() <= upstream["last_s"].as_f64(), "{upstream}");
     // The terminal's table and a verdict that says half the tasks ended in an error.
-    assert!(run.stdout.contains("errors........: 3 kinds · 5 attempts"), "{}", run.stdout);
+    assert!(run.stdout.contains("errors...........: 3 kinds · 5 attempts"), "{}", run.stdout);
     assert!(run.stdout.contains("  2  failed     upstream said 503 for order 1"), "{}", run.stdout);
     assert!(
         run.stdout.contains("verdict: 50.0% of tasks ended in an error (most frequent, 2 failed"),

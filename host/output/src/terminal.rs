@@ -10,7 +10,8 @@ use loadhost_metrics::catalogue::names;
 use crate::summary::{CheckCase, CheckCounts, EndpointMetrics, HttpMetrics, PercentileView, PluginMetric, Summary};
 use crate::{VERSION, plural};
 
-const LABEL_WIDTH: usize = 14;
+// The longest built-in label, `http_req_duration`, fits.
+const LABEL_WIDTH: usize = 17;
 
 fn label(out: &mut String, name: &str) {
     let dots = LABEL_WIDTH.saturating_sub(name.len());
@@ -178,7 +179,7 @@ fn http(out: &mut String, s: &Summary) {
         http.failed.rate * 100.0,
         http.denied
     );
-    label(out, "http_req_ms");
+    label(out, names::HTTP_REQ_DURATION);
     let _ = writeln!(out, "{}", fmt_percentiles(&http.duration.stats));
     label(out, names::HTTP_STATUS);
     let statuses: Vec<String> = http.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
@@ -410,15 +411,15 @@ mod tests {
         let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing in\n{text}"));
         let order = [
             "loadhost ",
-            "tasks.........: 10 scheduled, 4 passed",
+            "tasks............: 10 scheduled, 4 passed",
             "3 failed · 0 aborted · 2 dropped · 0 timed out · 1 trapped · 0 interrupted · 0 retries",
-            "errors........: 2 kinds · 4 attempts",
+            "errors...........: 2 kinds · 4 attempts",
             "3  failed     order 0 refused  (first 0.0s, last 1.0s)",
             "1  trapped    panicked at src/lib.rs:3:9: boom  (first 2.0s, last 2.0s)",
-            "rate..........: 2.7/s achieved of 4.0/s planned",
+            "rate.............: 2.7/s achieved of 4.0/s planned",
             "gate_wait_ms",
-            "http_reqs.....: 1 (0.3/s) · 1 failed (100.00%) · 0 denied",
-            "http_network..: 0 connections opened",
+            "http_reqs........: 1 (0.3/s) · 1 failed (100.00%) · 0 denied",
+            "http_network.....: 0 connections opened",
             "checks",
             "plugin metrics",
             "■ the run was stopped early: SIGINT",
@@ -507,7 +508,7 @@ mod tests {
         s.tasks.started = 1;
         s.rate.achieved_per_s = 5450.4;
         let text = render(&s);
-        assert!(text.contains("rate..........: no rate: 1 task started, too few to measure one"), "{text}");
+        assert!(text.contains("rate.............: no rate: 1 task started, too few to measure one"), "{text}");
         assert!(!text.contains("5450"), "{text}");
     }
 
