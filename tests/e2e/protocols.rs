@@ -78,7 +78,7 @@ fn a_websocket_to_a_host_not_allowed_is_denied_before_any_connection() {
 fn grpc_unary_calls_are_counted_by_status_exactly_and_a_threshold_judges_their_duration() {
     for name in ["grpc-echo", "grpc-echo-python", "grpc-echo-js"] {
         let target = TargetProcess::start(&[]);
-        let grpc_target = format!("TARGET={}", target.url);
+        let grpc_target = format!("TARGET_URL={}", target.url);
         let thresholds =
             ["--threshold", "grpc_req_duration:p(95)<5000", "--threshold", "grpc_reqs{status:0}:count==200"];
         let args = [&["-n", "200", "-w", "4"][..], &thresholds].concat();
@@ -100,7 +100,7 @@ fn grpc_unary_calls_are_counted_by_status_exactly_and_a_threshold_judges_their_d
 #[test]
 fn a_bidi_stream_of_a_hundred_messages_per_task_echoes_exactly() {
     let target = TargetProcess::start(&[]);
-    let grpc_target = format!("TARGET={}", target.url);
+    let grpc_target = format!("TARGET_URL={}", target.url);
     let run = run(
         &plugin("grpc-echo"),
         &target.authority,
@@ -121,7 +121,7 @@ fn a_bidi_stream_of_a_hundred_messages_per_task_echoes_exactly() {
 #[test]
 fn an_injected_status_14_is_counted_and_retried() {
     let target = TargetProcess::start(&[]);
-    let grpc_target = format!("TARGET={}", target.url);
+    let grpc_target = format!("TARGET_URL={}", target.url);
     let run = run(
         &plugin("grpc-echo"),
         &target.authority,
@@ -142,13 +142,8 @@ fn an_injected_status_14_is_counted_and_retried() {
 fn a_plugin_hoarding_connections_stays_within_the_bound_and_fails() {
     for mode in ["ws", "grpc"] {
         let target = TargetProcess::start(&[]);
-        let env = [
-            format!("MODE={mode}"),
-            format!("TARGET_URL=ws://{}/ws/echo", target.authority),
-            format!("TARGET={}", target.url),
-        ];
-        let env: Vec<&str> = env.iter().map(String::as_str).collect();
-        let run = run(&fixture("ws-hoard"), &target.authority, &env, &["-n", "6", "-w", "2"]);
+        let url = if mode == "ws" { format!("ws://{}/ws/echo", target.authority) } else { target.url.clone() };
+        let run = hoard(mode, &target, &url, &[], &["-n", "6", "-w", "2"]);
         assert_eq!(run.code, 98, "{mode}: {}", run.stderr);
         let s = run.summary();
         assert_eq!(task_count(&s, "failed"), 6, "{mode}: {}", s["tasks"]);
@@ -170,9 +165,10 @@ fn a_plugin_hoarding_connections_stays_within_the_bound_and_fails() {
     }
 }
 
-/// `ws-hoard` in `mode` against `url` (and `TARGET` for gRPC), with `env` and `args` added.
+/// `ws-hoard` in `mode` against `url` (a `ws://` one, or the target's own for gRPC), with `env` and
+/// `args` added.
 fn hoard(mode: &str, target: &TargetProcess, url: &str, env: &[&str], args: &[&str]) -> Run {
-    let mut all = vec![format!("MODE={mode}"), format!("TARGET_URL={url}"), format!("TARGET={}", target.url)];
+    let mut all = vec![format!("MODE={mode}"), format!("TARGET_URL={url}")];
     all.extend(env.iter().map(|e| (*e).to_owned()));
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
     run(&fixture("ws-hoard"), &target.authority, &all, args)
@@ -237,7 +233,7 @@ fn messages_half_read_on_many_connections_stay_within_the_byte_budget() {
 fn grpc_echoes_never_read_stay_within_the_byte_budget() {
     let target = TargetProcess::start(&[]);
     // 8 streams of 8 messages of 4 MiB: 256 MiB each way if nothing held them back.
-    let run = hoard("grpc-send", &target, "", &[], &["-n", "1", "--max-memory", "64MiB"]);
+    let run = hoard("grpc-send", &target, &target.url, &[], &["-n", "1", "--max-memory", "64MiB"]);
     assert_stopped_by_the_budget(&run, "grpc-send");
     assert!(errors(&run).contains("gRPC status 8"), "RESOURCE_EXHAUSTED: {}", errors(&run));
     assert!(count(&run, "grpc_reqs{status:8}") >= 1, "{}", run.summary()["metrics"]);
@@ -246,7 +242,7 @@ fn grpc_echoes_never_read_stay_within_the_byte_budget() {
 #[test]
 fn a_grpc_message_cut_short_is_a_truncated_message_not_zero_messages() {
     let target = TargetProcess::start(&[]);
-    let grpc_target = format!("TARGET={}", target.url);
+    let grpc_target = format!("TARGET_URL={}", target.url);
     let run = run(&plugin("grpc-echo"), &target.authority, &[&grpc_target, "GRPC_TRUNCATE=1"], &["-n", "3", "-w", "1"]);
     assert_eq!(run.code, 98, "{}", run.stderr);
     let why = errors(&run);
