@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, fixture, plugin};
+use crate::common::{Example, Fixture, Loadhost, fixture, plugin};
 use crate::target_process::TargetProcess;
 
 fn search(plugin_path: &std::path::Path, args: &[&str]) -> (crate::common::Run, Value) {
@@ -26,7 +26,7 @@ fn a_gate_of_16_in_front_of_a_20_ms_target_is_found_within_the_precision() {
     let url = format!("TARGET_URL={}/delay?ms=20", target.url);
     let args = ["-e", &url, "--allow-host", &target.authority, "--max-in-flight", "16"];
     let steps = ["--start", "200", "--factor", "2", "--step-duration", "2s", "--slo", "latency_ms:p(99)<200"];
-    let (run, result) = search(&plugin("http-get"), &[&args[..], &steps[..], &["--precision", "5%"]].concat());
+    let (run, result) = search(&plugin(Example::HttpGet), &[&args[..], &steps[..], &["--precision", "5%"]].concat());
     // 16 permits × 20 ms ≈ 800 tasks/s (a little less: each task takes a little more than 20 ms).
     // A busy machine may fall behind first, which the search must then name as the emitter;
     // either way the host is the limit, never the target, whose 20 ms stay far inside the SLO.
@@ -56,7 +56,7 @@ fn a_gate_of_16_in_front_of_a_20_ms_target_is_found_within_the_precision() {
 #[test]
 fn a_plugin_that_burns_cpu_finds_the_host_as_the_limit() {
     let steps = ["--start", "400", "--factor", "4", "--step-duration", "2s", "--slo", "latency_ms:p(99)<500"];
-    let (_, result) = search(&fixture("burn"), &[&steps[..], &["--precision", "25%"]].concat());
+    let (_, result) = search(&fixture(Fixture::Burn), &[&steps[..], &["--precision", "25%"]].concat());
     let limit = result["limit"].as_str().unwrap();
     assert!(limit == "emitter" || limit == "crew", "the host, not the (absent) target: {result:#}");
     // The climb stops at its first failing step, and the steps before it passed; the bisection
@@ -80,13 +80,13 @@ fn a_plugin_that_burns_cpu_finds_the_host_as_the_limit() {
 #[test]
 fn find_max_sets_the_rate_itself() {
     let run = Loadhost::new()
-        .args(["find-max".as_ref(), plugin("noop").as_os_str()])
+        .args(["find-max".as_ref(), plugin(Example::Noop).as_os_str()])
         .args(["--slo", "latency_ms:p(99)<5", "-r", "10"])
         .run();
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("find-max sets the rate and duration itself"), "{}", run.stderr);
     let run = Loadhost::new()
-        .args(["find-max".as_ref(), plugin("noop").as_os_str()])
+        .args(["find-max".as_ref(), plugin(Example::Noop).as_os_str()])
         .args(["--slo", "latency_ms:p99<5"])
         .run();
     assert_eq!(run.code, 2);

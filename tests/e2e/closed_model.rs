@@ -1,10 +1,10 @@
 //! The closed model, failures, traps and aborts with real plugins.
 
-use crate::common::{Loadhost, assert_identity, assert_ok, plugin, task_count};
+use crate::common::{Example, Loadhost, assert_identity, assert_ok, plugin, task_count};
 
 #[test]
 fn no_options_runs_one_task_on_one_worker() {
-    let run = Loadhost::run_plugin(&plugin("noop"), &[]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &[]);
     assert_ok(&run);
     let s = run.summary();
     assert_eq!((task_count(&s, "scheduled"), task_count(&s, "passed")), (1, 1));
@@ -13,7 +13,7 @@ fn no_options_runs_one_task_on_one_worker() {
 
 #[test]
 fn a_trap_every_10th_task_of_1000_traps_100_and_the_run_goes_on() {
-    let run = Loadhost::run_plugin(&plugin("trap"), &["-e", "TRAP_EVERY=10", "-n", "1000", "-w", "2"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Trap), &["-e", "TRAP_EVERY=10", "-n", "1000", "-w", "2"]);
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "trapped"), 100);
@@ -26,8 +26,10 @@ fn a_trap_every_10th_task_of_1000_traps_100_and_the_run_goes_on() {
 
 #[test]
 fn flaky_failures_are_counted_as_failed() {
-    let run =
-        Loadhost::run_plugin(&plugin("flaky"), &["-e", "FAIL_PCT=30", "-e", "FATAL_PCT=10", "-n", "2000", "-w", "2"]);
+    let run = Loadhost::run_plugin(
+        &plugin(Example::Flaky),
+        &["-e", "FAIL_PCT=30", "-e", "FATAL_PCT=10", "-n", "2000", "-w", "2"],
+    );
     assert_ok(&run);
     let s = run.summary();
     let failed = task_count(&s, "failed");
@@ -39,7 +41,7 @@ fn flaky_failures_are_counted_as_failed() {
 
 #[test]
 fn a_closed_run_for_a_duration_stops_on_time() {
-    let run = Loadhost::run_plugin(&plugin("sleep"), &["-e", "SLEEP_MS=20", "-w", "4", "-d", "1s"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Sleep), &["-e", "SLEEP_MS=20", "-w", "4", "-d", "1s"]);
     assert_ok(&run);
     let s = run.summary();
     let scheduled = task_count(&s, "scheduled");
@@ -59,8 +61,10 @@ fn a_closed_run_for_a_duration_stops_on_time() {
 #[test]
 fn the_gate_holds_eight_workers_to_two_tasks_at_a_time() {
     // 200 tasks of 20 ms: 8 workers finish in ~0.5 s; through a gate of 2 they need ~2 s.
-    let run =
-        Loadhost::run_plugin(&plugin("sleep"), &["-e", "SLEEP_MS=20", "-w", "8", "-n", "200", "--max-in-flight", "2"]);
+    let run = Loadhost::run_plugin(
+        &plugin(Example::Sleep),
+        &["-e", "SLEEP_MS=20", "-w", "8", "-n", "200", "--max-in-flight", "2"],
+    );
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "passed"), 200);
@@ -73,7 +77,7 @@ fn the_gate_holds_eight_workers_to_two_tasks_at_a_time() {
 #[test]
 fn flaky_with_three_retries_fails_about_a_third_to_the_fourth() {
     let args = ["-e", "FAIL_PCT=30", "--retries", "3", "--retry-backoff", "1ms", "-w", "4", "-n", "20000"];
-    let run = Loadhost::run_plugin(&plugin("flaky"), &args);
+    let run = Loadhost::run_plugin(&plugin(Example::Flaky), &args);
     assert_ok(&run);
     let s = run.summary();
     let (scheduled, failed, retries) =
@@ -91,7 +95,7 @@ fn flaky_with_three_retries_fails_about_a_third_to_the_fourth() {
 #[test]
 fn stages_without_a_rate_ramp_the_workers() {
     let run = Loadhost::run_plugin(
-        &plugin("sleep"),
+        &plugin(Example::Sleep),
         &["-e", "SLEEP_MS=10", "--stage", "1s:20", "--stage", "1s:20", "--stage", "1s:0", "--csv", "rows.csv"],
     );
     assert_ok(&run);
@@ -120,7 +124,7 @@ fn a_run_that_logs_more_than_a_pipe_holds_ends_while_the_test_waits() {
     // 64 KiB. The harness reads the child's output as it comes, so the run is never blocked on a
     // full pipe while the test waits for the CSV's footer.
     let args = ["-w", "300", "-n", "300", "--csv", "rows.csv"];
-    let mut running = Loadhost::new().env("RUST_LOG", "trace").arg_run(&plugin("noop"), &args).spawn();
+    let mut running = Loadhost::new().env("RUST_LOG", "trace").arg_run(&plugin(Example::Noop), &args).spawn();
     running.wait_for_file("rows.csv", |csv| csv.lines().last().is_some_and(|l| l.starts_with("# end")));
     let run = running.finish();
     assert_ok(&run);
@@ -131,7 +135,7 @@ fn a_run_that_logs_more_than_a_pipe_holds_ends_while_the_test_waits() {
 #[test]
 fn pace_and_think_space_each_workers_tasks() {
     // Two workers paced at 100 ms for 2 s: 10 iterations per second each.
-    let run = Loadhost::run_plugin(&plugin("noop"), &["-w", "2", "-d", "2s", "--pace", "100ms"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-w", "2", "-d", "2s", "--pace", "100ms"]);
     assert_ok(&run);
     let s = run.summary();
     let scheduled = task_count(&s, "scheduled");
@@ -139,7 +143,7 @@ fn pace_and_think_space_each_workers_tasks() {
     assert_eq!(s["config"]["pace"], "100ms");
 
     // One worker thinking 200 ms between tasks for 2 s: about 10 tasks.
-    let run = Loadhost::run_plugin(&plugin("noop"), &["-w", "1", "-d", "2s", "--think", "200ms..200ms"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-w", "1", "-d", "2s", "--think", "200ms..200ms"]);
     assert_ok(&run);
     let scheduled = task_count(&run.summary(), "scheduled");
     assert!((9..=11).contains(&scheduled), "scheduled {scheduled}");
