@@ -206,7 +206,8 @@ fn a_killed_run_leaves_its_completed_intervals_for_merge_partial() {
     for key in ["scheduled", "passed", "failed", "dropped", "interrupted"] {
         assert_eq!(task_count(&s, key), sum(key), "tasks.{key} is the sum of the completed intervals");
     }
-    assert!(task_count(&s, "passed") >= 100, "about a second of load at least: {}", s["tasks"]);
+    // Some of the load ran in the completed intervals (how much of it, a busy machine decides).
+    assert!(task_count(&s, "passed") > 0, "{}", s["tasks"]);
     let csv = run.file("merged.csv");
     let rows = csv.lines().filter(|l| !l.starts_with('#')).count() - 1;
     assert_eq!(rows, intervals.len(), "a row per completed interval");
