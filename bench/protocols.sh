@@ -280,11 +280,11 @@ run() { # protocol tool round
                 -e "MESSAGES=$MESSAGES" --allow-host "$authority" -w "$WORKERS" -d "$DURATION"
                 --summary-json "$base.json") ;;
         grpc:loadhost)
-            cmd=("$LOADHOST" run target/plugins/grpc-echo.wasm -e "TARGET=http://$authority"
+            cmd=("$LOADHOST" run target/plugins/grpc-echo.wasm -e "TARGET_URL=http://$authority"
                 --allow-host "$authority" -w "$WORKERS" -d "$DURATION" --summary-json "$base.json") ;;
         ws:k6-ws) cmd=("${k6[@]}" -e "TARGET_URL=ws://$authority/ws/echo" bench/k6/ws-echo-ws.js) ;;
         ws:k6-websockets) cmd=("${k6[@]}" -e "TARGET_URL=ws://$authority/ws/echo" bench/k6/ws-echo-websockets.js) ;;
-        grpc:k6) cmd=("${k6[@]}" -e "TARGET=$authority" bench/k6/grpc-unary.js) ;;
+        grpc:k6) cmd=("${k6[@]}" -e "TARGET_URL=http://$authority" bench/k6/grpc-unary.js) ;;
     esac
     printf '%q ' "${cmd[@]}" > "$base.cmd"
     python3 "$OUT/snapshot.py" "$port" "$target_pid" > "$base.stats.before" 2> "$base.stats.err" \
@@ -311,7 +311,7 @@ if [[ " ${runs[*]} " == *":loadhost "* ]]; then
         if [ "$p" = ws ]; then
             warm=(target/plugins/ws-echo.wasm -e "TARGET_URL=ws://$authority/ws/echo")
         else
-            warm=(target/plugins/grpc-echo.wasm -e "TARGET=http://$authority")
+            warm=(target/plugins/grpc-echo.wasm -e "TARGET_URL=http://$authority")
         fi
         timeout -k 5 120 "$LOADHOST" run "${warm[@]}" --allow-host "$authority" -w 1 -n 10 \
             > "$OUT/runs/warmup-$p.out" 2>&1 || echo "  (the loadhost $p warm-up failed; see $OUT/runs/warmup-$p.out)"

@@ -1,6 +1,6 @@
 // A gRPC echo workload against the built-in target's `loadhost.target.Echo` service.
 //
-// MODE=unary (the default): each task calls /loadhost.target.Echo/Unary on TARGET (default
+// MODE=unary (the default): each task calls /loadhost.target.Echo/Unary on TARGET_URL (default
 // http://127.0.0.1:8080) with `EchoRequest { string message = 1; }` where message is
 // `w{worker}-i{iteration}`, decodes the echo and checks it is what was sent (`echo matches`).
 // MODE=stream: each task opens the bidirectional /loadhost.target.Echo/Stream, sends MESSAGES
@@ -23,7 +23,7 @@ import * as grpc from './lib/grpc.js';
 
 declareMetrics('echo matches:check');
 declareOptions(
-  'TARGET:url=http://127.0.0.1:8080 "the gRPC server"',
+  'TARGET_URL:url=http://127.0.0.1:8080 "the gRPC server"',
   'MODE:string=unary "unary: one unary call per task; stream: one bidi stream of MESSAGES echoes"',
   'GRPC_STATUS:string "ask the target to end each call with this status"',
   'MESSAGES:int=100 "messages per stream (MODE=stream)"',
@@ -98,7 +98,7 @@ function readSettings() {
   if (mode !== 'unary' && mode !== 'stream') throw abort(`MODE=${mode}: expected unary or stream`);
   const status = env('GRPC_STATUS')?.trim();
   return {
-    target: env('TARGET'),
+    target: env('TARGET_URL'),
     mode,
     metadata: status ? [['x-loadhost-status', status]] : [],
     messages: env('MESSAGES'),

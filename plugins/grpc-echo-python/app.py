@@ -1,6 +1,6 @@
 """A gRPC echo workload against the built-in target's `loadhost.target.Echo` service.
 
-MODE=unary (the default): each task calls `/loadhost.target.Echo/Unary` on TARGET (default
+MODE=unary (the default): each task calls `/loadhost.target.Echo/Unary` on TARGET_URL (default
 `http://127.0.0.1:8080`) with `EchoRequest { string message = 1; }` where message is
 `w{worker}-i{iteration}`, decodes the echo and checks it is what was sent (`echo matches`).
 MODE=stream: each task opens the bidirectional `/loadhost.target.Echo/Stream`, sends MESSAGES
@@ -25,7 +25,7 @@ from loadhost import Abort, Failed, Retryable, Task, check, declare_metrics, dec
 
 declare_metrics("echo matches:check")
 declare_options(
-    'TARGET:url=http://127.0.0.1:8080 "the gRPC server"',
+    'TARGET_URL:url=http://127.0.0.1:8080 "the gRPC server"',
     'MODE:string=unary "unary: one unary call per task; stream: one bidi stream of MESSAGES echoes"',
     'GRPC_STATUS:string "ask the target to end each call with this status"',
     'MESSAGES:int=100 "messages per stream (MODE=stream)"',
@@ -39,13 +39,13 @@ TIMEOUT = 10.0
 
 @functools.cache
 def settings():
-    """TARGET, MODE, GRPC_STATUS and MESSAGES, read once per instance."""
+    """TARGET_URL, MODE, GRPC_STATUS and MESSAGES, read once per instance."""
     mode = env("MODE").strip().lower()
     if mode not in ("unary", "stream"):
         raise Abort(f"MODE={mode}: expected unary or stream")
     status = env("GRPC_STATUS")
     metadata = [] if status is None or not status.strip() else [("x-loadhost-status", status.strip())]
-    return env("TARGET"), mode, metadata, env("MESSAGES")
+    return env("TARGET_URL"), mode, metadata, env("MESSAGES")
 
 
 def _varint(n: int) -> bytes:

@@ -196,16 +196,16 @@ fi
 if build grpc-echo "$repo/plugins/grpc-echo-js"; then
     if serves_grpc; then
         p="$work/grpc-echo.wasm"
-        run grpcecho "$p" -e "TARGET=$base" "${allow[@]}" -n 20 -w 2
+        run grpcecho "$p" -e "TARGET_URL=$base" "${allow[@]}" -n 20 -w 2
         js "$work/grpcecho.json" 's.tasks.passed === 20 && s.checks["echo matches"].passes === 20'
         ok "grpc-echo: 20 unary calls echo" $?
-        run grpcstream "$p" -e "TARGET=$base" -e MODE=stream -e MESSAGES=10 "${allow[@]}" -n 4 -w 1
+        run grpcstream "$p" -e "TARGET_URL=$base" -e MODE=stream -e MESSAGES=10 "${allow[@]}" -n 4 -w 1
         js "$work/grpcstream.json" 's.tasks.passed === 4 && s.checks["echo matches"].passes === 40'
         ok "grpc-echo: a bidi stream of 10 messages per task echoes" $?
-        run grpc14 "$p" -e "TARGET=$base" -e GRPC_STATUS=14 "${allow[@]}" -n 2 -w 1 --retries 1
+        run grpc14 "$p" -e "TARGET_URL=$base" -e GRPC_STATUS=14 "${allow[@]}" -n 2 -w 1 --retries 1
         js "$work/grpc14.json" 's.tasks.failed === 2 && s.tasks.retries === 2'
         ok "grpc-echo: status 14 is retryable" $?
-        run grpc5 "$p" -e "TARGET=$base" -e GRPC_STATUS=5 "${allow[@]}" -n 2 -w 1 --retries 1
+        run grpc5 "$p" -e "TARGET_URL=$base" -e GRPC_STATUS=5 "${allow[@]}" -n 2 -w 1 --retries 1
         js "$work/grpc5.json" 's.tasks.failed === 2 && s.tasks.retries === 0'
         ok "grpc-echo: another status fails without retry" $?
     else

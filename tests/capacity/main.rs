@@ -7,6 +7,9 @@
 #[allow(dead_code, reason = "shared with the e2e suite, which uses all of it")]
 mod common;
 mod find_max;
+#[path = "../e2e/guests.rs"]
+#[allow(dead_code, reason = "the e2e suite's plugin names, of which the searches run a few")]
+mod guests;
 #[path = "../e2e/target_process.rs"]
 #[allow(dead_code, reason = "shared with the e2e suite, which uses all of it")]
 mod target_process;

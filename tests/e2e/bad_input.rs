@@ -1,6 +1,6 @@
 //! Bad input: each gives a non-zero exit, one line saying what is wrong, and sends no load.
 
-use crate::common::{Loadhost, fixture, plugin};
+use crate::common::{Example, Fixture, Loadhost, fixture, plugin};
 use crate::target_process::TargetProcess;
 
 struct Case {
@@ -32,7 +32,7 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
     // "no load" is checked by the target's own count, not only by the missing outputs.
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
-    let http_get = plugin("http-get").display().to_string();
+    let http_get = plugin(Example::HttpGet).display().to_string();
     let run = |extra: &[&str]| -> Vec<String> {
         let base = ["run", http_get.as_str(), "-e", url.as_str(), "--allow-host", target.authority.as_str()];
         base.iter().chain(extra).map(|s| s.to_string()).collect()
@@ -44,9 +44,13 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
         case(&["run", "missing.wasm"], 2, "missing.wasm: cannot read the plugin"),
         case(&["run", "text.txt"], 3, "text.txt: not a WebAssembly file"),
         case(&["run", "core.wasm"], 3, "core.wasm: a core WebAssembly module that cannot be wrapped into a plugin"),
-        case(&["run", &fixture("no-doer").display().to_string()], 3, "does not export loadhost:plugin/doer@0.1.0"),
         case(
-            &["run", &fixture("bad-import").display().to_string()],
+            &["run", &fixture(Fixture::NoDoer).display().to_string()],
+            3,
+            "does not export loadhost:plugin/doer@0.1.0",
+        ),
+        case(
+            &["run", &fixture(Fixture::BadImport).display().to_string()],
             3,
             "imports instance `test:bad-import/secret-store`",
         ),
@@ -337,7 +341,7 @@ fn input_files_that_are_not_regular_or_too_large_are_refused_before_they_are_rea
     // Each is refused at once, in one line, exit 2: none is read whole or waited on. Every command
     // runs with its data segment limited to 2 GiB, so a reader without a cap fails the test (it
     // aborts) rather than the machine: `run /dev/zero` once grew to the 4 GiB kill.
-    let noop = plugin("noop").display().to_string();
+    let noop = plugin(Example::Noop).display().to_string();
     let cases = [
         case(
             &["run", "/dev/zero"],

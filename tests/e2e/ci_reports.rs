@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::common::{Loadhost, plugin, task_count};
+use crate::common::{Example, Fixture, Loadhost, plugin, task_count};
 use crate::target_process::TargetProcess;
 
 /// The JUnit file read by Python's XML parser: per suite (name, tests, failures), and each
@@ -47,7 +47,7 @@ fn junit_and_markdown_carry_the_thresholds_and_checks() {
     ];
     let run = Loadhost::new()
         .env("GITHUB_STEP_SUMMARY", step_summary.path())
-        .arg_run(&crate::common::fixture("metrics"), &args)
+        .arg_run(&crate::common::fixture(Fixture::Metrics), &args)
         .run();
     assert_eq!(run.code, 99, "{}", run.stderr);
     let junit = parse_junit(&run.dir.path().join("report.xml"));
@@ -81,7 +81,7 @@ fn junit_and_markdown_carry_the_thresholds_and_checks() {
 
     // With a lower bar, the 50% check passes.
     let run = Loadhost::run_plugin(
-        &crate::common::fixture("metrics"),
+        &crate::common::fixture(Fixture::Metrics),
         &["-n", "40", "--junit", "r.xml", "--check-rate", "40"],
     );
     let junit = parse_junit(&run.dir.path().join("r.xml"));
@@ -93,19 +93,19 @@ fn a_run_in_which_no_task_passed_fails_unless_allowed() {
     let target = TargetProcess::start(&[]);
     // No --allow-host: every request is denied, every task fails.
     let url = format!("TARGET_URL={}/", target.url);
-    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "-n", "20"]);
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &url, "-n", "20"]);
     assert_eq!(run.code, 98, "{}", run.stderr);
     assert!(run.stderr.contains("no task passed (20 scheduled): exit 98"), "{}", run.stderr);
     assert_eq!(task_count(&run.summary(), "passed"), 0);
     assert_eq!(run.summary()["metrics"]["http_denied"]["count"], 20, "{}", run.summary()["metrics"]);
-    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "-n", "20", "--allow-failures"]);
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &url, "-n", "20", "--allow-failures"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
 #[test]
 fn thresholds_on_empty_aggregates_fail_with_no_samples() {
     for threshold in ["http_req_failed:rate<0.01", "checks:rate>0.99"] {
-        let run = Loadhost::run_plugin(&plugin("noop"), &["-n", "10", "--threshold", threshold]);
+        let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-n", "10", "--threshold", threshold]);
         assert_eq!(run.code, 99, "{threshold}: {}", run.stderr);
         let s = run.summary();
         assert_eq!(s["thresholds"][threshold]["value"], serde_json::Value::Null, "{threshold}: {}", s["thresholds"]);
@@ -116,10 +116,11 @@ fn thresholds_on_empty_aggregates_fail_with_no_samples() {
 #[test]
 fn find_max_with_no_passing_step_fails_and_refuses_what_it_would_ignore() {
     let search = ["--start", "50", "--step-duration", "1s", "--max-steps", "2", "--slo", "latency_ms:max<0"];
-    let run = Loadhost::new().args(["find-max", plugin("noop").to_str().unwrap()]).args(search).run();
+    let run = Loadhost::new().args(["find-max", plugin(Example::Noop).to_str().unwrap()]).args(search).run();
     assert_eq!(run.code, 99, "not even the first step passed: {}", run.stdout);
     for flag in [["--html", "r.html"], ["--threshold", "latency_ms:p(99)<1"], ["--csv", "r.csv"]] {
-        let run = Loadhost::new().args(["find-max", plugin("noop").to_str().unwrap()]).args(search).args(flag).run();
+        let run =
+            Loadhost::new().args(["find-max", plugin(Example::Noop).to_str().unwrap()]).args(search).args(flag).run();
         assert_eq!(run.code, 2, "{flag:?}: {}", run.stderr);
         assert!(run.stderr.contains(&format!("find-max does not take {}", flag[0])), "{}", run.stderr);
     }
@@ -131,7 +132,7 @@ fn merge_refuses_parts_of_different_runs_naming_both() {
     let part = |segment: &str, run_id: &str, file: &str| {
         let path = dir.path().join(file);
         let args = ["-n", "20", "--segment", segment, "--run-id", run_id, "--results", path.to_str().unwrap()];
-        let run = Loadhost::run_plugin(&plugin("noop"), &args);
+        let run = Loadhost::run_plugin(&plugin(Example::Noop), &args);
         assert_eq!(run.code, 0, "{}", run.stderr);
         path
     };

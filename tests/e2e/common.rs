@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
+pub use crate::guests::{Example, Fixture};
+
 /// The repository root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -24,27 +26,28 @@ fn built(dir: &str, name: &str) -> PathBuf {
 }
 
 /// An example plugin from `plugins/`.
-pub fn plugin(name: &str) -> PathBuf {
-    built("plugins", name)
+pub fn plugin(example: Example) -> PathBuf {
+    built("plugins", example.name())
 }
 
 /// A test fixture from `tests/plugins/`.
-pub fn fixture(name: &str) -> PathBuf {
-    built("test-plugins", name)
+pub fn fixture(fixture: Fixture) -> PathBuf {
+    built("test-plugins", fixture.name())
 }
 
-/// The `lang` twin of the example `base` (`plugins/BASE` in Rust, `plugins/BASE-LANG` in the
-/// others), or None (with a note) when that language's toolchain is absent.
-pub fn twin(base: &str, lang: &str) -> Option<PathBuf> {
+/// `example`, written in `lang` (a twin of `plugins/BASE`: `plugins/BASE-LANG`, or BASE itself in
+/// Rust), or None (with a note) when that language's toolchain is absent.
+pub fn twin(lang: &str, example: Example) -> Option<PathBuf> {
     if lang == "rust" {
-        return Some(plugin(base));
+        return Some(plugin(example));
     }
     let check = Command::new(root().join("sdk").join(lang).join("toolchain.sh")).arg("check").output();
     if !check.is_ok_and(|out| out.status.success()) {
-        eprintln!("skipped the {lang} {base}: its toolchain is absent (cargo xtask setup installs it)");
+        let name = example.name();
+        eprintln!("skipped {name}: the {lang} toolchain is absent (cargo xtask setup installs it)");
         return None;
     }
-    Some(plugin(&format!("{base}-{lang}")))
+    Some(plugin(example))
 }
 
 /// What one run of the binary did.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, plugin};
+use crate::common::{Example, Loadhost, Run, plugin};
 use crate::target_process::TargetProcess;
 
 /// A 3-second run at 200/s of `http-get` on `/delay?ms=DELAY`, writing `NAME.lhr` and `NAME.json`
@@ -15,7 +15,7 @@ fn delay_run(target: &TargetProcess, dir: &Path, name: &str, delay_ms: u32) {
     let results = dir.join(format!("{name}.lhr"));
     let summary = dir.join(format!("{name}.json"));
     let run = Loadhost::new()
-        .args(["run".as_ref(), plugin("http-get").as_os_str()])
+        .args(["run".as_ref(), plugin(Example::HttpGet).as_os_str()])
         .args(["-e", &url, "--allow-host", &target.authority, "-r", "200", "-d", "3s"])
         .args(["--results".as_ref(), results.as_os_str(), "--summary-json".as_ref(), summary.as_os_str()])
         .run();
@@ -118,12 +118,10 @@ fn summary_json_is_compared_on_tolerance_alone_and_agrees_with_the_results_file(
 fn runs_of_different_plugins_and_bad_rules_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for (name, plugin_name) in [("noop", "noop"), ("sleep", "sleep")] {
+    for (name, example) in [("noop", Example::Noop), ("sleep", Example::Sleep)] {
         let results = d.join(format!("{name}.lhr"));
-        let run = Loadhost::run_plugin(
-            &plugin(plugin_name),
-            &["-r", "100", "-d", "2s", "--results", results.to_str().unwrap()],
-        );
+        let run =
+            Loadhost::run_plugin(&plugin(example), &["-r", "100", "-d", "2s", "--results", results.to_str().unwrap()]);
         assert_eq!(run.code, 0, "{}", run.stderr);
     }
     let refused = compare(d, "noop.lhr", "sleep.lhr", &["--fail-on", "latency_ms:p(50)>+20%"]);

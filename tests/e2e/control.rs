@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, assert_identity, plugin, task_count};
+use crate::common::{Example, Loadhost, assert_identity, plugin, task_count};
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -48,7 +48,7 @@ fn the_crew_grows_retires_after_a_patch_and_a_stop_ends_the_run_with_130() {
     let addr = format!("127.0.0.1:{port}");
     let args =
         ["-e", "SLEEP_MS=50", "-r", "1000", "-d", "30s", "-w", "2", "--max-workers", "200", "--overload", "queue"];
-    let cmd = Loadhost::new().arg_run(&plugin("sleep"), &[&args[..], &["--control", &addr]].concat());
+    let cmd = Loadhost::new().arg_run(&plugin(Example::Sleep), &[&args[..], &["--control", &addr]].concat());
     let child = std::thread::spawn(move || cmd.run());
 
     // 1,000/s of 50 ms tasks needs about 50 workers.
@@ -86,7 +86,7 @@ fn the_crew_grows_retires_after_a_patch_and_a_stop_ends_the_run_with_130() {
 fn a_pause_stops_scheduling_until_resumed() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let cmd = Loadhost::new().arg_run(&plugin("noop"), &["-r", "200", "-d", "30s", "--control", &addr]);
+    let cmd = Loadhost::new().arg_run(&plugin(Example::Noop), &["-r", "200", "-d", "30s", "--control", &addr]);
     let child = std::thread::spawn(move || cmd.run());
     wait_for(port, |s| s["state"] == "running");
     call(port, "PATCH", "/v1/status", r#"{"paused": true}"#).unwrap();
@@ -107,10 +107,10 @@ fn a_pause_stops_scheduling_until_resumed() {
 fn the_api_needs_loopback_or_a_token_and_a_free_port() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = taken.local_addr().unwrap().to_string();
-    let run = Loadhost::run_plugin(&plugin("noop"), &["-n", "1", "--control", &busy]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-n", "1", "--control", &busy]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains(&format!("--control {busy}: cannot listen")), "{}", run.stderr);
-    let run = Loadhost::run_plugin(&plugin("noop"), &["-n", "1", "--control", "0.0.0.0:0"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-n", "1", "--control", "0.0.0.0:0"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("binding elsewhere needs --control-token"), "{}", run.stderr);
 }
@@ -120,7 +120,7 @@ fn max_workers_above_the_planned_ceiling_is_refused_naming_the_flag() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let args = ["-r", "50", "-d", "30s", "--max-workers", "100", "--control", &addr];
-    let cmd = Loadhost::new().arg_run(&plugin("noop"), &args);
+    let cmd = Loadhost::new().arg_run(&plugin(Example::Noop), &args);
     let child = std::thread::spawn(move || cmd.run());
     wait_for(port, |s| s["state"] == "running");
     // The instance pool was sized for 100 at start: growth past it would fail, so it is refused.

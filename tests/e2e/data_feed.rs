@@ -1,6 +1,6 @@
 //! `--data`: one row per task, shared, once or looping.
 
-use crate::common::{Loadhost, assert_identity, assert_ok, fixture, task_count};
+use crate::common::{Fixture, Loadhost, assert_identity, assert_ok, fixture, task_count};
 
 fn sum_below(n: u64) -> u64 {
     n * (n - 1) / 2
@@ -14,7 +14,7 @@ fn a_once_feed_of_10000_rows_runs_each_row_exactly_once() {
     // No duration and no -n: the rows bound the run.
     let run = cmd
         .arg_run(
-            &fixture("feed-sum"),
+            &fixture(Fixture::FeedSum),
             &["--data", "rows.jsonl", "--data-mode", "once", "-r", "5000", "--overload", "queue"],
         )
         .run();
@@ -31,7 +31,7 @@ fn a_once_feed_of_10000_rows_runs_each_row_exactly_once() {
 fn a_looping_feed_wraps_around() {
     let cmd = Loadhost::new();
     std::fs::write(cmd.path().join("rows.csv"), "n,name\n0,a\n1,b\n2,c\n3,d\n").unwrap();
-    let run = cmd.arg_run(&fixture("feed-sum"), &["--data", "rows.csv", "-n", "10", "-w", "2"]).run();
+    let run = cmd.arg_run(&fixture(Fixture::FeedSum), &["--data", "rows.csv", "-n", "10", "-w", "2"]).run();
     assert_ok(&run);
     let s = run.summary();
     // Rows 0 1 2 3 0 1 2 3 0 1.
@@ -43,7 +43,7 @@ fn a_looping_feed_wraps_around() {
 fn a_bad_data_file_is_refused_before_any_load() {
     let cmd = Loadhost::new();
     std::fs::write(cmd.path().join("rows.jsonl"), "{\"n\": 1}\nnot json\n").unwrap();
-    let run = cmd.arg_run(&fixture("feed-sum"), &["--data", "rows.jsonl", "-n", "5"]).run();
+    let run = cmd.arg_run(&fixture(Fixture::FeedSum), &["--data", "rows.jsonl", "-n", "5"]).run();
     assert_eq!(run.code, 2);
     assert!(run.stderr.trim().starts_with("error: --data rows.jsonl:2: not JSON"), "{}", run.stderr);
 }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, assert_identity, fixture};
+use crate::common::{Example, Fixture, Loadhost, assert_identity, fixture};
 
 /// Run segment `i` of `n` of the metrics fixture's plan (`-n 1000`, open model), writing into
 /// the run's folder.
@@ -11,7 +11,7 @@ fn segment(i: u32, n: u32, extra: &[&str]) -> crate::common::Run {
     let seg = format!("{i}/{n}");
     let mut args = vec!["-r", "2000", "-n", "1000", "--segment", seg.as_str()];
     args.extend_from_slice(extra);
-    let run = Loadhost::run_plugin(&fixture("metrics"), &args);
+    let run = Loadhost::run_plugin(&fixture(Fixture::Metrics), &args);
     assert_eq!(run.code, 0, "segment {seg}: {}", run.stderr);
     run
 }
@@ -64,7 +64,7 @@ fn merged_segments_equal_the_whole_run_and_thresholds_judge_the_whole() {
         segment(i as u32, 4, &["--results", file.to_str().unwrap()]);
     }
     // The same plan in one process, for the trend the merge must reproduce exactly.
-    let whole = Loadhost::run_plugin(&fixture("metrics"), &["-r", "2000", "-n", "1000"]);
+    let whole = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-r", "2000", "-n", "1000"]);
     assert_eq!(whole.code, 0, "{}", whole.stderr);
     let whole = whole.summary();
 
@@ -116,7 +116,7 @@ fn merge_refuses_results_of_different_plugins() {
     let b = dir.path().join("b.lhr");
     segment(0, 2, &["--results", a.to_str().unwrap()]);
     let other = Loadhost::run_plugin(
-        &crate::common::plugin("noop"),
+        &crate::common::plugin(Example::Noop),
         &["-r", "2000", "-n", "1000", "--segment", "1/2", "--results", b.to_str().unwrap()],
     );
     assert_eq!(other.code, 0, "{}", other.stderr);
@@ -153,8 +153,10 @@ fn crafted(text: &str, count: u64) -> String {
 #[test]
 fn merge_and_compare_refuse_counts_that_would_wrap_naming_the_file() {
     // A real 600-task run, and a copy whose counts are u64::MAX: added with `+`, 599 tasks.
-    let real =
-        Loadhost::run_plugin(&crate::common::plugin("noop"), &["-r", "600", "-n", "600", "--results", "real.lhr"]);
+    let real = Loadhost::run_plugin(
+        &crate::common::plugin(Example::Noop),
+        &["-r", "600", "-n", "600", "--results", "real.lhr"],
+    );
     assert_eq!(real.code, 0, "{}", real.stderr);
     let dir = real.dir.path();
     std::fs::write(dir.join("crafted.lhr"), crafted(&real.file("real.lhr"), u64::MAX)).unwrap();
@@ -186,7 +188,7 @@ fn merge_and_compare_refuse_counts_that_would_wrap_naming_the_file() {
 
 #[test]
 fn compare_refuses_a_summary_json_whose_counts_would_wrap() {
-    let run = Loadhost::run_plugin(&crate::common::plugin("noop"), &["-r", "100", "-n", "100"]);
+    let run = Loadhost::run_plugin(&crate::common::plugin(Example::Noop), &["-r", "100", "-n", "100"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let mut crafted = run.summary();
     crafted["tasks"]["passed"] = u64::MAX.into();

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, fixture, root};
+use crate::common::{Fixture, Loadhost, Run, fixture, root};
 use crate::registry::RegistryProcess;
 
 /// Segment `i` of `n` of the metrics fixture's plan (`-r 2000 -n 1000`) for run `run_id`,
@@ -17,7 +17,7 @@ fn segment(i: u32, n: u32, repo: &str, run_id: &str, extra: &[&str]) -> Run {
     let results = format!("oci://{repo}");
     let mut args = vec!["-r", "2000", "-n", "1000", "--segment", &seg, "--run-id", run_id, "--results", &results];
     args.extend_from_slice(extra);
-    Loadhost::run_plugin(&fixture("metrics"), &args)
+    Loadhost::run_plugin(&fixture(Fixture::Metrics), &args)
 }
 
 fn merge(args: &[&str]) -> (i32, String, Option<Value>) {
@@ -74,7 +74,7 @@ fn four_segments_meet_at_the_barrier_push_their_results_and_merge_to_the_whole()
     assert!(retried.stderr.contains("arrived at this barrier before (a retry)"), "{}", retried.stderr);
     assert!(retried.stderr.contains("the other segments are running"), "{}", retried.stderr);
 
-    let whole = Loadhost::run_plugin(&fixture("metrics"), &["-r", "2000", "-n", "1000"]);
+    let whole = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-r", "2000", "-n", "1000"]);
     assert_eq!(whole.code, 0, "{}", whole.stderr);
     let whole = whole.summary();
     let oci = format!("oci://{repo}");
@@ -133,7 +133,7 @@ fn parts_of_another_run_are_refused() {
         let file = dir.path().join(format!("segment-{i}.lhr"));
         let seg = format!("{i}/2");
         let run = Loadhost::run_plugin(
-            &fixture("metrics"),
+            &fixture(Fixture::Metrics),
             &["-r", "2000", "-n", "100", "--segment", &seg, "--run-id", run_id, "--results", file.to_str().unwrap()],
         );
         assert_eq!(run.code, 0, "{}", run.stderr);
@@ -152,13 +152,13 @@ fn parts_of_another_run_are_refused() {
 fn a_start_ten_seconds_past_with_max_start_lateness_1s_refuses_to_run() {
     let past = humantime::format_rfc3339(SystemTime::now() - Duration::from_secs(10)).to_string();
     let run = Loadhost::run_plugin(
-        &fixture("metrics"),
+        &fixture(Fixture::Metrics),
         &["-r", "100", "-n", "10", "--start-at", &past, "--max-start-lateness", "1s", "--results", "r.lhr"],
     );
     assert_eq!(run.code, 5, "exit 5: did not start: {}", run.stderr);
     assert!(run.stderr.contains("more than --max-start-lateness 1s"), "{}", run.stderr);
     assert!(!run.dir.path().join("r.lhr").exists() && !run.dir.path().join("summary.json").exists());
     // Without the flag, a late start still runs (and says so), as before.
-    let lenient = Loadhost::run_plugin(&fixture("metrics"), &["-r", "100", "-n", "10", "--start-at", &past]);
+    let lenient = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-r", "100", "-n", "10", "--start-at", &past]);
     assert_eq!(lenient.code, 0, "{}", lenient.stderr);
 }

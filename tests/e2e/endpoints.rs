@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, assert_identity, fixture};
+use crate::common::{Fixture, Loadhost, Run, assert_identity, fixture};
 use crate::target_process::TargetProcess;
 
 /// The default names of the `endpoints` fixture's two requests.
@@ -15,7 +15,7 @@ const SLOW: &str = "GET /delay";
 fn run_journey(target: &TargetProcess, duration: &str, extra: &[&str]) -> Run {
     let url = format!("TARGET_URL={}", target.url);
     let args = ["-e", &url, "--allow-host", &target.authority, "-r", "40", "-d", duration, "--overload", "queue"];
-    Loadhost::run_plugin(&fixture("endpoints"), &[&args[..], extra].concat())
+    Loadhost::run_plugin(&fixture(Fixture::Endpoints), &[&args[..], extra].concat())
 }
 
 fn metric<'a>(s: &'a Value, metric: &str, name: &str) -> &'a Value {

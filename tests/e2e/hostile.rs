@@ -5,14 +5,16 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, assert_identity, assert_none_passed, assert_ok, fixture, plugin, task_count};
+use crate::common::{
+    Example, Fixture, Loadhost, Run, assert_identity, assert_none_passed, assert_ok, fixture, plugin, task_count,
+};
 
 /// `hostile` in `mode`, misbehaving on every `every`-th task.
 fn hostile(mode: &str, every: u32, args: &[&str]) -> Run {
     let (mode, every) = (format!("MODE={mode}"), format!("EVERY={every}"));
     let mut all = vec!["-e", mode.as_str(), "-e", every.as_str()];
     all.extend_from_slice(args);
-    Loadhost::run_plugin(&fixture("hostile"), &all)
+    Loadhost::run_plugin(&fixture(Fixture::Hostile), &all)
 }
 
 fn assert_rss_below(summary: &Value, mib: f64) {
@@ -112,7 +114,7 @@ fn a_trap_in_init_stops_the_run_before_any_load_with_exit_4() {
 #[test]
 fn a_request_to_a_host_not_allowed_is_denied() {
     // Nothing listens on the discard port; a denied request never gets as far as connecting.
-    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", "TARGET_URL=http://127.0.0.1:9/", "-n", "10"]);
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", "TARGET_URL=http://127.0.0.1:9/", "-n", "10"]);
     assert_none_passed(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "failed"), 10);
@@ -132,7 +134,7 @@ fn a_file_is_unreadable_without_dir_and_readable_with_it() {
     std::fs::create_dir(cmd.path().join("fixtures")).unwrap();
     std::fs::write(cmd.path().join("fixtures/users.csv"), "id\n1\n").unwrap();
     let args = ["-e", "MODE=read-file", "-e", "FILE=/data/users.csv", "--dir", "fixtures::/data", "-n", "3"];
-    let run = cmd.arg_run(&fixture("hostile"), &args).run();
+    let run = cmd.arg_run(&fixture(Fixture::Hostile), &args).run();
     assert_ok(&run);
     assert_eq!(task_count(&run.summary(), "passed"), 3, "{}", run.stderr);
 }
@@ -143,7 +145,7 @@ fn a_directory_grant_does_not_reach_outside_itself() {
     std::fs::create_dir(cmd.path().join("fixtures")).unwrap();
     std::fs::write(cmd.path().join("secret.txt"), "no").unwrap();
     let args = ["-e", "MODE=read-file", "-e", "FILE=/data/../secret.txt", "--dir", "fixtures::/data", "-n", "2"];
-    let run = cmd.arg_run(&fixture("hostile"), &args).run();
+    let run = cmd.arg_run(&fixture(Fixture::Hostile), &args).run();
     assert_none_passed(&run);
     assert_eq!(task_count(&run.summary(), "failed"), 2, "{}", run.stderr);
 }
@@ -152,12 +154,12 @@ fn a_directory_grant_does_not_reach_outside_itself() {
 fn a_plugin_sees_only_the_environment_passed_with_e() {
     let run = Loadhost::new()
         .env("SECRET_TOKEN", "do-not-leak")
-        .arg_run(&fixture("env-probe"), &["-e", "PROBE_EXPECTED=yes", "-n", "20", "-w", "2"])
+        .arg_run(&fixture(Fixture::EnvProbe), &["-e", "PROBE_EXPECTED=yes", "-n", "20", "-w", "2"])
         .run();
     assert_ok(&run);
     assert_eq!(task_count(&run.summary(), "passed"), 20, "the sandbox leaked: {}", run.stderr);
     // Without -e the probe must notice, or the run above would prove nothing.
-    let run = Loadhost::run_plugin(&fixture("env-probe"), &["-n", "5"]);
+    let run = Loadhost::run_plugin(&fixture(Fixture::EnvProbe), &["-n", "5"]);
     assert_none_passed(&run);
     assert_eq!(task_count(&run.summary(), "failed"), 5);
     assert!(run.stderr.contains("PROBE_EXPECTED=yes was passed with -e but is not visible"), "{}", run.stderr);
@@ -179,7 +181,7 @@ fn ten_thousand_tag_values_fold_into_one_overflow_series() {
 
 #[test]
 fn a_plugin_abort_stops_the_run_with_exit_4() {
-    let run = Loadhost::run_plugin(&fixture("abort"), &["-e", "ABORT_AT=10", "-w", "1", "-n", "1000"]);
+    let run = Loadhost::run_plugin(&fixture(Fixture::Abort), &["-e", "ABORT_AT=10", "-w", "1", "-n", "1000"]);
     assert_eq!(run.code, 4, "stderr: {}", run.stderr);
     let s = run.summary();
     assert_eq!(task_count(&s, "aborted"), 1);
@@ -191,7 +193,7 @@ fn a_plugin_abort_stops_the_run_with_exit_4() {
 
 #[test]
 fn a_component_importing_what_the_host_does_not_offer_is_refused_with_exit_3() {
-    let run = Loadhost::run_plugin(&fixture("bad-import"), &["-n", "1"]);
+    let run = Loadhost::run_plugin(&fixture(Fixture::BadImport), &["-n", "1"]);
     assert_eq!(run.code, 3, "stderr: {}", run.stderr);
     assert!(run.stderr.contains("imports instance `test:bad-import/secret-store`"), "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);

@@ -1,7 +1,9 @@
 //! HTTP workloads against the real built-in target (`loadhost target`, a child process on
 //! 127.0.0.1:0): keep-alive, the allow-list, exact status and byte counts, https, h2c.
 
-use crate::common::{Loadhost, Run, assert_identity, assert_none_passed, assert_ok, plugin, task_count};
+use crate::common::{
+    Example, Fixture, Loadhost, Run, assert_identity, assert_none_passed, assert_ok, plugin, task_count,
+};
 use crate::target_process::TargetProcess;
 
 fn metric(run: &Run, name: &str, field: &str) -> u64 {
@@ -17,7 +19,7 @@ fn keep_alive_reuses_a_few_connections_for_many_requests() {
     // Queue rather than drop: on a busy machine a burst may find every worker busy, and this test
     // is about connections, not the overload policy.
     let args = ["-e", &url, "--allow-host", &target.authority, "-r", "500", "-d", "2s", "--max-workers", "16"];
-    let run = Loadhost::run_plugin(&plugin("http-get"), &[&args[..], &["--overload", "queue"]].concat());
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&args[..], &["--overload", "queue"]].concat());
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "passed"), 1000, "{}", run.stderr);
@@ -39,7 +41,7 @@ fn the_csv_carries_http_columns_that_add_up() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
     let args = ["-e", &url, "--allow-host", &target.authority, "-r", "200", "-d", "2s", "--overload", "queue"];
-    let run = Loadhost::run_plugin(&plugin("http-get"), &[&args[..], &["--csv", "intervals.csv"]].concat());
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&args[..], &["--csv", "intervals.csv"]].concat());
     assert_ok(&run);
     let csv = run.file("intervals.csv");
     let lines: Vec<&str> = csv.lines().filter(|l| !l.starts_with('#')).collect();
@@ -53,7 +55,7 @@ fn the_csv_carries_http_columns_that_add_up() {
 fn a_host_not_allowed_is_denied_without_a_connection() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
-    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "-n", "20", "-w", "2"]);
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &url, "-n", "20", "-w", "2"]);
     assert_none_passed(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "failed"), 20, "the plugin saw the denial as an error");
@@ -70,7 +72,7 @@ fn a_host_not_allowed_is_denied_without_a_connection() {
 fn another_port_of_an_allowed_host_is_still_denied() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
-    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", "127.0.0.1:1", "-n", "5"]);
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &url, "--allow-host", "127.0.0.1:1", "-n", "5"]);
     assert_none_passed(&run);
     assert_eq!(metric(&run, "http_denied", "count"), 5);
 }
@@ -80,7 +82,7 @@ fn status_codes_and_body_bytes_are_counted_exactly() {
     let target = TargetProcess::start(&[]);
     let allow = ["--allow-host", &target.authority];
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &[&["-e", &format!("TARGET_URL={}/status?code=503", target.url), "-n", "40", "-w", "4"][..], &allow].concat(),
     );
     assert_none_passed(&run);
@@ -90,7 +92,7 @@ fn status_codes_and_body_bytes_are_counted_exactly() {
     assert_eq!(task_count(&s, "failed"), 40, "503 is a retryable failure; without retries it fails");
 
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &[&["-e", &format!("TARGET_URL={}/bytes?n=1000", target.url), "-n", "50", "-w", "4"][..], &allow].concat(),
     );
     assert_ok(&run);
@@ -108,12 +110,12 @@ fn https_is_verified_against_the_ca_cert_given() {
     let base = ["-e", &url, "--allow-host", &target.authority, "-n", "30", "-w", "3"];
 
     let trusted =
-        Loadhost::run_plugin(&plugin("http-get"), &[&base[..], &["--ca-cert", cert.to_str().unwrap()]].concat());
+        Loadhost::run_plugin(&plugin(Example::HttpGet), &[&base[..], &["--ca-cert", cert.to_str().unwrap()]].concat());
     assert_ok(&trusted);
     assert_eq!(task_count(&trusted.summary(), "passed"), 30, "{}", trusted.stderr);
     assert!(metric(&trusted, "http_connections_opened", "count") <= 3);
 
-    let untrusted = Loadhost::run_plugin(&plugin("http-get"), &base);
+    let untrusted = Loadhost::run_plugin(&plugin(Example::HttpGet), &base);
     assert_none_passed(&untrusted);
     assert_eq!(
         task_count(&untrusted.summary(), "failed"),
@@ -121,7 +123,7 @@ fn https_is_verified_against_the_ca_cert_given() {
         "a self-signed certificate must not be trusted by default"
     );
 
-    let insecure = Loadhost::run_plugin(&plugin("http-get"), &[&base[..], &["--insecure"]].concat());
+    let insecure = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&base[..], &["--insecure"]].concat());
     assert_ok(&insecure);
     assert_eq!(task_count(&insecure.summary(), "passed"), 30);
 }
@@ -131,7 +133,7 @@ fn h2c_multiplexes_requests_over_http2() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &url, "--allow-host", &target.authority, "--h2c", "-n", "200", "-w", "8", "--threads", "2"],
     );
     assert_ok(&run);
@@ -145,7 +147,7 @@ fn a_per_host_cap_bounds_connections() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/delay?ms=5", target.url);
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &url, "--allow-host", &target.authority, "--max-connections-per-host", "2", "-n", "100", "-w", "8"],
     );
     assert_ok(&run);
@@ -158,7 +160,7 @@ fn post_json_round_trips_through_echo() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/echo", target.url);
     let run = Loadhost::run_plugin(
-        &plugin("http-post-json"),
+        &plugin(Example::HttpPostJson),
         &["-e", &url, "--allow-host", &target.authority, "-n", "50", "-w", "2"],
     );
     assert_ok(&run);
@@ -174,7 +176,7 @@ fn the_one_call_path_and_wasi_http_count_the_same() {
     let url = format!("TARGET_URL={}/bytes?n=100", target.url);
     for path in ["LOADHOST_HTTP=one-call", "LOADHOST_HTTP=wasi"] {
         let run = Loadhost::run_plugin(
-            &plugin("http-get"),
+            &plugin(Example::HttpGet),
             &["-e", &url, "-e", path, "--allow-host", &target.authority, "-n", "200", "-w", "4"],
         );
         assert_ok(&run);
@@ -193,12 +195,12 @@ fn the_allow_list_governs_raw_sockets_too() {
     let target = TargetProcess::start(&[]);
     let addr = format!("TARGET_ADDR={}", target.authority);
     let allowed = Loadhost::run_plugin(
-        &crate::common::fixture("tcp-connect"),
+        &crate::common::fixture(Fixture::TcpConnect),
         &["-e", &addr, "--allow-host", &target.authority, "-n", "5"],
     );
     assert_ok(&allowed);
     assert_eq!(task_count(&allowed.summary(), "passed"), 5, "{}", allowed.stderr);
-    let denied = Loadhost::run_plugin(&crate::common::fixture("tcp-connect"), &["-e", &addr, "-n", "5"]);
+    let denied = Loadhost::run_plugin(&crate::common::fixture(Fixture::TcpConnect), &["-e", &addr, "-n", "5"]);
     assert_none_passed(&denied);
     assert_eq!(task_count(&denied.summary(), "failed"), 5, "{}", denied.stderr);
     // 5 allowed connections, none from the denied run, plus /stats.
@@ -227,7 +229,7 @@ fn the_bundled_http_get_sends_bare_requests_as_wrk_does() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/redirect?n=1&to=/", target.url);
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &url, "--allow-host", &target.authority, "-n", "4", "-w", "1"],
     );
     assert_none_passed(&run);
@@ -244,7 +246,8 @@ fn a_body_cut_short_is_a_response_incomplete() {
     let target = TargetProcess::start(&[]);
     // 100,000 bytes announced, 50,000 sent, then the connection closes.
     let url = format!("TARGET_URL={}/bytes?n=100000&cut=50000", target.url);
-    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", &target.authority, "-n", "2"]);
+    let run =
+        Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &url, "--allow-host", &target.authority, "-n", "2"]);
     assert_none_passed(&run);
     let errors = run.summary()["errors"].to_string();
     let said = "response incomplete: the connection closed after 50000 of 100000 bytes of the body";

@@ -4,7 +4,9 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, assert_identity, assert_none_passed, assert_ok, fixture, task_count};
+use crate::common::{
+    Example, Fixture, Loadhost, Run, assert_identity, assert_none_passed, assert_ok, fixture, task_count,
+};
 use crate::target_process::TargetProcess;
 
 /// `metrics.NAME.count`, 0 when the metric never got a sample.
@@ -30,7 +32,7 @@ fn run(target: &TargetProcess, env: &[&str], args: &[&str]) -> Run {
         all.extend(["-e", pair]);
     }
     all.extend(args);
-    Loadhost::run_plugin(&fixture("http-features"), &all)
+    Loadhost::run_plugin(&fixture(Fixture::HttpFeatures), &all)
 }
 
 #[test]
@@ -176,8 +178,9 @@ fn python_and_js_plugins_follow_redirects_and_get_gzip_bodies_decoded() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/redirect?n=3&to=/gzip%3Fbytes%3D5000", target.url);
     let expect = format!("EXPECT_FINAL={}/gzip?bytes=5000", target.url);
-    for name in ["http-features-python", "http-features-js"] {
-        let plugin = crate::common::plugin(name);
+    for example in [Example::HttpFeaturesPython, Example::HttpFeaturesJs] {
+        let name = example.name();
+        let plugin = crate::common::plugin(example);
         let args = ["--allow-host", target.authority.as_str(), "-e", &url, "-e", &expect, "-e", "EXPECT_REDIRECTS=3"];
         let run = Loadhost::run_plugin(&plugin, &[&args[..], &["-n", "3", "-w", "1"]].concat());
         assert_ok(&run);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Loadhost, Run, assert_none_passed, assert_ok, plugin, task_count};
+use crate::common::{Example, Loadhost, Run, assert_none_passed, assert_ok, plugin, task_count};
 use crate::target_process::TargetProcess;
 
 /// tinyproxy on 127.0.0.1, in the foreground, logging every request it carries to a file.
@@ -107,7 +107,7 @@ fn http_goes_through_the_proxy_given_and_the_proxy_saw_it() {
     // Only the target is allowed: the proxy's own address needs no rule.
     let base = ["-e", &url, "--allow-host", &target.authority, "-n", "6", "-w", "2"];
 
-    let proxied = Loadhost::run_plugin(&plugin("http-get"), &[&base[..], &["--proxy", &proxy.url]].concat());
+    let proxied = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&base[..], &["--proxy", &proxy.url]].concat());
     assert_ok(&proxied);
     assert_eq!(task_count(&proxied.summary(), "passed"), 6, "{}", proxied.stderr);
     let wanted = format!("GET {}/ HTTP/1.1", target.url);
@@ -115,7 +115,7 @@ fn http_goes_through_the_proxy_given_and_the_proxy_saw_it() {
     assert_eq!(seen.iter().filter(|r| **r == wanted).count(), 6, "absolute-form requests in the proxy's log: {seen:?}");
 
     // Without the flag (and with no proxy in loadhost's environment) nothing goes through it.
-    let direct = Loadhost::run_plugin(&plugin("http-get"), &base);
+    let direct = Loadhost::run_plugin(&plugin(Example::HttpGet), &base);
     assert_ok(&direct);
     assert_eq!(proxy.requests().len(), 6, "a run without --proxy went through the proxy");
 }
@@ -126,22 +126,22 @@ fn the_environment_proxy_is_loadhosts_own_and_proxy_none_ignores_it() {
     let proxy = Tinyproxy::start(1);
     let url = format!("TARGET_URL={}/", target.url);
     let base = ["-e", &url, "--allow-host", &target.authority, "-n", "3", "-w", "1"];
-    let from_env = Loadhost::new().env("HTTP_PROXY", &proxy.url).arg_run(&plugin("http-get"), &base).run();
+    let from_env = Loadhost::new().env("HTTP_PROXY", &proxy.url).arg_run(&plugin(Example::HttpGet), &base).run();
     assert_ok(&from_env);
     assert_eq!(proxy.requests().len(), 3, "HTTP_PROXY in loadhost's environment applies");
 
-    let off = Loadhost::new().env("http_proxy", &proxy.url).arg_run(&plugin("http-get"), &base);
+    let off = Loadhost::new().env("http_proxy", &proxy.url).arg_run(&plugin(Example::HttpGet), &base);
     let off = off.args(["--proxy", "none"]).run();
     assert_ok(&off);
     let exempt = Loadhost::new()
         .env("HTTP_PROXY", &proxy.url)
         .env("NO_PROXY", "127.0.0.0/8")
-        .arg_run(&plugin("http-get"), &base)
+        .arg_run(&plugin(Example::HttpGet), &base)
         .run();
     assert_ok(&exempt);
     // The plugin's environment (-e) is the plugin's: it never routes the host's requests.
     let plugin_env = format!("HTTP_PROXY={}", proxy.url);
-    let theirs = Loadhost::run_plugin(&plugin("http-get"), &[&base[..], &["-e", &plugin_env]].concat());
+    let theirs = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&base[..], &["-e", &plugin_env]].concat());
     assert_ok(&theirs);
     assert_eq!(proxy.requests().len(), 3, "--proxy none, NO_PROXY and -e must each go direct");
 }
@@ -156,7 +156,7 @@ fn https_goes_through_a_connect_tunnel() {
     let url = format!("TARGET_URL={}/", target.url);
     let args =
         ["-e", &url, "--allow-host", &target.authority, "--ca-cert", cert.to_str().unwrap(), "-n", "5", "-w", "1"];
-    let run = Loadhost::run_plugin(&plugin("http-get"), &[&args[..], &["--proxy", &proxy.url]].concat());
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&args[..], &["--proxy", &proxy.url]].concat());
     assert_ok(&run);
     assert_eq!(task_count(&run.summary(), "passed"), 5, "{}", run.stderr);
     // One worker keeps its connection: one tunnel carries the five requests, TLS end to end.
@@ -169,7 +169,7 @@ fn a_host_not_allowed_is_denied_before_the_proxy_is_contacted() {
     let proxy = Tinyproxy::start(1);
     let url = format!("TARGET_URL={}/", target.url);
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &url, "--allow-host", "127.0.0.1:1", "--proxy", &proxy.url, "-n", "3", "-w", "1"],
     );
     assert_none_passed(&run);
@@ -184,7 +184,7 @@ fn a_proxy_that_is_down_fails_the_requests_naming_it() {
     let url = format!("TARGET_URL={}/", target.url);
     let proxy = format!("http://127.0.0.1:{port}");
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &url, "--allow-host", &target.authority, "--proxy", &proxy, "-n", "2", "-w", "1"],
     );
     assert_none_passed(&run);
@@ -213,11 +213,11 @@ fn an_mtls_target_refuses_without_a_client_cert_and_serves_with_it() {
     let base =
         ["-e", &url, "--allow-host", &target.authority, "--ca-cert", cert.to_str().unwrap(), "-n", "4", "-w", "2"];
 
-    let refused = Loadhost::run_plugin(&plugin("http-get"), &base);
+    let refused = Loadhost::run_plugin(&plugin(Example::HttpGet), &base);
     assert_none_passed(&refused);
 
     let served = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &[&base[..], &["--client-cert", &client, "--client-key", &key]].concat(),
     );
     assert_ok(&served);
@@ -226,13 +226,13 @@ fn an_mtls_target_refuses_without_a_client_cert_and_serves_with_it() {
     // Per host: the target's host gets the certificate, another host's would not be presented.
     let (host_cert, host_key) = (format!("127.0.0.1={client}"), format!("127.0.0.1={key}"));
     let per_host = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &[&base[..], &["--client-cert", &host_cert, "--client-key", &host_key]].concat(),
     );
     assert_ok(&per_host);
     let (other_cert, other_key) = (format!("other.example={client}"), format!("other.example={key}"));
     let other = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &[&base[..], &["--client-cert", &other_cert, "--client-key", &other_key]].concat(),
     );
     assert_none_passed(&other);
@@ -248,7 +248,7 @@ fn an_mtls_target_with_a_tunnel_through_the_proxy() {
     let proxy = Tinyproxy::start(port);
     let url = format!("TARGET_URL={}/", target.url);
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &[
             "-e",
             &url,
@@ -285,7 +285,7 @@ fn bad_proxy_and_certificate_flags_exit_2_naming_the_flag_and_file() {
         (&["--proxy", "https://u:secret@127.0.0.1:1"], "--proxy https://[redacted]@127.0.0.1:1: ".to_owned()),
     ];
     for (flags, wanted) in cases {
-        let run = Loadhost::run_plugin(&plugin("http-get"), &[&["-n", "1"][..], flags].concat());
+        let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&["-n", "1"][..], flags].concat());
         assert_eq!(run.code, 2, "{flags:?}: {}", run.stderr);
         assert!(run.stderr.contains(&wanted), "{flags:?}: wanted {wanted:?} in {}", run.stderr);
         assert!(!run.stderr.contains("secret"), "{}", run.stderr);
@@ -341,10 +341,10 @@ fn both_http_paths_send_the_proxys_credentials_and_wasi_http_is_proxied_too() {
             "-w",
             "2",
         ];
-        let run = Loadhost::run_plugin(&plugin("http-get"), &[&args[..], &["--proxy", &with_auth]].concat());
+        let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&args[..], &["--proxy", &with_auth]].concat());
         assert_ok(&run);
         assert!(!run.stderr.contains("s3cret"), "{path}: {}", run.stderr);
-        let refused = Loadhost::run_plugin(&plugin("http-get"), &[&args[..], &["--proxy", &proxy.url]].concat());
+        let refused = Loadhost::run_plugin(&plugin(Example::HttpGet), &[&args[..], &["--proxy", &proxy.url]].concat());
         assert_none_passed(&refused);
     }
     let seen = proxy.requests();

@@ -7,15 +7,18 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Loadhost, assert_identity, plugin, root};
+use crate::common::{Example, Loadhost, assert_identity, plugin, root};
 use crate::target_process::TargetProcess;
 
 const LANGS: [&str; 4] = ["rust", "python", "js", "c"];
 
-/// The example's file name: `http-get` for Rust, `http-get-LANG` for the others.
-fn example(lang: &str) -> String {
-    if lang == "rust" { "http-get".to_owned() } else { format!("http-get-{lang}") }
-}
+/// The `http-get` example in each language.
+const HTTP_GETS: [(&str, Example); 4] = [
+    ("rust", Example::HttpGet),
+    ("python", Example::HttpGetPython),
+    ("js", Example::HttpGetJs),
+    ("c", Example::HttpGetC),
+];
 
 fn get_run(plugin: &Path, target: &TargetProcess, tasks: &str) -> Value {
     let url = format!("TARGET_URL={}/", target.url);
@@ -28,8 +31,8 @@ fn get_run(plugin: &Path, target: &TargetProcess, tasks: &str) -> Value {
 fn the_four_http_get_plugins_pass_their_check_and_agree_on_counts() {
     let target = TargetProcess::start(&[]);
     let mut requests = Vec::new();
-    for lang in LANGS {
-        let s = get_run(&plugin(&example(lang)), &target, "200");
+    for (lang, example) in HTTP_GETS {
+        let s = get_run(&plugin(example), &target, "200");
         assert_identity(&s);
         assert_eq!(s["tasks"]["passed"], 200, "{lang}: {}", s["tasks"]);
         assert_eq!(s["checks"]["status is 200"], serde_json::json!({ "passes": 200, "fails": 0 }), "{lang}");
@@ -51,13 +54,13 @@ fn names(value: &Value) -> Vec<&str> {
 
 #[test]
 fn inspect_reads_each_example_as_the_capabilities_it_asks_for() {
-    for (lang, language, tool) in [
-        ("rust", "Rust", "rustc "),
-        ("python", "Python", "componentize-py"),
-        ("js", "JavaScript", "ComponentizeJS "),
-        ("c", "C", "clang "),
+    for (lang, example, twin, language, tool) in [
+        ("rust", Example::HttpGet, Example::Debugging, "Rust", "rustc "),
+        ("python", Example::HttpGetPython, Example::DebuggingPython, "Python", "componentize-py"),
+        ("js", Example::HttpGetJs, Example::DebuggingJs, "JavaScript", "ComponentizeJS "),
+        ("c", Example::HttpGetC, Example::DebuggingC, "C", "clang "),
     ] {
-        let i = inspect(&plugin(&example(lang)));
+        let i = inspect(&plugin(example));
         assert_eq!(i["language"], language, "{lang}: {i}");
         let toolchain = i["toolchain"].as_str().unwrap_or_default();
         assert!(toolchain.starts_with(language) && toolchain.contains(tool), "{lang}: {toolchain}");
@@ -67,8 +70,7 @@ fn inspect_reads_each_example_as_the_capabilities_it_asks_for() {
         assert!(names(&i["capabilities"]).contains(&"network: http via the host"), "{lang}");
         assert_eq!(i["metrics"], json!([{ "name": "status is 200", "kind": "rate", "tags": [] }]), "{lang}: {i}");
         // The debugging twins declare a trend and a tagged counter, each in its language's way.
-        let twin = if lang == "rust" { "debugging".to_owned() } else { format!("debugging-{lang}") };
-        let d = inspect(&plugin(&twin));
+        let d = inspect(&plugin(twin));
         assert_eq!(d["language"], language, "{twin}");
         assert_eq!(
             d["metrics"],
@@ -81,19 +83,22 @@ fn inspect_reads_each_example_as_the_capabilities_it_asks_for() {
     }
     // An interpreter's own producers (CPython's runtime and the preview1 adapter are Rust) are
     // not the plugin's: they are apart, under nested_producers.
-    let python = inspect(&plugin("http-get-python"));
+    let python = inspect(&plugin(Example::HttpGetPython));
     let own = names(&python["producers"]);
     assert!(own.iter().all(|p| !p.contains("Rust") && !p.contains("rustc")), "{own:?}");
     assert!(names(&python["nested_producers"]).iter().any(|p| p.starts_with("processed-by: rustc")), "{python}");
-    let text =
-        Command::new(env!("CARGO_BIN_EXE_loadhost")).arg("inspect").arg(plugin("debugging-python")).output().unwrap();
+    let text = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .arg("inspect")
+        .arg(plugin(Example::DebuggingPython))
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("  toolchain: Python 3."), "{text}");
     assert!(text.contains("  metrics declared:\n    journey_ms:trend\n    orders{tier}:counter\n"), "{text}");
     assert!(!text.contains("language: Rust") && !text.contains("    exports\n"), "{text}");
-    let python = inspect(&plugin("http-get-python"));
+    let python = inspect(&plugin(Example::HttpGetPython));
     assert!(names(&python["own_capabilities"]).contains(&"network: sockets"), "componentize-py imports sockets");
-    let c = inspect(&plugin("http-get-c"));
+    let c = inspect(&plugin(Example::HttpGetC));
     assert_eq!(
         names(&c["own_capabilities"]),
         ["network: http via the host", "metrics"],
@@ -101,7 +106,7 @@ fn inspect_reads_each_example_as_the_capabilities_it_asks_for() {
     );
     assert_eq!(c["preview1_adapter"], true);
     assert!(names(&c["adapter_capabilities"]).contains(&"files"));
-    assert_eq!(inspect(&plugin("noop"))["network"], false, "a plugin without HTTP asks for no network");
+    assert_eq!(inspect(&plugin(Example::Noop))["network"], false, "a plugin without HTTP asks for no network");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `loadhost` binary running real plugins (wasm components built from
-//! `plugins/` and `tests/plugins/` by `cargo xtask plugins`), with real files read back.
+//! `plugins/` and `tests/plugins/` by `cargo xtask plugins`, named by `guests`), with real files
+//! read back.
 
 #![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
 
@@ -14,6 +15,8 @@ mod data_feed;
 mod distributed;
 mod distributed_oci;
 mod endpoints;
+#[deny(dead_code, reason = "a fixture no test runs is a folder to delete or a test to write")]
+mod guests;
 mod hostile;
 mod http;
 mod http_cmd;

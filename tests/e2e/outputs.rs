@@ -4,12 +4,12 @@ use loadhost_output::json;
 use loadhost_output::summary::{PluginMetric, Summary};
 use serde_json::Value;
 
-use crate::common::{Loadhost, assert_ok, fixture, plugin, task_count};
+use crate::common::{Example, Fixture, Loadhost, assert_ok, fixture, plugin, task_count};
 use crate::target_process::TargetProcess;
 
 #[test]
 fn the_summary_json_has_every_contract_key() {
-    let run = Loadhost::run_plugin(&plugin("noop"), &["-r", "100", "-d", "1s"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-r", "100", "-d", "1s"]);
     assert_ok(&run);
     let s = run.summary();
     // Every key docs/outputs.md lists for a run without scenarios, and no other.
@@ -60,7 +60,7 @@ fn the_summary_json_has_every_contract_key() {
 
 #[test]
 fn the_csv_has_a_config_comment_a_header_a_row_per_second_and_a_footer() {
-    let run = Loadhost::run_plugin(&plugin("noop"), &["-r", "100", "-d", "3s", "--csv", "intervals.csv"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-r", "100", "-d", "3s", "--csv", "intervals.csv"]);
     assert_ok(&run);
     let csv = run.file("intervals.csv");
     let lines: Vec<&str> = csv.lines().collect();
@@ -106,7 +106,7 @@ fn the_csv_has_a_config_comment_a_header_a_row_per_second_and_a_footer() {
 fn a_config_file_uses_the_flag_names_and_flags_win() {
     let cmd = Loadhost::new();
     std::fs::write(cmd.path().join("run.toml"), "rate = 50\nduration = \"1s\"\nenv = [\"SLEEP_MS=1\"]\n").unwrap();
-    let run = cmd.arg_run(&plugin("sleep"), &["-c", "run.toml", "-r", "100"]).run();
+    let run = cmd.arg_run(&plugin(Example::Sleep), &["-c", "run.toml", "-r", "100"]).run();
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(task_count(&s, "scheduled"), 100, "the flag's 100/s wins over the file's 50/s for the file's 1 s");
@@ -170,7 +170,7 @@ fn a_real_runs_summary_json_reads_into_the_typed_summary_and_back_byte_for_byte(
     // Plugin checks, counters, a gauge and a tagged trend; tags; a threshold without samples
     // (null), one that fails and one that passes.
     let run = Loadhost::run_plugin(
-        &fixture("metrics"),
+        &fixture(Fixture::Metrics),
         &[
             "-r",
             "400",
@@ -205,7 +205,7 @@ fn a_real_runs_summary_json_reads_into_the_typed_summary_and_back_byte_for_byte(
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &url, "--allow-host", &target.authority, "-n", "50", "-w", "2", "--max-connections-per-host", "1"],
     );
     assert_ok(&run);
@@ -217,7 +217,7 @@ fn a_real_runs_summary_json_reads_into_the_typed_summary_and_back_byte_for_byte(
 
 #[test]
 fn a_one_task_smoke_run_prints_no_rate() {
-    let run = Loadhost::run_plugin(&plugin("noop"), &[]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &[]);
     assert_ok(&run);
     assert!(run.stdout.contains("rate.............: no rate: 1 task started"), "{}", run.stdout);
     assert_eq!(task_count(&run.summary(), "scheduled"), 1);
@@ -257,7 +257,7 @@ fn on_full_disks(cmd: Loadhost, args: &[&str]) -> Option<crate::common::Run> {
 fn a_full_disk_for_some_outputs_leaves_the_others_whole_and_the_summary_printed() {
     // The summary JSON, HTML and Markdown on a full disk; the results file on one that fills up
     // as the run goes; the JUnit file and the CSV on a healthy one.
-    let noop = plugin("noop");
+    let noop = plugin(Example::Noop);
     let args = [
         "run",
         noop.to_str().unwrap(),

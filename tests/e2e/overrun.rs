@@ -7,11 +7,11 @@ use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::common::{Loadhost, assert_identity, plugin, task_count};
+use crate::common::{Example, Loadhost, assert_identity, plugin, task_count};
 
 #[test]
 fn rates_beyond_the_ceiling_or_below_the_floor_are_refused_before_any_load() {
-    let noop = plugin("noop");
+    let noop = plugin(Example::Noop);
     let cases: [&[&str]; 5] = [
         &["-r", "1e8", "-d", "2s"],
         &["-r", "1e12", "-d", "2s"],
@@ -33,7 +33,7 @@ fn rates_beyond_the_ceiling_or_below_the_floor_are_refused_before_any_load() {
 #[test]
 fn a_rate_at_the_ceiling_ends_on_time_and_names_a_limit() {
     // 20,000,000 tasks in 2 s: no host releases that many no-op tasks on two cores.
-    let run = Loadhost::run_plugin(&plugin("noop"), &["-r", "10000000", "-d", "2s"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &["-r", "10000000", "-d", "2s"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let s = run.summary();
     assert_identity(&s);
@@ -52,7 +52,7 @@ fn a_rate_at_the_ceiling_ends_on_time_and_names_a_limit() {
 #[test]
 fn sigterm_ends_a_run_at_the_ceiling_within_the_grace() {
     let args = ["-r", "10000000", "-d", "60s", "--grace", "2s", "--csv", "rows.csv"];
-    let mut running = Loadhost::new().arg_run(&plugin("noop"), &args).spawn();
+    let mut running = Loadhost::new().arg_run(&plugin(Example::Noop), &args).spawn();
     running.wait_for_file("rows.csv", |csv| csv.lines().filter(|l| !l.starts_with('#')).count() >= 2);
     let asked = Instant::now();
     running.signal(libc::SIGTERM);
@@ -90,7 +90,7 @@ fn the_control_api_refuses_the_rates_the_flags_refuse() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let args = ["-r", "100", "-d", "60s", "--control", &addr];
-    let running = Loadhost::new().arg_run(&plugin("noop"), &args).spawn();
+    let running = Loadhost::new().arg_run(&plugin(Example::Noop), &args).spawn();
     let deadline = Instant::now() + Duration::from_secs(30);
     while patch(port, "{}").is_none() {
         assert!(Instant::now() < deadline, "the control API never came up");

@@ -3,11 +3,11 @@
 
 use serde_json::json;
 
-use crate::common::{Loadhost, assert_ok, fixture, plugin};
+use crate::common::{Example, Fixture, Loadhost, assert_ok, fixture, plugin};
 
 #[test]
 fn counters_gauges_trends_and_checks_are_aggregated_per_name_and_tags() {
-    let run = Loadhost::run_plugin(&fixture("metrics"), &["-n", "100", "-w", "1"]);
+    let run = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-n", "100", "-w", "1"]);
     assert_ok(&run);
     let s = run.summary();
     let m = &s["metrics"];
@@ -26,13 +26,13 @@ fn counters_gauges_trends_and_checks_are_aggregated_per_name_and_tags() {
 
 /// The Rust fixture that declares the metrics it records: `journey_ms:trend` (`10 * (i % 10)`)
 /// and `orders{tier}:counter` (`bulk` when `i % 3 == 0`).
-const DECLARING: &str = "debugging";
+const DECLARING: Example = Example::Debugging;
 
 #[test]
 fn a_threshold_on_a_declared_metric_needs_no_metric_flag_and_is_judged() {
     // The metrics fixture declares size:trend, tasks{parity}:counter, even:check, … in its file.
     let run = Loadhost::run_plugin(
-        &fixture("metrics"),
+        &fixture(Fixture::Metrics),
         &[
             "-n",
             "100",
@@ -50,9 +50,9 @@ fn a_threshold_on_a_declared_metric_needs_no_metric_flag_and_is_judged() {
     assert_eq!(t["tasks{parity:even}:count==50"]["ok"], json!(true), "{t}");
     assert_eq!((t["even:rate>0.9"]["value"].as_f64(), &t["even:rate>0.9"]["ok"]), (Some(0.5), &json!(false)));
     // A flag that agrees is accepted; one that does not names both kinds, before any load.
-    let agree = Loadhost::run_plugin(&fixture("metrics"), &["-n", "5", "--metric", "size:trend"]);
+    let agree = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-n", "5", "--metric", "size:trend"]);
     assert_ok(&agree);
-    let disagree = Loadhost::run_plugin(&fixture("metrics"), &["-n", "5", "--metric", "size:counter"]);
+    let disagree = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-n", "5", "--metric", "size:counter"]);
     assert_eq!(disagree.code, 2, "{}", disagree.stderr);
     assert_eq!(
         disagree.stderr.trim(),
@@ -65,10 +65,10 @@ fn a_misspelt_metric_exits_2_before_any_load_with_a_suggestion() {
     let cases = [
         (DECLARING, "jorney_ms:p(95)<300", "no metric named jorney_ms: did you mean journey_ms?"),
         (DECLARING, "Orders{tier:bulk}:count>0", "no metric named Orders: did you mean orders?"),
-        ("noop", "latncy_ms:p(99)<200", "no metric named latncy_ms: did you mean latency_ms?"),
+        (Example::Noop, "latncy_ms:p(99)<200", "no metric named latncy_ms: did you mean latency_ms?"),
     ];
-    for (name, expr, says) in cases {
-        let run = Loadhost::run_plugin(&plugin(name), &["-n", "5", "--threshold", expr]);
+    for (example, expr, says) in cases {
+        let run = Loadhost::run_plugin(&plugin(example), &["-n", "5", "--threshold", expr]);
         assert_eq!(run.code, 2, "{expr}: {}", run.stderr);
         assert_eq!(run.stderr.trim(), format!("error: --threshold '{expr}': {says}"), "one line naming the flag");
         assert!(run.stdout.is_empty() && !run.dir.path().join("summary.json").exists(), "no load: {}", run.stdout);

@@ -8,13 +8,13 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Loadhost, Run, assert_ok, fixture, plugin};
+use crate::common::{Example, Fixture, Loadhost, Run, assert_ok, fixture, plugin};
 use crate::target_process::TargetProcess;
 
 /// The Rust fixture that declares one option of each type (`TARGET_URL:url!`,
 /// `BLOB_BYTES:int=1024`, `PAUSE:duration=250ms`, `RATIO:float=0.5`, `VERBOSE:bool=false`,
 /// `LABEL:string`) and records what it read as gauges.
-const DECLARING: &str = "options";
+const DECLARING: Fixture = Fixture::Options;
 
 fn run(target: &TargetProcess, args: &[&str]) -> Run {
     let mut all = vec!["-n", "3", "--allow-host", target.authority.as_str()];
@@ -151,10 +151,10 @@ fn an_env_file_and_a_passed_through_key_count_as_given() {
 #[test]
 fn a_plugin_that_declares_no_options_gets_neither_check() {
     // The metrics fixture reads no setting and declares none: any key goes to it unremarked.
-    let run = Loadhost::run_plugin(&fixture("metrics"), &["-n", "2", "-e", "BLOB_BYTE=1", "-e", "ANYTHING=x"]);
+    let run = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-n", "2", "-e", "BLOB_BYTE=1", "-e", "ANYTHING=x"]);
     assert_ok(&run);
     assert!(!run.stderr.contains("no such option") && !run.stderr.contains("WARN"), "{}", run.stderr);
-    let i = inspect_json(&fixture("metrics"));
+    let i = inspect_json(&fixture(Fixture::Metrics));
     assert_eq!((&i["options"], &i["options_error"]), (&json!([]), &Value::Null));
 }
 
@@ -166,7 +166,7 @@ fn in_a_run_of_several_plugins_each_is_checked_and_a_key_is_one_none_declares() 
             second.display()
         )
     };
-    let with = |main: &str, second: &Path, env: &[&str]| -> Run {
+    let with = |main: Example, second: &Path, env: &[&str]| -> Run {
         let cmd = Loadhost::new();
         std::fs::write(cmd.path().join("run.toml"), scenarios(second)).unwrap();
         let mut args = vec!["-c", "run.toml"];
@@ -176,7 +176,7 @@ fn in_a_run_of_several_plugins_each_is_checked_and_a_key_is_one_none_declares() 
         cmd.arg_run(&plugin(main), &args).run()
     };
     // sleep declares SLEEP_MS, trap TRAP_EVERY: each key is one plugin's, the typo is neither's.
-    let both = with("sleep", &plugin("trap"), &["SLEEP_MS=1", "TRAP_EVERY=100", "TRAP_EVRY=3"]);
+    let both = with(Example::Sleep, &plugin(Example::Trap), &["SLEEP_MS=1", "TRAP_EVERY=100", "TRAP_EVRY=3"]);
     assert_ok(&both);
     let warned: Vec<&str> = both.stderr.lines().filter(|l| l.contains("WARN -e")).collect();
     assert_eq!(warned.len(), 1, "{}", both.stderr);
@@ -185,11 +185,11 @@ fn in_a_run_of_several_plugins_each_is_checked_and_a_key_is_one_none_declares() 
         "{warned:?}"
     );
     // noop declares nothing, so it may read any key: none is warned about.
-    let open = with("noop", &plugin("trap"), &["TRAP_EVRY=3"]);
+    let open = with(Example::Noop, &plugin(Example::Trap), &["TRAP_EVRY=3"]);
     assert_ok(&open);
     assert!(!open.stderr.contains("WARN -e"), "{}", open.stderr);
     // The second plugin's required option is checked as the first's would be.
-    let required = with("sleep", &fixture(DECLARING), &["SLEEP_MS=1"]);
+    let required = with(Example::Sleep, &fixture(DECLARING), &["SLEEP_MS=1"]);
     assert_eq!(required.code, 2, "{}", required.stderr);
     let named = fixture(DECLARING).display().to_string();
     assert!(
@@ -244,18 +244,19 @@ fn inspect_lists_the_declared_options_as_text_and_json() {
         "{text}"
     );
     assert!(
-        inspect_text(&fixture("metrics"))
+        inspect_text(&fixture(Fixture::Metrics))
             .contains("  options declared: none (loadhost run passes any -e to it unchecked)\n")
     );
 }
 
-/// The `http-get` example in each language, by file name.
-const HTTP_GET: [&str; 4] = ["http-get", "http-get-python", "http-get-js", "http-get-c"];
+/// The `http-get` example in each language.
+const HTTP_GET: [Example; 4] = [Example::HttpGet, Example::HttpGetPython, Example::HttpGetJs, Example::HttpGetC];
 
 #[test]
 fn every_sdk_declares_the_examples_options_and_each_run_is_checked() {
-    for name in HTTP_GET {
-        let i = inspect_json(&plugin(name));
+    for example in HTTP_GET {
+        let name = example.name();
+        let i = inspect_json(&plugin(example));
         assert_eq!(
             i["options"],
             json!([{ "name": "TARGET_URL", "type": "url", "required": false, "default": "http://127.0.0.1:8080/", "help": "the page to GET" }]),
@@ -264,7 +265,7 @@ fn every_sdk_declares_the_examples_options_and_each_run_is_checked() {
         // A mistyped key and a value of the wrong type: the warning, then the refusal, before any
         // compile (so this takes no time for the Python and JavaScript components).
         let run = Loadhost::run_plugin(
-            &plugin(name),
+            &plugin(example),
             &["-n", "1", "-e", "TARGET_UR=http://h/", "-e", "TARGET_URL=localhost"],
         );
         assert_eq!(run.code, 2, "{name}: {}", run.stderr);

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, assert_identity, assert_ok, fixture, plugin, task_count};
+use crate::common::{Example, Fixture, Loadhost, Run, assert_identity, assert_ok, fixture, plugin, task_count};
 use crate::target_process::TargetProcess;
 
 /// `metrics.NAME.count` (a counter's or a trend's), 0 when it never got a sample.
@@ -34,12 +34,13 @@ fn errors(run: &Run) -> String {
 
 #[test]
 fn ws_echo_in_every_language_keeps_a_connection_per_worker_and_echoes_exactly() {
-    for name in ["ws-echo", "ws-echo-python", "ws-echo-js", "ws-echo-c"] {
+    for example in [Example::WsEcho, Example::WsEchoPython, Example::WsEchoJs, Example::WsEchoC] {
+        let name = example.name();
         let target = TargetProcess::start(&[]);
         let url = format!("TARGET_URL=ws://{}/ws/echo", target.authority);
         let thresholds = ["--threshold", "ws_session_duration:p(95)<60000", "--threshold", "ws_msgs_sent:count==1000"];
         let args = [&["-n", "100", "-w", "4"][..], &thresholds].concat();
-        let run = run(&plugin(name), &target.authority, &[&url, "MESSAGES=10"], &args);
+        let run = run(&plugin(example), &target.authority, &[&url, "MESSAGES=10"], &args);
         assert_ok(&run);
         let s = run.summary();
         assert_eq!(task_count(&s, "passed"), 100, "{name}: {}", run.stderr);
@@ -63,7 +64,7 @@ fn a_websocket_to_a_host_not_allowed_is_denied_before_any_connection() {
     let port = target.authority.rsplit_once(':').unwrap().1;
     // The same server by another name: only 127.0.0.1:PORT is allowed.
     let url = format!("TARGET_URL=ws://localhost:{port}/ws/echo");
-    let run = run(&plugin("ws-echo"), &target.authority, &[&url], &["-n", "5", "-w", "1"]);
+    let run = run(&plugin(Example::WsEcho), &target.authority, &[&url], &["-n", "5", "-w", "1"]);
     assert_eq!(run.code, 98, "no task passed: {}", run.stderr);
     let s = run.summary();
     assert_eq!(task_count(&s, "failed"), 5, "{}", s["tasks"]);
@@ -76,13 +77,14 @@ fn a_websocket_to_a_host_not_allowed_is_denied_before_any_connection() {
 
 #[test]
 fn grpc_unary_calls_are_counted_by_status_exactly_and_a_threshold_judges_their_duration() {
-    for name in ["grpc-echo", "grpc-echo-python", "grpc-echo-js"] {
+    for example in [Example::GrpcEcho, Example::GrpcEchoPython, Example::GrpcEchoJs] {
+        let name = example.name();
         let target = TargetProcess::start(&[]);
-        let grpc_target = format!("TARGET={}", target.url);
+        let grpc_target = format!("TARGET_URL={}", target.url);
         let thresholds =
             ["--threshold", "grpc_req_duration:p(95)<5000", "--threshold", "grpc_reqs{status:0}:count==200"];
         let args = [&["-n", "200", "-w", "4"][..], &thresholds].concat();
-        let run = run(&plugin(name), &target.authority, &[&grpc_target], &args);
+        let run = run(&plugin(example), &target.authority, &[&grpc_target], &args);
         assert_ok(&run);
         let s = run.summary();
         assert_eq!(task_count(&s, "passed"), 200, "{name}: {}", run.stderr);
@@ -100,9 +102,9 @@ fn grpc_unary_calls_are_counted_by_status_exactly_and_a_threshold_judges_their_d
 #[test]
 fn a_bidi_stream_of_a_hundred_messages_per_task_echoes_exactly() {
     let target = TargetProcess::start(&[]);
-    let grpc_target = format!("TARGET={}", target.url);
+    let grpc_target = format!("TARGET_URL={}", target.url);
     let run = run(
-        &plugin("grpc-echo"),
+        &plugin(Example::GrpcEcho),
         &target.authority,
         &[&grpc_target, "MODE=stream", "MESSAGES=100"],
         &["-n", "10", "-w", "2"],
@@ -121,9 +123,9 @@ fn a_bidi_stream_of_a_hundred_messages_per_task_echoes_exactly() {
 #[test]
 fn an_injected_status_14_is_counted_and_retried() {
     let target = TargetProcess::start(&[]);
-    let grpc_target = format!("TARGET={}", target.url);
+    let grpc_target = format!("TARGET_URL={}", target.url);
     let run = run(
-        &plugin("grpc-echo"),
+        &plugin(Example::GrpcEcho),
         &target.authority,
         &[&grpc_target, "GRPC_STATUS=14"],
         &["-n", "5", "-w", "1", "--retries", "2", "--retry-backoff", "1ms"],
@@ -142,13 +144,8 @@ fn an_injected_status_14_is_counted_and_retried() {
 fn a_plugin_hoarding_connections_stays_within_the_bound_and_fails() {
     for mode in ["ws", "grpc"] {
         let target = TargetProcess::start(&[]);
-        let env = [
-            format!("MODE={mode}"),
-            format!("TARGET_URL=ws://{}/ws/echo", target.authority),
-            format!("TARGET={}", target.url),
-        ];
-        let env: Vec<&str> = env.iter().map(String::as_str).collect();
-        let run = run(&fixture("ws-hoard"), &target.authority, &env, &["-n", "6", "-w", "2"]);
+        let url = if mode == "ws" { format!("ws://{}/ws/echo", target.authority) } else { target.url.clone() };
+        let run = hoard(mode, &target, &url, &[], &["-n", "6", "-w", "2"]);
         assert_eq!(run.code, 98, "{mode}: {}", run.stderr);
         let s = run.summary();
         assert_eq!(task_count(&s, "failed"), 6, "{mode}: {}", s["tasks"]);
@@ -170,12 +167,13 @@ fn a_plugin_hoarding_connections_stays_within_the_bound_and_fails() {
     }
 }
 
-/// `ws-hoard` in `mode` against `url` (and `TARGET` for gRPC), with `env` and `args` added.
+/// `ws-hoard` in `mode` against `url` (a `ws://` one, or the target's own for gRPC), with `env` and
+/// `args` added.
 fn hoard(mode: &str, target: &TargetProcess, url: &str, env: &[&str], args: &[&str]) -> Run {
-    let mut all = vec![format!("MODE={mode}"), format!("TARGET_URL={url}"), format!("TARGET={}", target.url)];
+    let mut all = vec![format!("MODE={mode}"), format!("TARGET_URL={url}")];
     all.extend(env.iter().map(|e| (*e).to_owned()));
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
-    run(&fixture("ws-hoard"), &target.authority, &all, args)
+    run(&fixture(Fixture::WsHoard), &target.authority, &all, args)
 }
 
 fn peak_rss(run: &Run) -> f64 {
@@ -237,7 +235,7 @@ fn messages_half_read_on_many_connections_stay_within_the_byte_budget() {
 fn grpc_echoes_never_read_stay_within_the_byte_budget() {
     let target = TargetProcess::start(&[]);
     // 8 streams of 8 messages of 4 MiB: 256 MiB each way if nothing held them back.
-    let run = hoard("grpc-send", &target, "", &[], &["-n", "1", "--max-memory", "64MiB"]);
+    let run = hoard("grpc-send", &target, &target.url, &[], &["-n", "1", "--max-memory", "64MiB"]);
     assert_stopped_by_the_budget(&run, "grpc-send");
     assert!(errors(&run).contains("gRPC status 8"), "RESOURCE_EXHAUSTED: {}", errors(&run));
     assert!(count(&run, "grpc_reqs{status:8}") >= 1, "{}", run.summary()["metrics"]);
@@ -246,8 +244,9 @@ fn grpc_echoes_never_read_stay_within_the_byte_budget() {
 #[test]
 fn a_grpc_message_cut_short_is_a_truncated_message_not_zero_messages() {
     let target = TargetProcess::start(&[]);
-    let grpc_target = format!("TARGET={}", target.url);
-    let run = run(&plugin("grpc-echo"), &target.authority, &[&grpc_target, "GRPC_TRUNCATE=1"], &["-n", "3", "-w", "1"]);
+    let grpc_target = format!("TARGET_URL={}", target.url);
+    let run =
+        run(&plugin(Example::GrpcEcho), &target.authority, &[&grpc_target, "GRPC_TRUNCATE=1"], &["-n", "3", "-w", "1"]);
     assert_eq!(run.code, 98, "{}", run.stderr);
     let why = errors(&run);
     assert!(why.contains("gRPC status 13: a truncated message: its prefix announced"), "{why}");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Loadhost, plugin};
+use crate::common::{Example, Loadhost, plugin};
 use crate::target_process::TargetProcess;
 
 /// A `docker-registry serve` child on 127.0.0.1, killed on drop.
@@ -101,7 +101,7 @@ fn blob(store: &Path, hex: &str) -> PathBuf {
 
 /// Push http-get; the printed `REF@sha256:…`.
 fn push_http_get(store: &Path, reference: &str) -> String {
-    let wasm = plugin("http-get").display().to_string();
+    let wasm = plugin(Example::HttpGet).display().to_string();
     let push = loadhost(store, &["push", &wasm, reference]);
     assert_eq!(push.code, 0, "push: {}", push.stderr);
     let pinned = push.stdout.trim().to_owned();
@@ -241,7 +241,7 @@ fn an_independent_client_reads_what_loadhost_pushes_and_loadhost_runs_what_it_pu
     let store = tempfile::tempdir().unwrap();
     push_http_get(store.path(), &format!("{}/team/http-get:1.0", registry.addr));
     let work = tempfile::tempdir().unwrap();
-    std::fs::copy(plugin("http-get"), work.path().join("p.wasm")).unwrap();
+    std::fs::copy(plugin(Example::HttpGet), work.path().join("p.wasm")).unwrap();
     std::fs::write(work.path().join("c.json"), "{}").unwrap();
     let script = format!(
         r#"
@@ -326,7 +326,7 @@ fn push_with_password(store: &Path, reference: &str, password: &str) -> (i32, St
     let mut child = Command::new(env!("CARGO_BIN_EXE_loadhost"))
         .env("LOADHOST_CACHE_DIR", store)
         .env("REGISTRY_AUTH_FILE", store.join("no-such-auth.json"))
-        .args(["push", &plugin("http-get").display().to_string(), reference])
+        .args(["push", &plugin(Example::HttpGet).display().to_string(), reference])
         .args(["--registry-user", "tester", "--registry-password-stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -411,7 +411,7 @@ fn a_bundle_carries_its_load_and_feed_but_grants_nothing() {
     )
     .unwrap();
     std::fs::write(work.path().join("rows.jsonl"), "{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n").unwrap();
-    let wasm = plugin("http-get").display().to_string();
+    let wasm = plugin(Example::HttpGet).display().to_string();
     let tag = format!("{}/team/checkout:1", registry.addr);
     let push = loadhost(store.path(), &["push", &wasm, &tag, "--bundle", "-c", &toml.display().to_string()]);
     assert_eq!(push.code, 0, "push --bundle: {}", push.stderr);
@@ -477,7 +477,7 @@ fn a_scenario_block_runs_a_pinned_reference_beside_the_command_lines_plugin() {
     let grants = ["-e", url.as_str(), "--allow-host", target.authority.as_str()];
 
     // The command line's plugin (noop) runs `local`; `shared` names the pinned reference.
-    let noop = plugin("noop").display().to_string();
+    let noop = plugin(Example::Noop).display().to_string();
     let config = |local_plugin: &str| {
         format!(
             "[[scenario]]\nname = \"local\"\n{local_plugin}workers = 1\niterations = 3\n\n\

@@ -2,7 +2,9 @@
 //! listeners or look up names it was not given, and what a plugin controls cannot grow the host's
 //! memory without bound. Real plugins against the real built-in target on loopback.
 
-use crate::common::{Loadhost, assert_identity, assert_none_passed, assert_ok, fixture, plugin, task_count};
+use crate::common::{
+    Example, Fixture, Loadhost, assert_identity, assert_none_passed, assert_ok, fixture, plugin, task_count,
+};
 use crate::target_process::TargetProcess;
 
 fn free_port() -> u16 {
@@ -21,7 +23,7 @@ fn secrets_reach_the_plugin_but_no_output_and_not_its_setup() {
     let run = cmd
         .env("SECRET_PARENT", "parentsecret789")
         .arg_run(
-            &fixture("lifecycle"),
+            &fixture(Fixture::Lifecycle),
             &[
                 "-n",
                 "20",
@@ -73,7 +75,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
     let (control, metrics) = (free_port(), free_port());
     let stop = format!("TARGET_URL=http://127.0.0.1:{control}/v1/stop");
     let run = Loadhost::run_plugin(
-        &plugin("http-post-json"),
+        &plugin(Example::HttpPostJson),
         &[
             "-e",
             &stop,
@@ -98,7 +100,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
     // tried and refused by the kernel instead; either way the run is not the plugin's to stop).
     let by_name = format!("TARGET_URL=http://localhost:{control}/v1/stop");
     let run = Loadhost::run_plugin(
-        &plugin("http-post-json"),
+        &plugin(Example::HttpPostJson),
         &[
             "-e",
             &by_name,
@@ -119,7 +121,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
     // The metrics endpoint.
     let scrape = format!("TARGET_URL=http://127.0.0.1:{metrics}/metrics");
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &scrape, "--allow-host", "127.0.0.1:*", "-n", "10", "--metrics-addr", &format!("127.0.0.1:{metrics}")],
     );
     assert_none_passed(&run);
@@ -129,7 +131,7 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
     // And a raw socket to the control port.
     let addr = format!("TARGET_ADDR=127.0.0.1:{control}");
     let run = Loadhost::run_plugin(
-        &fixture("tcp-connect"),
+        &fixture(Fixture::TcpConnect),
         &["-e", &addr, "--allow-host", "127.0.0.1:*", "-n", "3", "--control", &format!("127.0.0.1:{control}")],
     );
     assert_none_passed(&run);
@@ -141,7 +143,7 @@ fn a_refused_own_listener_is_said_to_be_never_granted_not_to_need_an_allow_host(
     let control = free_port();
     let own = format!("127.0.0.1:{control}");
     let http = format!("TARGET_URL=http://{own}/v1/status");
-    let run = Loadhost::run_plugin(&plugin("http-get"), &["-e", &http, "-n", "2", "--control", &own]);
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &http, "-n", "2", "--control", &own]);
     assert_none_passed(&run);
     assert_eq!(metric_count(&run.summary(), "http_denied"), 2);
     assert!(run.stderr.contains("loadhost's own --control listener"), "{}", run.stderr);
@@ -150,7 +152,7 @@ fn a_refused_own_listener_is_said_to_be_never_granted_not_to_need_an_allow_host(
 
     // WebSocket (and gRPC) say the same in the error the plugin gets.
     let ws = format!("TARGET_URL=ws://localhost:{control}/ws/echo");
-    let run = Loadhost::run_plugin(&plugin("ws-echo"), &["-e", &ws, "-n", "2", "--control", &own]);
+    let run = Loadhost::run_plugin(&plugin(Example::WsEcho), &["-e", &ws, "-n", "2", "--control", &own]);
     assert_none_passed(&run);
     let errors = run.summary()["errors"].to_string();
     assert!(errors.contains("loadhost's own ports are never granted to a plugin"), "{errors}");
@@ -161,11 +163,11 @@ fn a_refused_own_listener_is_said_to_be_never_granted_not_to_need_an_allow_host(
 fn a_bare_host_allows_only_the_default_ports() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/", target.url);
-    let bare = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", "127.0.0.1", "-n", "3"]);
+    let bare = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &url, "--allow-host", "127.0.0.1", "-n", "3"]);
     assert_none_passed(&bare);
     assert_eq!(metric_count(&bare.summary(), "http_denied"), 3);
     assert!(bare.stderr.contains("HOST:* every port"), "the denial says how to allow it: {}", bare.stderr);
-    let star = Loadhost::run_plugin(&plugin("http-get"), &["-e", &url, "--allow-host", "127.0.0.1:*", "-n", "3"]);
+    let star = Loadhost::run_plugin(&plugin(Example::HttpGet), &["-e", &url, "--allow-host", "127.0.0.1:*", "-n", "3"]);
     assert_eq!(task_count(&star.summary(), "passed"), 3, "{}", star.stderr);
 }
 
@@ -175,8 +177,10 @@ fn only_names_on_the_allow_list_may_be_looked_up() {
     let port = target.authority.rsplit_once(':').map(|(_, p)| p.to_owned()).unwrap();
     let by_name = format!("TARGET_ADDR=localhost:{port}");
     // `localhost` resolves on any machine: only the allow-list can make its lookup fail.
-    let ip_rule =
-        Loadhost::run_plugin(&fixture("tcp-connect"), &["-e", &by_name, "--allow-host", "127.0.0.1:*", "-n", "2"]);
+    let ip_rule = Loadhost::run_plugin(
+        &fixture(Fixture::TcpConnect),
+        &["-e", &by_name, "--allow-host", "127.0.0.1:*", "-n", "2"],
+    );
     assert_none_passed(&ip_rule);
     assert_eq!(
         task_count(&ip_rule.summary(), "failed"),
@@ -185,7 +189,7 @@ fn only_names_on_the_allow_list_may_be_looked_up() {
         ip_rule.stderr
     );
     let name_rule = Loadhost::run_plugin(
-        &fixture("tcp-connect"),
+        &fixture(Fixture::TcpConnect),
         &["-e", &by_name, "--allow-host", &format!("localhost:{port}"), "-n", "2"],
     );
     assert_eq!(task_count(&name_rule.summary(), "passed"), 2, "an allowed name resolves: {}", name_rule.stderr);
@@ -196,7 +200,7 @@ fn huge_bodies_fail_at_the_cap_and_keep_the_host_small() {
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/bytes?n={}", target.url, 600 << 20);
     let run = Loadhost::run_plugin(
-        &plugin("http-get"),
+        &plugin(Example::HttpGet),
         &["-e", &url, "--allow-host", &target.authority, "-n", "4", "-w", "4", "--max-memory", "128MiB"],
     );
     assert_none_passed(&run);
@@ -215,7 +219,7 @@ fn huge_bodies_fail_at_the_cap_and_keep_the_host_small() {
 
 #[test]
 fn absurd_plugin_metrics_are_invalid_samples_and_counters_saturate() {
-    let run = Loadhost::run_plugin(&fixture("hostile"), &["-e", "MODE=absurd", "-n", "2000", "-w", "4"]);
+    let run = Loadhost::run_plugin(&fixture(Fixture::Hostile), &["-e", "MODE=absurd", "-n", "2000", "-w", "4"]);
     assert_ok(&run);
     let summary = run.summary();
     assert_identity(&summary);
@@ -228,7 +232,7 @@ fn absurd_plugin_metrics_are_invalid_samples_and_counters_saturate() {
 
 /// A cache folder and a plugin run against it.
 fn cached_run(cache: &std::path::Path) -> crate::common::Run {
-    Loadhost::new().env("LOADHOST_CACHE_DIR", cache).arg_run(&plugin("noop"), &["-n", "3"]).run()
+    Loadhost::new().env("LOADHOST_CACHE_DIR", cache).arg_run(&plugin(Example::Noop), &["-n", "3"]).run()
 }
 
 #[test]

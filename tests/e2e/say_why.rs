@@ -5,12 +5,9 @@
 //! `i % 5 == 2` with "checkout timed out after i ms", each task prints one stdout and one stderr
 //! line.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::common::{Loadhost, assert_identity, plugin, root, task_count};
+use crate::common::{Example, Loadhost, assert_identity, plugin, task_count, twin};
 
 /// The errors table of a summary as (outcome, message) → count.
 fn groups(summary: &Value) -> Vec<(String, String, u64)> {
@@ -32,7 +29,7 @@ fn groups(summary: &Value) -> Vec<(String, String, u64)> {
 
 #[test]
 fn printed_lines_a_panic_and_the_errors_table_reach_every_output() {
-    let run = Loadhost::run_plugin(&plugin("debugging"), &["-n", "10", "--out", "json=run.jsonl"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Debugging), &["-n", "10", "--out", "json=run.jsonl"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Printed lines, with their worker and iteration, stdout and stderr alike.
     assert!(run.stderr.contains("[worker 0, iteration 0] debug: starting iteration 0"), "{}", run.stderr);
@@ -87,13 +84,13 @@ fn printed_lines_a_panic_and_the_errors_table_reach_every_output() {
 
 #[test]
 fn plugin_output_none_prints_nothing_and_file_gets_every_line() {
-    let quiet = Loadhost::run_plugin(&plugin("debugging"), &["-n", "10", "--plugin-output", "none"]);
+    let quiet = Loadhost::run_plugin(&plugin(Example::Debugging), &["-n", "10", "--plugin-output", "none"]);
     assert_eq!(quiet.code, 0, "{}", quiet.stderr);
     assert!(!quiet.stderr.contains("debug: starting") && !quiet.stderr.contains("note: worker"), "{}", quiet.stderr);
     // The trap still explains itself: that is the host's report, not the plugin's output.
     assert!(quiet.stderr.contains("panicked at debugging/src/lib.rs:"), "{}", quiet.stderr);
 
-    let filed = Loadhost::run_plugin(&plugin("debugging"), &["-n", "300", "--plugin-output", "file=lines.txt"]);
+    let filed = Loadhost::run_plugin(&plugin(Example::Debugging), &["-n", "300", "--plugin-output", "file=lines.txt"]);
     assert_eq!(filed.code, 0, "{}", filed.stderr);
     assert!(!filed.stderr.contains("debug: starting"), "a file, not the log: {}", filed.stderr);
     let text = filed.file("lines.txt");
@@ -108,7 +105,7 @@ fn plugin_output_none_prints_nothing_and_file_gets_every_line() {
 #[test]
 fn a_plugin_printing_a_megabyte_per_task_is_rate_limited_and_bounded_in_memory() {
     let peak = |tasks: &str| {
-        let run = Loadhost::run_plugin(&plugin("debugging"), &["-n", tasks, "-e", "PRINT_BYTES=1000000"]);
+        let run = Loadhost::run_plugin(&plugin(Example::Debugging), &["-n", tasks, "-e", "PRINT_BYTES=1000000"]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         let shown = run.stderr.lines().filter(|l| l.contains("[worker ")).count();
         assert!(shown <= 100, "the log shows the first 100 lines, not {shown}");
@@ -124,7 +121,7 @@ fn a_plugin_printing_a_megabyte_per_task_is_rate_limited_and_bounded_in_memory()
 
 #[test]
 fn merging_two_segments_adds_their_errors_exactly() {
-    let whole = Loadhost::run_plugin(&plugin("debugging"), &["-n", "40", "--plugin-output", "none"]);
+    let whole = Loadhost::run_plugin(&plugin(Example::Debugging), &["-n", "40", "--plugin-output", "none"]);
     let expected = groups(&whole.summary());
     let dir = tempfile::tempdir().unwrap();
     let mut parts = Vec::new();
@@ -133,7 +130,7 @@ fn merging_two_segments_adds_their_errors_exactly() {
         let segment = format!("{i}/2");
         let args =
             ["-n", "40", "--plugin-output", "none", "--segment", &segment, "--results", results.to_str().unwrap()];
-        let part = Loadhost::run_plugin(&plugin("debugging"), &args);
+        let part = Loadhost::run_plugin(&plugin(Example::Debugging), &args);
         assert_eq!(part.code, 0, "{}", part.stderr);
         parts.push(results);
     }
@@ -155,7 +152,7 @@ fn merging_two_segments_adds_their_errors_exactly() {
 
 #[test]
 fn every_task_failing_is_named_in_the_verdict_and_a_failed_threshold_never_held() {
-    let run = Loadhost::run_plugin(&plugin("flaky"), &["-n", "50", "-e", "FAIL_PCT=100"]);
+    let run = Loadhost::run_plugin(&plugin(Example::Flaky), &["-n", "50", "-e", "FAIL_PCT=100"]);
     assert!(
         run.stdout.contains("verdict: 100.0% of tasks ended in an error (most frequent, 50 retryable"),
         "{}",
@@ -164,26 +161,20 @@ fn every_task_failing_is_named_in_the_verdict_and_a_failed_threshold_never_held(
     assert!(run.summary()["verdict"]["why"].as_str().unwrap().contains("100.0% of tasks ended in an error"));
 
     let args = ["-n", "5", "--metric", "journey_ms:trend", "--threshold", "journey_ms:p(99)<100"];
-    let run = Loadhost::run_plugin(&plugin("noop"), &args);
+    let run = Loadhost::run_plugin(&plugin(Example::Noop), &args);
     assert_eq!(run.code, 99, "{}", run.stderr);
     assert!(!run.stdout.contains("every threshold held"), "{}", run.stdout);
     assert!(run.stdout.contains("verdict: journey_ms:p(99)<100 failed: no samples"), "{}", run.stdout);
 }
 
-/// The fixture of `lang`, or None (with a note) when its toolchain is absent.
-fn language_fixture(lang: &str) -> Option<PathBuf> {
-    let check = Command::new(root().join("sdk").join(lang).join("toolchain.sh")).arg("check").output();
-    if !check.is_ok_and(|out| out.status.success()) {
-        eprintln!("skipped the {lang} fixture: its toolchain is absent (cargo xtask setup installs it)");
-        return None;
-    }
-    Some(plugin(&format!("debugging-{lang}")))
-}
-
 #[test]
 fn python_and_javascript_exceptions_are_in_the_errors_table() {
-    for (lang, file, kind) in [("python", "app.py", "IndexError"), ("js", "plugin.js", "TypeError")] {
-        let Some(fixture) = language_fixture(lang) else { continue };
+    let debugging = [
+        ("python", Example::DebuggingPython, "app.py", "IndexError"),
+        ("js", Example::DebuggingJs, "plugin.js", "TypeError"),
+    ];
+    for (lang, example, file, kind) in debugging {
+        let Some(fixture) = twin(lang, example) else { continue };
         let run = Loadhost::run_plugin(&fixture, &["-n", "10"]);
         assert_eq!(run.code, 0, "{lang}: {}", run.stderr);
         assert!(run.stderr.contains("[worker 0, iteration 0] debug: starting iteration 0"), "{lang}: {}", run.stderr);
@@ -203,8 +194,10 @@ fn http_debug_shows_requests_and_responses_with_credentials_redacted() {
     let target = crate::target_process::TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/echo", target.url);
     let args = ["-e", &url, "-e", "AUTH_TOKEN=s3cr3t-token", "--allow-host", &target.authority];
-    let run =
-        Loadhost::run_plugin(&plugin("http-post-json"), &[&args[..], &["-n", "200", "--http-debug=full"]].concat());
+    let run = Loadhost::run_plugin(
+        &plugin(Example::HttpPostJson),
+        &[&args[..], &["-n", "200", "--http-debug=full"]].concat(),
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The URL came with -e, so it is redacted like every -e value the plugin's requests carry.
     assert!(run.stderr.contains("[worker 0, iteration 0] > POST [redacted]"), "{}", run.stderr);
@@ -220,7 +213,7 @@ fn http_debug_shows_requests_and_responses_with_credentials_redacted() {
     assert!(run.stderr.contains("300 plugin lines in all were not shown"), "{}", run.stderr);
 
     // Without =full, no bodies.
-    let run = Loadhost::run_plugin(&plugin("http-post-json"), &[&args[..], &["--http-debug", "-n", "2"]].concat());
+    let run = Loadhost::run_plugin(&plugin(Example::HttpPostJson), &[&args[..], &["--http-debug", "-n", "2"]].concat());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains("] > POST ") && !run.stderr.contains(r#"{"scenario""#), "{}", run.stderr);
 }

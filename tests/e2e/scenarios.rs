@@ -1,6 +1,6 @@
 //! TOML `[[scenario]]` blocks: several loads at once, each named, with its own model and offset.
 
-use crate::common::{Loadhost, assert_identity, assert_ok, fixture, task_count};
+use crate::common::{Example, Fixture, Loadhost, assert_identity, assert_ok, fixture, task_count};
 
 #[test]
 fn scenarios_run_together_and_the_plugin_sees_their_names() {
@@ -19,7 +19,7 @@ fn scenarios_run_together_and_the_plugin_sees_their_names() {
         start-after = "500ms"
     "#;
     std::fs::write(cmd.path().join("run.toml"), config).unwrap();
-    let run = cmd.arg_run(&fixture("metrics"), &["-c", "run.toml", "--csv", "rows.csv"]).run();
+    let run = cmd.arg_run(&fixture(Fixture::Metrics), &["-c", "run.toml", "--csv", "rows.csv"]).run();
     assert_ok(&run);
     let s = run.summary();
     assert_eq!(s["scenarios"]["browse"]["tasks"]["scheduled"], 200);
@@ -42,14 +42,14 @@ fn scenarios_run_together_and_the_plugin_sees_their_names() {
 #[test]
 fn a_plugins_abort_in_one_scenario_stops_the_whole_run_with_exit_4() {
     let cmd = Loadhost::new();
-    let abort = fixture("abort").display().to_string();
+    let abort = fixture(Fixture::Abort).display().to_string();
     let config = format!(
         "[[scenario]]\nname = \"login\"\nplugin = \"{abort}\"\nworkers = 1\niterations = 100\n\n\
          [[scenario]]\nname = \"browse\"\nrate = 50\nduration = \"60s\"\n"
     );
     std::fs::write(cmd.path().join("run.toml"), config).unwrap();
     let started = std::time::Instant::now();
-    let run = cmd.arg_run(&crate::common::plugin("noop"), &["-c", "run.toml", "-e", "ABORT_AT=5"]).run();
+    let run = cmd.arg_run(&crate::common::plugin(Example::Noop), &["-c", "run.toml", "-e", "ABORT_AT=5"]).run();
     assert_eq!(run.code, 4, "a plugin's abort is the run's: {}", run.stderr);
     assert!(started.elapsed().as_secs() < 30, "browse's 60 s did not run: {:?}", started.elapsed());
     let s = run.summary();
@@ -65,7 +65,7 @@ fn a_periodic_scenario_ticks_beside_the_load_on_a_worker_of_its_own() {
     let config = "duration = \"3s\"\nseed = 11\n\n[[scenario]]\nname = \"browse\"\nrate = 20\n\n\
                   [[scenario]]\nname = \"refresh-token\"\nevery = \"500ms\"\njitter = \"100ms\"\n";
     std::fs::write(cmd.path().join("run.toml"), config).unwrap();
-    let run = cmd.arg_run(&crate::common::plugin("noop"), &["-c", "run.toml", "--csv", "rows.csv"]).run();
+    let run = cmd.arg_run(&crate::common::plugin(Example::Noop), &["-c", "run.toml", "--csv", "rows.csv"]).run();
     assert_ok(&run);
     let s = run.summary();
     let timer = &s["scenarios"]["refresh-token"];

@@ -8,13 +8,20 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, Run, assert_identity, root, task_count};
+use crate::common::{Example, Loadhost, Run, assert_identity, root, task_count, twin};
 
 const LANGS: [&str; 4] = ["rust", "python", "js", "c"];
 
 /// The fixture of `lang`, or None (with a note) when its toolchain is absent.
 fn fixture(lang: &str) -> Option<PathBuf> {
-    crate::common::twin("debugging", lang)
+    let example = match lang {
+        "rust" => Example::Debugging,
+        "python" => Example::DebuggingPython,
+        "js" => Example::DebuggingJs,
+        "c" => Example::DebuggingC,
+        _ => unreachable!("no debugging example in {lang}"),
+    };
+    twin(lang, example)
 }
 
 /// The number of the line of the fixture's `file` that ends with the comment `marker`.

@@ -7,15 +7,21 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Loadhost, Run, assert_identity, assert_ok, task_count, twin};
+use crate::common::{Example, Loadhost, Run, assert_identity, assert_ok, task_count, twin};
 use crate::target_process::TargetProcess;
 
-const LANGS: [&str; 4] = ["rust", "python", "js", "c"];
+/// The `checkout` example in each language.
+const CHECKOUTS: [(&str, Example); 4] = [
+    ("rust", Example::Checkout),
+    ("python", Example::CheckoutPython),
+    ("js", Example::CheckoutJs),
+    ("c", Example::CheckoutC),
+];
 
 /// Eight tasks on one worker: tiers alternate gold and silver, and the silver tasks 1 and 5 get
 /// a 503 (their `status is 200` fails, and so do they); three requests a task.
-fn run(lang: &str, target: &TargetProcess, thresholds: &[&str], extra: &[&str]) -> Option<Run> {
-    let plugin = twin("checkout", lang)?;
+fn run(lang: &str, example: Example, target: &TargetProcess, thresholds: &[&str], extra: &[&str]) -> Option<Run> {
+    let plugin = twin(lang, example)?;
     let url = format!("TARGET_URL={}", target.url);
     let mut args = vec!["--allow-host", target.authority.as_str(), "-e", &url, "-n", "8", "-w", "1"];
     for threshold in thresholds {
@@ -43,8 +49,8 @@ fn tagged_checks_groups_and_expected_statuses_in_every_sdk() {
     ];
     let failing = "checks{check:status is 200}:rate>0.9";
     let thresholds: Vec<&str> = passing.iter().copied().chain([failing]).collect();
-    for lang in LANGS {
-        let Some(run) = run(lang, &target, &thresholds, &["--html", "report.html"]) else { continue };
+    for (lang, example) in CHECKOUTS {
+        let Some(run) = run(lang, example, &target, &thresholds, &["--html", "report.html"]) else { continue };
         assert_eq!(run.code, 99, "{lang}: one threshold fails\n{}\n{}", run.stderr, run.stdout);
         let s = run.summary();
         assert_identity(&s);
@@ -100,7 +106,7 @@ fn tagged_checks_groups_and_expected_statuses_in_every_sdk() {
 fn checks_and_groups_in_thresholds_pass_with_exit_0_and_a_typo_exits_2() {
     let target = TargetProcess::start(&[]);
     let held = ["checks{check:status is 200,tier:gold}:rate==1", "group_duration{group:::checkout::pay}:max<5000"];
-    let Some(run) = run("rust", &target, &held, &[]) else { return };
+    let Some(run) = run("rust", Example::Checkout, &target, &held, &[]) else { return };
     assert_ok(&run);
     assert!(run.stdout.contains("all 2 thresholds passed"), "{}", run.stdout);
 
@@ -121,7 +127,7 @@ fn checks_and_groups_in_thresholds_pass_with_exit_0_and_a_typo_exits_2() {
 }
 
 fn run_bad(target: &TargetProcess, threshold: &str) -> Option<Run> {
-    let run = run("rust", target, &[threshold], &[])?;
+    let run = run("rust", Example::Checkout, target, &[threshold], &[])?;
     assert!(!run.stdout.contains("tasks............:"), "refused before any load: {}", run.stdout);
     Some(run)
 }
@@ -131,7 +137,7 @@ fn run_bad(target: &TargetProcess, threshold: &str) -> Option<Run> {
 #[test]
 fn compare_judges_a_tagged_case_from_results_files_and_summary_json() {
     let target = TargetProcess::start(&[]);
-    let Some(base) = run("rust", &target, &[], &["--results", "base.lhr"]) else { return };
+    let Some(base) = run("rust", Example::Checkout, &target, &[], &["--results", "base.lhr"]) else { return };
     assert_ok(&base);
     let dir = base.dir.path();
     let rule = ["--fail-on", "checks{check:status is 200,tier:silver}:rate<-10pp"];

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, assert_ok, fixture, plugin, root};
+use crate::common::{Example, Fixture, Loadhost, assert_ok, fixture, plugin, root};
 
 #[test]
 fn json_lines_add_up_to_the_summary() {
-    let run = Loadhost::run_plugin(&fixture("metrics"), &["-r", "200", "-n", "500", "--out", "json=run.jsonl"]);
+    let run = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-r", "200", "-n", "500", "--out", "json=run.jsonl"]);
     assert_ok(&run);
     let s = run.summary();
     let lines: Vec<Value> =
@@ -90,7 +90,7 @@ fn openmetrics_is_scraped_while_the_run_goes() {
     let addr = format!("127.0.0.1:{port}");
     let running = Loadhost::new()
         .arg_run(
-            &plugin("sleep"),
+            &plugin(Example::Sleep),
             &[
                 "-e",
                 "SLEEP_MS=5",
@@ -137,7 +137,7 @@ fn openmetrics_is_scraped_while_the_run_goes() {
 #[test]
 fn the_html_report_opens_in_headless_chromium_without_errors() {
     let run = Loadhost::run_plugin(
-        &fixture("metrics"),
+        &fixture(Fixture::Metrics),
         &["-r", "300", "-d", "3s", "--html", "report.html", "--metric", "size:trend", "--threshold", "size:p(99)<1"],
     );
     assert_eq!(run.code, 99, "the threshold fails, and the report still gets written: {}", run.stderr);
@@ -180,11 +180,11 @@ fn the_metrics_endpoint_binds_off_loopback_only_with_a_token_and_then_asks_for_i
     let port = free_port();
     // Every address (as in a pod): refused without a token, served with one.
     let all = format!("0.0.0.0:{port}");
-    let refused = Loadhost::run_plugin(&plugin("noop"), &["-n", "5", "--metrics-addr", &all]);
+    let refused = Loadhost::run_plugin(&plugin(Example::Noop), &["-n", "5", "--metrics-addr", &all]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     let running = Loadhost::new()
         .env("LOADHOST_METRICS_TOKEN", "s3cret-scrape")
-        .arg_run(&plugin("sleep"), &["-e", "SLEEP_MS=5", "-r", "50", "-d", "3s", "--metrics-addr", &all])
+        .arg_run(&plugin(Example::Sleep), &["-e", "SLEEP_MS=5", "-r", "50", "-d", "3s", "--metrics-addr", &all])
         .spawn();
     let addr = format!("127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(10);

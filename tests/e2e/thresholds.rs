@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Loadhost, assert_identity, fixture, plugin};
+use crate::common::{Example, Fixture, Loadhost, assert_identity, fixture, plugin};
 
 fn footer(csv: &str) -> Value {
     let line = csv.lines().last().and_then(|l| l.strip_prefix("# end ")).expect("a CSV footer");
@@ -15,7 +15,7 @@ fn a_failed_threshold_exits_99_and_every_output_marks_it() {
     // The metrics fixture: `even` passes on even iterations (rate 0.5), `tasks` counts 1 per task
     // tagged by parity, `size` is the iteration (0..199).
     let run = Loadhost::run_plugin(
-        &fixture("metrics"),
+        &fixture(Fixture::Metrics),
         &[
             "-n",
             "200",
@@ -69,7 +69,7 @@ fn a_failed_threshold_exits_99_and_every_output_marks_it() {
 #[test]
 fn passing_thresholds_exit_0() {
     let run = Loadhost::run_plugin(
-        &plugin("noop"),
+        &plugin(Example::Noop),
         &["-n", "500", "-w", "2", "--threshold", "tasks_failed:rate==0", "--threshold", "service_ms:max<5000"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -79,7 +79,7 @@ fn passing_thresholds_exit_0() {
 #[test]
 fn a_declared_metric_the_plugin_never_records_fails_instead_of_passing() {
     let run = Loadhost::run_plugin(
-        &plugin("noop"),
+        &plugin(Example::Noop),
         &["-n", "50", "--metric", "login_ms:trend", "--threshold", "login_ms:p(95)<100"],
     );
     assert_eq!(run.code, 99, "{}", run.stderr);
@@ -94,7 +94,7 @@ fn abort_on_fail_stops_the_run_once_the_delay_is_over() {
     // Every task sleeps 20 ms, so a 5 ms median fails from the first interval; the delay holds the
     // abort until 1 s has passed, then the run stops long before its 30 s.
     let run = Loadhost::run_plugin(
-        &plugin("sleep"),
+        &plugin(Example::Sleep),
         &["-e", "SLEEP_MS=20", "-r", "50", "-d", "30s", "--threshold", "latency_ms:p(50)<5;abort_on_fail;delay=1s"],
     );
     assert_eq!(run.code, 99, "{}\n{}", run.stderr, run.stdout);

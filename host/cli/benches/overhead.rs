@@ -17,13 +17,14 @@ use std::time::{Duration, Instant};
 use loadhost_engine::{Task, Worker, WorkerContext, WorkerFactory};
 use loadhost_metrics::Recorder;
 use loadhost_runtime::{Grants, Runtime, RuntimeOptions, WasmWorkerFactory};
+use loadhost_test_guests::Example;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn noop_path() -> PathBuf {
-    let path = root().join("target/plugins/noop.wasm");
+    let path = root().join("target/plugins").join(format!("{}.wasm", Example::Noop.name()));
     assert!(path.is_file(), "{} is missing: run `cargo xtask plugins` first", path.display());
     path
 }

@@ -1,4 +1,4 @@
-//! gRPC calls to the echo service of `loadhost target` at `TARGET` (default
+//! gRPC calls to the echo service of `loadhost target` at `TARGET_URL` (default
 //! `http://127.0.0.1:8080`), with a protobuf message encoded by prost in the plugin (the host
 //! sees only bytes). `MODE=unary` (the default): one `/loadhost.target.Echo/Unary` call per task;
 //! `MODE=stream`: one bidi `/loadhost.target.Echo/Stream` call per task with `MESSAGES` messages
@@ -21,7 +21,7 @@ struct GrpcEcho;
 loadhost_sdk::declare_metrics!("echo matches:check");
 loadhost_sdk::declare_options!(
     static OPTIONS =
-        "TARGET:url=http://127.0.0.1:8080 'the gRPC server'",
+        "TARGET_URL:url=http://127.0.0.1:8080 'the gRPC server'",
         "MODE:string=unary 'unary: one unary call per task; stream: one bidi stream of MESSAGES echoes'",
         "GRPC_STATUS:string 'ask the target to end each call with this status'",
         "GRPC_TRUNCATE:bool=false 'ask the target to cut each unary echo short'",
@@ -52,7 +52,7 @@ struct Settings {
 fn settings() -> &'static Settings {
     static SETTINGS: OnceLock<Settings> = OnceLock::new();
     SETTINGS.get_or_init(|| Settings {
-        target: OPTIONS.get("TARGET"),
+        target: OPTIONS.get("TARGET_URL"),
         mode: OPTIONS.get("MODE"),
         status: OPTIONS.get::<Option<String>>("GRPC_STATUS").filter(|s| !s.is_empty()),
         truncate: OPTIONS.get("GRPC_TRUNCATE"),

@@ -30,6 +30,7 @@ use hyper_util::rt::TokioExecutor;
 use tower_service::Service as _;
 
 use super::WorkerHttp;
+use super::connect_failure::ConnectFailure;
 use super::connector::CountedConn;
 use super::decode::{DecodeError, Decoder, Encoding};
 
@@ -484,9 +485,9 @@ fn copy(request: &http::Request<RequestBody>) -> http::Request<RequestBody> {
     again
 }
 
-/// A connection error as the plugin sees it, in the stable short words of docs/http.md ("connection
-/// refused", "connect timed out", "connection reset", "tls: …", "connect failed: …"), and a
-/// refusal when the destination is one of the host's own listeners.
+/// A connection error as the plugin sees it, in the stable short words of docs/http.md (those of
+/// [`ConnectFailure`], "tls: …", "connect failed: …"), and a refusal when the destination is one
+/// of the host's own listeners.
 fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
     let mut source = Some(err);
     while let Some(cause) = source {
@@ -503,11 +504,9 @@ fn connect_error(err: &(dyn std::error::Error + 'static)) -> ExchangeError {
             if let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
                 return ExchangeError::Failed(format!("tls: {tls}"));
             }
-            return ExchangeError::Failed(match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => "connection refused".to_owned(),
-                std::io::ErrorKind::TimedOut => "connect timed out".to_owned(),
-                std::io::ErrorKind::ConnectionReset => "connection reset".to_owned(),
-                _ => format!("connect failed: {io}"),
+            return ExchangeError::Failed(match ConnectFailure::of(io.kind()) {
+                Some(failure) => failure.words().to_owned(),
+                None => format!("connect failed: {io}"),
             });
         }
         source = cause.source();

@@ -27,6 +27,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use super::allow::OwnListeners;
+use super::connect_failure::ConnectFailure;
 use super::proxy::{Proxies, ProxyOptions, Route};
 use super::tls::{ClientTls, TlsOptions};
 
@@ -319,11 +320,7 @@ fn proxy_failed(proxy: &str, err: io::Error) -> io::Error {
     if err.get_ref().is_some_and(|inner| inner.is::<OwnListener>()) {
         return err;
     }
-    let why = match err.kind() {
-        io::ErrorKind::ConnectionRefused => "connection refused".to_owned(),
-        io::ErrorKind::TimedOut => "connect timed out".to_owned(),
-        _ => err.to_string(),
-    };
+    let why = ConnectFailure::of(err.kind()).map_or_else(|| err.to_string(), |failure| failure.words().to_owned());
     io::Error::new(err.kind(), ProxyFailed { proxy: proxy.to_owned(), why })
 }
 

@@ -6,6 +6,9 @@
 //! - [`proxy`]: forward proxies (`--proxy`, `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY`).
 //! - [`tls`]: system roots, `--ca-cert`, `--insecure`, client certificates.
 //! - `body`: times each request until its response body is done.
+//! - `conn`: the one-call path's own connections, which the worker drives inline.
+//! - `connect_failure`: the one table of how a connection failed (refused, timed out, reset):
+//!   the words a plugin reads and the `wasi:http` code.
 //! - `follow`, `decode`: the one-call path's request options (`send-opts`): redirects, the
 //!   worker's cookie jar, decoding compressed bodies.
 //!
@@ -20,6 +23,7 @@
 pub mod allow;
 mod body;
 mod conn;
+mod connect_failure;
 pub mod connector;
 mod decode;
 mod follow;
@@ -45,6 +49,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
 
 use self::allow::{AllowList, AllowRule, Ports};
 use self::body::{Pending, TimedBody};
+use self::connect_failure::ConnectFailure;
 use self::connector::{Connector, Network, WireCounters};
 use self::proxy::ProxyOptions;
 use self::tls::TlsOptions;
@@ -536,12 +541,8 @@ fn client_error(err: &hyper_util::client::legacy::Error) -> HttpError {
             if io.get_ref().is_some_and(|inner| inner.is::<connector::OwnListener>()) {
                 return HttpError::HttpRequestDenied;
             }
-            return match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => HttpError::ConnectionRefused,
-                std::io::ErrorKind::TimedOut => HttpError::ConnectionTimeout,
-                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => HttpError::ConnectionTerminated,
-                _ => HttpError::InternalError(Some(io.to_string())),
-            };
+            return ConnectFailure::of(io.kind())
+                .map_or_else(|| HttpError::InternalError(Some(io.to_string())), ConnectFailure::code);
         }
         if let Some(hyper) = cause.downcast_ref::<hyper::Error>() {
             if hyper.is_incomplete_message() || hyper.is_closed() {

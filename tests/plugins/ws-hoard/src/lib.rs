@@ -1,9 +1,9 @@
 //! A hostile plugin that makes the host hold things for it; the host must stay within its bounds
 //! per instance, with flat memory, whatever it does. `MODE`:
 //!
-//! - `ws` (the default) or `grpc`: each task opens WebSocket connections (to `TARGET_URL`) or gRPC
-//!   streams (to `TARGET`) in a loop and keeps every one, never closing any, until the host refuses
-//!   one; the refusal fails the task.
+//! - `ws` (the default) or `grpc`: each task opens WebSocket connections or gRPC streams (to
+//!   `TARGET_URL`, a `ws://` or an `http://` one) in a loop and keeps every one, never closing
+//!   any, until the host refuses one; the refusal fails the task.
 //! - `ping`: each task pings the worker's one connection to `TARGET_URL` with no timeout. Against
 //!   the target's `/ws/flood`, which never answers a ping, the host keeps every message that
 //!   arrives meanwhile for `receive`; a failed ping fails the task.
@@ -12,9 +12,9 @@
 //!   `/ws/partial`, which sends only part of a large frame, each connection holds a message half
 //!   read. Any error other than the expected timeout fails the task. With `CLOSE=1` the task then
 //!   closes every connection it kept (against a peer that never answers a close).
-//! - `grpc-send`: each task opens `STREAMS` (default 8) bidirectional streams to `TARGET`'s echo and
-//!   sends `MESSAGES` (default 8) messages of `SIZE` bytes (default 4 MiB) on each, never receiving
-//!   an echo, keeping them all. A failed send fails the task with the stream's status.
+//! - `grpc-send`: each task opens `STREAMS` (default 8) bidirectional streams to the echo at
+//!   `TARGET_URL` and sends `MESSAGES` (default 8) messages of `SIZE` bytes (default 4 MiB) on
+//!   each, never receiving an echo, keeping them all. A failed send fails the task with the stream's status.
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -35,13 +35,17 @@ fn target_url() -> String {
     env_or("TARGET_URL", "ws://127.0.0.1:8080/ws/echo".to_owned())
 }
 
+/// The gRPC modes' server: the same option, an `http://` URL.
+fn grpc_target() -> String {
+    env_or("TARGET_URL", "http://127.0.0.1:8080".to_owned())
+}
+
 /// `ws` and `grpc`: open until refused.
 fn hoard(grpc_mode: bool) -> TaskResult {
     KEPT.with_borrow_mut(|(conns, streams)| {
         for _ in 0..MOST {
             let opened = if grpc_mode {
-                let target = env_or("TARGET", "http://127.0.0.1:8080".to_owned());
-                grpc::stream(&target, "/loadhost.target.Echo/Stream")
+                grpc::stream(&grpc_target(), "/loadhost.target.Echo/Stream")
                     .open()
                     .map(|s| streams.push(s))
                     .map_err(|e| e.to_string())
@@ -75,7 +79,7 @@ fn ping() -> TaskResult {
 
 /// `grpc-send`: streams whose echoes are never read.
 fn grpc_send() -> TaskResult {
-    let target = env_or("TARGET", "http://127.0.0.1:8080".to_owned());
+    let target = grpc_target();
     let (count, messages): (usize, usize) = (env_or("STREAMS", 8), env_or("MESSAGES", 8));
     let message = vec![7u8; env_or("SIZE", 4 << 20)];
     KEPT.with_borrow_mut(|(_, streams)| {
