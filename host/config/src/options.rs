@@ -117,7 +117,7 @@ define_options! {
         #[arg(long, value_name = "N")]
         pub max_in_flight: Option<u32>,
 
-        /// Event loops: threads that each run their share of the plan with their own workers,
+        /// Event loops (threads), each running its share of the plan with its own workers,
         /// pacer and connections (default: one per CPU, but never more than the workers, and in
         /// the open model one per 10,000 tasks/s of the peak rate).
         #[arg(long, value_name = "N")]

@@ -19,14 +19,14 @@
 //! - `stop`: the run's stop state, read on every task and awaited by the pacer.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
-//! - `shard`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.
+//! - `event_loop`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.
 //! - `shared`: what the event loops of a run share.
 //! - `timer`: the precise in-loop timer (`timerfd`) the pacer sleeps on.
 //! - [`control`]: live changes (rate, pause, crew ceiling, gate, stop) and a status snapshot.
 //! - [`worker`]: the [`Worker`]/[`WorkerFactory`] seam the runtime implements.
 //! - `run`: the entry points (one plan, scenarios).
 //! - `lifecycle`: the plugin's setup and teardown around a run.
-//! - `coordinator`: one scenario's run loop: shards start together; live control, stops, report.
+//! - `coordinator`: one scenario's run loop: event loops start together; live control, stops, report.
 //! - `ticker`: interval rows from the recorder and the crews' gauges.
 //! - [`memory`]: this process's resident memory and what it may still take (cgroup or machine),
 //!   which keeps the crew's default ceiling within memory.
@@ -38,6 +38,7 @@ pub mod control;
 mod coordinator;
 mod crew;
 mod dispatch;
+mod event_loop;
 pub mod feed;
 mod lifecycle;
 pub mod memory;
@@ -48,7 +49,6 @@ pub mod retry;
 mod run;
 pub mod schedule;
 pub mod segment;
-mod shard;
 mod shared;
 mod stop;
 mod ticker;
