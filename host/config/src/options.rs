@@ -103,7 +103,7 @@ define_options! {
         /// (exponential) or DUR (fixed); drawn from the run's seed; not counted in any latency.
         #[scenario(own)]
         #[arg(long, value_name = "MIN..MAX|exp:MEAN")]
-        pub think: Option<crate::pacing::ThinkTime>,
+        pub think: Option<crate::spacing::ThinkTime>,
 
         /// The seed of everything random in the run (Poisson arrivals; default: drawn at start, logged
         /// and written to every output, so a run can be repeated; with --segment, taken from

@@ -412,7 +412,7 @@ impl<F: WorkerFactory> Crew<F> {
             if holding.is_none() {
                 holding = Some(Holding::new(&self.run.recorder, stripe));
             }
-            let ticket = times.ticket(iteration, attempt, self.run.plan.pacing().pace);
+            let ticket = times.ticket(iteration, attempt, self.run.plan.spacing().pace);
             let Some(pass) = self.pass_gate(None).await else {
                 // Dropping the hold records the task as interrupted.
                 break;
@@ -466,8 +466,8 @@ impl<F: WorkerFactory> Crew<F> {
     /// wait for the task's intended start (`--pace`; at once when it is already late). `false`
     /// when no new task may start any more.
     async fn space_out(&self, times: &mut ClosedTimes, coin: &mut Coin) -> bool {
-        let pacing = self.run.plan.pacing();
-        let think = pacing.think.filter(|_| times.ran_one).map(|t| t.draw(coin.unit()));
+        let spacing = self.run.plan.spacing();
+        let think = spacing.think.filter(|_| times.ran_one).map(|t| t.draw(coin.unit()));
         times.ran_one = true;
         let now = Instant::now();
         let mut until = think.map(|t| now + t);

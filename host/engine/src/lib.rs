@@ -13,7 +13,7 @@
 //!   periodic, seeded; the schedule draws them.
 //! - [`pacer`]: releases every due task on each wake; records lag and underrun.
 //! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
-//! - [`pacing`]: how a closed-model worker spaces its tasks (`--pace`, `--think`).
+//! - [`spacing`]: how a closed-model worker spaces its tasks (`--pace`, `--think`).
 //! - [`feed`]: the data feed, one row per task as `task.input`, held once for the run.
 //! - [`segment`]: one process's share of a plan several processes run (`--segment I/N`).
 //! - `stop`: the run's stop state, read on every task and awaited by the pacer.
@@ -43,13 +43,13 @@ pub mod feed;
 mod lifecycle;
 pub mod memory;
 pub mod pacer;
-pub mod pacing;
 pub mod plan;
 pub mod retry;
 mod run;
 pub mod schedule;
 pub mod segment;
 mod shared;
+pub mod spacing;
 mod stop;
 mod ticker;
 mod timer;
@@ -62,12 +62,12 @@ pub use arrivals::{Arrivals, Process};
 pub use control::{Changes, Control, ControlError, RunState, Status};
 pub use coordinator::Live;
 pub use feed::{Feed, FeedMode};
-pub use pacing::{Pacing, Think, ThinkError};
 pub use plan::{Model, Overload, PacerClock, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
 pub use retry::{RetryError, RetryPolicy};
 pub use run::{ScenarioPlugins, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve, Schedule, sine_ramps};
 pub use segment::{Segment, SegmentError};
+pub use spacing::{Spacing, Think, ThinkError};
 pub use stop::Interrupt;
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 

@@ -94,7 +94,7 @@ pub enum PlanError {
     ZeroGate,
     /// `--pace` and `--think` space a closed-model worker's tasks.
     #[error("--pace and --think space the closed model's workers; with --rate the schedule spaces tasks")]
-    PacingNeedsClosed,
+    SpacingNeedsClosed,
     /// The reporting interval must be positive.
     #[error("the reporting interval must be longer than 0s")]
     ZeroInterval,
@@ -132,7 +132,7 @@ pub struct Plan {
     /// The run's seed: Poisson arrivals (with the scenario's name), and whatever else draws.
     seed: u64,
     /// Closed model: how each worker spaces its tasks (`--pace`, `--think`).
-    pacing: crate::pacing::Pacing,
+    spacing: crate::spacing::Spacing,
 }
 
 /// How many event loops a run may use.
@@ -206,23 +206,23 @@ impl Plan {
             segment: Segment::whole(),
             arrivals: Arrivals::Even,
             seed: 0,
-            pacing: crate::pacing::Pacing::default(),
+            spacing: crate::spacing::Spacing::default(),
         })
     }
 
     /// Space each closed-model worker's tasks (`--pace`, `--think`); the open model's schedule
     /// spaces its own.
-    pub fn with_pacing(mut self, pacing: crate::pacing::Pacing) -> Result<Self, PlanError> {
-        if pacing.is_set() && self.is_open() {
-            return Err(PlanError::PacingNeedsClosed);
+    pub fn with_spacing(mut self, spacing: crate::spacing::Spacing) -> Result<Self, PlanError> {
+        if spacing.is_set() && self.is_open() {
+            return Err(PlanError::SpacingNeedsClosed);
         }
-        self.pacing = pacing;
+        self.spacing = spacing;
         Ok(self)
     }
 
     /// How each closed-model worker spaces its tasks.
-    pub fn pacing(&self) -> crate::pacing::Pacing {
-        self.pacing
+    pub fn spacing(&self) -> crate::spacing::Spacing {
+        self.spacing
     }
 
     /// Space the open model's arrivals as `arrivals` says (even by default).
