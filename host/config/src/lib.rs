@@ -12,7 +12,7 @@
 //! - [`file`](mod@file): reading a TOML file with errors that name the file, line and key.
 //! - [`resolve`](mod@resolve): checking the combination and turning it into [`RunSettings`], the run's
 //!   list of engine [`Plan`](loadhost_engine::Plan)s (one for a single run, one per scenario).
-//! - [`pacing`]: `--think` (`--pace` is a duration).
+//! - [`spacing`]: `--think` (`--pace` is a duration).
 //! - [`secrets`]: the plugin's environment (`-e`, `--env-file`) and the control token, never echoed.
 
 #![deny(missing_docs)]
@@ -50,9 +50,9 @@ pub mod file;
 #[macro_use]
 pub mod merge;
 pub mod options;
-pub mod pacing;
 pub mod resolve;
 pub mod secrets;
+pub mod spacing;
 pub mod units;
 
 pub use options::RunOptions;

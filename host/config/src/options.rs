@@ -103,7 +103,7 @@ define_options! {
         /// (exponential) or DUR (fixed); drawn from the run's seed; not counted in any latency.
         #[scenario(own)]
         #[arg(long, value_name = "MIN..MAX|exp:MEAN")]
-        pub think: Option<crate::pacing::ThinkTime>,
+        pub think: Option<crate::spacing::ThinkTime>,
 
         /// The seed of everything random in the run (Poisson arrivals; default: drawn at start, logged
         /// and written to every output, so a run can be repeated; with --segment, taken from
@@ -117,7 +117,7 @@ define_options! {
         #[arg(long, value_name = "N")]
         pub max_in_flight: Option<u32>,
 
-        /// Event loops: threads that each run their share of the plan with their own workers,
+        /// Event loops (threads), each running its share of the plan with its own workers,
         /// pacer and connections (default: one per CPU, but never more than the workers, and in
         /// the open model one per 10,000 tasks/s of the peak rate).
         #[arg(long, value_name = "N")]

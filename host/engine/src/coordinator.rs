@@ -1,4 +1,4 @@
-//! The run loop of one scenario: its event loops (shards) start together and run until every
+//! The run loop of one scenario: its event loops start together and run until every
 //! worker has ended, while this loop cuts intervals, applies live control and handles stops (the
 //! grace, then the cut; a second interrupt skips both). Then the teardown and the report.
 
@@ -12,9 +12,9 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::control::{APPLY_EVERY, Control, CrewStatus, RunState, Status};
 use crate::crew::Crews;
+use crate::event_loop::{self, EventLoop, EventLoopEnd};
 use crate::lifecycle::teardown;
 use crate::plan::{Model, Plan};
-use crate::shard::{self, Shard, ShardEnd};
 use crate::shared::{Claims, Shared};
 use crate::stop::{Interrupt, Stop};
 use crate::ticker::Ticker;
@@ -57,7 +57,7 @@ pub(crate) async fn run_scenario<F: WorkerFactory>(
 ) -> Result<RunReport, EngineError> {
     let shared = shared_state(plan, factory, live.control.as_ref(), setup_data, recorder);
     let before = crate::memory::resident_bytes();
-    let (crews, gos, mut done) = start_shards(&shared).await?;
+    let (crews, gos, mut done) = start_event_loops(&shared).await?;
     let memory = MemoryCeiling::measure(plan, before, &crews);
     let mut run = Coordinator::start(plan, shared, crews, gos, live, run_abort);
     run.memory = memory;
@@ -98,19 +98,19 @@ fn shared_state<F: WorkerFactory>(
     })
 }
 
-/// Start every shard and wait until each has its crew up. When one cannot, the others are told
+/// Start every event loop and wait until each has its crew up. When one cannot, the others are told
 /// not to start and its error is returned: nothing was sent.
-async fn start_shards<F: WorkerFactory>(
+async fn start_event_loops<F: WorkerFactory>(
     shared: &Arc<Shared<F>>,
-) -> Result<(Crews<F>, Vec<oneshot::Sender<Option<Instant>>>, mpsc::UnboundedReceiver<ShardEnd>), EngineError> {
+) -> Result<(Crews<F>, Vec<oneshot::Sender<Option<Instant>>>, mpsc::UnboundedReceiver<EventLoopEnd>), EngineError> {
     let (done_tx, mut done) = mpsc::unbounded_channel();
     let mut gos = Vec::new();
     let mut readies = Vec::new();
     for index in 0..shared.count {
         let (ready_tx, ready_rx) = oneshot::channel();
         let (go_tx, go_rx) = oneshot::channel();
-        // On an error here the shards already started see their `go` dropped and end.
-        shard::launch(Shard { shared: shared.clone(), index }, ready_tx, go_rx, done_tx.clone())?;
+        // On an error here the event loops already started see their `go` dropped and end.
+        event_loop::launch(EventLoop { shared: shared.clone(), index }, ready_tx, go_rx, done_tx.clone())?;
         gos.push(go_tx);
         readies.push(ready_rx);
     }
@@ -290,7 +290,7 @@ impl MemoryCeiling {
 }
 
 impl<'p, F: WorkerFactory> Coordinator<'p, F> {
-    /// Release every shard at one start time (or none, if a stop came while they started).
+    /// Release every event loop at one start time (or none, if a stop came while they started).
     fn start(
         plan: &'p Plan,
         shared: Arc<Shared<F>>,
@@ -339,13 +339,13 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
     }
 
     /// Until every event loop has ended: intervals, live control, stops.
-    async fn go(&mut self, done: &mut mpsc::UnboundedReceiver<ShardEnd>, observer: &mut dyn Observer) {
+    async fn go(&mut self, done: &mut mpsc::UnboundedReceiver<EventLoopEnd>, observer: &mut dyn Observer) {
         let stop = self.shared.stop.clone();
         while self.running > 0 {
             let grace = self.stopping.grace_ends;
             tokio::select! {
                 biased;
-                ended = done.recv() => if !self.shard_ended(ended) { break },
+                ended = done.recv() => if !self.event_loop_ended(ended) { break },
                 requests = interrupted(self.interrupt.as_deref(), self.stopping.interrupts_seen),
                     if self.stopping.interrupts_seen < 2 => self.interrupted(requests),
                 reason = run_aborted(self.run_abort.as_deref()), if !self.stopping.run_abort_seen => {
@@ -408,7 +408,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
     }
 
     /// An event loop has ended (`None`: one ended without reporting); `false` to stop waiting.
-    fn shard_ended(&mut self, ended: Option<ShardEnd>) -> bool {
+    fn event_loop_ended(&mut self, ended: Option<EventLoopEnd>) -> bool {
         match ended {
             Some(end) => {
                 self.running -= 1;

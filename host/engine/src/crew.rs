@@ -4,9 +4,9 @@
 //! In the open model the crew **grows on demand** and **retires** when surplus. The
 //! whole growth rule is one question asked in one place: a worker that has just taken a task asks
 //! for a peer when nobody is left idle and few peers are already on the way. So the crew keeps a
-//! standing reserve of one, and a single edge is enough to grow. The peer is made by the shard's loop on its own task, never on the
+//! standing reserve of one, and a single edge is enough to grow. The peer is made by the event loop on its own task, never on the
 //! pacer's path. Tasks go to the most recently idle worker (see `dispatch`), so a surplus sits idle;
-//! a worker idle for a whole [`RETIRE_WINDOW`] retires on a coin flip (the shard's loop looks every
+//! a worker idle for a whole [`RETIRE_WINDOW`] retires on a coin flip (the event loop looks every
 //! [`RETIRE_CHECK`]), never below the minimum.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -65,7 +65,7 @@ pub(crate) struct Crew<F: WorkerFactory> {
 /// A worker idle for this long is surplus and may retire.
 pub const RETIRE_WINDOW: Duration = Duration::from_secs(1);
 
-/// How often a shard looks for surplus workers.
+/// How often an event loop looks for surplus workers.
 pub const RETIRE_CHECK: Duration = Duration::from_millis(500);
 
 /// How the crew retries: the policy, the queue to the pacer (`None` in the closed model, which
@@ -81,13 +81,13 @@ pub(crate) struct RetrySetup {
 /// (interrupted).
 struct Holding<'a> {
     recorder: &'a Recorder,
-    shard: usize,
+    stripe: usize,
     armed: bool,
 }
 
 impl<'a> Holding<'a> {
-    fn new(recorder: &'a Recorder, shard: usize) -> Self {
-        Self { recorder, shard, armed: true }
+    fn new(recorder: &'a Recorder, stripe: usize) -> Self {
+        Self { recorder, stripe, armed: true }
     }
 
     /// The task's end has been recorded.
@@ -99,7 +99,7 @@ impl<'a> Holding<'a> {
 impl Drop for Holding<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+            self.recorder.record_task(self.stripe, Outcome::Interrupted, None);
         }
     }
 }
@@ -112,7 +112,7 @@ pub(crate) struct Bounds {
 }
 
 /// How a crew numbers its workers: each event loop's crew takes every `step`-th id from `first`,
-/// so ids are unique in the run and a crew's workers record into recorder shards of their own.
+/// so ids are unique in the run and a crew's workers record into recorder stripes of their own.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WorkerIds {
     pub(crate) first: u32,
@@ -210,8 +210,8 @@ impl<F: WorkerFactory> Crew<F> {
         loop {
             let Some(mut ticket) = self.wait_for_ticket(&intake).await else { break };
             let Some((id, worker)) = slot.as_mut() else { break };
-            let shard = self.run.recorder.shard_for(*id);
-            let holding = Holding::new(&self.run.recorder, shard);
+            let stripe = self.run.recorder.stripe_for(*id);
+            let holding = Holding::new(&self.run.recorder, stripe);
             if self.run.stop.is_aborted() {
                 drop(holding);
                 self.settled();
@@ -227,7 +227,7 @@ impl<F: WorkerFactory> Crew<F> {
             };
             last_start = Some(Instant::now());
             let (outcome, timing) = self.execute(*id, worker, &ticket, pass).await;
-            self.conclude(shard, &ticket, &outcome, timing, &mut coin);
+            self.conclude(stripe, &ticket, &outcome, timing, &mut coin);
             holding.recorded();
             self.settled();
             Self::yield_sometimes().await;
@@ -408,17 +408,17 @@ impl<F: WorkerFactory> Crew<F> {
                 },
             };
             let Some((id, worker)) = slot.as_mut() else { break };
-            let shard = self.run.recorder.shard_for(*id);
+            let stripe = self.run.recorder.stripe_for(*id);
             if holding.is_none() {
-                holding = Some(Holding::new(&self.run.recorder, shard));
+                holding = Some(Holding::new(&self.run.recorder, stripe));
             }
-            let ticket = times.ticket(iteration, attempt, self.run.plan.pacing().pace);
+            let ticket = times.ticket(iteration, attempt, self.run.plan.spacing().pace);
             let Some(pass) = self.pass_gate(None).await else {
                 // Dropping the hold records the task as interrupted.
                 break;
             };
             let (outcome, timing) = self.execute(*id, worker, &ticket, pass).await;
-            let again = self.conclude(shard, &ticket, &outcome, timing, &mut coin);
+            let again = self.conclude(stripe, &ticket, &outcome, timing, &mut coin);
             if again.is_none()
                 && let Some(done) = holding.take()
             {
@@ -426,7 +426,7 @@ impl<F: WorkerFactory> Crew<F> {
             }
             Self::yield_sometimes().await;
             if let Some(wait) = again {
-                if !self.wait_to_retry(Instant::now() + wait, shard, &mut holding).await {
+                if !self.wait_to_retry(Instant::now() + wait, stripe, &mut holding).await {
                     break;
                 }
                 retry = Some((iteration, attempt + 1));
@@ -434,7 +434,7 @@ impl<F: WorkerFactory> Crew<F> {
             if !self.settle(&mut slot, outcome).await {
                 if retry.take().is_some() {
                     // The replacement failed: the retry cannot run.
-                    self.give_up_retry(shard, &mut holding);
+                    self.give_up_retry(stripe, &mut holding);
                 }
                 break;
             }
@@ -443,9 +443,9 @@ impl<F: WorkerFactory> Crew<F> {
 
     /// A closed-model retry's backoff, until `due`: `false` when it will not run (the run was
     /// aborted, or the retry would start past the flush, and its task then ends as failed).
-    async fn wait_to_retry(&self, due: Instant, shard: usize, holding: &mut Option<Holding<'_>>) -> bool {
+    async fn wait_to_retry(&self, due: Instant, stripe: usize, holding: &mut Option<Holding<'_>>) -> bool {
         if self.past_flush(due) {
-            self.give_up_retry(shard, holding);
+            self.give_up_retry(stripe, holding);
             return false;
         }
         tokio::select! {
@@ -453,7 +453,7 @@ impl<F: WorkerFactory> Crew<F> {
             () = self.run.stop.aborted() => false,
             () = self.run.stop.generation_ended(), if self.run.stop.generating() => {
                 if self.past_flush(due) {
-                    self.give_up_retry(shard, holding);
+                    self.give_up_retry(stripe, holding);
                     return false;
                 }
                 tokio::time::sleep_until(due).await;
@@ -466,8 +466,8 @@ impl<F: WorkerFactory> Crew<F> {
     /// wait for the task's intended start (`--pace`; at once when it is already late). `false`
     /// when no new task may start any more.
     async fn space_out(&self, times: &mut ClosedTimes, coin: &mut Coin) -> bool {
-        let pacing = self.run.plan.pacing();
-        let think = pacing.think.filter(|_| times.ran_one).map(|t| t.draw(coin.unit()));
+        let spacing = self.run.plan.spacing();
+        let think = spacing.think.filter(|_| times.ran_one).map(|t| t.draw(coin.unit()));
         times.ran_one = true;
         let now = Instant::now();
         let mut until = think.map(|t| now + t);
@@ -499,8 +499,8 @@ impl<F: WorkerFactory> Crew<F> {
     }
 
     /// A held task whose retry will not run ends as failed.
-    fn give_up_retry(&self, shard: usize, holding: &mut Option<Holding<'_>>) {
-        self.run.recorder.record_task(shard, Outcome::Failed, None);
+    fn give_up_retry(&self, stripe: usize, holding: &mut Option<Holding<'_>>) {
+        self.run.recorder.record_task(stripe, Outcome::Failed, None);
         if let Some(done) = holding.take() {
             done.recorded();
         }
@@ -567,7 +567,7 @@ impl<F: WorkerFactory> Crew<F> {
     /// it is retried in place (closed model); queues it with the pacer in the open model.
     fn conclude(
         &self,
-        shard: usize,
+        stripe: usize,
         ticket: &Ticket,
         outcome: &TaskOutcome,
         timing: TaskTiming,
@@ -602,9 +602,9 @@ impl<F: WorkerFactory> Crew<F> {
         };
         let since_first = ticket.scheduled.saturating_duration_since(ticket.first_scheduled);
         let record = AttemptRecord { end: outcome.end(), retry: ticket.attempt > 0, timing, terminal, since_first };
-        self.run.recorder.record_attempt(shard, record);
+        self.run.recorder.record_attempt(stripe, record);
         if let TaskOutcome::Error(kind, message) = outcome {
-            self.run.recorder.record_error(shard, *kind, message, ticket.iteration);
+            self.run.recorder.record_error(stripe, *kind, message, ticket.iteration);
         }
         retry_in_place
     }
@@ -690,7 +690,7 @@ impl ClosedTimes {
     }
 }
 
-/// A cheap per-worker (or per-shard) random sequence: SplitMix64, for backoff jitter and for the
+/// A cheap per-worker (or per-event-loop) random sequence: SplitMix64, for backoff jitter and for the
 /// coin flips that make a surplus crew shrink gradually.
 pub(crate) struct Coin(u64);
 
@@ -733,16 +733,16 @@ struct GatePass {
     waited: Option<Duration>,
 }
 
-/// The crews of every shard, summed for the interval rows, the status and the report.
+/// The crews of every event loop, summed for the interval rows, the status and the report.
 pub(crate) struct Crews<F: WorkerFactory>(pub(crate) Vec<Arc<Crew<F>>>);
 
 impl<F: WorkerFactory> Crews<F> {
-    /// One counter, added over the shards.
+    /// One counter, added over the event loops.
     pub(crate) fn sum(&self, counter: impl Fn(&Crew<F>) -> &AtomicU64) -> u64 {
         self.0.iter().map(|crew| counter(crew).load(Ordering::Relaxed)).sum()
     }
 
-    /// Where the workers of every shard that are in one of the host's calls are.
+    /// Where the workers of every event loop that are in one of the host's calls are.
     pub(crate) fn under_way(&self) -> Vec<String> {
         self.0.iter().flat_map(|crew| crew.under_way()).collect()
     }
@@ -757,7 +757,7 @@ impl<F: WorkerFactory> Crews<F> {
         self.0.iter().map(|crew| crew.retries_pending()).sum()
     }
 
-    /// A new ceiling for the whole crew, dealt out to the shards.
+    /// A new ceiling for the whole crew, dealt out to the event loops.
     pub(crate) fn set_max_workers(&self, max: u32) {
         let count = self.0.len() as u32;
         for (index, crew) in self.0.iter().enumerate() {

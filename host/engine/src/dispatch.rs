@@ -11,7 +11,7 @@
 //! and sends it along inside the ticket, so "no free permit" means dropped, exactly; under the
 //! queue policy the worker waits for the permit itself.
 //!
-//! One mutex per shard guards it all; only the shard's own thread takes it, so it is uncontended.
+//! One mutex per event loop guards it all; only the event loop's own thread takes it, so it is uncontended.
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -160,7 +160,7 @@ pub(crate) struct Dispatch {
     hub: Arc<Hub>,
 }
 
-/// The shard's view of its idle workers: intakes for new workers, retirement, and the end.
+/// The event loop's view of its idle workers: intakes for new workers, retirement, and the end.
 #[derive(Debug, Clone)]
 pub(crate) struct Roster {
     hub: Arc<Hub>,

@@ -13,20 +13,20 @@
 //!   periodic, seeded; the schedule draws them.
 //! - [`pacer`]: releases every due task on each wake; records lag and underrun.
 //! - [`retry`]: the retry policy, backoff and the bounded queue the pacer drains.
-//! - [`pacing`]: how a closed-model worker spaces its tasks (`--pace`, `--think`).
+//! - [`spacing`]: how a closed-model worker spaces its tasks (`--pace`, `--think`).
 //! - [`feed`]: the data feed, one row per task as `task.input`, held once for the run.
 //! - [`segment`]: one process's share of a plan several processes run (`--segment I/N`).
 //! - `stop`: the run's stop state, read on every task and awaited by the pacer.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
-//! - `shard`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.
+//! - `event_loop`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.
 //! - `shared`: what the event loops of a run share.
 //! - `timer`: the precise in-loop timer (`timerfd`) the pacer sleeps on.
 //! - [`control`]: live changes (rate, pause, crew ceiling, gate, stop) and a status snapshot.
 //! - [`worker`]: the [`Worker`]/[`WorkerFactory`] seam the runtime implements.
 //! - `run`: the entry points (one plan, scenarios).
 //! - `lifecycle`: the plugin's setup and teardown around a run.
-//! - `coordinator`: one scenario's run loop: shards start together; live control, stops, report.
+//! - `coordinator`: one scenario's run loop: event loops start together; live control, stops, report.
 //! - `ticker`: interval rows from the recorder and the crews' gauges.
 //! - [`memory`]: this process's resident memory and what it may still take (cgroup or machine),
 //!   which keeps the crew's default ceiling within memory.
@@ -38,18 +38,18 @@ pub mod control;
 mod coordinator;
 mod crew;
 mod dispatch;
+mod event_loop;
 pub mod feed;
 mod lifecycle;
 pub mod memory;
 pub mod pacer;
-pub mod pacing;
 pub mod plan;
 pub mod retry;
 mod run;
 pub mod schedule;
 pub mod segment;
-mod shard;
 mod shared;
+pub mod spacing;
 mod stop;
 mod ticker;
 mod timer;
@@ -62,12 +62,12 @@ pub use arrivals::{Arrivals, Process};
 pub use control::{Changes, Control, ControlError, RunState, Status};
 pub use coordinator::Live;
 pub use feed::{Feed, FeedMode};
-pub use pacing::{Pacing, Think, ThinkError};
 pub use plan::{Model, Overload, PacerClock, Plan, PlanError, RATE_PER_EVENT_LOOP, Threads};
 pub use retry::{RetryError, RetryPolicy};
 pub use run::{ScenarioPlugins, ScenarioRuns, run, run_live, run_scenarios, run_with_control};
 pub use schedule::{CurveError, Ramp, RateCurve, Schedule, sine_ramps};
 pub use segment::{Segment, SegmentError};
+pub use spacing::{Spacing, Think, ThinkError};
 pub use stop::Interrupt;
 pub use worker::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 

@@ -18,7 +18,7 @@
 //! segment's slots, so segments and event loops together release the single-process plan.
 //!
 //! Releasing is one synchronous step ([`Pacer::release_due`]); waiting is the driver's job. The
-//! [`PacerClock::Precise`](crate::PacerClock::Precise) driver sleeps inside its shard's event loop on a `timerfd` (the kernel's
+//! [`PacerClock::Precise`](crate::PacerClock::Precise) driver sleeps inside its event loop on a `timerfd` (the kernel's
 //! high-resolution timer), so a released task wakes a worker on the same thread; the
 //! [`PacerClock::Runtime`](crate::PacerClock::Runtime) driver uses tokio's timer (1 ms granularity), which is what tests under
 //! paused time need.
@@ -121,7 +121,7 @@ pub(crate) struct Pacer {
     pub(crate) start: Instant,
     pub(crate) dispatch: Dispatch,
     pub(crate) recorder: Arc<Recorder>,
-    pub(crate) shard: usize,
+    pub(crate) stripe: usize,
     pub(crate) stop: Arc<Stop>,
     pub(crate) retries: Option<Retries>,
     /// The next slot of the schedule (in the whole plan's numbering).
@@ -191,7 +191,7 @@ impl Pacer {
             start,
             dispatch,
             recorder,
-            shard: 0,
+            stripe: 0,
             stop,
             retries,
             next_slot: 0,
@@ -204,9 +204,9 @@ impl Pacer {
         }
     }
 
-    /// Record into the recorder's shard `shard` (each event loop has its own).
-    pub(crate) fn with_recorder_shard(mut self, shard: usize) -> Self {
-        self.shard = shard;
+    /// Record into the recorder's stripe `stripe` (each event loop passes its own index).
+    pub(crate) fn with_recorder_stripe(mut self, stripe: usize) -> Self {
+        self.stripe = stripe;
         self
     }
 
@@ -366,7 +366,7 @@ impl Pacer {
                 break step;
             }
         };
-        self.recorder.record_pacer(self.shard, tally);
+        self.recorder.record_pacer(self.stripe, tally);
         step
     }
 
@@ -419,7 +419,7 @@ impl Pacer {
         match self.dispatch.offer(ticket) {
             Offer::Released => self.released(),
             Offer::Busy(ticket) if may_wait => return Some(Step::Busy(ticket)),
-            Offer::Busy(_) | Offer::GateFull if retry => self.recorder.record_task(self.shard, Outcome::Dropped, None),
+            Offer::Busy(_) | Offer::GateFull if retry => self.recorder.record_task(self.stripe, Outcome::Dropped, None),
             Offer::Busy(_) => tally.dropped += 1,
             Offer::GateFull => {
                 tally.dropped += 1;
@@ -427,12 +427,12 @@ impl Pacer {
             }
             Offer::Full(ticket) => return Some(Step::Full(ticket)),
             Offer::Closed if self.stop.is_aborted() => {
-                self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+                self.recorder.record_task(self.stripe, Outcome::Interrupted, None);
                 return Some(Step::Done);
             }
             Offer::Closed => {
                 if retry {
-                    self.recorder.record_task(self.shard, Outcome::Dropped, None);
+                    self.recorder.record_task(self.stripe, Outcome::Dropped, None);
                 } else {
                     tally.dropped += 1;
                 }
@@ -451,7 +451,7 @@ impl Pacer {
         let mut tally = PacerTally::default();
         let step = self.offer(ticket, &mut tally, false);
         phase.waited = tally.dropped > 0;
-        self.recorder.record_pacer(self.shard, tally);
+        self.recorder.record_pacer(self.stripe, tally);
         !matches!(step, Some(Step::Done))
     }
 
@@ -480,11 +480,11 @@ impl Pacer {
             match self.dispatch.offer(ticket) {
                 Offer::Released => r.outstanding.fetch_add(1, Ordering::AcqRel),
                 Offer::Closed if self.stop.is_aborted() => {
-                    self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+                    self.recorder.record_task(self.stripe, Outcome::Interrupted, None);
                     0
                 }
                 Offer::Busy(_) | Offer::GateFull | Offer::Closed => {
-                    self.recorder.record_task(self.shard, Outcome::Dropped, None);
+                    self.recorder.record_task(self.stripe, Outcome::Dropped, None);
                     0
                 }
                 Offer::Full(ticket) => return Step::Full(ticket),
@@ -500,7 +500,7 @@ impl Pacer {
                     "{left} retries were still pending when --flush-retries-timeout ran out: they end as failed"
                 );
             }
-            self.recorder.record_unfinished(self.shard, Outcome::Failed, left);
+            self.recorder.record_unfinished(self.stripe, Outcome::Failed, left);
             return Step::Done;
         }
         let next = r.intake.next_due().unwrap_or(now + FLUSH_POLL).max(slot).min(now + FLUSH_POLL).min(deadline);
@@ -516,13 +516,13 @@ impl Pacer {
     fn finish(mut self) {
         if let Some(r) = self.retries.as_mut() {
             let left = r.intake.drain() as u64;
-            self.recorder.record_unfinished(self.shard, Outcome::Interrupted, left);
+            self.recorder.record_unfinished(self.stripe, Outcome::Interrupted, left);
         }
         if !self.stop.is_aborted() {
             return;
         }
         let unreleased = self.due_by(Instant::now(), COUNT_WALK).min(self.fresh_limit - self.fresh);
-        self.recorder.record_unstarted(self.shard, Outcome::Interrupted, unreleased);
+        self.recorder.record_unstarted(self.stripe, Outcome::Interrupted, unreleased);
         // Dropping the dispatch closes the channel, which lets the workers finish.
     }
 
@@ -570,9 +570,9 @@ impl Pacer {
             self.released();
         } else if self.stop.is_aborted() {
             // The run closed the channel after its grace ran out.
-            self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+            self.recorder.record_task(self.stripe, Outcome::Interrupted, None);
         } else {
-            self.recorder.record_task(self.shard, Outcome::Dropped, None);
+            self.recorder.record_task(self.stripe, Outcome::Dropped, None);
             self.crew_gone();
         }
         sent
@@ -584,14 +584,14 @@ impl Pacer {
             sent = self.dispatch.send(ticket) => self.handed_over(sent),
             () = self.stop.aborted() => {
                 // The ticket was scheduled (fresh) or queued (retry) already.
-                self.recorder.record_task(self.shard, Outcome::Interrupted, None);
+                self.recorder.record_task(self.stripe, Outcome::Interrupted, None);
                 false
             }
         }
     }
 
     /// Drive the pacer on `clock`: tokio's timer (what paused-time tests need), or a precise timer
-    /// in the shard's own event loop (see [`PacerClock::Precise`](crate::PacerClock::Precise)).
+    /// in its own event loop (see [`PacerClock::Precise`](crate::PacerClock::Precise)).
     pub(crate) async fn run(mut self, clock: crate::PacerClock) {
         let timer = match clock {
             crate::PacerClock::Runtime => None,

@@ -10,14 +10,14 @@ use crate::retry::{RetryError, RetryPolicy};
 use crate::schedule::{CurveError, Ramp, RateCurve};
 use crate::segment::Segment;
 
-/// What the pacer waits on between batches, and where a run's event loops (shards) run.
+/// What the pacer waits on between batches, and where a run's event loops run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PacerClock {
-    /// tokio's timer, every shard a task on the caller's runtime: 1 ms granularity, and follows
+    /// tokio's timer, every event loop a task on the caller's runtime: 1 ms granularity, and follows
     /// paused test time.
     #[default]
     Runtime,
-    /// Every shard on an OS thread of its own with a single-threaded runtime, pacing on a
+    /// Every event loop on an OS thread of its own with a single-threaded runtime, pacing on a
     /// `timerfd` in that runtime: release accuracy in microseconds, nothing crossing threads.
     Precise,
 }
@@ -94,7 +94,7 @@ pub enum PlanError {
     ZeroGate,
     /// `--pace` and `--think` space a closed-model worker's tasks.
     #[error("--pace and --think space the closed model's workers; with --rate the schedule spaces tasks")]
-    PacingNeedsClosed,
+    SpacingNeedsClosed,
     /// The reporting interval must be positive.
     #[error("the reporting interval must be longer than 0s")]
     ZeroInterval,
@@ -107,7 +107,7 @@ pub struct Plan {
     scenario: String,
     interval: Duration,
     pacer_clock: PacerClock,
-    /// Event loops (shards) the run may use.
+    /// Event loops the run may use.
     threads: Threads,
     max_in_flight: Option<u32>,
     retries: Option<RetryPolicy>,
@@ -132,7 +132,7 @@ pub struct Plan {
     /// The run's seed: Poisson arrivals (with the scenario's name), and whatever else draws.
     seed: u64,
     /// Closed model: how each worker spaces its tasks (`--pace`, `--think`).
-    pacing: crate::pacing::Pacing,
+    spacing: crate::spacing::Spacing,
 }
 
 /// How many event loops a run may use.
@@ -206,23 +206,23 @@ impl Plan {
             segment: Segment::whole(),
             arrivals: Arrivals::Even,
             seed: 0,
-            pacing: crate::pacing::Pacing::default(),
+            spacing: crate::spacing::Spacing::default(),
         })
     }
 
     /// Space each closed-model worker's tasks (`--pace`, `--think`); the open model's schedule
     /// spaces its own.
-    pub fn with_pacing(mut self, pacing: crate::pacing::Pacing) -> Result<Self, PlanError> {
-        if pacing.is_set() && self.is_open() {
-            return Err(PlanError::PacingNeedsClosed);
+    pub fn with_spacing(mut self, spacing: crate::spacing::Spacing) -> Result<Self, PlanError> {
+        if spacing.is_set() && self.is_open() {
+            return Err(PlanError::SpacingNeedsClosed);
         }
-        self.pacing = pacing;
+        self.spacing = spacing;
         Ok(self)
     }
 
     /// How each closed-model worker spaces its tasks.
-    pub fn pacing(&self) -> crate::pacing::Pacing {
-        self.pacing
+    pub fn spacing(&self) -> crate::spacing::Spacing {
+        self.spacing
     }
 
     /// Space the open model's arrivals as `arrivals` says (even by default).
@@ -272,7 +272,7 @@ impl Plan {
         self.sync_process()
     }
 
-    /// Run the shards on threads of their own with a precise timer, or as tasks on the caller's
+    /// Run the event loops on threads of their own with a precise timer, or as tasks on the caller's
     /// runtime with tokio's timer (what paused-time tests need; the default).
     pub fn with_pacer_clock(mut self, clock: PacerClock) -> Self {
         self.pacer_clock = clock;
@@ -284,9 +284,9 @@ impl Plan {
         self.pacer_clock
     }
 
-    /// Split the run over `shards` event loops, exactly (never more than the workers it starts with).
-    pub fn with_shards(self, shards: u32) -> Self {
-        self.with_threads(Threads::Exactly(shards))
+    /// Split the run over `event_loops` event loops, exactly (never more than the workers it starts with).
+    pub fn with_event_loops(self, event_loops: u32) -> Self {
+        self.with_threads(Threads::Exactly(event_loops))
     }
 
     /// How many event loops the run may use.
@@ -295,10 +295,10 @@ impl Plan {
         self
     }
 
-    /// How many event loops (shards) the run uses; `live` says whether its rate may be changed
+    /// How many event loops the run uses; `live` says whether its rate may be changed
     /// while it goes (then an automatic choice cannot go by the planned rate).
     ///
-    /// Never more than the workers it starts with (a shard needs a worker), except for a ramping
+    /// Never more than the workers it starts with (an event loop needs a worker), except for a ramping
     /// closed crew, which grows. With [`Threads::Auto`], an open model takes one event loop per
     /// [`RATE_PER_EVENT_LOOP`] of its peak rate: each loop that sleeps between tasks pays for
     /// its own wake-ups, and below that rate one loop has the time to spare.

@@ -13,9 +13,9 @@ use crate::stop::Interrupt;
 use crate::worker::{MetricsHandle, WorkerFactory};
 use crate::{EngineError, Observer};
 
-/// Recorder shards: enough that two busy runtime threads rarely meet on one lock, few enough that
+/// Recorder stripes: enough that two busy runtime threads rarely meet on one lock, few enough that
 /// draining them every interval stays cheap.
-const SHARDS: usize = 16;
+const STRIPES: usize = 16;
 
 /// Run `plan` with workers from `factory`, telling `observer` about every interval.
 ///
@@ -46,7 +46,7 @@ pub async fn run_live<F: WorkerFactory>(
     observer: &mut dyn Observer,
     live: Live,
 ) -> Result<RunReport, EngineError> {
-    let recorder = Arc::new(Recorder::new(SHARDS));
+    let recorder = Arc::new(Recorder::new(STRIPES));
     let lifecycle_metrics = MetricsHandle::new(recorder.clone(), LIFECYCLE_ID);
     let setup_data = setup(&factory, plan.lifecycle_timeout(), lifecycle_metrics.clone()).await?;
     let teardown = Some(lifecycle_metrics);
@@ -118,7 +118,7 @@ pub async fn run_scenarios<F: WorkerFactory + Clone>(
         async move {
             wait_to_start(plan.start_delay(), live.interrupt.as_deref(), &run_abort).await;
             let mut forward = Forward(shared);
-            let recorder = Arc::new(Recorder::new(SHARDS));
+            let recorder = Arc::new(Recorder::new(STRIPES));
             run_scenario(plan, factory, &mut forward, live, setup_data, recorder, None, Some(run_abort)).await
         }
     });

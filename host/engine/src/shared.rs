@@ -1,4 +1,4 @@
-//! What every event loop (shard) of one run shares: the plan, the factory, the recorder, the stop,
+//! What every event loop of one run shares: the plan, the factory, the recorder, the stop,
 //! the gate, the setup data, live control, the closed model's iteration counter and which
 //! failures have been logged. Everything else belongs to one loop.
 
@@ -14,7 +14,7 @@ use crate::segment::Segment;
 use crate::stop::Stop;
 use crate::worker::WorkerFactory;
 
-/// What every shard of one run shares.
+/// What every event loop of one run shares.
 pub(crate) struct Shared<F: WorkerFactory> {
     pub(crate) plan: Plan,
     pub(crate) factory: Arc<F>,
@@ -26,19 +26,19 @@ pub(crate) struct Shared<F: WorkerFactory> {
     pub(crate) control: Option<Arc<Control>>,
     /// The rate the pacers follow now, for the status (f64 bits).
     pub(crate) rate_now: Arc<AtomicU64>,
-    /// The closed model's iteration counter: shared, so a fast shard takes more.
+    /// The closed model's iteration counter: shared, so a fast event loop takes more.
     pub(crate) claims: Option<Arc<Claims>>,
-    /// How many shards the run has.
+    /// How many event loops the run has.
     pub(crate) count: u32,
     /// The first failure of each kind is logged once for the whole run.
     pub(crate) logged: Arc<FirstFailures>,
-    /// Pacers whose schedule (and retry flush) is done: when every shard's is, no new task will
+    /// Pacers whose schedule (and retry flush) is done: when every event loop's is, no new task will
     /// start, and tasks still running have the plan's graceful stop.
     pub(crate) pacers_done: std::sync::atomic::AtomicU32,
 }
 
 impl<F: WorkerFactory> Shared<F> {
-    /// A shard's pacer finished its schedule; the last one ends generation (not after an abort,
+    /// An event loop's pacer finished its schedule; the last one ends generation (not after an abort,
     /// which is a stop of its own).
     pub(crate) fn pacer_done(&self) {
         let done = self.pacers_done.fetch_add(1, Ordering::AcqRel) + 1;
@@ -101,7 +101,7 @@ impl FirstFailures {
     }
 }
 
-/// Shard `index`'s exact share of `total` (round-robin, so shares add up to `total`).
+/// Event loop `index`'s exact share of `total` (round-robin, so shares add up to `total`).
 pub(crate) fn share(total: u32, index: u32, count: u32) -> u32 {
     let segment = Segment::whole().split(index, count);
     u32::try_from(segment.share_of(u64::from(total))).unwrap_or(total)

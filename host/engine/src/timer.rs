@@ -1,9 +1,9 @@
-//! A precise timer inside the event loop: a Linux `timerfd` registered with the shard's runtime.
+//! A precise timer inside the event loop: a Linux `timerfd` registered with the event loop's runtime.
 //!
 //! tokio's own timer has a 1 ms granularity, which alone puts `wait_ms` p99 above a millisecond,
 //! and a pacer sleeping on a thread of its own must wake a worker on another thread for every
 //! task (a futex wake-up and a context switch, most of the paced path's cost). A `timerfd` has the
-//! kernel's high-resolution timer behind it and is just one more file descriptor for the shard's
+//! kernel's high-resolution timer behind it and is just one more file descriptor for the event loop's
 //! `epoll`, so the pacer sleeps in the same loop as its workers and nothing crosses threads.
 
 use std::io;

@@ -103,7 +103,7 @@ impl WorkerError {
 pub struct WorkerContext {
     /// Unique in the run and stable for the worker's life; a replacement gets a new id.
     pub id: u32,
-    /// The event loop (shard) the worker runs on, from 0: workers of one loop share its thread.
+    /// The event loop the worker runs on, from 0: workers of one loop share its thread.
     pub event_loop: u32,
     /// The scenario the worker runs tasks for.
     pub scenario: Arc<str>,
@@ -143,49 +143,49 @@ pub trait WorkerFactory: Send + Sync + 'static {
 #[derive(Debug, Clone)]
 pub struct MetricsHandle {
     recorder: Arc<Recorder>,
-    shard: usize,
+    stripe: usize,
 }
 
 impl MetricsHandle {
-    /// A handle recording into `recorder`'s shard for worker `id`.
+    /// A handle recording into `recorder`'s stripe for worker `id`.
     pub fn new(recorder: Arc<Recorder>, id: u32) -> Self {
-        let shard = recorder.shard_for(id);
-        Self { recorder, shard }
+        let stripe = recorder.stripe_for(id);
+        Self { recorder, stripe }
     }
 
     /// Add to a counter.
     pub fn counter(&self, name: String, delta: u64, tags: Vec<(String, String)>) {
-        self.recorder.counter(self.shard, SeriesKey::new(name, tags), delta);
+        self.recorder.counter(self.stripe, SeriesKey::new(name, tags), delta);
     }
 
     /// Set a gauge.
     pub fn gauge(&self, name: String, value: f64, tags: Vec<(String, String)>) {
-        self.recorder.gauge(self.shard, SeriesKey::new(name, tags), value);
+        self.recorder.gauge(self.stripe, SeriesKey::new(name, tags), value);
     }
 
     /// Record a trend value.
     pub fn trend(&self, name: String, value: f64, tags: Vec<(String, String)>) {
-        self.recorder.trend(self.shard, SeriesKey::new(name, tags), value);
+        self.recorder.trend(self.stripe, SeriesKey::new(name, tags), value);
     }
 
     /// Count one finished HTTP request (built-in metrics).
     pub fn http_request(&self, sample: loadhost_metrics::HttpSample) {
-        self.recorder.http_request(self.shard, sample);
+        self.recorder.http_request(self.stripe, sample);
     }
 
     /// Count a request refused by the allow-list.
     pub fn http_denied(&self) {
-        self.recorder.http_denied(self.shard);
+        self.recorder.http_denied(self.stripe);
     }
 
     /// Add connections opened and wire bytes.
     pub fn http_wire(&self, connections: u64, sent: u64, received: u64) {
-        self.recorder.http_wire(self.shard, connections, sent, received);
+        self.recorder.http_wire(self.stripe, connections, sent, received);
     }
 
     /// Record a check; returns `ok`.
     pub fn check(&self, name: String, ok: bool, tags: Vec<(String, String)>) -> bool {
-        self.recorder.check(self.shard, SeriesKey::new(name, tags), ok);
+        self.recorder.check(self.stripe, SeriesKey::new(name, tags), ok);
         ok
     }
 }

@@ -43,7 +43,7 @@ struct CapState {
 }
 
 impl SeriesCap {
-    /// Admit a sample for `key`, which its shard's window does not hold yet.
+    /// Admit a sample for `key`, which its stripe's window does not hold yet.
     pub(crate) fn admit(&self, key: SeriesKey) -> Admission {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.known.contains(&key) {
@@ -76,7 +76,7 @@ pub(crate) struct EndpointCap {
 }
 
 impl EndpointCap {
-    /// Where a request for `endpoint` (which its shard's window does not hold yet) counts:
+    /// Where a request for `endpoint` (which its stripe's window does not hold yet) counts:
     /// `Ok` its own endpoint, `Err` the overflow one.
     pub(crate) fn admit(&self, endpoint: Endpoint) -> Result<Endpoint, Endpoint> {
         let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());

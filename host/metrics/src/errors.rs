@@ -4,7 +4,7 @@
 //! Messages are grouped by a normalized form (numbers, hex ids and UUIDs folded), so "order 41"
 //! and "order 42" are one row; each group keeps its count, the first and last time it happened
 //! and one verbatim example with its iteration. Tables merge exactly (counts add, first and last
-//! are wall-clock times), so shards, intervals, scenarios and the segments of a distributed run
+//! are wall-clock times), so stripes, intervals, scenarios and the segments of a distributed run
 //! all add up to the table one process would have kept.
 
 use std::collections::HashMap;

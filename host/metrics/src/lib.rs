@@ -10,7 +10,7 @@
 //!   and the task and attempt counts that must add up.
 //! - [`histogram`]: microsecond HDR histograms (3 significant digits) and their percentile summary.
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
-//! - [`recorder`]: the sharded, lock-light sink that workers and the pacer record into.
+//! - [`recorder`]: the striped, lock-light sink that workers and the pacer record into.
 //! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
 //! - [`protocol`]: the built-in WebSocket and gRPC metrics (k6's names), recorded as plugin series.
 //! - [`endpoint`]: per-endpoint HTTP figures: the request's name (default: method and folded

@@ -136,7 +136,7 @@ impl TrendStats {
 pub enum SeriesValue {
     /// A running total.
     Counter(u64),
-    /// The latest value; `seq` orders updates recorded on different shards.
+    /// The latest value; `seq` orders updates recorded on different stripes.
     Gauge {
         /// The latest value.
         #[serde(with = "crate::nonfinite::float")]
@@ -256,7 +256,7 @@ pub struct Series {
     pub value: SeriesValue,
 }
 
-/// All plugin series recorded in one window (an interval, a shard, or the whole run).
+/// All plugin series recorded in one window (an interval, a stripe, or the whole run).
 #[derive(Debug, Clone, Default)]
 pub struct PluginMetrics {
     pub(crate) series: HashMap<SeriesKey, SeriesValue>,
@@ -314,7 +314,7 @@ impl PluginMetrics {
         self.upsert(key, SeriesValue::Counter(delta), &mut Tally::default());
     }
 
-    /// Set a gauge; `seq` orders updates across shards.
+    /// Set a gauge; `seq` orders updates across stripes.
     pub fn gauge(&mut self, key: SeriesKey, value: f64, seq: u64) {
         self.upsert(key, SeriesValue::Gauge { value, seq }, &mut Tally::default());
     }

@@ -2,8 +2,8 @@
 //!
 //! Per-worker histograms would cost hundreds of kilobytes per worker (thousands of workers is a
 //! normal crew), and one global lock would serialise every task. So the recorder keeps a small
-//! fixed set of shards, each a mutex around a [`Window`]; a worker always records into the shard
-//! its id maps to, and the interval ticker drains all shards once per interval.
+//! fixed set of stripes, each a mutex around a [`Window`]; a worker always records into the stripe
+//! its id maps to, and the interval ticker drains all stripes once per interval.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,60 +58,60 @@ pub struct PacerTally {
     pub lag_beyond_tolerance: Duration,
 }
 
-/// A sharded, lock-light metrics sink shared by a run's workers and pacer.
+/// A striped, lock-light metrics sink shared by a run's workers and pacer.
 #[derive(Debug)]
 pub struct Recorder {
-    shards: Box<[Mutex<Window>]>,
+    stripes: Box<[Mutex<Window>]>,
     gauge_seq: AtomicU64,
     series_cap: SeriesCap,
     endpoint_cap: EndpointCap,
 }
 
 impl Recorder {
-    /// A recorder with `shards` shards (at least one).
-    pub fn new(shards: usize) -> Self {
-        let shards = (0..shards.max(1)).map(|_| Mutex::new(Window::default())).collect();
+    /// A recorder with `stripes` stripes (at least one).
+    pub fn new(stripes: usize) -> Self {
+        let stripes = (0..stripes.max(1)).map(|_| Mutex::new(Window::default())).collect();
         Self {
-            shards,
+            stripes,
             gauge_seq: AtomicU64::new(0),
             series_cap: SeriesCap::default(),
             endpoint_cap: EndpointCap::default(),
         }
     }
 
-    /// The shard a worker (or the pacer) with this id records into.
-    pub fn shard_for(&self, id: u32) -> usize {
-        id as usize % self.shards.len()
+    /// The stripe a worker (or the pacer) with this id records into.
+    pub fn stripe_for(&self, id: u32) -> usize {
+        id as usize % self.stripes.len()
     }
 
-    fn with<R>(&self, shard: usize, f: impl FnOnce(&mut Window) -> R) -> R {
-        let slot = &self.shards[shard % self.shards.len()];
+    fn with<R>(&self, stripe: usize, f: impl FnOnce(&mut Window) -> R) -> R {
+        let slot = &self.stripes[stripe % self.stripes.len()];
         // A panic while holding the lock cannot leave a Window half-updated in a way that matters
-        // more than losing the run's numbers, so a poisoned shard is still used.
+        // more than losing the run's numbers, so a poisoned stripe is still used.
         let mut window = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&mut window)
     }
 
     /// Count one ended task (and its timings when it ran).
-    pub fn record_task(&self, shard: usize, outcome: Outcome, timing: Option<TaskTiming>) {
-        self.with(shard, |w| w.record_task(outcome, timing));
+    pub fn record_task(&self, stripe: usize, outcome: Outcome, timing: Option<TaskTiming>) {
+        self.with(stripe, |w| w.record_task(outcome, timing));
     }
 
     /// Note what an attempt that did not pass said (`errors`), now.
-    pub fn record_error(&self, shard: usize, outcome: crate::ErrorKind, message: &str, iteration: u64) {
+    pub fn record_error(&self, stripe: usize, outcome: crate::ErrorKind, message: &str, iteration: u64) {
         let at = crate::errors::now_ms();
-        self.with(shard, |w| w.errors.record(outcome, message, iteration, at));
+        self.with(stripe, |w| w.errors.record(outcome, message, iteration, at));
     }
 
     /// Count one attempt that ran.
-    pub fn record_attempt(&self, shard: usize, attempt: AttemptRecord) {
-        self.with(shard, |w| w.record_attempt(attempt));
+    pub fn record_attempt(&self, stripe: usize, attempt: AttemptRecord) {
+        self.with(stripe, |w| w.record_attempt(attempt));
     }
 
     /// Count ended tasks that never ran (dropped or interrupted before start) and were scheduled.
-    pub fn record_unstarted(&self, shard: usize, outcome: Outcome, n: u64) {
+    pub fn record_unstarted(&self, stripe: usize, outcome: Outcome, n: u64) {
         if n > 0 {
-            self.with(shard, |w| {
+            self.with(stripe, |w| {
                 w.counts.scheduled += n;
                 w.counts.add(outcome, n);
             });
@@ -120,25 +120,25 @@ impl Recorder {
 
     /// Count tasks that were scheduled earlier and ended without another attempt (retries still
     /// waiting when the run ended).
-    pub fn record_unfinished(&self, shard: usize, outcome: Outcome, n: u64) {
+    pub fn record_unfinished(&self, stripe: usize, outcome: Outcome, n: u64) {
         if n > 0 {
-            self.with(shard, |w| w.counts.add(outcome, n));
+            self.with(stripe, |w| w.counts.add(outcome, n));
         }
     }
 
     /// Count tasks the closed model started (it has no pacer to schedule them).
-    pub fn record_scheduled(&self, shard: usize, n: u64) {
-        self.with(shard, |w| w.counts.scheduled += n);
+    pub fn record_scheduled(&self, stripe: usize, n: u64) {
+        self.with(stripe, |w| w.counts.scheduled += n);
     }
 
     /// Count extra attempts.
-    pub fn record_retries(&self, shard: usize, n: u64) {
-        self.with(shard, |w| w.counts.retries += n);
+    pub fn record_retries(&self, stripe: usize, n: u64) {
+        self.with(stripe, |w| w.counts.retries += n);
     }
 
     /// Record what the pacer did on one wake.
-    pub fn record_pacer(&self, shard: usize, tally: PacerTally) {
-        self.with(shard, |w| {
+    pub fn record_pacer(&self, stripe: usize, tally: PacerTally) {
+        self.with(stripe, |w| {
             w.counts.scheduled += tally.scheduled;
             w.counts.dropped += tally.dropped;
             w.dropped_at_gate += tally.dropped_at_gate;
@@ -151,19 +151,19 @@ impl Recorder {
     }
 
     /// Record a plugin sample into `key`'s series, or where the series cap sends it. The cap is
-    /// asked only for a key its shard's window does not hold yet, so known series stay lock-light.
-    fn plugin_sample(&self, shard: usize, key: SeriesKey, record: impl FnOnce(&mut PluginMetrics, SeriesKey)) {
-        self.plugin_sample_of(shard, key, false, record);
+    /// asked only for a key its stripe's window does not hold yet, so known series stay lock-light.
+    fn plugin_sample(&self, stripe: usize, key: SeriesKey, record: impl FnOnce(&mut PluginMetrics, SeriesKey)) {
+        self.plugin_sample_of(stripe, key, false, record);
     }
 
     fn plugin_sample_of(
         &self,
-        shard: usize,
+        stripe: usize,
         key: SeriesKey,
         check: bool,
         record: impl FnOnce(&mut PluginMetrics, SeriesKey),
     ) {
-        self.with(shard, |w| {
+        self.with(stripe, |w| {
             if w.plugin.contains(&key) {
                 return record(&mut w.plugin, key);
             }
@@ -182,37 +182,37 @@ impl Recorder {
     }
 
     /// Add to a plugin counter.
-    pub fn counter(&self, shard: usize, key: SeriesKey, delta: u64) {
-        self.plugin_sample(shard, key, |p, key| p.counter(key, delta));
+    pub fn counter(&self, stripe: usize, key: SeriesKey, delta: u64) {
+        self.plugin_sample(stripe, key, |p, key| p.counter(key, delta));
     }
 
     /// Set a plugin gauge (a non-finite or absurd value is an invalid sample).
-    pub fn gauge(&self, shard: usize, key: SeriesKey, value: f64) {
+    pub fn gauge(&self, stripe: usize, key: SeriesKey, value: f64) {
         if !crate::plugin::valid_sample(value) {
-            return self.with(shard, |w| w.plugin.note_invalid());
+            return self.with(stripe, |w| w.plugin.note_invalid());
         }
         let seq = self.gauge_seq.fetch_add(1, Ordering::Relaxed);
-        self.plugin_sample(shard, key, |p, key| p.gauge(key, value, seq));
+        self.plugin_sample(stripe, key, |p, key| p.gauge(key, value, seq));
     }
 
     /// Record a plugin trend value (a non-finite or absurd value is an invalid sample, so no
     /// histogram grows past a bounded range).
-    pub fn trend(&self, shard: usize, key: SeriesKey, value: f64) {
+    pub fn trend(&self, stripe: usize, key: SeriesKey, value: f64) {
         if !crate::plugin::valid_sample(value) {
-            return self.with(shard, |w| w.plugin.note_invalid());
+            return self.with(stripe, |w| w.plugin.note_invalid());
         }
-        self.plugin_sample(shard, key, |p, key| p.trend(key, value));
+        self.plugin_sample(stripe, key, |p, key| p.trend(key, value));
     }
 
     /// Record a plugin check.
-    pub fn check(&self, shard: usize, key: SeriesKey, ok: bool) {
-        self.plugin_sample_of(shard, key, true, |p, key| p.check(key, ok));
+    pub fn check(&self, stripe: usize, key: SeriesKey, ok: bool) {
+        self.plugin_sample_of(stripe, key, true, |p, key| p.check(key, ok));
     }
 
     /// Count one finished HTTP request. Its endpoint is checked against the run-wide cap only
-    /// when its shard's window does not hold it yet, as for plugin series.
-    pub fn http_request(&self, shard: usize, mut sample: crate::HttpSample) {
-        self.with(shard, |w| {
+    /// when its stripe's window does not hold it yet, as for plugin series.
+    pub fn http_request(&self, stripe: usize, mut sample: crate::HttpSample) {
+        self.with(stripe, |w| {
             if let Some(endpoint) = sample.endpoint.take() {
                 sample.endpoint = Some(if w.http.has_endpoint(&endpoint) {
                     endpoint
@@ -228,14 +228,14 @@ impl Recorder {
     }
 
     /// Count a request refused by the allow-list.
-    pub fn http_denied(&self, shard: usize) {
-        self.with(shard, |w| w.http.denied += 1);
+    pub fn http_denied(&self, stripe: usize) {
+        self.with(stripe, |w| w.http.denied += 1);
     }
 
     /// Add connection and wire-byte counts.
-    pub fn http_wire(&self, shard: usize, connections: u64, sent: u64, received: u64) {
+    pub fn http_wire(&self, stripe: usize, connections: u64, sent: u64, received: u64) {
         if connections + sent + received > 0 {
-            self.with(shard, |w| {
+            self.with(stripe, |w| {
                 w.http.connections_opened += connections;
                 w.http.bytes_sent += sent;
                 w.http.bytes_received += received;
@@ -246,8 +246,8 @@ impl Recorder {
     /// Take everything recorded since the last drain, merged into one window.
     pub fn drain(&self) -> Window {
         let mut out = Window::default();
-        for shard in 0..self.shards.len() {
-            self.with(shard, |w| {
+        for stripe in 0..self.stripes.len() {
+            self.with(stripe, |w| {
                 out.merge(w);
                 w.reset();
             });
@@ -302,11 +302,11 @@ mod tests {
     }
 
     #[test]
-    fn drain_merges_shards_and_empties_them() {
+    fn drain_merges_stripes_and_empties_them() {
         let rec = Recorder::new(4);
         let timing = TaskTiming { wait: Duration::from_micros(100), service: Duration::from_micros(900), gate: None };
         for id in 0..10u32 {
-            rec.record_task(rec.shard_for(id), Outcome::Passed, Some(timing));
+            rec.record_task(rec.stripe_for(id), Outcome::Passed, Some(timing));
         }
         rec.record_pacer(0, PacerTally { scheduled: 12, dropped: 2, ..PacerTally::default() });
         let w = rec.drain();

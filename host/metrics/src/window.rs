@@ -1,4 +1,4 @@
-//! What one interval accumulates. Windows merge, so shards fold into an interval and intervals
+//! What one interval accumulates. Windows merge, so stripes fold into an interval and intervals
 //! fold into the run's totals without any value being counted twice.
 
 use std::time::Duration;

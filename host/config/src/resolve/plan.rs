@@ -97,7 +97,7 @@ pub(super) fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, 
         .with_arrivals(arrivals)
         .with_seed(options.seed.unwrap_or_default())
         .with_pacer_clock(PacerClock::Precise)
-        .with_pacing(loadhost_engine::Pacing { pace: options.pace.map(|d| d.0), think: options.think.map(|t| t.0) })?
+        .with_spacing(loadhost_engine::Spacing { pace: options.pace.map(|d| d.0), think: options.think.map(|t| t.0) })?
         .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly))
         // The open model's default ceiling follows memory; a ceiling the user set (or the closed
         // model's -w) is only warned about.

@@ -129,12 +129,12 @@ async fn the_pacer_releases_the_seeded_schedule_and_segments_add_up_to_it() {
     let mut dealt = Vec::new();
     for i in 0..4 {
         let part = iterations(&plan.clone().with_segment(Segment::new(i, 4).unwrap())).await;
-        assert!(part.iter().all(|k| k % 4 == u64::from(i)), "segment {i} keeps its stripe");
+        assert!(part.iter().all(|k| k % 4 == u64::from(i)), "segment {i} keeps its share");
         dealt.extend(part);
     }
     dealt.sort_unstable();
     assert_eq!(dealt, whole, "4 segments together run the single-process plan");
-    assert_eq!(iterations(&plan.clone().with_shards(3)).await, whole, "3 event loops too");
+    assert_eq!(iterations(&plan.clone().with_event_loops(3)).await, whole, "3 event loops too");
 }
 
 #[tokio::test(start_paused = true)]

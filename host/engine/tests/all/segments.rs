@@ -46,7 +46,7 @@ async fn three_segments_of_1000_per_second_add_up_to_1000_every_second() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_capped_ramp_splits_exactly_and_each_segment_keeps_its_stripe() {
+async fn a_capped_ramp_splits_exactly_and_each_segment_keeps_its_share() {
     let curve = RateCurve::new(0.0, &[Ramp { duration: secs(4), target: 500.0 }], None).unwrap();
     let plan =
         Plan::new(Model::Open { curve, max_tasks: Some(777), workers: 8, max_workers: 8, overload: Overload::Drop })

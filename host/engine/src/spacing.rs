@@ -60,14 +60,14 @@ impl Think {
 
 /// A closed-model worker's spacing of its tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Pacing {
+pub struct Spacing {
     /// Start an iteration at most every this long.
     pub pace: Option<Duration>,
     /// Pause this long between tasks.
     pub think: Option<Think>,
 }
 
-impl Pacing {
+impl Spacing {
     /// Whether either is set.
     pub fn is_set(&self) -> bool {
         self.pace.is_some() || self.think.is_some()

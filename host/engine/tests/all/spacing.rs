@@ -1,19 +1,19 @@
-//! The closed model's pacing (`--pace`) and think time (`--think`).
+//! How the closed model spaces a worker's tasks: pace (`--pace`) and think time (`--think`).
 
-use loadhost_engine::{Model, Pacing, Plan, Think};
+use loadhost_engine::{Model, Plan, Spacing, Think};
 
 use crate::fake::{FakeFactory, assert_accounting, ms, run, secs};
 
-fn closed(workers: u32, seconds: u64, pacing: Pacing) -> Plan {
+fn closed(workers: u32, seconds: u64, spacing: Spacing) -> Plan {
     Plan::new(Model::Closed { workers, duration: Some(secs(seconds)), max_tasks: None })
         .unwrap()
-        .with_pacing(pacing)
+        .with_spacing(spacing)
         .unwrap()
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_pace_longer_than_the_task_holds_its_rate_per_worker() {
-    let plan = closed(2, 5, Pacing { pace: Some(ms(100)), think: None });
+    let plan = closed(2, 5, Spacing { pace: Some(ms(100)), think: None });
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(50))).await;
     let c = report.counts();
     // 2 workers × 10 iterations/s × 5 s.
@@ -25,7 +25,7 @@ async fn a_pace_longer_than_the_task_holds_its_rate_per_worker() {
 
 #[tokio::test(start_paused = true)]
 async fn a_task_overrunning_its_pace_starts_at_once_and_its_lateness_grows_as_wait() {
-    let plan = closed(1, 3, Pacing { pace: Some(ms(100)), think: None });
+    let plan = closed(1, 3, Spacing { pace: Some(ms(100)), think: None });
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(150))).await;
     let c = report.counts();
     // Back to back at 150 ms: the pace cannot hold, so nothing sleeps.
@@ -40,7 +40,7 @@ async fn a_task_overrunning_its_pace_starts_at_once_and_its_lateness_grows_as_wa
 #[tokio::test(start_paused = true)]
 async fn think_time_pauses_between_a_workers_tasks() {
     let think = Think::uniform(ms(100), ms(100)).unwrap();
-    let plan = closed(1, 2, Pacing { pace: None, think: Some(think) });
+    let plan = closed(1, 2, Spacing { pace: None, think: Some(think) });
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(0))).await;
     let c = report.counts();
     // A task at once, then one every 100 ms of thinking.
@@ -49,7 +49,7 @@ async fn think_time_pauses_between_a_workers_tasks() {
     assert_accounting(&report, &rows);
 
     let mean = ms(50);
-    let plan = closed(4, 10, Pacing { pace: None, think: Some(Think::Exponential { mean }) });
+    let plan = closed(4, 10, Spacing { pace: None, think: Some(Think::Exponential { mean }) });
     let (report, _) = run(&plan, FakeFactory::sleeping(ms(0))).await;
     // 4 workers each starting a task every 50 ms on average: about 800 in 10 s (σ ≈ 28).
     let n = report.counts().scheduled;
@@ -57,7 +57,7 @@ async fn think_time_pauses_between_a_workers_tasks() {
 }
 
 #[test]
-fn pacing_is_refused_with_the_open_model() {
+fn spacing_is_refused_with_the_open_model() {
     let open = Plan::new(Model::Open {
         curve: loadhost_engine::RateCurve::constant(10.0, Some(secs(1))).unwrap(),
         max_tasks: None,
@@ -66,6 +66,6 @@ fn pacing_is_refused_with_the_open_model() {
         overload: loadhost_engine::Overload::Drop,
     })
     .unwrap();
-    let err = open.with_pacing(Pacing { pace: Some(ms(10)), think: None }).unwrap_err();
+    let err = open.with_spacing(Spacing { pace: Some(ms(10)), think: None }).unwrap_err();
     assert!(err.to_string().contains("--pace and --think"), "{err}");
 }

@@ -1,17 +1,17 @@
-//! Shards: one event loop per core, each with its own pacer, crew and dispatch, so nothing crosses
-//! threads per task (the shape of wrk and wrk2).
+//! Event loops: one per core, each with its own pacer, crew and dispatch, so nothing crosses
+//! threads per task (the shape of wrk and wrk2). `--threads` sets how many.
 //!
-//! A run of S shards deals the plan out exactly as `--segment` deals it across processes: shard s
-//! of this process's segment I/N takes the slots and iterations k with k mod N·S = I + N·s
-//! ([`Segment::split`]). So the shards together schedule exactly the process's share, a ramp stays
-//! a ramp in every shard, and iteration numbers never collide. Workers and the crew's ceiling are
-//! split the same way (worker n of shard s has id s + n·S, so each shard records into recorder
-//! shards of its own). The gate, the stop, the closed model's iteration counter, the data feed and
-//! the recorder are shared.
+//! A run of S event loops deals the plan out exactly as `--segment` deals it across processes:
+//! event loop s of this process's segment I/N takes the slots and iterations k with
+//! k mod N·S = I + N·s ([`Segment::split`]). So the event loops together schedule exactly the
+//! process's share, a ramp stays a ramp in every event loop, and iteration numbers never collide.
+//! Workers and the crew's ceiling are split the same way (worker n of event loop s has id s + n·S,
+//! so each event loop records into recorder stripes of its own when S divides their number). The
+//! gate, the stop, the closed model's iteration counter, the data feed and the recorder are shared.
 //!
-//! A shard runs either on an OS thread of its own with a single-threaded tokio runtime
+//! An event loop runs either on an OS thread of its own with a single-threaded tokio runtime
 //! ([`PacerClock::Precise`], real runs) or as a task on the caller's runtime
-//! ([`PacerClock::Runtime`], tests under paused time). Either way its life is [`Shard::drive`]:
+//! ([`PacerClock::Runtime`], tests under paused time). Either way its life is [`EventLoop::drive`]:
 //! make its crew, say it is ready, wait for the common start, pace or loop, and end when its
 //! workers have.
 
@@ -36,16 +36,16 @@ use crate::segment::Segment;
 use crate::shared::{Shared, share};
 use crate::worker::WorkerFactory;
 
-/// One shard of a run.
-pub(crate) struct Shard<F: WorkerFactory> {
+/// One event loop of a run.
+pub(crate) struct EventLoop<F: WorkerFactory> {
     pub(crate) shared: Arc<Shared<F>>,
     pub(crate) index: u32,
 }
 
-/// What a shard tells the run once its crew is up (or why it could not start).
+/// What an event loop tells the run once its crew is up (or why it could not start).
 pub(crate) type Ready<F> = Result<Arc<Crew<F>>, EngineError>;
 
-/// A shard ready to start.
+/// An event loop ready to start.
 struct Staged<F: WorkerFactory> {
     crew: Arc<Crew<F>>,
     loops: JoinSet<()>,
@@ -60,27 +60,27 @@ struct Staged<F: WorkerFactory> {
     outstanding: Arc<AtomicU64>,
 }
 
-/// The open model's parts of a shard.
+/// The open model's parts of an event loop.
 struct OpenParts {
     dispatch: dispatch::Dispatch,
     curve: RateCurve,
     roster: Roster,
 }
 
-/// How a shard ended.
+/// How an event loop ended.
 #[derive(Debug, Default)]
-pub(crate) struct ShardEnd {
+pub(crate) struct EventLoopEnd {
     /// Worker loops or the pacer that panicked (bugs).
     pub(crate) panics: Vec<String>,
 }
 
-impl<F: WorkerFactory> Shard<F> {
-    /// This shard's slice of the plan's slots and iterations.
+impl<F: WorkerFactory> EventLoop<F> {
+    /// This event loop's slice of the plan's slots and iterations.
     fn segment(&self) -> Segment {
         self.shared.plan.segment().split(self.index, self.shared.count)
     }
 
-    /// The crew of this shard, with its share of the workers.
+    /// The crew of this event loop, with its share of the workers.
     fn crew(&self, grow: mpsc::UnboundedSender<Intake>, retry: Option<RetrySetup>) -> Crew<F> {
         let sh = &self.shared;
         let plan = &sh.plan;
@@ -91,19 +91,19 @@ impl<F: WorkerFactory> Shard<F> {
         Crew::new(sh.clone(), WorkerIds { first: self.index, step: sh.count }, bounds, grow, retry)
     }
 
-    /// The whole life of the shard: make its crew and report `ready`; wait for the run's start
-    /// (`None`: the run will not start, another shard failed); pace or loop until every worker has
-    /// ended.
+    /// The whole life of the event loop: make its crew and report `ready`; wait for the run's
+    /// start (`None`: the run will not start, another event loop failed); pace or loop until every
+    /// worker has ended.
     pub(crate) async fn drive(
         self,
         ready: oneshot::Sender<Ready<F>>,
         go: oneshot::Receiver<Option<Instant>>,
-    ) -> ShardEnd {
+    ) -> EventLoopEnd {
         let mut staged = match self.stage().await {
             Ok(staged) => staged,
             Err(err) => {
                 let _ = ready.send(Err(err));
-                return ShardEnd::default();
+                return EventLoopEnd::default();
             }
         };
         let _ = ready.send(Ok(staged.crew.clone()));
@@ -111,11 +111,11 @@ impl<F: WorkerFactory> Shard<F> {
             // Dropping the pacer's end closes the dispatch: idle workers end.
             staged.open = None;
             while staged.loops.join_next().await.is_some() {}
-            return ShardEnd::default();
+            return EventLoopEnd::default();
         };
         let roster = staged.open.as_ref().map(|open| open.roster.clone());
         let pacer = self.begin(&mut staged, start);
-        let mut end = ShardEnd::default();
+        let mut end = EventLoopEnd::default();
         let Staged { crew, mut loops, mut grow, .. } = staged;
         self.run_loops(&crew, &mut loops, &mut grow, roster.as_ref(), start, &mut end).await;
         crew.in_flight.store(0, Ordering::Relaxed);
@@ -139,7 +139,8 @@ impl<F: WorkerFactory> Shard<F> {
         let sh = &self.shared;
         let plan = &sh.plan;
         let (grow_tx, grow) = mpsc::unbounded_channel();
-        // Retries go back to this shard's pacer in the open model; the closed model retries in place.
+        // Retries go back to this event loop's pacer in the open model; the closed model retries
+        // in place.
         let outstanding = Arc::new(AtomicU64::new(0));
         let (queue, retry_intake) = match (plan.retries(), plan.is_open()) {
             (Some(policy), true) => {
@@ -193,7 +194,7 @@ impl<F: WorkerFactory> Shard<F> {
         }))
     }
 
-    /// This shard's pacer: its slice of the schedule, its retries, live control.
+    /// This event loop's pacer: its slice of the schedule, its retries, live control.
     fn pacer(
         &self,
         open: OpenParts,
@@ -208,7 +209,7 @@ impl<F: WorkerFactory> Shard<F> {
             budget: policy.budget,
             flush_timeout: policy.flush_timeout,
             outstanding,
-            // Each shard flushes its own retries at its share of the run's planned average rate.
+            // Each event loop flushes its own retries at its share of the run's planned average rate.
             flush_spacing: plan
                 .target_rate()
                 .filter(|r| *r > 0.0)
@@ -227,7 +228,7 @@ impl<F: WorkerFactory> Shard<F> {
             live,
         )
         .with_segment(self.segment())
-        .with_recorder_shard(self.index as usize)
+        .with_recorder_stripe(self.index as usize)
     }
 
     /// Keep the worker loops going (growth, retirement, a closed ramp, the cut after the grace)
@@ -240,7 +241,7 @@ impl<F: WorkerFactory> Shard<F> {
         grow: &mut mpsc::UnboundedReceiver<Intake>,
         roster: Option<&Roster>,
         start: Instant,
-        end: &mut ShardEnd,
+        end: &mut EventLoopEnd,
     ) {
         let sh = &self.shared;
         let ramp = sh.plan.worker_curve().cloned().zip(sh.claims.clone());
@@ -263,7 +264,7 @@ impl<F: WorkerFactory> Shard<F> {
                     // Tasks still under way end as interrupted (each worker holds its task in a guard).
                     loops.abort_all();
                 }
-                // A ramping closed crew: follow this shard's share of the target number of workers.
+                // A ramping closed crew: follow this event loop's share of the target number of workers.
                 () = sleep_until(next_ramp), if ramp.is_some() && sh.stop.generating() => {
                     next_ramp += APPLY_EVERY;
                     if let Some((curve, claims)) = &ramp {
@@ -292,30 +293,30 @@ impl<F: WorkerFactory> Shard<F> {
     }
 }
 
-/// Start shard `shard` where its clock says: on a thread of its own with a single-threaded runtime
-/// (precise), or as a task on the current runtime. Its end goes to `done`.
+/// Start `event_loop` where its clock says: on a thread of its own with a single-threaded
+/// runtime (precise), or as a task on the current runtime. Its end goes to `done`.
 pub(crate) fn launch<F: WorkerFactory>(
-    shard: Shard<F>,
+    event_loop: EventLoop<F>,
     ready: oneshot::Sender<Ready<F>>,
     go: oneshot::Receiver<Option<Instant>>,
-    done: mpsc::UnboundedSender<ShardEnd>,
+    done: mpsc::UnboundedSender<EventLoopEnd>,
 ) -> Result<(), EngineError> {
-    if shard.shared.plan.pacer_clock() == PacerClock::Runtime {
+    if event_loop.shared.plan.pacer_clock() == PacerClock::Runtime {
         tokio::spawn(async move {
-            let end = shard.drive(ready, go).await;
+            let end = event_loop.drive(ready, go).await;
             let _ = done.send(end);
         });
         return Ok(());
     }
-    let name = format!("loadhost-shard-{}", shard.index);
+    let name = format!("loadhost-loop-{}", event_loop.index);
     std::thread::Builder::new()
         .name(name)
         .spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             match runtime {
                 Ok(runtime) => runtime.block_on(async move {
-                    let stop = shard.shared.stop.clone();
-                    let end = shard.drive(ready, go).await;
+                    let stop = event_loop.shared.stop.clone();
+                    let end = event_loop.drive(ready, go).await;
                     let _ = done.send(end);
                     // The run counts the ends it gets; it learns of a loop that panicked from this
                     // sender going away, so none may be held while waiting.
