@@ -137,7 +137,7 @@ pub fn value(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<f64>, Re
         Aggregate::Rate => Ok(share),
         _ => Err(ReadError::NoAggregate),
     };
-    let quantity = catalogue::find(query.metric).map_or(Quantity::Series, |m| m.quantity);
+    let quantity = quantity_of(query.metric);
     match quantity {
         Quantity::Timing(timing) => trend_value(&figures.timing(timing)?, agg),
         Quantity::TasksStarted => {
@@ -160,8 +160,14 @@ pub fn value(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<f64>, Re
             Some(SeriesReading::Trend(trend)) => trend_value(&trend, agg),
             Some(SeriesReading::Gauge(_)) => Err(ReadError::NoAggregate),
         },
+        // Only the summary shows these; `quantity_of` reads such a name as a series.
         Quantity::Shown => Err(ReadError::NoAggregate),
-        http => {
+        http @ (Quantity::HttpReqs
+        | Quantity::HttpReqDuration
+        | Quantity::HttpReqFailed
+        | Quantity::HttpDenied
+        | Quantity::DataSent
+        | Quantity::DataReceived) => {
             let Some(figures) = http_figures(query.tags, figures)? else { return Ok(None) };
             match http {
                 Quantity::HttpReqs => counter(http_reqs(&figures, query.tags)?),
@@ -179,7 +185,7 @@ pub fn value(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<f64>, Re
 /// values); `None` for what is not sampled (counters, gauges, rates of events) — `compare`'s
 /// test weighs each interval by it.
 pub fn samples(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<u64>, ReadError> {
-    let quantity = catalogue::find(query.metric).map_or(Quantity::Series, |m| m.quantity);
+    let quantity = quantity_of(query.metric);
     Ok(match quantity {
         Quantity::Timing(timing) => figures.timing(timing)?.count,
         Quantity::TasksNotPassed => Some(figures.tasks()?.ended),
@@ -200,6 +206,12 @@ pub fn samples(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<u64>, 
         },
         _ => None,
     })
+}
+
+/// Where `metric`'s value is kept: a built-in one's place, else (a plugin's metric, or one named
+/// like a figure the summary only shows, which no selector reads) its series.
+fn quantity_of(metric: &str) -> Quantity {
+    catalogue::find(metric).map(|m| m.quantity).filter(|q| *q != Quantity::Shown).unwrap_or(Quantity::Series)
 }
 
 /// The endpoint a built-in HTTP metric is narrowed to, `(name, method)`, when its tags are
@@ -312,5 +324,15 @@ mod tests {
         assert_eq!(rule.samples(&sample).ok(), Some(Some(3)));
         let rate: Threshold = "probe_ms:rate<1".parse().expect("parses");
         assert!(rate.validate(&|_| None, &[]).is_err(), "a trend has no rate");
+    }
+
+    /// A name the summary only shows (`http_status`) is free for a plugin's own metric: it
+    /// reads as the plugin's series, not as nothing.
+    #[test]
+    fn a_plugin_metric_named_like_a_shown_figure_reads_as_its_series() {
+        let mut window = Window::default();
+        window.plugin.counter(SeriesKey::new(crate::catalogue::names::HTTP_STATUS.into(), Vec::new()), 3);
+        let t: Threshold = "http_status:count>1".parse().expect("parses");
+        assert_eq!(t.read(&Sample::over(&window, Duration::from_secs(1))), Ok(Some(3.0)));
     }
 }
