@@ -100,7 +100,10 @@ fn flaky_with_three_retries_fails_about_a_third_to_the_fourth() {
 fn stages_without_a_rate_ramp_the_workers() {
     let run = Loadhost::run_plugin(
         &plugin(Example::Sleep),
-        &["-e", "SLEEP_MS=10", "--stage", "1s:20", "--stage", "1s:20", "--stage", "1s:0", "--csv", "rows.csv"],
+        // Tasks of 100 ms: 20 workers start about 200 a second, few enough that the number of
+        // workers, not a busy machine's CPU, bounds each second's work (at 10 ms, 2,000 a second
+        // leaned on the CPU, and the steady second of a loaded machine looked like a ramp's).
+        &["-e", "SLEEP_MS=100", "--stage", "1s:20", "--stage", "1s:20", "--stage", "1s:0", "--csv", "rows.csv"],
     );
     assert_ok(&run);
     let s = run.summary();
