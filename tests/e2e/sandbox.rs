@@ -122,7 +122,19 @@ fn a_plugin_granted_the_whole_loopback_cannot_reach_the_hosts_own_listeners() {
     let scrape = format!("TARGET_URL=http://127.0.0.1:{metrics}/metrics");
     let run = Loadhost::run_plugin(
         &plugin(Example::HttpGet),
-        &["-e", &scrape, "--allow-host", "127.0.0.1:*", "-n", "10", "--metrics-addr", &format!("127.0.0.1:{metrics}")],
+        // No scraper here: the endpoint does not linger for one after the run.
+        &[
+            "-e",
+            &scrape,
+            "--allow-host",
+            "127.0.0.1:*",
+            "-n",
+            "10",
+            "--metrics-addr",
+            &format!("127.0.0.1:{metrics}"),
+            "--metrics-linger",
+            "0s",
+        ],
     );
     assert_none_passed(&run);
     assert_eq!(metric_count(&run.summary(), "http_denied"), 10, "{}", run.stderr);

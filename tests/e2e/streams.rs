@@ -85,9 +85,10 @@ fn samples(text: &str) -> BTreeMap<String, f64> {
 }
 
 #[test]
-fn openmetrics_is_scraped_while_the_run_goes() {
+fn openmetrics_is_scraped_while_the_run_goes_and_the_last_scrape_has_the_whole_run() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
+    let started = Instant::now();
     let running = Loadhost::new()
         .arg_run(
             &plugin(Example::Sleep),
@@ -106,32 +107,66 @@ fn openmetrics_is_scraped_while_the_run_goes() {
         )
         .spawn();
     let scheduled = "loadhost_tasks_scheduled_total{scenario=\"default\"}";
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let mut seen = Vec::new();
-    while seen.len() < 2 && Instant::now() < deadline {
-        if let Some((content_type, body)) = scrape(port) {
-            assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");
-            let parsed = samples(&body);
-            if let Some(&n) = parsed.get(scheduled)
-                && n > 0.0
-                && seen.last().is_none_or(|(last, _)| n > *last)
-            {
-                seen.push((n, parsed));
+    let passed = "loadhost_tasks_total{scenario=\"default\",outcome=\"passed\"}";
+    // A scraper every 300 ms, as long as the endpoint answers: until the process has ended.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut seen: Vec<BTreeMap<String, f64>> = Vec::new();
+    let mut refused_after_answers = false;
+    while Instant::now() < deadline {
+        match scrape(port) {
+            Some((content_type, body)) => {
+                assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");
+                let parsed = samples(&body);
+                if parsed.get(scheduled).is_some_and(|n| *n > 0.0) {
+                    seen.push(parsed);
+                }
             }
+            None if !seen.is_empty() => {
+                refused_after_answers = true;
+                break;
+            }
+            None => {}
         }
         std::thread::sleep(Duration::from_millis(300));
     }
     let run = running.finish();
+    let took = started.elapsed();
     assert_ok(&run);
-    assert_eq!(seen.len(), 2, "two scrapes a second or more apart while the run went");
-    let (first, later) = (&seen[0].1, &seen[1].1);
-    assert!(later[scheduled] > first[scheduled], "counters grow");
-    assert!(later[scheduled] < 800.0, "scraped before the end: {}", later[scheduled]);
-    assert!(later["loadhost_workers{scenario=\"default\"}"] >= 1.0);
-    assert!(later.contains_key("loadhost_latency_ms{scenario=\"default\",quantile=\"0.99\"}"), "{later:?}");
-    assert_eq!(later["loadhost_threshold_passing{threshold=\"latency_ms:p(99)<1000\"}"], 1.0);
+    assert!(refused_after_answers, "the endpoint closed with the process");
+    let (first, last) = (&seen[0], &seen[seen.len() - 1]);
+    assert!(seen.len() >= 3, "scrapes while the run went: {}", seen.len());
+    assert!(first[scheduled] < 800.0, "scraped before the end: {}", first[scheduled]);
+    assert!(last[scheduled] > first[scheduled], "counters grow");
+    assert!(last["loadhost_workers{scenario=\"default\"}"] >= 1.0);
+    assert!(last.contains_key("loadhost_latency_ms{scenario=\"default\",quantile=\"0.99\"}"), "{last:?}");
+    assert_eq!(last["loadhost_threshold_passing{threshold=\"latency_ms:p(99)<1000\"}"], 1.0);
+    // The endpoint lingered for the scraper: its last scrape has the whole run, not the run less
+    // its last interval, and the run ended at that scrape, not at the linger's 15 s.
     let summary = run.summary();
-    assert!(summary["tasks"]["scheduled"].as_f64().unwrap() >= later[scheduled]);
+    assert_eq!(Some(last[scheduled]), summary["tasks"]["scheduled"].as_f64(), "the last scrape has every task");
+    assert_eq!(Some(last[passed]), summary["tasks"]["passed"].as_f64());
+    assert!(run.stderr.contains("a scrape read the final figures"), "{}", run.stderr);
+    assert!(took < Duration::from_secs(4 + 12), "it did not wait out the linger: {took:?}");
+}
+
+#[test]
+fn without_a_scraper_the_endpoint_lingers_as_long_as_asked_and_says_so() {
+    let linger = |secs: &str| {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let started = Instant::now();
+        let run = Loadhost::run_plugin(
+            &plugin(Example::Noop),
+            &["-r", "50", "-d", "1s", "--metrics-addr", &addr, "--metrics-linger", secs],
+        );
+        assert_ok(&run);
+        (run, started.elapsed())
+    };
+    let (run, took) = linger("2s");
+    assert!(run.stderr.contains("until a scrape reads them, at most 2s"), "{}", run.stderr);
+    assert!(run.stderr.contains("no scrape read the final figures"), "{}", run.stderr);
+    assert!(took >= Duration::from_secs(3), "a 1 s run and a 2 s linger: {took:?}");
+    let (run, _) = linger("0s");
+    assert!(!run.stderr.contains("final figures"), "no linger asked for: {}", run.stderr);
 }
 
 #[test]

@@ -365,6 +365,12 @@ define_options! {
         #[arg(long, value_name = "FILE")]
         pub metrics_token_file: Option<PathBuf>,
 
+        /// After the run, keep serving the final figures on --metrics-addr until a scrape has read
+        /// them, for at most DURATION (default 15s, a common scrape interval; 0s: end at once), so a
+        /// scraper sees the last interval; Ctrl-C ends the wait.
+        #[arg(long, value_name = "DURATION")]
+        pub metrics_linger: Option<Dur>,
+
         /// Write a self-contained HTML report (charts and tables) to FILE.
         #[arg(long, value_name = "FILE")]
         pub html: Option<PathBuf>,
@@ -468,8 +474,8 @@ mod tests {
     use crate::resolve::{
         DEFAULT_CACHE_MAX, DEFAULT_CLOSED_WORKERS, DEFAULT_FLUSH_RETRIES_TIMEOUT, DEFAULT_GRACE, DEFAULT_GRACEFUL_STOP,
         DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PLUGIN_SIZE, DEFAULT_MAX_RESPONSE_BODY,
-        DEFAULT_MAX_WORKERS, DEFAULT_OPEN_WORKERS_CAP, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_BUDGET,
-        DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
+        DEFAULT_MAX_WORKERS, DEFAULT_METRICS_LINGER, DEFAULT_OPEN_WORKERS_CAP, DEFAULT_RETRY_BACKOFF,
+        DEFAULT_RETRY_BUDGET, DEFAULT_RETRY_QUEUE, DEFAULT_TASK_TIMEOUT,
     };
 
     fn parse(toml: &str) -> Result<RunOptions, String> {
@@ -535,6 +541,7 @@ mod tests {
         metric = ["login:trend"]
         out = ["json=run.jsonl"]
         metrics-addr = "127.0.0.1:9001"
+        metrics-linger = "5s"
         html = "r.html"
         segment = "0/2"
         segments = 2
@@ -681,6 +688,7 @@ mod tests {
             ("task-timeout", format!("(default {})", Dur(DEFAULT_TASK_TIMEOUT))),
             ("grace", format!("(default {})", Dur(DEFAULT_GRACE))),
             ("graceful-stop", format!("(default {}", Dur(DEFAULT_GRACEFUL_STOP))),
+            ("metrics-linger", format!("(default {}", Dur(DEFAULT_METRICS_LINGER))),
             ("lifecycle-timeout", format!("(default {})", Dur(DEFAULT_LIFECYCLE_TIMEOUT))),
             ("max-memory", format!("(default {})", Size(DEFAULT_MAX_MEMORY))),
             ("cache-max", format!("(default {})", Size(DEFAULT_CACHE_MAX))),

@@ -9,7 +9,7 @@
 //! `plugin_gauge{metric,…}`, `plugin_trend{metric,quantile,…}`, `checks_total{check,result}` and
 //! `threshold_passing{threshold}`; each carries `scenario` except the last.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use loadhost_metrics::catalogue::{self, names};
 use loadhost_metrics::{IntervalRow, Outcome, Percentiles, SeriesValue, Window};
@@ -45,6 +45,10 @@ pub struct Exporter {
     plugin_trend: Gauges,
     checks: Counters,
     thresholds: Gauges,
+    /// The figures are the run's last (every interval in, thresholds judged on the whole run).
+    last: AtomicBool,
+    /// A scrape has read them since: the run need not linger any longer for its scraper.
+    last_read: AtomicBool,
 }
 
 impl Default for Exporter {
@@ -132,7 +136,19 @@ impl Exporter {
             plugin_trend,
             checks,
             thresholds,
+            last: AtomicBool::new(false),
+            last_read: AtomicBool::new(false),
         }
+    }
+
+    /// The figures are final: every interval is in and the thresholds are the run's verdicts.
+    pub fn mark_final(&self) {
+        self.last.store(true, Ordering::Release);
+    }
+
+    /// Whether a scrape has read the final figures.
+    pub fn final_read(&self) -> bool {
+        self.last_read.load(Ordering::Acquire)
     }
 
     /// Fold one interval in.
@@ -202,9 +218,14 @@ impl Exporter {
 
     /// The text a scrape answers (ends with `# EOF`).
     pub fn encode(&self) -> String {
+        // Read before encoding: figures marked final after this read are not in this text.
+        let last = self.last.load(Ordering::Acquire);
         let mut text = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut text, &self.registry);
+        if last {
+            self.last_read.store(true, Ordering::Release);
+        }
         text
     }
 }
@@ -237,5 +258,16 @@ mod tests {
         assert!(text.contains(r#"loadhost_checks_total{scenario="default",check="status is 200",result="fail"} 2"#));
         assert!(text.contains(r#"loadhost_threshold_passing{threshold="latency_ms:p(99)<5"} 0"#));
         assert!(text.trim_end().ends_with("# EOF"));
+    }
+
+    #[test]
+    fn only_a_scrape_after_the_figures_are_final_reads_them() {
+        let exporter = Exporter::new();
+        let _ = exporter.encode();
+        assert!(!exporter.final_read(), "a scrape during the run");
+        exporter.mark_final();
+        assert!(!exporter.final_read(), "final, not yet scraped");
+        let text = exporter.encode();
+        assert!(text.ends_with("# EOF\n") && exporter.final_read());
     }
 }

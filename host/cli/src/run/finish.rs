@@ -30,6 +30,13 @@ pub(super) fn finish(
     let Ended { report, scenarios, broken } = ended;
     let info = RunInfo { peak_rss: memory::peak_bytes().map(|p| p.max(sinks.rss_seen)), ..info };
     let thresholds = sinks.judge.finish(&report, &scenarios);
+    if let Some(exporter) = &sinks.exporter {
+        // A scrape from now on reads the run's verdicts, not the last interval's.
+        for t in &thresholds {
+            exporter.threshold(&t.expr, t.passed);
+        }
+        exporter.mark_final();
+    }
     // Everything measured is written before anything else can fail.
     let summary = Summary::new(&info, &report, &scenarios, &thresholds);
     if let Some(csv) = sinks.csv.take() {

@@ -4,11 +4,14 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
+use loadhost_config::units::Dur;
+use loadhost_engine::Interrupt;
 use loadhost_output::openmetrics::{CONTENT_TYPE, Exporter};
 
 /// Bind the endpoint before any load, so a busy or non-loopback address fails fast (exit 2).
@@ -26,6 +29,34 @@ pub async fn serve(listener: std::net::TcpListener, exporter: Arc<Exporter>, tok
     super::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, exporter.clone(), token.clone()))
         .await;
 }
+
+/// After the run: keep the endpoint up until a scrape has read the final figures (a scraper
+/// would otherwise miss the last interval), for at most `limit`; Ctrl-C ends the wait.
+pub fn linger(tokio: &tokio::runtime::Runtime, exporter: &Exporter, limit: Duration, interrupt: &Interrupt) {
+    if limit.is_zero() || exporter.final_read() {
+        return;
+    }
+    tracing::info!(
+        "OpenMetrics: serving the final figures until a scrape reads them, at most {} (--metrics-linger; Ctrl-C \
+         ends the wait)",
+        Dur(limit)
+    );
+    let (deadline, asked) = (Instant::now() + limit, interrupt.requests());
+    tokio.block_on(async {
+        while !exporter.final_read() && Instant::now() < deadline && interrupt.requests() == asked {
+            tokio::time::sleep(LINGER_POLL).await;
+        }
+    });
+    if exporter.final_read() {
+        tracing::info!("OpenMetrics: a scrape read the final figures");
+    } else {
+        tracing::warn!("OpenMetrics: no scrape read the final figures; a scraper misses the last interval");
+    }
+}
+
+/// How often the linger looks for a scrape of the final figures: a scraper's wait is cut short
+/// by at most this.
+const LINGER_POLL: Duration = Duration::from_millis(20);
 
 async fn answer(
     req: Request<Incoming>,

@@ -92,6 +92,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let result = run.tokio.block_on(execute(&run.settings, factories, &mut observer, live));
     // Every interval queued for the outputs is written before the run's end is.
     let sinks = observer.finish().map_err(Failure::runtime)?;
+    let exporter = sinks.exporter.clone();
     let ended = result.map_err(|err| {
         // Only a setup or a first crew that failed gets here: nothing was run, so no empty output
         // files are left behind. Once the load has started, every output is finished and kept.
@@ -108,6 +109,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         Some(path) if failed.has("results", &path) => Ok(()),
         _ => push_results(&run.settings, &mut run.resolver),
     };
+    if let (Some(exporter), Some(limit)) = (exporter, run.settings.options.metrics_linger) {
+        metrics_api::linger(&run.tokio, &exporter, limit.0, &run.interrupt);
+    }
     let code = code?;
     pushed?;
     // An output lost says so in the exit code, whatever else the run did: it may be the file

@@ -12,6 +12,10 @@ pub use loadhost_engine::plan::{
 /// plugin starts at about 1 MiB), and 1,000 workers still cannot take more than 128 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 128 << 20;
 
+/// How long the OpenMetrics endpoint waits, after the run, for a scrape to read the final
+/// figures: 15 s, a common Prometheus scrape interval (its own default is a minute).
+pub const DEFAULT_METRICS_LINGER: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// The compile cache's cap when `--cache-max` does not say: room for about 25 interpreter (Python,
 /// JS) plugins of ~36 MB or thousands of Rust ones, while a day of rebuilds cannot fill the disk.
 pub const DEFAULT_CACHE_MAX: u64 = 1 << 30;
@@ -51,5 +55,8 @@ pub(super) fn fill_limits(options: &mut RunOptions) -> Result<(), ConfigError> {
     }
     options.grace.get_or_insert(Dur(DEFAULT_GRACE));
     options.graceful_stop.get_or_insert(Dur(DEFAULT_GRACEFUL_STOP));
+    if options.metrics_addr.is_some() {
+        options.metrics_linger.get_or_insert(Dur(DEFAULT_METRICS_LINGER));
+    }
     Ok(())
 }
