@@ -15,6 +15,7 @@ mod data_feed;
 mod distributed;
 mod distributed_oci;
 mod endpoints;
+mod generator_health;
 #[deny(dead_code, reason = "a fixture no test runs is a folder to delete or a test to write")]
 mod guests;
 mod hostile;

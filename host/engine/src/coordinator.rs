@@ -13,8 +13,9 @@ use tokio::time::{Instant, sleep_until};
 use crate::control::{APPLY_EVERY, Control, CrewStatus, RunState, Status};
 use crate::crew::Crews;
 use crate::event_loop::{self, EventLoop, EventLoopEnd};
+use crate::health::Sampler;
 use crate::lifecycle::teardown;
-use crate::plan::{Model, Plan};
+use crate::plan::{Model, PacerClock, Plan};
 use crate::shared::{Claims, Shared};
 use crate::stop::{Interrupt, Stop};
 use crate::ticker::Ticker;
@@ -95,6 +96,7 @@ fn shared_state<F: WorkerFactory>(
         count: plan.event_loops(control.is_some()),
         logged: Arc::default(),
         pacers_done: std::sync::atomic::AtomicU32::new(0),
+        loop_threads: Arc::default(),
     })
 }
 
@@ -307,6 +309,9 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         if let Some(reason) = run_abort.as_ref().and_then(|a| a.reason()) {
             shared.stop.abort(reason);
         }
+        // Every event loop registered its thread before saying it was ready. Under the runtime's
+        // clock (tests on virtual time) there are none, and CPU shares of virtual time mean nothing.
+        let health = (plan.pacer_clock() == PacerClock::Precise).then(|| Sampler::new(shared.loop_threads.clone()));
         let started_at = SystemTime::now();
         let start = Instant::now();
         for go in gos {
@@ -319,7 +324,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         };
         Self {
             plan,
-            ticker: Ticker::new(start, plan.interval(), !plan.is_open(), initial, plan.scenario()),
+            ticker: Ticker::new(start, plan.interval(), !plan.is_open(), initial, plan.scenario()).with_health(health),
             gate_size: plan.max_in_flight().or(control.as_ref().map(|_| UNLIMITED_GATE)),
             running: shared.count,
             shared,
@@ -524,6 +529,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         if let Some(control) = &self.control {
             control.publish(self.status(control, RunState::Done));
         }
+        let generator = self.ticker.generator();
         let report = RunReport {
             scenario: self.plan.scenario().to_owned(),
             offset: self.plan.start_delay(),
@@ -538,6 +544,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
             aborted,
             stopped,
             teardown_error,
+            generator,
         };
         match self.panics.into_iter().next() {
             // The load ran: what it measured is the caller's to write, beside the error.

@@ -312,6 +312,9 @@ pub(crate) fn launch<F: WorkerFactory>(
     std::thread::Builder::new()
         .name(name)
         .spawn(move || {
+            // The generator's health reads each loop thread's time waiting for a CPU.
+            let threads = event_loop.shared.loop_threads.clone();
+            threads.register();
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             match runtime {
                 Ok(runtime) => runtime.block_on(async move {
@@ -329,6 +332,7 @@ pub(crate) fn launch<F: WorkerFactory>(
                     let _ = ready.send(Err(EngineError::Panicked(format!("starting an event loop: {err}"))));
                 }
             }
+            threads.end();
         })
         .map(|_| ())
         .map_err(|err| EngineError::Panicked(format!("starting an event-loop thread: {err}")))

@@ -28,6 +28,8 @@
 //! - `lifecycle`: the plugin's setup and teardown around a run.
 //! - `coordinator`: one scenario's run loop: event loops start together; live control, stops, report.
 //! - `ticker`: interval rows from the recorder and the crews' gauges.
+//! - `health`: the generator's health per interval (process CPU, the event loops' run-queue
+//!   delay, throttling, steal), read from the kernel once per interval.
 //! - [`memory`]: this process's resident memory and what it may still take (cgroup or machine),
 //!   which keeps the crew's default ceiling within memory.
 
@@ -40,6 +42,7 @@ mod crew;
 mod dispatch;
 mod event_loop;
 pub mod feed;
+mod health;
 mod lifecycle;
 pub mod memory;
 pub mod pacer;

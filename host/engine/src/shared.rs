@@ -9,6 +9,7 @@ use loadhost_metrics::{ErrorKind, Recorder};
 use tokio::sync::Semaphore;
 
 use crate::control::Control;
+use crate::health::LoopThreads;
 use crate::plan::Plan;
 use crate::segment::Segment;
 use crate::stop::Stop;
@@ -35,6 +36,8 @@ pub(crate) struct Shared<F: WorkerFactory> {
     /// Pacers whose schedule (and retry flush) is done: when every event loop's is, no new task will
     /// start, and tasks still running have the plan's graceful stop.
     pub(crate) pacers_done: std::sync::atomic::AtomicU32,
+    /// The event loops' threads, for the generator's health (none under the runtime's clock).
+    pub(crate) loop_threads: Arc<LoopThreads>,
 }
 
 impl<F: WorkerFactory> Shared<F> {

@@ -1,13 +1,15 @@
-//! Cutting a run into intervals: drain the recorder, sample the crews' gauges, keep the totals.
+//! Cutting a run into intervals: drain the recorder, sample the crews' gauges and the generator's
+//! health, keep the totals.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use loadhost_metrics::{Gauges, IntervalRow, Recorder, Window};
+use loadhost_metrics::{Gauges, GeneratorReport, IntervalRow, Recorder, Window};
 use tokio::time::Instant;
 
 use crate::Observer;
 use crate::crew::Crews;
+use crate::health::Sampler;
 use crate::worker::WorkerFactory;
 
 /// Cuts the run into intervals: drains the recorder, samples gauges, and keeps the totals.
@@ -24,6 +26,8 @@ pub(crate) struct Ticker {
     pub(crate) min_workers: u64,
     pub(crate) peak_workers: u64,
     pub(crate) scenario: Arc<str>,
+    /// The generator's health, sampled each interval, and what it measured so far.
+    health: Option<(Sampler, GeneratorReport)>,
 }
 
 impl Ticker {
@@ -41,7 +45,22 @@ impl Ticker {
             min_workers: workers,
             peak_workers: workers,
             scenario: scenario.into(),
+            health: None,
         }
+    }
+
+    /// Measure the generator's health each interval with `sampler` (none: not measured).
+    pub(crate) fn with_health(mut self, sampler: Option<Sampler>) -> Self {
+        self.health = sampler.map(|s| {
+            let report = GeneratorReport { cores_allowed: s.cores_allowed(), intervals: Vec::new() };
+            (s, report)
+        });
+        self
+    }
+
+    /// The generator's health over the intervals so far, when it was measured.
+    pub(crate) fn generator(&self) -> Option<GeneratorReport> {
+        self.health.as_ref().map(|(_, report)| report.clone())
     }
 
     pub(crate) fn emit<F: WorkerFactory>(
@@ -82,6 +101,10 @@ impl Ticker {
         let gauges = Gauges { started, workers, idle: crews.sum(|c| &c.idle), in_flight: crews.sum(|c| &c.in_flight) };
         let mut row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         row.scenario = self.scenario.clone();
+        if let Some((sampler, report)) = &mut self.health {
+            row.generator = sampler.sample();
+            report.intervals.push((self.last_end, row.generator));
+        }
         observer.on_window(&row, &window);
         self.totals.merge(&window);
         self.index += 1;

@@ -38,7 +38,9 @@ impl RunReport {
     ///   report ends at its own `started_at` plus its `elapsed` (or `generation`);
     /// - `offset`: the smallest; `intervals`: the most;
     /// - `scenario`: the reports' name when they share one (parts of one scenario), else `"all"`;
-    /// - `aborted`, `stopped`, `teardown_error`: the first report, in the order given, that has one.
+    /// - `aborted`, `stopped`, `teardown_error`: the first report, in the order given, that has one;
+    /// - `generator`: the first report's that has one (the scenarios of one process share its CPU;
+    ///   the parts of a merge come from files, which do not carry it).
     pub fn combine<'a>(reports: impl IntoIterator<Item = &'a RunReport>) -> Option<RunReport> {
         let mut reports = reports.into_iter();
         let mut all = reports.next()?.clone();
@@ -96,6 +98,9 @@ impl RunReport {
             if mine.is_none() {
                 mine.clone_from(theirs);
             }
+        }
+        if self.generator.is_none() {
+            self.generator.clone_from(&other.generator);
         }
     }
 }
@@ -180,6 +185,7 @@ mod tests {
             aborted: None,
             stopped: None,
             teardown_error: None,
+            generator: None,
         }
     }
 

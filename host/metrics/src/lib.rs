@@ -23,6 +23,8 @@
 //! - [`checks`]: which checks a `checks{check:NAME,tag:value}` selector picks, and the names of
 //!   groups (k6's steps): `group_duration`, the `group` tag.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
+//! - [`generator`]: the generator's health per interval (its CPU, its event loops' run-queue delay,
+//!   throttling, steal), as shares.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 //! - [`count`]: how counts add up without wrapping (checked, at most 2^53), so a damaged or crafted
 //!   results file is refused rather than wrapped round.
@@ -42,6 +44,7 @@ pub mod compare;
 pub mod count;
 pub mod endpoint;
 pub mod errors;
+pub mod generator;
 pub mod histogram;
 pub mod http;
 pub mod limit;
@@ -60,6 +63,7 @@ pub use catalogue::MetricKind;
 pub use combine::Timeline;
 pub use count::{MAX_COUNT, Overflow};
 pub use errors::{ErrorGroup, ErrorTable};
+pub use generator::{GeneratorHealth, GeneratorReport};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{ExpectedStatuses, HttpSample, HttpStats};
 pub use outcome::{AttemptEnd, Attempts, Counts, ErrorKind, Outcome};

@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Timing;
 use crate::count::Tally;
+use crate::generator::{GeneratorHealth, GeneratorReport};
 use crate::histogram::Percentiles;
 use crate::outcome::Counts;
 use crate::window::Window;
@@ -50,6 +51,8 @@ pub struct IntervalRow {
     pub http_denied: u64,
     /// Duration of the HTTP requests that finished in the interval.
     pub http_duration: Percentiles,
+    /// The generator's health in the interval (nothing measured under a virtual clock).
+    pub generator: GeneratorHealth,
 }
 
 impl IntervalRow {
@@ -85,6 +88,7 @@ impl IntervalRow {
             http_req_failed: window.http.failed,
             http_denied: window.http.denied,
             http_duration: window.http.duration.percentiles(),
+            generator: GeneratorHealth::default(),
         }
     }
 }
@@ -167,6 +171,10 @@ pub struct RunReport {
     pub stopped: Option<String>,
     /// Set when the plugin's `teardown` failed: why.
     pub teardown_error: Option<String>,
+    /// The generator's health, when it was measured (a run on real threads). Not in results
+    /// files: a merge of several processes has no one generator.
+    #[serde(skip)]
+    pub generator: Option<GeneratorReport>,
 }
 
 impl RunReport {

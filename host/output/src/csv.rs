@@ -48,6 +48,9 @@ pub const HEADER: &[&str] = &[
     "http_req_p50_ms",
     "http_req_p99_ms",
     "scenario",
+    "generator_cpu",
+    "generator_run_queue",
+    "generator_throttled",
 ];
 
 /// Writes rows as intervals end.
@@ -100,6 +103,9 @@ impl<W: Write> CsvWriter<W> {
         fields.extend([row.http_reqs.to_string(), row.http_req_failed.to_string(), row.http_denied.to_string()]);
         fields.extend([round_ms(row.http_duration.p50).to_string(), round_ms(row.http_duration.p99).to_string()]);
         fields.push(row.scenario.to_string());
+        // Appended after `scenario`, so readers by index keep working; empty when not measured.
+        let g = &row.generator;
+        fields.extend([g.cpu, g.run_queue, g.throttled].map(|v| v.map_or(String::new(), |v| format!("{v:.4}"))));
         writeln!(self.out, "{}", fields.join(","))?;
         self.out.flush()
     }
@@ -172,13 +178,22 @@ mod tests {
         let row =
             IntervalRow::from_window(0, Duration::ZERO, Duration::from_secs(1), &Window::default(), Gauges::default());
         writer.row(&row).unwrap();
-        let text = String::from_utf8(writer.out).unwrap();
+        let text = String::from_utf8(writer.out.clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], r#"# config {"rate":"10/s"}"#);
         assert_eq!(lines[1].split(',').count(), HEADER.len());
         assert_eq!(lines[2].split(',').count(), HEADER.len());
-        assert_eq!(HEADER.last(), Some(&"scenario"));
-        assert!(lines[2].ends_with(",default"));
+        assert_eq!(
+            HEADER[HEADER.len() - 4..],
+            ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled"]
+        );
+        assert!(lines[2].ends_with(",default,,,"), "nothing measured: empty, not 0");
+        let mut measured = row.clone();
+        measured.generator.cpu = Some(0.25);
+        measured.generator.throttled = Some(0.0);
+        writer.row(&measured).unwrap();
+        let text = String::from_utf8(writer.out).unwrap();
+        assert!(text.lines().last().is_some_and(|l| l.ends_with(",default,0.2500,,0.0000")), "{text}");
     }
 
     #[test]

@@ -112,6 +112,15 @@ impl<W: Write> JsonLines<W> {
             line.insert(names::HTTP_REQ_FAILED.into(), json!(row.http_req_failed));
             line.insert(names::HTTP_DENIED.into(), json!(row.http_denied));
         }
+        if row.generator.is_measured() {
+            let figures: Map<String, Value> = row
+                .generator
+                .figures()
+                .into_iter()
+                .map(|(name, v)| (name.to_owned(), json!(v.map(crate::summary::generator::round))))
+                .collect();
+            line.insert("generator".into(), Value::Object(figures));
+        }
         writeln!(self.out, "{}", Value::Object(line))?;
         if !window.plugin.is_empty() {
             let series: Vec<Value> = window

@@ -83,12 +83,40 @@ fn render_run(s: &Summary) -> String {
         label(&mut out, "host");
         let _ = writeln!(out, "peak RSS {rss:.1} MiB");
     }
+    generator(&mut out, s);
     label(&mut out, "duration");
     let _ = writeln!(out, "{:.2}s ({:.2}s generating load)", s.duration_s, s.rate.generation_s);
     http(&mut out, s);
     plugin(&mut out, s);
     endings(&mut out, s);
     out
+}
+
+/// A share as a percentage, finer when small.
+fn fmt_share(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct < 10.0 { format!("{pct:.1}%") } else { format!("{pct:.0}%") }
+}
+
+/// The generator's health: its CPU against the cores it may use, how long its event loops waited
+/// for a CPU, throttling and steal (each left out when the machine does not say).
+fn generator(out: &mut String, s: &Summary) {
+    let Some(g) = &s.generator else { return };
+    let mut parts = Vec::new();
+    if let (Some(p50), Some(max)) = (g.cpu_p50(), g.cpu.max) {
+        let cores = g.cores_allowed;
+        let cores = if cores.fract() == 0.0 { format!("{cores:.0}") } else { format!("{cores:.2}") };
+        parts.push(format!("cpu p50 {} max {} of {cores} cores", fmt_share(p50), fmt_share(max)));
+    }
+    for (name, figure) in [("run-queue delay", g.run_queue_max), ("throttled", g.throttled), ("steal", g.steal)] {
+        if let Some(max) = figure.max {
+            parts.push(format!("{name} max {}", fmt_share(max)));
+        }
+    }
+    if !parts.is_empty() {
+        label(out, "generator");
+        let _ = writeln!(out, "{}", parts.join(" · "));
+    }
 }
 
 fn tasks(out: &mut String, s: &Summary) {
@@ -439,6 +467,35 @@ mod tests {
         for pair in order.windows(2) {
             assert!(at(pair[0]) < at(pair[1]), "{} before {}\n{text}", pair[0], pair[1]);
         }
+    }
+
+    #[test]
+    fn the_generator_line_shows_what_was_measured_and_leaves_out_the_rest() {
+        use std::time::Duration;
+
+        use loadhost_metrics::{GeneratorHealth, GeneratorReport};
+        let mut s = sample();
+        assert!(!render(&s).contains("generator"), "nothing measured, no line");
+        let h = |cpu: f64, waited: f64| GeneratorHealth {
+            cpu: Some(cpu),
+            run_queue: Some(waited / 2.0),
+            run_queue_max: Some(waited),
+            steal: Some(0.0),
+            ..GeneratorHealth::default()
+        };
+        let intervals = vec![
+            (Duration::ZERO, h(0.1, 0.0)),
+            (Duration::from_secs(1), h(0.5, 0.35)),
+            (Duration::from_secs(2), h(0.3, 0.05)),
+        ];
+        s.generator = Some(crate::summary::Generator::new(&GeneratorReport { cores_allowed: 2.0, intervals }));
+        let text = render(&s);
+        assert!(
+            text.contains(
+                "  generator........: cpu p50 30% max 50% of 2 cores · run-queue delay max 35% · steal max 0.0%\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -150,6 +150,7 @@ mod tests {
             aborted: None,
             stopped: None,
             teardown_error: None,
+            generator: None,
         };
         let info = RunInfo {
             plugin_path: plugin_path.into(),

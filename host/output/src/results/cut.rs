@@ -97,6 +97,7 @@ impl SoFar {
                     aborted: None,
                     stopped: Some(stopped.clone()),
                     teardown_error: None,
+                    generator: None,
                 }
             })
             .collect();

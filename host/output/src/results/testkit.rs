@@ -127,6 +127,7 @@ pub(crate) fn synthetic(
         aborted: None,
         stopped: None,
         teardown_error: None,
+        generator: None,
     };
     let mut config = json!({"rate": "4000/s", "duration": format!("{intervals}s"), "allow-host": ["127.0.0.1:8080"]});
     if let Some(s) = segment {

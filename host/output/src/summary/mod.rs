@@ -8,10 +8,12 @@
 //! written again is the same bytes.
 
 mod figures;
+pub(crate) mod generator;
 mod metrics;
 mod views;
 
 pub use figures::ScenarioFigures;
+pub use generator::{Generator, GeneratorInterval, MeanMax};
 
 use std::collections::BTreeMap;
 
@@ -52,6 +54,9 @@ pub struct Summary {
     pub errors: Vec<ErrorRow>,
     /// Time tasks waited for a gate permit (`--max-in-flight`), in ms.
     pub gate_wait_ms: PercentileView,
+    /// The generator's health per interval, when it was measured (not in a merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<Generator>,
     /// The loadhost process.
     pub host: Host,
     /// Every scheduled task ended in exactly one outcome.
@@ -137,6 +142,7 @@ impl Summary {
             duration_s: seconds,
             errors,
             gate_wait_ms: PercentileView::ms(&t.gate_wait.percentiles()),
+            generator: report.generator.as_ref().map(Generator::new),
             host: Host { peak_rss_mb: info.peak_rss.map(round_mb) },
             identity_holds: tasks.identity_holds(),
             lag: Lag {
@@ -305,6 +311,7 @@ pub(crate) mod tests {
             aborted: None,
             stopped: Some("SIGINT".into()),
             teardown_error: None,
+            generator: None,
         };
         let info = RunInfo {
             plugin_path: "noop.wasm".into(),

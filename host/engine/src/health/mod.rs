@@ -1,0 +1,251 @@
+//! The generator's health, measured once per interval (never per task): the process's CPU time
+//! against the cores it may use, each event loop thread's time runnable but waiting for a CPU
+//! (run-queue delay: the direct measure of a starved generator, which inflates latencies), the
+//! cgroup's throttling and the machine's steal. The ticker takes a [`Sampler`]'s figures onto each
+//! interval's row.
+//!
+//! # Layout
+//! - `kernel`: the kernel's files and calls (`getrusage`, `schedstat`, cgroup `cpu.stat`,
+//!   `/proc/stat`), parsed by pure functions.
+
+mod kernel;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use loadhost_metrics::GeneratorHealth;
+
+/// A run's event loop threads, each registered by its own thread as it starts, and what each had
+/// waited for a CPU when it ended (its `/proc` entry goes with it, and its id may be reused).
+#[derive(Debug, Default)]
+pub(crate) struct LoopThreads(Mutex<Vec<LoopThread>>);
+
+#[derive(Debug)]
+struct LoopThread {
+    id: libc::pid_t,
+    /// Its time waiting for a CPU, read by the thread itself as it ended.
+    ended: Option<Duration>,
+}
+
+impl LoopThreads {
+    /// Record the calling thread as one of the event loops.
+    pub(crate) fn register(&self) {
+        self.lock().push(LoopThread { id: kernel::thread_id(), ended: None });
+    }
+
+    /// The calling event loop thread is ending: keep its last reading.
+    pub(crate) fn end(&self) {
+        let id = kernel::thread_id();
+        let waiting = waiting_of(id);
+        if let Some(thread) = self.lock().iter_mut().find(|t| t.id == id) {
+            thread.ended = waiting;
+        }
+    }
+
+    /// Each event loop's time waiting for a CPU so far (absent when it cannot be read).
+    fn waiting(&self) -> Vec<Option<Duration>> {
+        let ids: Vec<(libc::pid_t, Option<Duration>)> = self.lock().iter().map(|t| (t.id, t.ended)).collect();
+        // The files are read outside the lock, so a loop that ends meanwhile is not kept waiting.
+        ids.into_iter().map(|(id, ended)| ended.or_else(|| waiting_of(id))).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<LoopThread>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Thread `id`'s time waiting for a CPU, from its schedstat.
+fn waiting_of(id: libc::pid_t) -> Option<Duration> {
+    let text = kernel::read(&format!("/proc/self/task/{id}/schedstat"))?;
+    kernel::parse_schedstat(&text).map(|s| s.waiting)
+}
+
+/// Figures over less time than this are left out: a share of a few milliseconds (the short last
+/// interval, after the schedule) is noise, and CPU time may be counted in scheduler ticks.
+const MIN_SPAN: Duration = Duration::from_millis(100);
+
+/// Cumulative counters read at one moment; figures are their differences.
+#[derive(Debug, Clone, Default)]
+struct Sample {
+    at: Option<Instant>,
+    process: Option<Duration>,
+    /// Each event loop's time waiting for a CPU (absent once its thread has ended).
+    waiting: Vec<Option<Duration>>,
+    throttled: Option<Duration>,
+    steal: Option<Duration>,
+}
+
+/// Reads the figures each interval, as differences from the previous reading.
+#[derive(Debug)]
+pub(crate) struct Sampler {
+    /// The cores the process may use (affinity, or the cgroup quota when smaller).
+    cores: f64,
+    /// The machine's CPUs, which `/proc/stat`'s steal sums over.
+    cpus: f64,
+    ticks_per_s: u64,
+    threads: Arc<LoopThreads>,
+    cpu_stat: Option<String>,
+    last: Sample,
+}
+
+impl Sampler {
+    /// A sampler for this process and the event loops `threads` (every one registered by now),
+    /// reading its baseline now.
+    pub(crate) fn new(threads: Arc<LoopThreads>) -> Self {
+        let (cpu_stat, quota) = kernel::cgroup_cpu();
+        let affinity = kernel::affinity_cpus()
+            .or_else(|| std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()))
+            .unwrap_or(1);
+        let cores = quota.map_or(f64::from(affinity), |q| q.min(f64::from(affinity)));
+        let cpus = kernel::sysconf(libc::_SC_NPROCESSORS_ONLN).unwrap_or(u64::from(affinity)) as f64;
+        let mut sampler = Sampler {
+            cores,
+            cpus,
+            ticks_per_s: kernel::sysconf(libc::_SC_CLK_TCK).unwrap_or(100),
+            threads,
+            cpu_stat,
+            last: Sample::default(),
+        };
+        sampler.last = sampler.read();
+        sampler
+    }
+
+    /// The cores the process may use.
+    pub(crate) fn cores_allowed(&self) -> f64 {
+        self.cores
+    }
+
+    /// The figures since the last sample (or the baseline).
+    pub(crate) fn sample(&mut self) -> GeneratorHealth {
+        let now = self.read();
+        let health = figures(&self.last, &now, self.cores, self.cpus);
+        self.last = now;
+        health
+    }
+
+    fn read(&self) -> Sample {
+        Sample {
+            at: Some(Instant::now()),
+            process: kernel::process_cpu(),
+            waiting: self.threads.waiting(),
+            throttled: self.cpu_stat.as_deref().and_then(kernel::read).as_deref().and_then(kernel::parse_throttled),
+            steal: kernel::read("/proc/stat").as_deref().and_then(|s| kernel::parse_steal(s, self.ticks_per_s)),
+        }
+    }
+}
+
+/// The figures between two samples, as shares of the time between them.
+fn figures(before: &Sample, after: &Sample, cores: f64, cpus: f64) -> GeneratorHealth {
+    let Some(span) = before.at.zip(after.at).map(|(b, a)| a.saturating_duration_since(b)) else {
+        return GeneratorHealth::default();
+    };
+    if span < MIN_SPAN {
+        return GeneratorHealth::default();
+    }
+    let secs = span.as_secs_f64();
+    let delta = |b: Option<Duration>, a: Option<Duration>| b.zip(a).map(|(b, a)| a.saturating_sub(b).as_secs_f64());
+    // An event loop counts when both samples read it.
+    let waited: Vec<f64> = before.waiting.iter().zip(&after.waiting).filter_map(|(b, a)| delta(*b, *a)).collect();
+    let share = |d: Option<f64>, of: f64| d.filter(|_| of > 0.0).map(|d| d / (secs * of));
+    GeneratorHealth {
+        cpu: share(delta(before.process, after.process), cores),
+        run_queue: share((!waited.is_empty()).then(|| waited.iter().sum()), waited.len() as f64),
+        run_queue_max: share(waited.iter().copied().reduce(f64::max), 1.0),
+        throttled: share(delta(before.throttled, after.throttled), 1.0),
+        steal: share(delta(before.steal, after.steal), cpus),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Option<Duration> {
+        Some(Duration::from_millis(n))
+    }
+
+    #[test]
+    fn figures_are_shares_of_the_interval_and_absent_stays_absent() {
+        let t0 = Instant::now();
+        let before = Sample {
+            at: Some(t0),
+            process: ms(0),
+            waiting: vec![ms(0), ms(100), ms(0)],
+            throttled: None,
+            steal: ms(0),
+        };
+        let after = Sample {
+            at: Some(t0 + Duration::from_secs(1)),
+            process: ms(1000),
+            // The third event loop could not be read: it does not count.
+            waiting: vec![ms(200), ms(700), None],
+            throttled: None,
+            steal: ms(400),
+        };
+        let h = figures(&before, &after, 2.0, 4.0);
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+        assert!(close(h.cpu, 0.5), "1 s of CPU over 1 s of 2 cores: {h:?}");
+        assert!(close(h.run_queue, 0.4), "(0.2 + 0.6) over 2 loops: {h:?}");
+        assert!(close(h.run_queue_max, 0.6), "{h:?}");
+        assert!(close(h.steal, 0.1), "0.4 s over 4 CPUs: {h:?}");
+        assert_eq!(h.throttled, None, "no cgroup figure: absent, not 0");
+    }
+
+    #[test]
+    fn a_span_too_short_to_mean_anything_has_no_figures() {
+        let t0 = Instant::now();
+        let before = Sample { at: Some(t0), process: ms(0), waiting: vec![ms(0)], ..Sample::default() };
+        let after = Sample {
+            at: Some(t0 + Duration::from_millis(3)),
+            process: ms(4),
+            waiting: vec![ms(2)],
+            ..Sample::default()
+        };
+        assert!(!figures(&before, &after, 2.0, 2.0).is_measured());
+    }
+
+    #[test]
+    fn an_ended_loop_keeps_its_last_reading() {
+        let threads = Arc::new(LoopThreads::default());
+        let inner = threads.clone();
+        std::thread::spawn(move || {
+            inner.register();
+            inner.end();
+        })
+        .join()
+        .unwrap();
+        let waiting = threads.waiting();
+        assert_eq!(waiting.len(), 1);
+        assert!(waiting[0].is_some(), "read by the thread as it ended, though its /proc entry is gone");
+    }
+
+    #[test]
+    fn without_event_loops_there_is_no_run_queue_figure() {
+        let t0 = Instant::now();
+        let before = Sample { at: Some(t0), process: ms(0), ..Sample::default() };
+        let after = Sample { at: Some(t0 + Duration::from_secs(1)), process: ms(10), ..Sample::default() };
+        let h = figures(&before, &after, 1.0, 1.0);
+        assert_eq!((h.run_queue, h.run_queue_max), (None, None));
+        assert!(h.cpu.is_some());
+    }
+
+    #[test]
+    fn a_busy_thread_shows_cpu_and_a_sample_is_cheap() {
+        let threads = Arc::new(LoopThreads::default());
+        threads.register();
+        let mut sampler = Sampler::new(threads.clone());
+        let spin = Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < MIN_SPAN + Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let timed = Instant::now();
+        let h = sampler.sample();
+        let cost = timed.elapsed();
+        // Not asserted: how long one sample takes here (it runs once per interval).
+        println!("one sample took {cost:?} (1 event loop): {h:?}");
+        assert!(h.cpu.is_some_and(|c| c > 0.0), "{h:?}");
+        assert!(h.run_queue.is_some(), "{h:?}");
+        assert!(sampler.cores_allowed() >= 0.01);
+    }
+}

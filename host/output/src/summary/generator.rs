@@ -1,0 +1,130 @@
+//! The summary's `generator` section: the generator's health over the run (docs/outputs.md), from
+//! the figures the engine measured each interval. Absent when nothing was measured (a merge).
+
+use loadhost_metrics::{GeneratorHealth, GeneratorReport};
+use serde::{Deserialize, Serialize};
+
+/// The generator's health over the run: each figure's mean and max over the intervals, and every
+/// interval's figures. Keys sorted, as the summary's are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Generator {
+    /// The cores the process could use.
+    pub cores_allowed: f64,
+    /// The process's CPU ÷ (interval × cores allowed).
+    pub cpu: MeanMax,
+    /// Each interval's figures.
+    pub intervals: Vec<GeneratorInterval>,
+    /// The event loops' time waiting for a CPU ÷ (interval × event loops).
+    pub run_queue: MeanMax,
+    /// The worst event loop's time waiting for a CPU ÷ interval.
+    pub run_queue_max: MeanMax,
+    /// The machine's steal time ÷ interval ÷ its CPUs.
+    pub steal: MeanMax,
+    /// The cgroup's throttled time ÷ interval.
+    pub throttled: MeanMax,
+}
+
+/// A figure's mean and max over the intervals that have it (null when none has).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeanMax {
+    /// The mean over intervals.
+    pub mean: Option<f64>,
+    /// The largest interval's.
+    pub max: Option<f64>,
+}
+
+/// One interval's figures (null: not measured on this machine).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorInterval {
+    /// The process's CPU share.
+    pub cpu: Option<f64>,
+    /// The event loops' mean run-queue share.
+    pub run_queue: Option<f64>,
+    /// The worst event loop's run-queue share.
+    pub run_queue_max: Option<f64>,
+    /// The interval's start, in seconds from the run's start.
+    pub start_s: f64,
+    /// The steal share.
+    pub steal: Option<f64>,
+    /// The throttled share.
+    pub throttled: Option<f64>,
+}
+
+/// Shares to four decimals (a hundredth of a percent): finer is noise.
+pub(crate) fn round(share: f64) -> f64 {
+    (share * 10_000.0).round() / 10_000.0
+}
+
+impl Generator {
+    /// The section for what the engine measured.
+    pub fn new(report: &GeneratorReport) -> Self {
+        let over = |figure: fn(&GeneratorHealth) -> Option<f64>| {
+            let values: Vec<f64> = report.intervals.iter().filter_map(|(_, h)| figure(h)).collect();
+            MeanMax {
+                mean: (!values.is_empty()).then(|| round(values.iter().sum::<f64>() / values.len() as f64)),
+                max: values.iter().copied().reduce(f64::max).map(round),
+            }
+        };
+        Generator {
+            cores_allowed: round(report.cores_allowed),
+            cpu: over(|h| h.cpu),
+            intervals: report
+                .intervals
+                .iter()
+                .map(|(start, h)| GeneratorInterval {
+                    cpu: h.cpu.map(round),
+                    run_queue: h.run_queue.map(round),
+                    run_queue_max: h.run_queue_max.map(round),
+                    start_s: start.as_secs_f64(),
+                    steal: h.steal.map(round),
+                    throttled: h.throttled.map(round),
+                })
+                .collect(),
+            run_queue: over(|h| h.run_queue),
+            run_queue_max: over(|h| h.run_queue_max),
+            steal: over(|h| h.steal),
+            throttled: over(|h| h.throttled),
+        }
+    }
+
+    /// The median interval's CPU share (for the terminal).
+    pub fn cpu_p50(&self) -> Option<f64> {
+        let mut cpu: Vec<f64> = self.intervals.iter().filter_map(|i| i.cpu).collect();
+        cpu.sort_by(f64::total_cmp);
+        cpu.get(cpu.len().saturating_sub(1) / 2).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn figures_are_summed_up_over_the_intervals_that_have_them() {
+        let h = |cpu, throttled| GeneratorHealth {
+            cpu: Some(cpu),
+            run_queue: Some(cpu / 10.0),
+            throttled,
+            ..Default::default()
+        };
+        let report = GeneratorReport {
+            cores_allowed: 2.0,
+            intervals: vec![
+                (Duration::ZERO, h(0.2, None)),
+                (Duration::from_secs(1), h(0.6, Some(0.5))),
+                (Duration::from_secs(2), h(0.4, None)),
+            ],
+        };
+        let g = Generator::new(&report);
+        assert_eq!(g.cpu, MeanMax { mean: Some(0.4), max: Some(0.6) });
+        assert_eq!(g.throttled, MeanMax { mean: Some(0.5), max: Some(0.5) }, "one interval had it");
+        assert_eq!(g.steal, MeanMax::default(), "none had it: null, not 0");
+        assert_eq!(g.cpu_p50(), Some(0.4));
+        assert_eq!(g.intervals[1].start_s, 1.0);
+        let json = serde_json::to_value(&g).unwrap();
+        assert_eq!(json["intervals"][0]["steal"], serde_json::Value::Null);
+        assert_eq!(json["run_queue"]["max"], serde_json::json!(0.06));
+    }
+}
