@@ -147,6 +147,19 @@ mod tests {
         assert!(!text.contains("tier:gold"), "a case that held is left out: {text}");
     }
 
+    /// The timings come from the catalogue's list: the gate wait shows when a gate was used, as
+    /// in the terminal, and not otherwise.
+    #[test]
+    fn the_gate_wait_row_shows_only_when_a_gate_was_used() {
+        let mut s = sample();
+        assert!(s.gate_was_used(), "the sample run had a gate");
+        assert!(render(&s).contains("| gate_wait |"));
+        s.notes.gate_waits = 0;
+        s.gate_wait_ms = Default::default();
+        let text = render(&s);
+        assert!(text.contains("| wait |") && !text.contains("| gate_wait |"), "{text}");
+    }
+
     #[test]
     fn pipes_in_names_do_not_break_the_table() {
         assert_eq!(cell("a|b"), "a\\|b");
