@@ -63,7 +63,12 @@ fn junit_and_markdown_carry_the_thresholds_and_checks() {
     assert!(!junit.contains("failed check known"), "the 100% check passes: {junit}");
     assert!(!junit.contains("failed threshold tasks_not_passed"), "{junit}");
     assert!(!junit.contains("failed every scheduled task accounted for"), "{junit}");
-    assert!(junit.contains("failed verdict | limited by the target: size:p(99)<1 broke"), "{junit}");
+    // The target, or the generator where a busy machine saturated it first (its own verdict).
+    assert!(
+        junit.contains("failed verdict | limited by the target: size:p(99)<1 broke")
+            || junit.contains("failed verdict | limited by the emitter: the generator was saturated"),
+        "{junit}"
+    );
 
     let markdown = run.file("report.md");
     for needle in [

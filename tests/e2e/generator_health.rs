@@ -73,19 +73,25 @@ fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
         assert_eq!(line["generator"]["cpu"], summary["cpu"], "{line}");
         assert_eq!(line["generator"]["run_queue"], summary["run_queue"], "{line}");
     }
-    // The CSV: three columns after `scenario`, the CPU share filled in.
+    // The CSV: four columns after `scenario`, the CPU share and the verdict filled in.
     let csv = run.file("rows.csv");
     let mut rows = csv.lines().filter(|l| !l.starts_with('#'));
     let header: Vec<&str> = rows.next().unwrap().split(',').collect();
-    assert_eq!(header[header.len() - 4..], ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled"]);
+    assert_eq!(
+        header[header.len() - 5..],
+        ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled", "generator_verdict"]
+    );
     let rows: Vec<&str> = rows.collect();
     for row in &rows[..rows.len() - 1] {
         let fields: Vec<&str> = row.split(',').collect();
         assert_eq!(fields.len(), header.len(), "{row}");
-        assert!(fields[header.len() - 3].parse::<f64>().is_ok_and(|c| c > 0.0), "{row}");
+        assert!(fields[header.len() - 4].parse::<f64>().is_ok_and(|c| c > 0.0), "{row}");
+        assert!(["healthy", "degraded", "saturated"].contains(&fields[header.len() - 1]), "{row}");
     }
     // The terminal's line.
-    assert!(run.stdout.contains("  generator........: cpu p50 "), "{}", run.stdout);
+    // The terminal's line: the run's verdict, then the figures.
+    let verdict = g["verdict"].as_str().unwrap_or_else(|| panic!("a verdict in {g}"));
+    assert!(run.stdout.contains(&format!("  generator........: {verdict} · cpu p50 ")), "{}", run.stdout);
 }
 
 /// `taskset -c 0 timeout 60 sh -c 'spin'`: a CPU hog on core 0 in a process group of its own,

@@ -28,6 +28,7 @@ use crate::EngineError;
 use crate::control::APPLY_EVERY;
 use crate::crew::{Bounds, Coin, Crew, RETIRE_CHECK, RETIRE_WINDOW, RetrySetup, WorkerIds};
 use crate::dispatch::{self, Intake, Roster};
+use crate::health;
 use crate::pacer::{BATCH_TASKS, BATCH_WINDOW, Pacer, Retries};
 use crate::plan::{Model, PacerClock};
 use crate::retry;
@@ -314,10 +315,12 @@ pub(crate) fn launch<F: WorkerFactory>(
         .spawn(move || {
             // The generator's health reads each loop thread's time waiting for a CPU.
             let threads = event_loop.shared.loop_threads.clone();
-            threads.register();
+            let overshoot = threads.register();
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             match runtime {
                 Ok(runtime) => runtime.block_on(async move {
+                    // Ends when the runtime drops it, after the loop's connections are done.
+                    tokio::spawn(health::probe::run(overshoot));
                     let stop = event_loop.shared.stop.clone();
                     let end = event_loop.drive(ready, go).await;
                     let _ = done.send(end);

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use loadhost_metrics::{Gauges, GeneratorReport, IntervalRow, Recorder, Window};
+use loadhost_metrics::{Gauges, GeneratorReport, IntervalRow, MeasuredInterval, Recorder, Window};
 use tokio::time::Instant;
 
 use crate::Observer;
@@ -103,7 +103,12 @@ impl Ticker {
         row.scenario = self.scenario.clone();
         if let Some((sampler, report)) = &mut self.health {
             row.generator = sampler.sample();
-            report.intervals.push((self.last_end, row.generator));
+            let judgement = row.generator_judgement();
+            // Counted in the window, so thresholds (`generator_saturated`) and merges read it.
+            if let Some(j) = &judgement {
+                window.generator.count(j.verdict);
+            }
+            report.intervals.push(MeasuredInterval { start: self.last_end, end, health: row.generator, judgement });
         }
         observer.on_window(&row, &window);
         self.totals.merge(&window);

@@ -28,6 +28,8 @@ pub mod names {
     pub const TASKS_NOT_PASSED: &str = "tasks_not_passed";
     /// The share of checks that passed (rate).
     pub const CHECKS: &str = "checks";
+    /// The share of judged intervals in which the generator was saturated (rate).
+    pub const GENERATOR_SATURATED: &str = "generator_saturated";
     /// The time the SDKs' `group` helpers measure per group (trend, ms; k6's name).
     pub const GROUP_DURATION: &str = "group_duration";
     /// Requests sent (counter, tagged `status`).
@@ -230,6 +232,8 @@ pub enum Quantity {
     TasksNotPassed,
     /// Check results, as a share that passed.
     Checks,
+    /// The generator's verdicts, as the share of judged intervals it was saturated in.
+    GeneratorSaturated,
     /// HTTP requests.
     HttpReqs,
     /// HTTP request durations.
@@ -304,6 +308,13 @@ pub const CATALOGUE: &[Metric] = &[
     entry(TASKS_STARTED, Counter, Count, Quantity::TasksStarted, "Tasks that started executing"),
     entry(TASKS_NOT_PASSED, Rate, Share, Quantity::TasksNotPassed, "Share of ended tasks that did not pass"),
     entry(CHECKS, Rate, Share, Quantity::Checks, "Share of checks that passed"),
+    entry(
+        GENERATOR_SATURATED,
+        Rate,
+        Share,
+        Quantity::GeneratorSaturated,
+        "Share of intervals in which the generator was saturated",
+    ),
     entry(GROUP_DURATION, Trend, Millis, Quantity::Series, "Time spent in each group"),
     entry(HTTP_REQS, Counter, Count, Quantity::HttpReqs, "HTTP requests the plugin made"),
     entry(HTTP_REQ_DURATION, Trend, Millis, Quantity::HttpReqDuration, "HTTP request duration, sent to body end"),

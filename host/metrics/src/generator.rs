@@ -1,10 +1,8 @@
 //! The generator's health: how much of the CPU it may use the loadhost process used, and how long
 //! its event loops waited for a CPU, per interval. Measured by the engine (its `health` sampler),
-//! once per interval; shown by the outputs. Every figure is a share, so runs on different machines
-//! compare; a figure the machine does not expose is `None`, never 0.
-
-use std::time::Duration;
-
+//! once per interval; shown by the outputs. Every figure but the timer overshoot (milliseconds) is
+//! a share, so runs on different machines compare; a figure the machine does not expose is `None`,
+//! never 0.
 /// The generator's health over one interval, each figure a share of the interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GeneratorHealth {
@@ -18,6 +16,10 @@ pub struct GeneratorHealth {
     pub throttled: Option<f64>,
     /// The machine's steal time ÷ interval ÷ its CPUs (a VM's neighbours).
     pub steal: Option<f64>,
+    /// How late the event loops' timers fired, p99 in milliseconds: the delay the generator
+    /// itself adds to anything due (a response, a task, a timer), whatever its cause.
+    #[serde(default)]
+    pub overshoot_ms: Option<f64>,
 }
 
 impl GeneratorHealth {
@@ -28,22 +30,14 @@ impl GeneratorHealth {
     }
 
     /// The figures by name, in the order outputs show them.
-    pub fn figures(&self) -> [(&'static str, Option<f64>); 5] {
+    pub fn figures(&self) -> [(&'static str, Option<f64>); 6] {
         [
             ("cpu", self.cpu),
             ("run_queue", self.run_queue),
             ("run_queue_max", self.run_queue_max),
             ("throttled", self.throttled),
             ("steal", self.steal),
+            ("overshoot_ms", self.overshoot_ms),
         ]
     }
-}
-
-/// The generator's health over a run: what it may use, and each interval's figures.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GeneratorReport {
-    /// The cores the process may use (its affinity, or its cgroup's CPU quota when smaller).
-    pub cores_allowed: f64,
-    /// Each interval's start (from the run's start) and its figures.
-    pub intervals: Vec<(Duration, GeneratorHealth)>,
 }

@@ -24,7 +24,9 @@
 //!   groups (k6's steps): `group_duration`, the `group` tag.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`generator`]: the generator's health per interval (its CPU, its event loops' run-queue delay,
-//!   throttling, steal), as shares.
+//!   throttling, steal, timer overshoot).
+//! - [`generator_verdict`]: the generator's verdict on each interval (healthy, degraded,
+//!   saturated), its rules, and the sentence a person acts on.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 //! - [`count`]: how counts add up without wrapping (checked, at most 2^53), so a damaged or crafted
 //!   results file is refused rather than wrapped round.
@@ -45,6 +47,7 @@ pub mod count;
 pub mod endpoint;
 pub mod errors;
 pub mod generator;
+pub mod generator_verdict;
 pub mod histogram;
 pub mod http;
 pub mod limit;
@@ -63,12 +66,13 @@ pub use catalogue::MetricKind;
 pub use combine::Timeline;
 pub use count::{MAX_COUNT, Overflow};
 pub use errors::{ErrorGroup, ErrorTable};
-pub use generator::{GeneratorHealth, GeneratorReport};
+pub use generator::GeneratorHealth;
+pub use generator_verdict::{GeneratorTally, GeneratorVerdict, Judgement};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{ExpectedStatuses, HttpSample, HttpStats};
 pub use outcome::{AttemptEnd, Attempts, Counts, ErrorKind, Outcome};
 pub use plugin::{PluginMetrics, Series, SeriesKey, SeriesSummary, SeriesValue, TrendStats};
 pub use recorder::{AttemptRecord, PacerTally, Recorder, TaskTiming};
-pub use report::{Gauges, IntervalRow, RunReport, WorkerStats};
+pub use report::{Gauges, GeneratorReport, IntervalRow, MeasuredInterval, RunReport, WorkerStats};
 pub use threshold::{Threshold, ThresholdError, ThresholdResult, Verdict};
 pub use window::Window;

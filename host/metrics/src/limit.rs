@@ -1,7 +1,8 @@
 //! What limited a run, named from its own measurements:
 //!
-//! - **emitter**: the pacer fell behind (underrun) or the achieved rate fell short of the plan;
-//!   the load generator, not the target, is the bottleneck;
+//! - **emitter**: the pacer fell behind (underrun), the achieved rate fell short of the plan, or
+//!   the generator judged itself saturated (its own waiting a visible part of the latencies:
+//!   [`crate::generator_verdict`]); the load generator, not the target, is the bottleneck;
 //! - **crew**: due tasks found no idle worker (at `--max-workers`, or growing too slowly);
 //! - **gate**: due tasks found the gate full, or waited at it (`--max-in-flight`);
 //! - **target**: a threshold broke while the host kept up, so the system under test is the limit.
@@ -38,6 +39,8 @@ impl Limit {
 pub const HOST_SHORTFALL: f64 = 0.01;
 /// The fewest tasks a shortfall needs to count.
 pub const MIN_SHORTFALL: u64 = 5;
+/// The share of judged intervals in which the generator was saturated that makes it the limit.
+pub const GENERATOR_SATURATED_SHARE: f64 = 0.10;
 /// Gate wait (p99, ms) above which the gate counts as saturated.
 pub const GATE_WAIT_LIMIT_MS: f64 = 1.0;
 
@@ -70,6 +73,20 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
         && achieved < rate * (1.0 - HOST_SHORTFALL)
     {
         return Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s")));
+    }
+    // One stalled interval in a long run is reported (the generator section, its threshold) but
+    // does not make the generator the run's limit; a tenth of the intervals does.
+    if t.generator.saturated > 0
+        && t.generator.saturated as f64 >= GENERATOR_SATURATED_SHARE * t.generator.judged as f64
+    {
+        let why =
+            report.generator.as_ref().and_then(|g| crate::generator_verdict::sentence(&g.judged())).unwrap_or_else(
+                || {
+                    let g = &t.generator;
+                    format!("the generator was saturated in {} of {} intervals", g.saturated, g.judged)
+                },
+            );
+        return Some((Limit::Emitter, why));
     }
     broken.map(|(expr, value)| (Limit::Target, format!("{expr} broke ({value:.3}) while the host kept up")))
 }

@@ -5,7 +5,8 @@ use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Timing;
 use crate::count::Tally;
-use crate::generator::{GeneratorHealth, GeneratorReport};
+use crate::generator::GeneratorHealth;
+use crate::generator_verdict::{JudgedInterval, Judgement};
 use crate::histogram::Percentiles;
 use crate::outcome::Counts;
 use crate::window::Window;
@@ -56,6 +57,13 @@ pub struct IntervalRow {
 }
 
 impl IntervalRow {
+    /// The generator's verdict on this interval (`None`: nothing measured), judged against the
+    /// service times of the tasks that ended in it.
+    pub fn generator_judgement(&self) -> Option<crate::Judgement> {
+        let service_p99 = (self.counts.ended() > 0 && self.service.max > 0.0).then_some(self.service.p99);
+        crate::generator_verdict::judge(&self.generator, service_p99)
+    }
+
     /// The percentiles of one of a task's timings in the interval.
     pub fn timing(&self, timing: Timing) -> &Percentiles {
         match timing {
@@ -226,5 +234,40 @@ mod tests {
         let shown = p.clamped();
         assert_eq!((shown.p50, shown.p90, shown.p99, shown.p999, shown.max), (149.1, 269.1, 299.0, 299.0, 299.0));
         assert_eq!((shown.min, shown.mean), (0.0, 150.0));
+    }
+}
+
+/// The generator's health over a run: what it may use, and each interval's figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GeneratorReport {
+    /// The cores the process may use (its affinity, or its cgroup's CPU quota when smaller).
+    pub cores_allowed: f64,
+    /// Each interval's figures and verdict.
+    pub intervals: Vec<MeasuredInterval>,
+}
+
+/// One interval's figures, and the verdict on them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredInterval {
+    /// Its start, from the run's start.
+    pub start: Duration,
+    /// Its end.
+    pub end: Duration,
+    /// The figures.
+    pub health: GeneratorHealth,
+    /// The verdict (`None`: too little was measured to judge).
+    pub judgement: Option<Judgement>,
+}
+
+impl GeneratorReport {
+    /// The judged intervals, for [`crate::generator_verdict::sentence`].
+    pub fn judged(&self) -> Vec<JudgedInterval> {
+        self.intervals
+            .iter()
+            .filter_map(|i| {
+                let judgement = i.judgement.clone()?;
+                Some(JudgedInterval { start: i.start, end: i.end, judgement })
+            })
+            .collect()
     }
 }

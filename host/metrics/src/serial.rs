@@ -203,6 +203,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::generator_verdict::GeneratorVerdict;
     use crate::http::HttpSample;
     use crate::outcome::{AttemptEnd, ErrorKind, Outcome};
     use crate::recorder::{AttemptRecord, TaskTiming};
@@ -240,6 +241,7 @@ mod tests {
             (a.lag_max, a.lag_total, a.underrun, a.dropped_at_gate),
             (b.lag_max, b.lag_total, b.underrun, b.dropped_at_gate)
         );
+        assert_eq!(a.generator, b.generator);
         let (p, q) = (&a.plugin, &b.plugin);
         assert_eq!(
             (p.kind_conflicts(), p.folded(), p.discarded(), p.invalid()),
@@ -300,6 +302,9 @@ mod tests {
     /// A window with something in every field.
     pub(crate) fn busy_window(seed: u64) -> Window {
         let mut w = Window::default();
+        w.generator.count(
+            [GeneratorVerdict::Healthy, GeneratorVerdict::Degraded, GeneratorVerdict::Saturated][(seed % 3) as usize],
+        );
         for i in 0..500u64 {
             let micros = (i * 7919 + seed * 104_729) % 250_000 + 1;
             w.record_attempt(AttemptRecord {

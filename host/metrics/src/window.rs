@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::count::{Overflow, Tally};
 use crate::errors::ErrorTable;
+use crate::generator_verdict::GeneratorTally;
 use crate::histogram::LatencyHistogram;
 use crate::http::HttpStats;
 use crate::outcome::{Attempts, Counts, Outcome};
@@ -42,6 +43,10 @@ pub struct Window {
     /// Attempts that carried an error, grouped by what they said.
     #[serde(default, skip_serializing_if = "ErrorTable::is_empty")]
     pub errors: ErrorTable,
+    /// The generator's verdicts on the intervals in this window (none under a virtual clock, or
+    /// in results files written before the verdict existed).
+    #[serde(default, skip_serializing_if = "GeneratorTally::is_empty")]
+    pub generator: GeneratorTally,
 }
 
 impl Window {
@@ -118,6 +123,7 @@ impl Window {
         self.plugin.add_to(&other.plugin, t);
         self.http.add_to(&other.http, t);
         self.errors.add_to(&other.errors, t);
+        self.generator.merge(&other.generator);
     }
 
     /// Empty the window, keeping its allocations.

@@ -51,6 +51,7 @@ pub const HEADER: &[&str] = &[
     "generator_cpu",
     "generator_run_queue",
     "generator_throttled",
+    "generator_verdict",
 ];
 
 /// Writes rows as intervals end.
@@ -106,6 +107,7 @@ impl<W: Write> CsvWriter<W> {
         // Appended after `scenario`, so readers by index keep working; empty when not measured.
         let g = &row.generator;
         fields.extend([g.cpu, g.run_queue, g.throttled].map(|v| v.map_or(String::new(), |v| format!("{v:.4}"))));
+        fields.push(row.generator_judgement().map_or(String::new(), |j| j.verdict.name().to_owned()));
         writeln!(self.out, "{}", fields.join(","))?;
         self.out.flush()
     }
@@ -184,16 +186,16 @@ mod tests {
         assert_eq!(lines[1].split(',').count(), HEADER.len());
         assert_eq!(lines[2].split(',').count(), HEADER.len());
         assert_eq!(
-            HEADER[HEADER.len() - 4..],
-            ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled"]
+            HEADER[HEADER.len() - 5..],
+            ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled", "generator_verdict"]
         );
-        assert!(lines[2].ends_with(",default,,,"), "nothing measured: empty, not 0");
+        assert!(lines[2].ends_with(",default,,,,"), "nothing measured: empty, not 0");
         let mut measured = row.clone();
         measured.generator.cpu = Some(0.25);
         measured.generator.throttled = Some(0.0);
         writer.row(&measured).unwrap();
         let text = String::from_utf8(writer.out).unwrap();
-        assert!(text.lines().last().is_some_and(|l| l.ends_with(",default,0.2500,,0.0000")), "{text}");
+        assert!(text.lines().last().is_some_and(|l| l.ends_with(",default,0.2500,,0.0000,healthy")), "{text}");
     }
 
     #[test]

@@ -113,12 +113,15 @@ impl<W: Write> JsonLines<W> {
             line.insert(names::HTTP_DENIED.into(), json!(row.http_denied));
         }
         if row.generator.is_measured() {
-            let figures: Map<String, Value> = row
+            let mut figures: Map<String, Value> = row
                 .generator
                 .figures()
                 .into_iter()
                 .map(|(name, v)| (name.to_owned(), json!(v.map(crate::summary::generator::round))))
                 .collect();
+            let judgement = row.generator_judgement();
+            figures.insert("verdict".into(), json!(judgement.as_ref().map(|j| j.verdict)));
+            figures.insert("cause".into(), json!(judgement.as_ref().and_then(|j| j.cause()).map(|(c, _)| c)));
             line.insert("generator".into(), Value::Object(figures));
         }
         writeln!(self.out, "{}", Value::Object(line))?;

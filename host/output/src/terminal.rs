@@ -113,9 +113,20 @@ fn generator(out: &mut String, s: &Summary) {
             parts.push(format!("{name} max {}", fmt_share(max)));
         }
     }
-    if !parts.is_empty() {
-        label(out, "generator");
-        let _ = writeln!(out, "{}", parts.join(" · "));
+    if let Some(max) = g.overshoot_ms.max {
+        parts.push(format!("timers late p99 max {max:.1} ms"));
+    }
+    if parts.is_empty() {
+        return;
+    }
+    label(out, "generator");
+    if let Some(verdict) = g.verdict {
+        let _ = write!(out, "{verdict} · ");
+    }
+    let _ = writeln!(out, "{}", parts.join(" · "));
+    // The sentence a person acts on, under the figures, when an interval was not healthy.
+    if let Some(why) = &g.why {
+        let _ = writeln!(out, "  {:w$}  {why}", "", w = LABEL_WIDTH);
     }
 }
 
@@ -483,11 +494,16 @@ mod tests {
             steal: Some(0.0),
             ..GeneratorHealth::default()
         };
-        let intervals = vec![
-            (Duration::ZERO, h(0.1, 0.0)),
-            (Duration::from_secs(1), h(0.5, 0.35)),
-            (Duration::from_secs(2), h(0.3, 0.05)),
-        ];
+        let intervals = [h(0.1, 0.0), h(0.5, 0.35), h(0.3, 0.05)]
+            .into_iter()
+            .zip(0u64..)
+            .map(|(health, s)| loadhost_metrics::MeasuredInterval {
+                start: Duration::from_secs(s),
+                end: Duration::from_secs(s + 1),
+                health,
+                judgement: None,
+            })
+            .collect();
         s.generator = Some(crate::summary::Generator::new(&GeneratorReport { cores_allowed: 2.0, intervals }));
         let text = render(&s);
         assert!(

@@ -1,19 +1,23 @@
 //! The generator's health, measured once per interval (never per task): the process's CPU time
 //! against the cores it may use, each event loop thread's time runnable but waiting for a CPU
 //! (run-queue delay: the direct measure of a starved generator, which inflates latencies), the
-//! cgroup's throttling and the machine's steal. The ticker takes a [`Sampler`]'s figures onto each
-//! interval's row.
+//! cgroup's throttling, the machine's steal, and how late each event loop's timer fires
+//! (overshoot). The ticker takes a [`Sampler`]'s figures onto each interval's row.
 //!
 //! # Layout
 //! - `kernel`: the kernel's files and calls (`getrusage`, `schedstat`, cgroup `cpu.stat`,
 //!   `/proc/stat`), parsed by pure functions.
+//! - `probe`: the timer each event loop fires every 10 ms to measure its overshoot.
 
 mod kernel;
+pub(crate) mod probe;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadhost_metrics::GeneratorHealth;
+use loadhost_metrics::{GeneratorHealth, LatencyHistogram};
+
+use self::probe::Overshoot;
 
 /// A run's event loop threads, each registered by its own thread as it starts, and what each had
 /// waited for a CPU when it ended (its `/proc` entry goes with it, and its id may be reused).
@@ -25,12 +29,17 @@ struct LoopThread {
     id: libc::pid_t,
     /// Its time waiting for a CPU, read by the thread itself as it ended.
     ended: Option<Duration>,
+    /// How late its probe timer fired.
+    overshoot: Arc<Overshoot>,
 }
 
 impl LoopThreads {
-    /// Record the calling thread as one of the event loops.
-    pub(crate) fn register(&self) {
-        self.lock().push(LoopThread { id: kernel::thread_id(), ended: None });
+    /// Record the calling thread as one of the event loops; its probe (see [`probe::run`]) records
+    /// into what this returns.
+    pub(crate) fn register(&self) -> Arc<Overshoot> {
+        let overshoot = Arc::new(Overshoot::default());
+        self.lock().push(LoopThread { id: kernel::thread_id(), ended: None, overshoot: overshoot.clone() });
+        overshoot
     }
 
     /// The calling event loop thread is ending: keep its last reading.
@@ -47,6 +56,15 @@ impl LoopThreads {
         let ids: Vec<(libc::pid_t, Option<Duration>)> = self.lock().iter().map(|t| (t.id, t.ended)).collect();
         // The files are read outside the lock, so a loop that ends meanwhile is not kept waiting.
         ids.into_iter().map(|(id, ended)| ended.or_else(|| waiting_of(id))).collect()
+    }
+
+    /// The p99 of every loop's timer overshoot since the last call, when any fired.
+    fn overshoot_p99(&self) -> Option<Duration> {
+        let mut all = LatencyHistogram::new();
+        for thread in self.lock().iter() {
+            thread.overshoot.drain_into(&mut all);
+        }
+        (all.count() > 0).then(|| Duration::from_micros(all.quantile_micros(0.99)))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<LoopThread>> {
@@ -73,6 +91,8 @@ struct Sample {
     waiting: Vec<Option<Duration>>,
     throttled: Option<Duration>,
     steal: Option<Duration>,
+    /// The loops' timer overshoot p99 since the previous sample (not cumulative).
+    overshoot: Option<Duration>,
 }
 
 /// Reads the figures each interval, as differences from the previous reading.
@@ -130,6 +150,7 @@ impl Sampler {
             waiting: self.threads.waiting(),
             throttled: self.cpu_stat.as_deref().and_then(kernel::read).as_deref().and_then(kernel::parse_throttled),
             steal: kernel::read("/proc/stat").as_deref().and_then(|s| kernel::parse_steal(s, self.ticks_per_s)),
+            overshoot: self.threads.overshoot_p99(),
         }
     }
 }
@@ -153,6 +174,7 @@ fn figures(before: &Sample, after: &Sample, cores: f64, cpus: f64) -> GeneratorH
         run_queue_max: share(waited.iter().copied().reduce(f64::max), 1.0),
         throttled: share(delta(before.throttled, after.throttled), 1.0),
         steal: share(delta(before.steal, after.steal), cpus),
+        overshoot_ms: after.overshoot.map(|d| d.as_secs_f64() * 1e3),
     }
 }
 
@@ -173,6 +195,7 @@ mod tests {
             waiting: vec![ms(0), ms(100), ms(0)],
             throttled: None,
             steal: ms(0),
+            overshoot: None,
         };
         let after = Sample {
             at: Some(t0 + Duration::from_secs(1)),
@@ -181,6 +204,7 @@ mod tests {
             waiting: vec![ms(200), ms(700), None],
             throttled: None,
             steal: ms(400),
+            overshoot: ms(2),
         };
         let h = figures(&before, &after, 2.0, 4.0);
         let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
@@ -189,6 +213,7 @@ mod tests {
         assert!(close(h.run_queue_max, 0.6), "{h:?}");
         assert!(close(h.steal, 0.1), "0.4 s over 4 CPUs: {h:?}");
         assert_eq!(h.throttled, None, "no cgroup figure: absent, not 0");
+        assert!(close(h.overshoot_ms, 2.0), "the later sample's p99, in ms: {h:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use thiserror::Error;
 
 use crate::catalogue::{self, Aggregate, ENDPOINT_METHOD_TAG, ENDPOINT_NAME_TAG, Quantity, REDIRECT_TAG, Timing};
 use crate::checks::{CheckSelector, PassFail};
+use crate::generator_verdict::GeneratorTally;
 use crate::histogram::{LatencyHistogram, Percentiles};
 
 mod window;
@@ -120,6 +121,8 @@ pub trait Figures {
     fn http(&self) -> Result<Option<HttpFigures<'_>>, ReadError>;
     /// The endpoints `name` and `method` pick, merged.
     fn endpoint(&self, name: Option<&str>, method: Option<&str>) -> Result<Option<HttpFigures<'_>>, ReadError>;
+    /// The generator's verdicts on the intervals these figures span.
+    fn generator(&self) -> Result<GeneratorTally, ReadError>;
     /// The series `name` with exactly `tags`, or every tag set folded when `tags` is empty.
     fn series(&self, name: &str, tags: &[(String, String)]) -> Result<Option<SeriesReading<'_>>, ReadError>;
 }
@@ -152,6 +155,10 @@ pub fn value(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<f64>, Re
             rate_only(share(tasks.ended.saturating_sub(tasks.passed), tasks.ended))
         }
         Quantity::Checks => rate_only(figures.checks(&CheckSelector::new(query.tags))?.rate()),
+        Quantity::GeneratorSaturated => {
+            let tally = figures.generator()?;
+            rate_only(share(tally.saturated, tally.judged))
+        }
         Quantity::Series => match figures.series(query.metric, query.tags)? {
             None => Ok(None),
             Some(SeriesReading::Counter(count)) => counter(count),
@@ -190,6 +197,7 @@ pub fn samples(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<u64>, 
         Quantity::Timing(timing) => figures.timing(timing)?.count,
         Quantity::TasksNotPassed => Some(figures.tasks()?.ended),
         Quantity::Checks => Some(figures.checks(&CheckSelector::new(query.tags))?.total()),
+        Quantity::GeneratorSaturated => Some(figures.generator()?.judged),
         Quantity::HttpReqDuration | Quantity::HttpReqFailed => {
             let http = http_figures(query.tags, figures)?;
             match (http, quantity) {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{Figures, HttpFigures, ReadError, SeriesReading, TaskFigures, Trend};
 use crate::catalogue::Timing;
 use crate::checks::{CheckSelector, PassFail};
+use crate::generator_verdict::GeneratorTally;
 use crate::plugin::{SeriesKey, SeriesValue};
 use crate::window::Window;
 
@@ -61,6 +62,10 @@ impl Figures for Sample<'_> {
 
     fn checks(&self, selector: &CheckSelector<'_>) -> Result<PassFail, ReadError> {
         Ok(selector.tally(&self.window.plugin))
+    }
+
+    fn generator(&self) -> Result<GeneratorTally, ReadError> {
+        Ok(self.window.generator)
     }
 
     fn http(&self) -> Result<Option<HttpFigures<'_>>, ReadError> {

@@ -3,6 +3,7 @@
 //! reads over results files, where a summary keeps it. A summary keeps percentile views (p50,
 //! p90, p95, p99, p99.9), endpoints by name only, and per scenario only its timings and tasks.
 
+use loadhost_metrics::GeneratorTally;
 use loadhost_metrics::SeriesKey;
 use loadhost_metrics::catalogue::Timing;
 use loadhost_metrics::checks::{CheckSelector, PassFail};
@@ -75,6 +76,11 @@ impl Figures for Summary {
             results.add(picked.passes, picked.fails);
         }
         Ok(results)
+    }
+
+    fn generator(&self) -> Result<GeneratorTally, ReadError> {
+        // No section (a merge of several processes, a run under a virtual clock): nothing judged.
+        Ok(self.generator.as_ref().map(|g| g.verdicts).unwrap_or_default())
     }
 
     fn http(&self) -> Result<Option<HttpFigures<'_>>, ReadError> {
@@ -160,6 +166,10 @@ impl Figures for ScenarioFigures<'_> {
     }
 
     fn checks(&self, _: &CheckSelector<'_>) -> Result<PassFail, ReadError> {
+        Err(self.not_kept())
+    }
+
+    fn generator(&self) -> Result<GeneratorTally, ReadError> {
         Err(self.not_kept())
     }
 

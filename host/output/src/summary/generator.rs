@@ -1,7 +1,8 @@
 //! The summary's `generator` section: the generator's health over the run (docs/outputs.md), from
 //! the figures the engine measured each interval. Absent when nothing was measured (a merge).
 
-use loadhost_metrics::{GeneratorHealth, GeneratorReport};
+use loadhost_metrics::generator_verdict::{self, Cause, GeneratorTally};
+use loadhost_metrics::{GeneratorHealth, GeneratorReport, GeneratorVerdict};
 use serde::{Deserialize, Serialize};
 
 /// The generator's health over the run: each figure's mean and max over the intervals, and every
@@ -14,6 +15,8 @@ pub struct Generator {
     pub cpu: MeanMax,
     /// Each interval's figures.
     pub intervals: Vec<GeneratorInterval>,
+    /// The event loops' timer overshoot p99, milliseconds.
+    pub overshoot_ms: MeanMax,
     /// The event loops' time waiting for a CPU ÷ (interval × event loops).
     pub run_queue: MeanMax,
     /// The worst event loop's time waiting for a CPU ÷ interval.
@@ -22,6 +25,12 @@ pub struct Generator {
     pub steal: MeanMax,
     /// The cgroup's throttled time ÷ interval.
     pub throttled: MeanMax,
+    /// The worst interval's verdict (null: no interval could be judged).
+    pub verdict: Option<GeneratorVerdict>,
+    /// How many intervals were judged, and how many were degraded or saturated.
+    pub verdicts: GeneratorTally,
+    /// The sentence a person acts on (null when every judged interval was healthy).
+    pub why: Option<String>,
 }
 
 /// A figure's mean and max over the intervals that have it (null when none has).
@@ -36,8 +45,14 @@ pub struct MeanMax {
 /// One interval's figures (null: not measured on this machine).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GeneratorInterval {
+    /// The figure behind the verdict (null when healthy or not judged).
+    pub cause: Option<Cause>,
     /// The process's CPU share.
     pub cpu: Option<f64>,
+    /// The interval's end, in seconds from the run's start.
+    pub end_s: f64,
+    /// The event loops' timer overshoot p99, milliseconds.
+    pub overshoot_ms: Option<f64>,
     /// The event loops' mean run-queue share.
     pub run_queue: Option<f64>,
     /// The worst event loop's run-queue share.
@@ -48,6 +63,8 @@ pub struct GeneratorInterval {
     pub steal: Option<f64>,
     /// The throttled share.
     pub throttled: Option<f64>,
+    /// The verdict (null: too little measured to judge).
+    pub verdict: Option<GeneratorVerdict>,
 }
 
 /// Shares to four decimals (a hundredth of a percent): finer is noise.
@@ -59,31 +76,46 @@ impl Generator {
     /// The section for what the engine measured.
     pub fn new(report: &GeneratorReport) -> Self {
         let over = |figure: fn(&GeneratorHealth) -> Option<f64>| {
-            let values: Vec<f64> = report.intervals.iter().filter_map(|(_, h)| figure(h)).collect();
+            let values: Vec<f64> = report.intervals.iter().filter_map(|i| figure(&i.health)).collect();
             MeanMax {
                 mean: (!values.is_empty()).then(|| round(values.iter().sum::<f64>() / values.len() as f64)),
                 max: values.iter().copied().reduce(f64::max).map(round),
             }
         };
+        let mut verdicts = GeneratorTally::default();
+        for judgement in report.intervals.iter().filter_map(|i| i.judgement.as_ref()) {
+            verdicts.count(judgement.verdict);
+        }
         Generator {
             cores_allowed: round(report.cores_allowed),
             cpu: over(|h| h.cpu),
             intervals: report
                 .intervals
                 .iter()
-                .map(|(start, h)| GeneratorInterval {
-                    cpu: h.cpu.map(round),
-                    run_queue: h.run_queue.map(round),
-                    run_queue_max: h.run_queue_max.map(round),
-                    start_s: start.as_secs_f64(),
-                    steal: h.steal.map(round),
-                    throttled: h.throttled.map(round),
+                .map(|i| {
+                    let h = &i.health;
+                    GeneratorInterval {
+                        cause: i.judgement.as_ref().and_then(|j| j.cause()).map(|(cause, _)| cause),
+                        cpu: h.cpu.map(round),
+                        end_s: i.end.as_secs_f64(),
+                        overshoot_ms: h.overshoot_ms.map(round),
+                        run_queue: h.run_queue.map(round),
+                        run_queue_max: h.run_queue_max.map(round),
+                        start_s: i.start.as_secs_f64(),
+                        steal: h.steal.map(round),
+                        throttled: h.throttled.map(round),
+                        verdict: i.judgement.as_ref().map(|j| j.verdict),
+                    }
                 })
                 .collect(),
+            overshoot_ms: over(|h| h.overshoot_ms),
             run_queue: over(|h| h.run_queue),
             run_queue_max: over(|h| h.run_queue_max),
             steal: over(|h| h.steal),
             throttled: over(|h| h.throttled),
+            verdict: verdicts.worst(),
+            verdicts,
+            why: generator_verdict::sentence(&report.judged()),
         }
     }
 
@@ -99,6 +131,8 @@ impl Generator {
 mod tests {
     use std::time::Duration;
 
+    use loadhost_metrics::MeasuredInterval;
+
     use super::*;
 
     #[test]
@@ -111,11 +145,16 @@ mod tests {
         };
         let report = GeneratorReport {
             cores_allowed: 2.0,
-            intervals: vec![
-                (Duration::ZERO, h(0.2, None)),
-                (Duration::from_secs(1), h(0.6, Some(0.5))),
-                (Duration::from_secs(2), h(0.4, None)),
-            ],
+            intervals: [h(0.2, None), h(0.6, Some(0.5)), h(0.4, None)]
+                .into_iter()
+                .zip(0u64..)
+                .map(|(health, s)| MeasuredInterval {
+                    start: Duration::from_secs(s),
+                    end: Duration::from_secs(s + 1),
+                    health,
+                    judgement: generator_verdict::judge(&health, Some(10.0)),
+                })
+                .collect(),
         };
         let g = Generator::new(&report);
         assert_eq!(g.cpu, MeanMax { mean: Some(0.4), max: Some(0.6) });
@@ -126,5 +165,16 @@ mod tests {
         let json = serde_json::to_value(&g).unwrap();
         assert_eq!(json["intervals"][0]["steal"], serde_json::Value::Null);
         assert_eq!(json["run_queue"]["max"], serde_json::json!(0.06));
+        // Throttled half of the second interval: saturated there, healthy elsewhere.
+        assert_eq!(g.verdict, Some(GeneratorVerdict::Saturated));
+        assert_eq!(json["intervals"][1]["verdict"], "saturated");
+        assert_eq!(json["intervals"][1]["cause"], "throttled");
+        assert_eq!(json["intervals"][0]["verdict"], "healthy");
+        assert_eq!(json["verdicts"], serde_json::json!({"degraded": 0, "judged": 3, "saturated": 1}));
+        assert!(
+            g.why.as_deref().is_some_and(|w| w.starts_with("the generator was saturated from 1 s to 2 s")),
+            "{:?}",
+            g.why
+        );
     }
 }
