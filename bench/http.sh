@@ -131,15 +131,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { # port: up to 30 s for something to accept on 127.0.0.1:port
-    for _ in $(seq 300); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-        sleep 0.1
-    done
-    return 1
-}
-
 targets=()
 for target in "${target_names[@]}"; do
     case $target in
@@ -156,28 +147,8 @@ for target in "${target_names[@]}"; do
             ;;
         nginx)
             if [ -z "$NGINX" ]; then echo "  nginx: not installed, skipped"; continue; fi
-            port=$(free_port)
-            nginx_conns=$(( 2 * CONNS_HIGH + 64 )); [ "$nginx_conns" -gt 4096 ] || nginx_conns=4096
-            cat > "$OUT/nginx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $PWD/$OUT/nginx/nginx.pid;
-error_log $PWD/$OUT/nginx/error.log;
-events { worker_connections $nginx_conns; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$port;
-        location / { return 200 "ok\n"; }
-    }
-}
-EOF
-            timeout -k 5 "$serve_s" "$NGINX" -c "$PWD/$OUT/nginx/nginx.conf" -p "$PWD/$OUT/nginx" \
-                -e "$PWD/$OUT/nginx/error.log" > "$OUT/nginx/stdout.txt" 2>&1 &
-            pids+=($!)
-            wait_port "$port" || die "nginx did not start: $(cat "$OUT/nginx/stdout.txt" "$OUT/nginx/error.log" 2>/dev/null)"
-            url=http://127.0.0.1:$port/
+            bench_start_nginx "$NGINX" "$PWD/$OUT/nginx" $(( 2 * CONNS_HIGH + 64 )) "$serve_s" || die "nginx did not start"
+            pids+=("$nginx_pid")
             ;;
         *) die "unknown target '$target' in TARGETS (nginx builtin)" ;;
     esac

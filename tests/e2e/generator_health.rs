@@ -1,7 +1,9 @@
-//! The generator's health (docs/outputs.md, `generator`), measured by real runs against the
-//! built-in target: every interval has its CPU share and its event loops' run-queue delay, in the
-//! summary, the JSON lines and the CSV; and a loadhost pinned to one core beside a CPU hog pinned
-//! there too sees a large share of its time spent waiting for that core.
+//! The generator's health and its verdict on itself (docs/outputs.md, `generator`), measured by
+//! real runs against the built-in target: every interval has its CPU share, its event loops'
+//! run-queue delay and timer overshoot, and a verdict, in the summary, the JSON lines and the CSV;
+//! a loadhost pinned to one core beside a CPU hog pinned there too sees a large share of its time
+//! spent waiting for that core and says it was not healthy; one in a cgroup with a fifth of a CPU
+//! says it was saturated by throttling, and `generator_saturated:rate==0` fails the run (exit 99).
 
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
@@ -9,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::cgroup::Cgroup;
 use crate::common::{Example, Loadhost, Run, assert_identity, assert_ok, plugin};
 use crate::target_process::TargetProcess;
 
@@ -23,17 +26,52 @@ fn args(target: &TargetProcess, url: &str) -> Vec<String> {
     args
 }
 
-/// `loadhost run` against `target`, under `taskset -c 0` when `pinned`.
-fn run(target: &TargetProcess, pinned: bool) -> Run {
+/// The threshold CI uses to refuse a run whose figures cannot be trusted.
+const REFUSE_SATURATED: &str = "generator_saturated:rate==0";
+
+/// How loadhost is started.
+enum Starved<'a> {
+    /// As is.
+    No,
+    /// Under `taskset -c 0`.
+    Pinned,
+    /// In this CPU cgroup.
+    Quota(&'a Cgroup),
+}
+
+/// `loadhost run` against `target`, with `extra` arguments, started as `starved` says.
+fn run(target: &TargetProcess, starved: Starved<'_>, extra: &[&str]) -> Run {
     let url = format!("TARGET_URL={}/", target.url);
-    let args = args(target, &url);
+    let mut args = args(target, &url);
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let loadhost = if pinned {
-        Loadhost::new().program("taskset").args(["-c", "0", env!("CARGO_BIN_EXE_loadhost")])
-    } else {
-        Loadhost::new()
+    let loadhost = match starved {
+        Starved::Pinned => Loadhost::new().program("taskset").args(["-c", "0", env!("CARGO_BIN_EXE_loadhost")]),
+        Starved::No | Starved::Quota(_) => Loadhost::new(),
     };
-    loadhost.arg_run(&plugin(Example::HttpGet), &args).spawn().finish_within(Duration::from_secs(60))
+    let loadhost = loadhost.arg_run(&plugin(Example::HttpGet), &args);
+    let loadhost = match starved {
+        Starved::Quota(cgroup) => loadhost.in_cgroup(&cgroup.procs()),
+        _ => loadhost,
+    };
+    loadhost.spawn().finish_within(Duration::from_secs(60))
+}
+
+/// The verdict on `g` and each interval's, checked against one another: the run's is its worst
+/// interval's, its counts are the intervals', and `why` is there exactly when one was not healthy.
+fn verdicts(g: &Value) -> (String, Vec<Value>) {
+    let order = ["healthy", "degraded", "saturated"];
+    let intervals: Vec<Value> = g["intervals"].as_array().cloned().unwrap_or_default();
+    let judged: Vec<&str> = intervals.iter().filter_map(|i| i["verdict"].as_str()).collect();
+    let worst = judged.iter().copied().max_by_key(|v| order.iter().position(|o| o == v)).unwrap_or("none");
+    assert_eq!(g["verdict"].as_str(), Some(worst), "{g}");
+    assert_eq!(g["verdicts"]["judged"].as_u64(), Some(judged.len() as u64), "{g}");
+    for (key, word) in [("degraded", "degraded"), ("saturated", "saturated")] {
+        let n = judged.iter().filter(|v| **v == word).count() as u64;
+        assert_eq!(g["verdicts"][key].as_u64(), Some(n), "{g}");
+    }
+    assert_eq!(g["why"].is_string(), worst != "healthy", "{g}");
+    (worst.to_owned(), intervals)
 }
 
 /// The summary's `generator` section, checked for what every measured run has.
@@ -60,8 +98,12 @@ fn generator(run: &Run) -> Value {
 #[test]
 fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
     let target = TargetProcess::start(&[]);
-    let run = run(&target, false);
+    let run = run(&target, Starved::No, &[]);
     let g = generator(&run);
+    let (verdict, _) = verdicts(&g);
+    // Not asserted: on a busy machine (the suite's other tests share its cores) a run may well be
+    // degraded or saturated; the verdict says so rather than hide it.
+    eprintln!("unpinned: {verdict}: {}", g["why"]);
     eprintln!("unpinned: run_queue {} cpu {}", g["run_queue_max"], g["cpu"]);
     assert!(g["cpu"]["max"].as_f64() >= g["cpu"]["mean"].as_f64(), "{g}");
     // The JSON lines: a `generator` object on each interval line, as the summary's interval.
@@ -72,6 +114,8 @@ fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
     for (line, summary) in intervals.iter().zip(g["intervals"].as_array().into_iter().flatten()) {
         assert_eq!(line["generator"]["cpu"], summary["cpu"], "{line}");
         assert_eq!(line["generator"]["run_queue"], summary["run_queue"], "{line}");
+        assert_eq!(line["generator"]["verdict"], summary["verdict"], "{line}");
+        assert_eq!(line["generator"]["cause"], summary["cause"], "{line}");
     }
     // The CSV: four columns after `scenario`, the CPU share and the verdict filled in.
     let csv = run.file("rows.csv");
@@ -122,7 +166,7 @@ impl Drop for Hog {
 }
 
 #[test]
-fn a_generator_pinned_beside_a_cpu_hog_waits_for_its_core() {
+fn a_generator_pinned_beside_a_cpu_hog_waits_for_its_core_and_says_it_was_not_healthy() {
     let taskset = Command::new("taskset").args(["-c", "0", "true"]).status();
     if !taskset.is_ok_and(|s| s.success()) {
         eprintln!("skipped: no taskset (util-linux) on this machine");
@@ -131,13 +175,55 @@ fn a_generator_pinned_beside_a_cpu_hog_waits_for_its_core() {
     let target = TargetProcess::start(&[]);
     let run = {
         let Some(_hog) = Hog::start() else { panic!("taskset ran, so the hog starts") };
-        run(&target, true)
+        run(&target, Starved::Pinned, &["--threshold", REFUSE_SATURATED])
     };
-    let g = generator(&run);
-    eprintln!(
-        "pinned beside a hog: run_queue {} run_queue_max {} cpu {}",
-        g["run_queue"], g["run_queue_max"], g["cpu"]
-    );
+    // The threshold fails the run exactly when an interval was saturated.
+    let s = run.summary();
+    let g = s["generator"].clone();
+    let (verdict, intervals) = verdicts(&g);
+    eprintln!("pinned beside a hog: {verdict}: run_queue_max {} cpu {}: {}", g["run_queue_max"], g["cpu"], g["why"]);
     let worst = g["run_queue_max"]["max"].as_f64().unwrap_or_else(|| panic!("{g}"));
     assert!(worst >= 0.2, "the event loop waited for core 0 a large share of the time: {g}");
+    assert!(verdict == "degraded" || verdict == "saturated", "{g}");
+    assert!(intervals.iter().any(|i| i["cause"] == "run_queue_max"), "the run-queue delay is named: {g}");
+    let why = g["why"].as_str().unwrap_or_default();
+    assert!(why.contains("waited for a CPU") && why.contains("give the generator CPUs of its own"), "{why}");
+    let threshold = &s["thresholds"][REFUSE_SATURATED];
+    assert_eq!(threshold["ok"], verdict != "saturated", "{threshold}");
+    assert_eq!(run.code, if verdict == "saturated" { 99 } else { 0 }, "{}", run.stderr);
+    assert!(run.stdout.contains(why), "the terminal says it in the same words: {}", run.stdout);
+}
+
+#[test]
+fn a_generator_throttled_by_its_cgroup_is_saturated_and_the_threshold_refuses_the_run() {
+    let Some(cgroup) = Cgroup::cpu(0.2) else {
+        eprintln!("skipped: no CPU cgroup can be made here (not root, or no cpu controller)");
+        return;
+    };
+    let target = TargetProcess::start(&[]);
+    // Two workers looping want far more than a fifth of a CPU: the quota stops the process for
+    // most of every 100 ms (measured: throttled 60–67% of the time, timers 70–80 ms late).
+    let run = run(&target, Starved::Quota(&cgroup), &["--threshold", REFUSE_SATURATED]);
+    assert_eq!(run.code, 99, "the threshold refuses the run: {}", run.stderr);
+    let s = run.summary();
+    let g = s["generator"].clone();
+    let (verdict, intervals) = verdicts(&g);
+    eprintln!("a fifth of a CPU: {verdict}: throttled {} cores {}: {}", g["throttled"], g["cores_allowed"], g["why"]);
+    assert!((g["cores_allowed"].as_f64().unwrap_or_default() - 0.2).abs() < 1e-6, "the quota is read: {g}");
+    assert_eq!(verdict, "saturated", "{g}");
+    assert!(intervals.iter().any(|i| i["cause"] == "throttled"), "{g}");
+    let why = g["why"].as_str().unwrap_or_default();
+    assert!(why.starts_with("the generator was saturated from "), "{why}");
+    assert!(
+        why.contains("the cgroup throttled the process") && why.contains("raise the container's CPU limit"),
+        "{why}"
+    );
+    assert_eq!(s["thresholds"][REFUSE_SATURATED]["ok"], false, "{}", s["thresholds"]);
+    // The run's limit is the generator, named before the target, in the generator's own words.
+    assert_eq!(s["verdict"]["limit"], "emitter", "{}", s["verdict"]);
+    assert!(
+        s["verdict"]["why"].as_str().is_some_and(|w| w.contains("the generator was saturated")),
+        "{}",
+        s["verdict"]
+    );
 }

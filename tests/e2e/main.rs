@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod cache;
+mod cgroup;
 mod ci_reports;
 mod closed_model;
 mod common;

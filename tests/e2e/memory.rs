@@ -3,43 +3,9 @@
 //! terminal names the figures. Run for real inside a memory cgroup the test makes (v1 or v2); on a
 //! machine where it cannot make one, the test says so and checks nothing.
 
-use std::path::PathBuf;
-
+use crate::cgroup::Cgroup;
 use crate::common::{Loadhost, task_count};
 use crate::target_process::TargetProcess;
-
-/// A memory cgroup of `limit` bytes, removed on drop.
-struct Cgroup {
-    dir: PathBuf,
-}
-
-impl Cgroup {
-    fn new(limit: u64) -> Option<Self> {
-        let name = format!("loadhost-test-{}", std::process::id());
-        // cgroup v2: the unified hierarchy with the memory controller given to children.
-        let v2 = PathBuf::from("/sys/fs/cgroup");
-        if std::fs::read_to_string(v2.join("cgroup.controllers")).is_ok_and(|c| c.contains("memory")) {
-            let _ = std::fs::write(v2.join("cgroup.subtree_control"), "+memory");
-            let dir = v2.join(&name);
-            if std::fs::create_dir(&dir).is_ok() && std::fs::write(dir.join("memory.max"), limit.to_string()).is_ok() {
-                return Some(Self { dir });
-            }
-        }
-        let dir = PathBuf::from("/sys/fs/cgroup/memory").join(&name);
-        if std::fs::create_dir(&dir).is_ok()
-            && std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).is_ok()
-        {
-            return Some(Self { dir });
-        }
-        None
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
 
 #[test]
 fn the_crews_default_ceiling_follows_the_memory_its_cgroup_leaves() {
@@ -48,14 +14,14 @@ fn the_crews_default_ceiling_follows_the_memory_its_cgroup_leaves() {
         eprintln!("skipped: http-get-python was not built (its toolchain is absent)");
         return;
     }
-    let Some(cgroup) = Cgroup::new(400 << 20) else {
+    let Some(cgroup) = Cgroup::memory(400 << 20) else {
         eprintln!("skipped: no memory cgroup can be made here (not root, or no memory controller)");
         return;
     };
     let target = TargetProcess::start(&[]);
     let url = format!("TARGET_URL={}/delay?ms=2000", target.url);
     // 50 journeys/s of 2 s each would need 100 workers of several MiB: more than 400 MiB holds.
-    let procs = cgroup.dir.join("cgroup.procs");
+    let procs = cgroup.procs();
     let args = ["-e", &url, "--allow-host", &target.authority, "-r", "50", "-d", "4s", "--graceful-stop", "3s"];
     let run = Loadhost::new()
         .args(["run".as_ref(), python.as_os_str()])

@@ -68,7 +68,7 @@ impl fmt::Display for GeneratorVerdict {
     }
 }
 
-/// The figure behind a verdict.
+/// The figure behind a verdict, named as the figure is (`name`, and in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
@@ -77,10 +77,12 @@ pub enum Cause {
     /// The VM's neighbours took the CPUs.
     Steal,
     /// An event loop waited for a CPU.
+    #[serde(rename = "run_queue_max")]
     RunQueue,
     /// The process used nearly all the CPU it may use.
     Cpu,
     /// The event loops' timers fired late (their own backlog, or a CPU they waited for).
+    #[serde(rename = "overshoot_ms")]
     Overshoot,
 }
 
@@ -248,7 +250,9 @@ pub fn sentence(intervals: &[JudgedInterval]) -> Option<String> {
     let beside = most_often(
         at_worst.iter().flat_map(|i| i.judgement.causes.iter().skip(1).copied()).filter(|(c, _)| *c != deciding.0),
     );
-    let advice = beside.filter(|(c, _)| c.is_resource()).map_or(deciding.0, |(c, _)| c).advice();
+    // What to do follows the resource the generator lacked, whichever of the two names it.
+    let lacked = [Some(deciding), beside].into_iter().flatten().find(|(c, _)| c.is_resource());
+    let advice = lacked.map_or(deciding.0, |(c, _)| c).advice();
     let figures = match beside {
         Some((cause, value)) => format!("{} while {}", deciding.0.words(deciding.1), cause.words(value)),
         None => deciding.0.words(deciding.1),
@@ -363,5 +367,8 @@ mod tests {
         }
         assert_eq!((tally.judged, tally.degraded, tally.saturated), (5, 1, 2));
         assert_eq!(tally.worst(), Some(GeneratorVerdict::Saturated));
+        for cause in [Cause::Throttled, Cause::Steal, Cause::RunQueue, Cause::Cpu, Cause::Overshoot] {
+            assert_eq!(serde_json::to_value(cause).unwrap(), cause.name(), "one name in JSON and in words");
+        }
     }
 }
