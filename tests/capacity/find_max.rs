@@ -2,15 +2,24 @@
 
 use serde_json::Value;
 
+use crate::cgroup::Cgroup;
 use crate::common::{Example, Fixture, Loadhost, fixture, plugin};
 use crate::target_process::TargetProcess;
 
 fn search(plugin_path: &std::path::Path, args: &[&str]) -> (crate::common::Run, Value) {
+    search_in(None, plugin_path, args)
+}
+
+/// A search, run inside `cgroup` when there is one.
+fn search_in(cgroup: Option<&Cgroup>, plugin_path: &std::path::Path, args: &[&str]) -> (crate::common::Run, Value) {
     let _turn = crate::ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let cmd = Loadhost::new()
+    let mut cmd = Loadhost::new()
         .args(["find-max".as_ref(), plugin_path.as_os_str()])
         .args(args)
         .args(["--summary-json", "result.json"]);
+    if let Some(cgroup) = cgroup {
+        cmd = cmd.in_cgroup(&cgroup.procs());
+    }
     let run = cmd.run();
     let result: Value = serde_json::from_str(&run.file("result.json")).unwrap();
     (run, result)
@@ -94,6 +103,28 @@ fn a_plugin_that_burns_cpu_finds_the_host_as_the_limit() {
     // machine is, not what limits it).
     let limit = result["limit"].as_str().unwrap();
     assert!(limit == "emitter" || limit == "crew", "the host, not the (absent) target: {result:#}");
+}
+
+#[test]
+fn a_search_on_a_fifth_of_a_cpu_stops_where_the_generator_saturates_and_says_so() {
+    let Some(cgroup) = Cgroup::cpu(0.2) else {
+        eprintln!("skipped: no CPU cgroup can be made here (not root, or no cpu controller)");
+        return;
+    };
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let args = ["-e", &url, "--allow-host", &target.authority];
+    let steps = ["--start", "400", "--factor", "4", "--step-duration", "2s", "--slo", "latency_ms:p(99)<500"];
+    let (run, result) =
+        search_in(Some(&cgroup), &plugin(Example::HttpGet), &[&args[..], &steps[..], &["--precision", "25%"]].concat());
+    assert_consistent(&run, &result, 400.0, 4.0);
+    // The target answers in well under a millisecond and is not in the cgroup: what gives out is
+    // the generator, held to 20 ms of CPU in every 100 ms (from about 6,400/s, throttled), and the
+    // verdict says so in the generator's own words.
+    assert_eq!(result["limit"], "emitter", "{result:#}");
+    let why = result["why"].as_str().unwrap_or_default();
+    assert!(why.starts_with("the generator was saturated from "), "{result:#}");
+    assert!(run.stdout.contains(&format!("the limit is the emitter: {why}")), "{}", run.stdout);
 }
 
 #[test]

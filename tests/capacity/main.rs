@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
 
+#[path = "../e2e/cgroup.rs"]
+#[allow(dead_code, reason = "shared with the e2e suite, which uses all of it")]
+mod cgroup;
 #[path = "../e2e/common.rs"]
 #[allow(dead_code, reason = "shared with the e2e suite, which uses all of it")]
 mod common;

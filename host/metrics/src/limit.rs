@@ -55,6 +55,21 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
     let gate_wait = t.gate_wait.percentiles().p99;
     let significant = |n: u64| n >= MIN_SHORTFALL && n as f64 > HOST_SHORTFALL * scheduled;
     let achieved = report.achieved_rate();
+    // The generator first: one starved of CPU explains the host's other shortfalls (late
+    // releases, a crew that grew too slowly). One stalled interval in a long run is reported (the
+    // generator section, its threshold) but does not make it the limit; a tenth of them does.
+    if t.generator.saturated > 0
+        && t.generator.saturated as f64 >= GENERATOR_SATURATED_SHARE * t.generator.judged as f64
+    {
+        let why =
+            report.generator.as_ref().and_then(|g| crate::generator_verdict::sentence(&g.judged())).unwrap_or_else(
+                || {
+                    let g = &t.generator;
+                    format!("the generator was saturated in {} of {} intervals", g.saturated, g.judged)
+                },
+            );
+        return Some((Limit::Emitter, why));
+    }
     if significant(t.underrun) {
         return Some((
             Limit::Emitter,
@@ -74,20 +89,6 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
     {
         return Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s")));
     }
-    // One stalled interval in a long run is reported (the generator section, its threshold) but
-    // does not make the generator the run's limit; a tenth of the intervals does.
-    if t.generator.saturated > 0
-        && t.generator.saturated as f64 >= GENERATOR_SATURATED_SHARE * t.generator.judged as f64
-    {
-        let why =
-            report.generator.as_ref().and_then(|g| crate::generator_verdict::sentence(&g.judged())).unwrap_or_else(
-                || {
-                    let g = &t.generator;
-                    format!("the generator was saturated in {} of {} intervals", g.saturated, g.judged)
-                },
-            );
-        return Some((Limit::Emitter, why));
-    }
     broken.map(|(expr, value)| (Limit::Target, format!("{expr} broke ({value:.3}) while the host kept up")))
 }
 
@@ -98,4 +99,56 @@ pub fn verdict(report: &RunReport, thresholds: &[crate::ThresholdResult]) -> Opt
     let broken = thresholds.iter().find(|t| !t.passed).and_then(|t| t.value.map(|v| (t.expr.as_str(), v)));
     let planned = if report.stopped.is_some() || report.aborted.is_some() { None } else { report.target_rate };
     limiting(report, planned, broken)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::generator_verdict::GeneratorVerdict;
+    use crate::outcome::Outcome;
+    use crate::report::WorkerStats;
+    use crate::window::Window;
+
+    /// A 10 s run of 1,000 passed tasks with `underrun` late releases, whose generator was
+    /// saturated in `saturated` of its `judged` intervals.
+    fn run(underrun: u64, saturated: u64, judged: u64) -> RunReport {
+        let mut totals = Window::default();
+        totals.counts.scheduled = 1_000;
+        totals.counts.add(Outcome::Passed, 1_000);
+        totals.underrun = underrun;
+        for i in 0..judged {
+            totals.generator.count(if i < saturated { GeneratorVerdict::Saturated } else { GeneratorVerdict::Healthy });
+        }
+        RunReport {
+            scenario: "default".into(),
+            offset: Duration::ZERO,
+            started_at: SystemTime::UNIX_EPOCH,
+            elapsed: Duration::from_secs(10),
+            generation: Duration::from_secs(10),
+            started: 1_000,
+            target_rate: Some(100.0),
+            totals,
+            workers: WorkerStats::default(),
+            intervals: 10,
+            aborted: None,
+            stopped: None,
+            teardown_error: None,
+            generator: None,
+        }
+    }
+
+    #[test]
+    fn a_saturated_generator_is_named_before_the_pacer_and_the_target() {
+        let broken = Some(("latency_ms:p(99)<1", 5.0));
+        let (limit, why) = limiting(&run(50, 2, 10), Some(100.0), broken).unwrap();
+        assert_eq!((limit, why.as_str()), (Limit::Emitter, "the generator was saturated in 2 of 10 intervals"));
+        // One interval in twenty is a stall, reported but not the run's limit: the pacer is.
+        let (limit, why) = limiting(&run(50, 1, 20), Some(100.0), broken).unwrap();
+        assert_eq!(limit, Limit::Emitter);
+        assert!(why.contains("underrun"), "{why}");
+        let (limit, _) = limiting(&run(0, 0, 10), Some(100.0), broken).unwrap();
+        assert_eq!(limit, Limit::Target, "the host kept up");
+    }
 }
