@@ -25,6 +25,8 @@
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`generator`]: the generator's health per interval (its CPU, its event loops' run-queue delay,
 //!   throttling, steal), as shares.
+//! - [`exhausted`]: connections the generator could not open for want of a local port or a file
+//!   descriptor, counted by the runtime for the engine's health sampler.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 //! - [`count`]: how counts add up without wrapping (checked, at most 2^53), so a damaged or crafted
 //!   results file is refused rather than wrapped round.
@@ -44,6 +46,7 @@ pub mod compare;
 pub mod count;
 pub mod endpoint;
 pub mod errors;
+pub mod exhausted;
 pub mod generator;
 pub mod histogram;
 pub mod http;
@@ -63,6 +66,7 @@ pub use catalogue::MetricKind;
 pub use combine::Timeline;
 pub use count::{MAX_COUNT, Overflow};
 pub use errors::{ErrorGroup, ErrorTable};
+pub use exhausted::{EXHAUSTED, Exhausted, ExhaustedCounts, ExhaustedTotals};
 pub use generator::{GeneratorHealth, GeneratorReport};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use http::{ExpectedStatuses, HttpSample, HttpStats};
