@@ -1,7 +1,11 @@
 //! The generator's health (docs/outputs.md, `generator`), measured by real runs against the
 //! built-in target: every interval has its CPU share and its event loops' run-queue delay, in the
-//! summary, the JSON lines and the CSV; and a loadhost pinned to one core beside a CPU hog pinned
-//! there too sees a large share of its time spent waiting for that core.
+//! summary, the JSON lines and the CSV; a loadhost pinned to one core beside a CPU hog pinned
+//! there too sees a large share of its time spent waiting for that core; and one whose
+//! descriptor limit is lower than its workers' connections sees its descriptors at the limit and
+//! counts the connects that found none, and still ends with its results. Ports exhausted
+//! (`EADDRNOTAVAIL`) are not provoked here (it takes the machine's whole ephemeral range): the
+//! runtime's unit test of the errno classification covers them.
 
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
@@ -62,7 +66,10 @@ fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
     let target = TargetProcess::start(&[]);
     let run = run(&target, false);
     let g = generator(&run);
-    eprintln!("unpinned: run_queue {} cpu {}", g["run_queue_max"], g["cpu"]);
+    eprintln!(
+        "unpinned: run_queue {} cpu {} fds {} memory_peak {}",
+        g["run_queue_max"], g["cpu"], g["fds"], g["memory_peak"]
+    );
     assert!(g["cpu"]["max"].as_f64() >= g["cpu"]["mean"].as_f64(), "{g}");
     // The JSON lines: a `generator` object on each interval line, as the summary's interval.
     let lines = run.file("lines.jsonl");
@@ -73,17 +80,30 @@ fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
         assert_eq!(line["generator"]["cpu"], summary["cpu"], "{line}");
         assert_eq!(line["generator"]["run_queue"], summary["run_queue"], "{line}");
     }
-    // The CSV: three columns after `scenario`, the CPU share filled in.
+    // The CSV: the generator's columns after `scenario`, the CPU share filled in.
     let csv = run.file("rows.csv");
     let mut rows = csv.lines().filter(|l| !l.starts_with('#'));
     let header: Vec<&str> = rows.next().unwrap().split(',').collect();
-    assert_eq!(header[header.len() - 4..], ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled"]);
+    let (first, resources) = header[header.len() - 8..].split_at(4);
+    assert_eq!(first, ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled"]);
+    assert_eq!(
+        resources,
+        ["generator_fds", "generator_memory", "generator_ports_exhausted", "generator_fds_exhausted"]
+    );
     let rows: Vec<&str> = rows.collect();
     for row in &rows[..rows.len() - 1] {
         let fields: Vec<&str> = row.split(',').collect();
         assert_eq!(fields.len(), header.len(), "{row}");
-        assert!(fields[header.len() - 3].parse::<f64>().is_ok_and(|c| c > 0.0), "{row}");
+        assert!(fields[header.len() - 7].parse::<f64>().is_ok_and(|c| c > 0.0), "{row}");
     }
+    // An ordinary run's descriptors: a few, of a limit far above them; none ran out.
+    let fds = g["fds"]["max"].as_f64().unwrap_or_else(|| panic!("{g}"));
+    assert!(fds > 0.0 && fds < 0.5, "{g}");
+    assert!(g["memory_peak"]["max"].as_f64().is_some_and(|m| m > 0.0), "{g}");
+    assert_eq!((&g["fds_exhausted"], &g["ports_exhausted"]), (&Value::from(0), &Value::from(0)), "{g}");
+    let last_line = intervals.last().unwrap();
+    assert!(last_line["generator"]["fds"].as_f64().is_some_and(|f| f > 0.0), "{last_line}");
+    assert_eq!(last_line["generator"]["fds_exhausted"], 0, "{last_line}");
     // The terminal's line.
     assert!(run.stdout.contains("  generator........: cpu p50 "), "{}", run.stdout);
 }
@@ -134,4 +154,57 @@ fn a_generator_pinned_beside_a_cpu_hog_waits_for_its_core() {
     );
     let worst = g["run_queue_max"]["max"].as_f64().unwrap_or_else(|| panic!("{g}"));
     assert!(worst >= 0.2, "the event loop waited for core 0 a large share of the time: {g}");
+}
+
+/// The descriptor limit of the run below: loadhost's own descriptors (standard streams, the event
+/// loops' epoll and timers, the output files) take a few dozen, so 100 workers each keeping a
+/// connection pass it.
+const FD_LIMIT: u32 = 64;
+
+#[test]
+fn a_generator_out_of_descriptors_says_so_and_ends_with_its_results() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let mut args = args(&target, &url);
+    // 100 workers for 2 s (the shortest run with a full interval or two).
+    args[5] = "100".into();
+    args[7] = "2s".into();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The shell lowers its own limit, then becomes loadhost.
+    let limit = format!("ulimit -n {FD_LIMIT} && exec \"$@\"");
+    let run = Loadhost::new()
+        .program("sh")
+        .args(["-c", &limit, "sh", env!("CARGO_BIN_EXE_loadhost")])
+        .arg_run(&plugin(Example::HttpGet), &args)
+        .spawn()
+        .finish_within(Duration::from_secs(60));
+    // It ends as any run does: some tasks passed on the connections it had, the rest failed.
+    assert_ok(&run);
+    let s = run.summary();
+    assert_identity(&s);
+    let g = &s["generator"];
+    eprintln!(
+        "out of descriptors: fds {} fds_exhausted {} memory_peak {}",
+        g["fds"], g["fds_exhausted"], g["memory_peak"]
+    );
+    let fds = g["fds"]["max"].as_f64().unwrap_or_else(|| panic!("{g}"));
+    // Descriptors inherited from the test above the limit may put it past 1.
+    assert!(fds >= 0.9, "every descriptor allowed was open: {g}");
+    let exhausted = g["fds_exhausted"].as_u64().unwrap_or_else(|| panic!("{g}"));
+    assert!(exhausted > 0, "{g}");
+    assert_eq!(g["ports_exhausted"], 0, "{g}");
+    // A connect that found no descriptor failed its task, saying whose failure it was.
+    assert!(s["tasks"]["failed"].as_u64().is_some_and(|f| f > 0), "{}", s["tasks"]);
+    let errors = s["errors"].to_string();
+    assert!(errors.contains("connect failed: the generator is out of file descriptors"), "{errors}");
+    // The outputs that show the figures have them, to the terminal's line.
+    let counted: u64 = run
+        .file("rows.csv")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("interval"))
+        .map(|row| row.rsplit(',').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or_else(|| panic!("{row}")))
+        .sum();
+    assert_eq!(counted, exhausted, "the CSV's generator_fds_exhausted adds up to the summary's");
+    assert!(run.stdout.contains(" connects out of fds"), "{}", run.stdout);
+    assert!(run.stdout.contains("fds max "), "{}", run.stdout);
 }

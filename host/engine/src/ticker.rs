@@ -102,7 +102,7 @@ impl Ticker {
         let mut row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         row.scenario = self.scenario.clone();
         if let Some((sampler, report)) = &mut self.health {
-            row.generator = sampler.sample();
+            row.generator = sampler.sample(self.peak_workers);
             report.intervals.push((self.last_end, row.generator));
         }
         observer.on_window(&row, &window);

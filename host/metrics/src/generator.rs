@@ -1,7 +1,9 @@
 //! The generator's health: how much of the CPU it may use the loadhost process used, and how long
-//! its event loops waited for a CPU, per interval. Measured by the engine (its `health` sampler),
-//! once per interval; shown by the outputs. Every figure is a share, so runs on different machines
-//! compare; a figure the machine does not expose is `None`, never 0.
+//! its event loops waited for a CPU, per interval; and its resources: file descriptors, memory,
+//! connections it could not open for want of a port or a descriptor. Measured by the engine (its
+//! `health` sampler), once per interval; shown by the outputs. Every figure is a share, so runs on
+//! different machines compare; a figure the machine does not expose is `None`, never 0. The
+//! resources' exhaustion is counted, not shared: one failed connect is already worth seeing.
 
 use std::time::Duration;
 
@@ -18,6 +20,18 @@ pub struct GeneratorHealth {
     pub throttled: Option<f64>,
     /// The machine's steal time ÷ interval ÷ its CPUs (a VM's neighbours).
     pub steal: Option<f64>,
+    // The resources, read at the interval's end (the counts over it).
+    /// Open file descriptors ÷ the soft `RLIMIT_NOFILE`: at 1, a new connection fails (`EMFILE`).
+    pub fds: Option<f64>,
+    /// Resident memory (`VmRSS`) ÷ the plugins' memory budget: `--max-memory` × the crew's peak
+    /// workers so far.
+    pub memory: Option<f64>,
+    /// Peak resident memory so far (`VmHWM`) ÷ the same budget.
+    pub memory_peak: Option<f64>,
+    /// Connections not opened in the interval for want of a local port (`EADDRNOTAVAIL`).
+    pub ports_exhausted: u64,
+    /// Connections not opened in the interval for want of a file descriptor (`EMFILE`, `ENFILE`).
+    pub fds_exhausted: u64,
 }
 
 impl GeneratorHealth {
@@ -28,14 +42,22 @@ impl GeneratorHealth {
     }
 
     /// The figures by name, in the order outputs show them.
-    pub fn figures(&self) -> [(&'static str, Option<f64>); 5] {
+    pub fn figures(&self) -> [(&'static str, Option<f64>); 8] {
         [
             ("cpu", self.cpu),
             ("run_queue", self.run_queue),
             ("run_queue_max", self.run_queue_max),
             ("throttled", self.throttled),
             ("steal", self.steal),
+            ("fds", self.fds),
+            ("memory", self.memory),
+            ("memory_peak", self.memory_peak),
         ]
+    }
+
+    /// The counts by name, in the order outputs show them.
+    pub fn counts(&self) -> [(&'static str, u64); 2] {
+        [("ports_exhausted", self.ports_exhausted), ("fds_exhausted", self.fds_exhausted)]
     }
 }
 

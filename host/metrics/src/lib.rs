@@ -24,7 +24,7 @@
 //!   groups (k6's steps): `group_duration`, the `group` tag.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`generator`]: the generator's health per interval (its CPU, its event loops' run-queue delay,
-//!   throttling, steal), as shares.
+//!   throttling, steal; its file descriptors and memory), as shares, and its exhausted resources.
 //! - [`exhausted`]: connections the generator could not open for want of a local port or a file
 //!   descriptor, counted by the runtime for the engine's health sampler.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.

@@ -113,12 +113,11 @@ impl<W: Write> JsonLines<W> {
             line.insert(names::HTTP_DENIED.into(), json!(row.http_denied));
         }
         if row.generator.is_measured() {
-            let figures: Map<String, Value> = row
-                .generator
-                .figures()
-                .into_iter()
-                .map(|(name, v)| (name.to_owned(), json!(v.map(crate::summary::generator::round))))
-                .collect();
+            let g = &row.generator;
+            let shares = g.figures().map(|(name, v)| (name, json!(v.map(crate::summary::generator::round))));
+            let counts = g.counts().map(|(name, n)| (name, json!(n)));
+            let figures: Map<String, Value> =
+                shares.into_iter().chain(counts).map(|(name, v)| (name.to_owned(), v)).collect();
             line.insert("generator".into(), Value::Object(figures));
         }
         writeln!(self.out, "{}", Value::Object(line))?;

@@ -1,19 +1,26 @@
 //! The generator's health, measured once per interval (never per task): the process's CPU time
 //! against the cores it may use, each event loop thread's time runnable but waiting for a CPU
 //! (run-queue delay: the direct measure of a starved generator, which inflates latencies), the
-//! cgroup's throttling and the machine's steal. The ticker takes a [`Sampler`]'s figures onto each
-//! interval's row.
+//! cgroup's throttling and the machine's steal; and its resources: open file descriptors against
+//! `RLIMIT_NOFILE`, resident memory against the plugins' budget (`--max-memory` × the crew's peak
+//! workers), and the connections the runtime could not open for want of a local port or a file
+//! descriptor. The ticker takes a [`Sampler`]'s figures onto each interval's row.
 //!
 //! # Layout
 //! - `kernel`: the kernel's files and calls (`getrusage`, `schedstat`, cgroup `cpu.stat`,
 //!   `/proc/stat`), parsed by pure functions.
+//! - `resources`: open file descriptors (`/proc/self/fd`) and their limit, resident memory
+//!   (`/proc/self/status`), through files kept open.
 
 mod kernel;
+mod resources;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadhost_metrics::GeneratorHealth;
+use loadhost_metrics::{ExhaustedCounts, ExhaustedTotals, GeneratorHealth};
+
+use self::resources::{Reading, Resources};
 
 /// A run's event loop threads, each registered by its own thread as it starts, and what each had
 /// waited for a CPU when it ended (its `/proc` entry goes with it, and its id may be reused).
@@ -73,6 +80,10 @@ struct Sample {
     waiting: Vec<Option<Duration>>,
     throttled: Option<Duration>,
     steal: Option<Duration>,
+    /// Descriptors and memory at that moment.
+    resources: Reading,
+    /// Connections not opened for want of a port or a descriptor, so far.
+    exhausted: ExhaustedTotals,
 }
 
 /// Reads the figures each interval, as differences from the previous reading.
@@ -85,13 +96,18 @@ pub(crate) struct Sampler {
     ticks_per_s: u64,
     threads: Arc<LoopThreads>,
     cpu_stat: Option<String>,
+    /// The most memory each worker's plugin instance may use (`--max-memory`), when known.
+    max_memory: Option<u64>,
+    resources: Resources,
+    exhausted: &'static ExhaustedCounts,
     last: Sample,
 }
 
 impl Sampler {
     /// A sampler for this process and the event loops `threads` (every one registered by now),
-    /// reading its baseline now.
-    pub(crate) fn new(threads: Arc<LoopThreads>) -> Self {
+    /// whose workers' instances may each use `max_memory` bytes and whose failed connects count
+    /// into `exhausted`, reading its baseline now.
+    pub(crate) fn new(threads: Arc<LoopThreads>, max_memory: Option<u64>, exhausted: &'static ExhaustedCounts) -> Self {
         let (cpu_stat, quota) = kernel::cgroup_cpu();
         let affinity = kernel::affinity_cpus()
             .or_else(|| std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()))
@@ -104,6 +120,9 @@ impl Sampler {
             ticks_per_s: kernel::sysconf(libc::_SC_CLK_TCK).unwrap_or(100),
             threads,
             cpu_stat,
+            max_memory,
+            resources: Resources::open(),
+            exhausted,
             last: Sample::default(),
         };
         sampler.last = sampler.read();
@@ -115,22 +134,43 @@ impl Sampler {
         self.cores
     }
 
-    /// The figures since the last sample (or the baseline).
-    pub(crate) fn sample(&mut self) -> GeneratorHealth {
+    /// The figures since the last sample (or the baseline), with the crew's peak so far at
+    /// `peak_workers`.
+    pub(crate) fn sample(&mut self, peak_workers: u64) -> GeneratorHealth {
         let now = self.read();
-        let health = figures(&self.last, &now, self.cores, self.cpus);
+        let budget = self.max_memory.map(|m| m.saturating_mul(peak_workers));
+        let health = with_resources(figures(&self.last, &now, self.cores, self.cpus), &self.last, &now, budget);
         self.last = now;
         health
     }
 
-    fn read(&self) -> Sample {
+    fn read(&mut self) -> Sample {
         Sample {
+            resources: self.resources.read(),
+            exhausted: self.exhausted.totals(),
             at: Some(Instant::now()),
             process: kernel::process_cpu(),
             waiting: self.threads.waiting(),
             throttled: self.cpu_stat.as_deref().and_then(kernel::read).as_deref().and_then(kernel::parse_throttled),
             steal: kernel::read("/proc/stat").as_deref().and_then(|s| kernel::parse_steal(s, self.ticks_per_s)),
         }
+    }
+}
+
+/// `health` with the resources at `after` (`budget`: the plugins' memory budget in bytes) and the
+/// connects that found them exhausted since `before`. These need no span: a short interval has
+/// them too.
+fn with_resources(health: GeneratorHealth, before: &Sample, after: &Sample, budget: Option<u64>) -> GeneratorHealth {
+    let share = |n: Option<u64>, of: Option<u64>| n.zip(of.filter(|&of| of > 0)).map(|(n, of)| n as f64 / of as f64);
+    let r = &after.resources;
+    let exhausted = after.exhausted.since(before.exhausted);
+    GeneratorHealth {
+        fds: share(r.fds, r.fd_limit),
+        memory: share(r.rss, budget),
+        memory_peak: share(r.rss_peak, budget),
+        ports_exhausted: exhausted.ports,
+        fds_exhausted: exhausted.fds,
+        ..health
     }
 }
 
@@ -153,6 +193,7 @@ fn figures(before: &Sample, after: &Sample, cores: f64, cpus: f64) -> GeneratorH
         run_queue_max: share(waited.iter().copied().reduce(f64::max), 1.0),
         throttled: share(delta(before.throttled, after.throttled), 1.0),
         steal: share(delta(before.steal, after.steal), cpus),
+        ..GeneratorHealth::default()
     }
 }
 
@@ -173,6 +214,7 @@ mod tests {
             waiting: vec![ms(0), ms(100), ms(0)],
             throttled: None,
             steal: ms(0),
+            ..Sample::default()
         };
         let after = Sample {
             at: Some(t0 + Duration::from_secs(1)),
@@ -181,6 +223,7 @@ mod tests {
             waiting: vec![ms(200), ms(700), None],
             throttled: None,
             steal: ms(400),
+            ..Sample::default()
         };
         let h = figures(&before, &after, 2.0, 4.0);
         let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
@@ -230,20 +273,65 @@ mod tests {
     }
 
     #[test]
+    fn resources_are_shares_of_their_limits_and_exhaustion_counts_per_interval() {
+        let t0 = Instant::now();
+        let reading = |fds, rss, rss_peak| Reading {
+            fds: Some(fds),
+            fd_limit: Some(1024),
+            rss: Some(rss),
+            rss_peak: Some(rss_peak),
+        };
+        let before = Sample {
+            at: Some(t0),
+            resources: reading(10, 0, 0),
+            exhausted: ExhaustedTotals { ports: 1, fds: 5 },
+            ..Sample::default()
+        };
+        let after = Sample {
+            // Too short a span for CPU shares: the resources are still there.
+            at: Some(t0 + Duration::from_millis(3)),
+            resources: reading(512, 64 << 20, 96 << 20),
+            exhausted: ExhaustedTotals { ports: 1, fds: 12 },
+            ..Sample::default()
+        };
+        let h = with_resources(figures(&before, &after, 1.0, 1.0), &before, &after, Some(128 << 20));
+        assert_eq!(h.cpu, None);
+        assert_eq!((h.fds, h.memory, h.memory_peak), (Some(0.5), Some(0.5), Some(0.75)), "{h:?}");
+        assert_eq!((h.ports_exhausted, h.fds_exhausted), (0, 7));
+        assert!(h.is_measured());
+        let unlimited = Sample { resources: Reading { fd_limit: None, ..after.resources }, ..after.clone() };
+        let h = with_resources(GeneratorHealth::default(), &before, &unlimited, None);
+        assert_eq!((h.fds, h.memory, h.memory_peak), (None, None, None), "no limit, no budget: absent, not 0");
+    }
+
+    #[test]
     fn a_busy_thread_shows_cpu_and_a_sample_is_cheap() {
         let threads = Arc::new(LoopThreads::default());
         threads.register();
-        let mut sampler = Sampler::new(threads.clone());
+        let exhausted: &'static ExhaustedCounts = Box::leak(Box::default());
+        let mut sampler = Sampler::new(threads.clone(), Some(64 << 20), exhausted);
         let spin = Instant::now();
         let mut x = 0u64;
         while spin.elapsed() < MIN_SPAN + Duration::from_millis(20) {
             x = std::hint::black_box(x.wrapping_add(1));
         }
+        exhausted.count(loadhost_metrics::Exhausted::Fds);
         let timed = Instant::now();
-        let h = sampler.sample();
+        let h = sampler.sample(2);
         let cost = timed.elapsed();
-        // Not asserted: how long one sample takes here (it runs once per interval).
-        println!("one sample took {cost:?} (1 event loop): {h:?}");
+        // Not asserted: how long one sample takes here (it runs once per interval), and what of it
+        // is counting the open descriptors (one `getdents` pass over `/proc/self/fd`).
+        let fds = sampler.last.resources.fds;
+        let timed = Instant::now();
+        let counted = sampler.resources.read();
+        println!(
+            "one sample took {cost:?} (1 event loop, {fds:?} open descriptors; reading them and the memory {:?}): {h:?}",
+            timed.elapsed()
+        );
+        assert!(counted.fds.is_some_and(|n| n > 0), "{counted:?}");
+        assert!(h.fds.is_some_and(|f| f > 0.0 && f < 1.0), "{h:?}");
+        assert!(h.memory.is_some_and(|m| m > 0.0) && h.memory_peak >= h.memory, "of 2 × 64 MiB: {h:?}");
+        assert_eq!(h.fds_exhausted, 1, "{h:?}");
         assert!(h.cpu.is_some_and(|c| c > 0.0), "{h:?}");
         assert!(h.run_queue.is_some(), "{h:?}");
         assert!(sampler.cores_allowed() >= 0.01);
