@@ -3,7 +3,11 @@
 //! run-queue delay and timer overshoot, and a verdict, in the summary, the JSON lines and the CSV;
 //! a loadhost pinned to one core beside a CPU hog pinned there too sees a large share of its time
 //! spent waiting for that core and says it was not healthy; one in a cgroup with a fifth of a CPU
-//! says it was saturated by throttling, and `generator_saturated:rate==0` fails the run (exit 99).
+//! says it was saturated by throttling, and `generator_saturated:rate==0` fails the run (exit 99);
+//! one whose descriptor limit is lower than its workers' connections sees its descriptors at the
+//! limit, counts the connects that found none, and still ends with its results. Ports exhausted
+//! (`EADDRNOTAVAIL`) are not provoked here (it takes the machine's whole ephemeral range): the
+//! runtime's unit test of the errno classification covers them.
 
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
@@ -104,7 +108,10 @@ fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
     // Not asserted: on a busy machine (the suite's other tests share its cores) a run may well be
     // degraded or saturated; the verdict says so rather than hide it.
     eprintln!("unpinned: {verdict}: {}", g["why"]);
-    eprintln!("unpinned: run_queue {} cpu {}", g["run_queue_max"], g["cpu"]);
+    eprintln!(
+        "unpinned: run_queue {} cpu {} fds {} memory_peak {}",
+        g["run_queue_max"], g["cpu"], g["fds"], g["memory_peak"]
+    );
     assert!(g["cpu"]["max"].as_f64() >= g["cpu"]["mean"].as_f64(), "{g}");
     // The JSON lines: a `generator` object on each interval line, as the summary's interval.
     let lines = run.file("lines.jsonl");
@@ -117,21 +124,32 @@ fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
         assert_eq!(line["generator"]["verdict"], summary["verdict"], "{line}");
         assert_eq!(line["generator"]["cause"], summary["cause"], "{line}");
     }
-    // The CSV: four columns after `scenario`, the CPU share and the verdict filled in.
+    // The CSV: the generator's columns after `scenario`, the CPU share and the verdict filled in.
     let csv = run.file("rows.csv");
     let mut rows = csv.lines().filter(|l| !l.starts_with('#'));
     let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let (first, resources) = header[header.len() - 9..header.len() - 1].split_at(4);
+    assert_eq!(first, ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled"]);
+    assert_eq!(header.last(), Some(&"generator_verdict"));
     assert_eq!(
-        header[header.len() - 5..],
-        ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled", "generator_verdict"]
+        resources,
+        ["generator_fds", "generator_memory", "generator_ports_exhausted", "generator_fds_exhausted"]
     );
     let rows: Vec<&str> = rows.collect();
     for row in &rows[..rows.len() - 1] {
         let fields: Vec<&str> = row.split(',').collect();
         assert_eq!(fields.len(), header.len(), "{row}");
-        assert!(fields[header.len() - 4].parse::<f64>().is_ok_and(|c| c > 0.0), "{row}");
+        assert!(fields[header.len() - 8].parse::<f64>().is_ok_and(|c| c > 0.0), "{row}");
         assert!(["healthy", "degraded", "saturated"].contains(&fields[header.len() - 1]), "{row}");
     }
+    // An ordinary run's descriptors: a few, of a limit far above them; none ran out.
+    let fds = g["fds"]["max"].as_f64().unwrap_or_else(|| panic!("{g}"));
+    assert!(fds > 0.0 && fds < 0.5, "{g}");
+    assert!(g["memory_peak"]["max"].as_f64().is_some_and(|m| m > 0.0), "{g}");
+    assert_eq!((&g["fds_exhausted"], &g["ports_exhausted"]), (&Value::from(0), &Value::from(0)), "{g}");
+    let last_line = intervals.last().unwrap();
+    assert!(last_line["generator"]["fds"].as_f64().is_some_and(|f| f > 0.0), "{last_line}");
+    assert_eq!(last_line["generator"]["fds_exhausted"], 0, "{last_line}");
     // The terminal's line.
     // The terminal's line: the run's verdict, then the figures.
     let verdict = g["verdict"].as_str().unwrap_or_else(|| panic!("a verdict in {g}"));
@@ -226,4 +244,58 @@ fn a_generator_throttled_by_its_cgroup_is_saturated_and_the_threshold_refuses_th
         "{}",
         s["verdict"]
     );
+}
+
+/// The descriptor limit of the run below: loadhost's own descriptors (standard streams, the event
+/// loops' epoll and timers, the output files) take a few dozen, so 100 workers each keeping a
+/// connection pass it.
+const FD_LIMIT: u32 = 64;
+
+#[test]
+fn a_generator_out_of_descriptors_says_so_and_ends_with_its_results() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL={}/", target.url);
+    let mut args = args(&target, &url);
+    // 100 workers for 2 s (the shortest run with a full interval or two).
+    args[5] = "100".into();
+    args[7] = "2s".into();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The shell lowers its own limit, then becomes loadhost.
+    let limit = format!("ulimit -n {FD_LIMIT} && exec \"$@\"");
+    let run = Loadhost::new()
+        .program("sh")
+        .args(["-c", &limit, "sh", env!("CARGO_BIN_EXE_loadhost")])
+        .arg_run(&plugin(Example::HttpGet), &args)
+        .spawn()
+        .finish_within(Duration::from_secs(60));
+    // It ends as any run does: some tasks passed on the connections it had, the rest failed.
+    assert_ok(&run);
+    let s = run.summary();
+    assert_identity(&s);
+    let g = &s["generator"];
+    eprintln!(
+        "out of descriptors: fds {} fds_exhausted {} memory_peak {}",
+        g["fds"], g["fds_exhausted"], g["memory_peak"]
+    );
+    let fds = g["fds"]["max"].as_f64().unwrap_or_else(|| panic!("{g}"));
+    // Descriptors inherited from the test above the limit may put it past 1.
+    assert!(fds >= 0.9, "every descriptor allowed was open: {g}");
+    let exhausted = g["fds_exhausted"].as_u64().unwrap_or_else(|| panic!("{g}"));
+    assert!(exhausted > 0, "{g}");
+    assert_eq!(g["ports_exhausted"], 0, "{g}");
+    // A connect that found no descriptor failed its task, saying whose failure it was.
+    assert!(s["tasks"]["failed"].as_u64().is_some_and(|f| f > 0), "{}", s["tasks"]);
+    let errors = s["errors"].to_string();
+    assert!(errors.contains("connect failed: the generator is out of file descriptors"), "{errors}");
+    // The outputs that show the figures have them, to the terminal's line.
+    let csv = run.file("rows.csv");
+    let mut rows = csv.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let column = header.iter().position(|h| *h == "generator_fds_exhausted").unwrap_or_else(|| panic!("{header:?}"));
+    let counted: u64 = rows
+        .map(|row| row.split(',').nth(column).and_then(|n| n.parse::<u64>().ok()).unwrap_or_else(|| panic!("{row}")))
+        .sum();
+    assert_eq!(counted, exhausted, "the CSV's generator_fds_exhausted adds up to the summary's");
+    assert!(run.stdout.contains(" connects out of fds"), "{}", run.stdout);
+    assert!(run.stdout.contains("fds max "), "{}", run.stdout);
 }

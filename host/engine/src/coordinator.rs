@@ -311,7 +311,8 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
         }
         // Every event loop registered its thread before saying it was ready. Under the runtime's
         // clock (tests on virtual time) there are none, and CPU shares of virtual time mean nothing.
-        let health = (plan.pacer_clock() == PacerClock::Precise).then(|| Sampler::new(shared.loop_threads.clone()));
+        let health = (plan.pacer_clock() == PacerClock::Precise)
+            .then(|| Sampler::new(shared.loop_threads.clone(), plan.max_memory(), &loadhost_metrics::EXHAUSTED));
         let started_at = SystemTime::now();
         let start = Instant::now();
         for go in gos {

@@ -22,7 +22,7 @@ pub fn status_bytes(field: &str) -> Option<u64> {
 }
 
 /// `FIELD:   123 kB` in `text`, in bytes.
-fn kib_line(text: &str, field: &str) -> Option<u64> {
+pub(crate) fn kib_line(text: &str, field: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?;
     let kib: u64 = line[field.len() + 1..].trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kib * 1024)

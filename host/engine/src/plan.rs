@@ -121,6 +121,9 @@ pub struct Plan {
     /// Keep the crew within memory (see [`Plan::with_memory_aware_crew`]): `Some(explicit)`,
     /// where `explicit` says the user set the ceiling.
     memory_aware: Option<bool>,
+    /// The most memory each worker's plugin instance may use (`--max-memory`), when known: the
+    /// generator's health weighs the process's memory against it × the crew's peak.
+    max_memory: Option<u64>,
     /// Closed model: the worker count over time (`--stage` without `--rate`).
     worker_curve: Option<RateCurve>,
     /// How long after the run's start this plan starts (a scenario's offset).
@@ -201,6 +204,7 @@ impl Plan {
             grace: DEFAULT_GRACE,
             graceful_stop: DEFAULT_GRACEFUL_STOP,
             memory_aware: None,
+            max_memory: None,
             worker_curve: None,
             start_delay: Duration::ZERO,
             segment: Segment::whole(),
@@ -431,6 +435,17 @@ impl Plan {
     /// Whether the crew is kept within memory, and whether its ceiling was the user's.
     pub fn memory_aware_crew(&self) -> Option<bool> {
         self.memory_aware
+    }
+
+    /// Each worker's plugin instance may use `bytes` of memory (`--max-memory`).
+    pub fn with_max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes);
+        self
+    }
+
+    /// The memory each worker's plugin instance may use, when known.
+    pub fn max_memory(&self) -> Option<u64> {
+        self.max_memory
     }
 
     /// The feed, if any.

@@ -102,7 +102,7 @@ impl Ticker {
         let mut row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         row.scenario = self.scenario.clone();
         if let Some((sampler, report)) = &mut self.health {
-            row.generator = sampler.sample();
+            row.generator = sampler.sample(self.peak_workers);
             let judgement = row.generator_judgement();
             // Counted in the window, so thresholds (`generator_saturated`) and merges read it.
             if let Some(j) = &judgement {

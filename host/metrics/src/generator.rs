@@ -1,8 +1,11 @@
 //! The generator's health: how much of the CPU it may use the loadhost process used, and how long
-//! its event loops waited for a CPU, per interval. Measured by the engine (its `health` sampler),
-//! once per interval; shown by the outputs. Every figure but the timer overshoot (milliseconds) is
-//! a share, so runs on different machines compare; a figure the machine does not expose is `None`,
-//! never 0.
+//! its event loops waited for a CPU and how late their timers fired, per interval; and its
+//! resources: file descriptors, memory, connections it could not open for want of a port or a
+//! descriptor. Measured by the engine (its `health` sampler), once per interval; shown by the
+//! outputs. Every figure but the timer overshoot (milliseconds) is a share, so runs on different
+//! machines compare; a figure the machine does not expose is `None`, never 0. The resources'
+//! exhaustion is counted, not shared: one failed connect is already worth seeing.
+
 /// The generator's health over one interval, each figure a share of the interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GeneratorHealth {
@@ -20,6 +23,18 @@ pub struct GeneratorHealth {
     /// itself adds to anything due (a response, a task, a timer), whatever its cause.
     #[serde(default)]
     pub overshoot_ms: Option<f64>,
+    // The resources, read at the interval's end (the counts over it).
+    /// Open file descriptors ÷ the soft `RLIMIT_NOFILE`: at 1, a new connection fails (`EMFILE`).
+    pub fds: Option<f64>,
+    /// Resident memory (`VmRSS`) ÷ the plugins' memory budget: `--max-memory` × the crew's peak
+    /// workers so far.
+    pub memory: Option<f64>,
+    /// Peak resident memory so far (`VmHWM`) ÷ the same budget.
+    pub memory_peak: Option<f64>,
+    /// Connections not opened in the interval for want of a local port (`EADDRNOTAVAIL`).
+    pub ports_exhausted: u64,
+    /// Connections not opened in the interval for want of a file descriptor (`EMFILE`, `ENFILE`).
+    pub fds_exhausted: u64,
 }
 
 impl GeneratorHealth {
@@ -30,7 +45,7 @@ impl GeneratorHealth {
     }
 
     /// The figures by name, in the order outputs show them.
-    pub fn figures(&self) -> [(&'static str, Option<f64>); 6] {
+    pub fn figures(&self) -> [(&'static str, Option<f64>); 9] {
         [
             ("cpu", self.cpu),
             ("run_queue", self.run_queue),
@@ -38,6 +53,14 @@ impl GeneratorHealth {
             ("throttled", self.throttled),
             ("steal", self.steal),
             ("overshoot_ms", self.overshoot_ms),
+            ("fds", self.fds),
+            ("memory", self.memory),
+            ("memory_peak", self.memory_peak),
         ]
+    }
+
+    /// The counts by name, in the order outputs show them.
+    pub fn counts(&self) -> [(&'static str, u64); 2] {
+        [("ports_exhausted", self.ports_exhausted), ("fds_exhausted", self.fds_exhausted)]
     }
 }

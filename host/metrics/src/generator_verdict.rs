@@ -6,10 +6,11 @@
 //! - **saturated**: the generator's own waiting is a visible part of what it measured — its event
 //!   loops' timers fired late by at least a quarter of the interval's service p99 (and by at least
 //!   half a millisecond), or a loop waited for a CPU a quarter of the time, or the cgroup throttled
-//!   the process a tenth of the time;
+//!   the process a tenth of the time — or it failed tasks by its own fault: a connection it could
+//!   not open for want of a file descriptor or a local port;
 //! - **degraded**: the generator is short of CPU but its waiting is small against the latencies —
 //!   timers late by half a millisecond or more, a loop waiting 5% of the time, any throttling (1%),
-//!   steal of 5%, or the process using 90% of the CPU it may use;
+//!   steal of 5%, the process using 90% of the CPU it may use, or 90% of its descriptors open;
 //! - **healthy**: none of these.
 //!
 //! An interval with no figures (a virtual clock, a results file written before the figures were
@@ -36,6 +37,8 @@ pub const THROTTLED_SATURATED: f64 = 0.10;
 pub const THROTTLED_DEGRADED: f64 = 0.01;
 /// Steal share that makes an interval degraded.
 pub const STEAL_DEGRADED: f64 = 0.05;
+/// Open descriptors' share of their limit that makes an interval degraded.
+pub const FDS_DEGRADED: f64 = 0.90;
 /// CPU share (of the cores allowed) that makes an interval degraded.
 pub const CPU_DEGRADED: f64 = 0.90;
 
@@ -84,6 +87,12 @@ pub enum Cause {
     /// The event loops' timers fired late (their own backlog, or a CPU they waited for).
     #[serde(rename = "overshoot_ms")]
     Overshoot,
+    /// Connections failed for want of a file descriptor.
+    FdsExhausted,
+    /// Connections failed for want of a local port.
+    PortsExhausted,
+    /// The open file descriptors neared their limit.
+    Fds,
 }
 
 impl Cause {
@@ -95,6 +104,9 @@ impl Cause {
             Cause::RunQueue => "run_queue_max",
             Cause::Cpu => "cpu",
             Cause::Overshoot => "overshoot_ms",
+            Cause::FdsExhausted => "fds_exhausted",
+            Cause::PortsExhausted => "ports_exhausted",
+            Cause::Fds => "fds",
         }
     }
 
@@ -107,12 +119,15 @@ impl Cause {
             Cause::RunQueue => format!("an event loop waited for a CPU {pct:.0}% of the time (run-queue delay)"),
             Cause::Cpu => format!("the process used {pct:.0}% of the CPU it may use"),
             Cause::Overshoot => format!("the event loops' timers fired {value:.1} ms late (p99)"),
+            Cause::FdsExhausted => format!("{value:.0} connections failed for want of a file descriptor"),
+            Cause::PortsExhausted => format!("{value:.0} connections failed for want of a local port"),
+            Cause::Fds => format!("its open file descriptors reached {pct:.0}% of the limit"),
         }
     }
 
     /// Whether it is a resource the generator lacked (rather than how late it was).
     pub fn is_resource(self) -> bool {
-        matches!(self, Cause::Throttled | Cause::Steal | Cause::RunQueue)
+        !matches!(self, Cause::Cpu | Cause::Overshoot)
     }
 
     /// What to do about it.
@@ -124,6 +139,10 @@ impl Cause {
                 "give the generator CPUs of its own (away from the target and other work) or add a segment"
             }
             Cause::Cpu | Cause::Overshoot => "give the generator more CPU (--threads, cores) or add a segment",
+            Cause::FdsExhausted | Cause::Fds => "raise its descriptor limit (ulimit -n) or add a segment",
+            Cause::PortsExhausted => {
+                "reuse connections (keep-alive), widen net.ipv4.ip_local_port_range, or add a segment"
+            }
         }
     }
 }
@@ -162,9 +181,14 @@ pub fn judge(health: &GeneratorHealth, service_p99_ms: Option<f64>) -> Option<Ju
     };
     // The order here is the order causes are named at the same level: a resource the generator
     // lacked (throttling, steal, a CPU) explains late timers, so it comes first.
+    // A connection the generator could not open failed a task by its own fault: saturated.
+    let count = |n: u64| (n > 0).then_some(n as f64);
+    rule(count(health.fds_exhausted), Cause::FdsExhausted, Some(1.0), 1.0);
+    rule(count(health.ports_exhausted), Cause::PortsExhausted, Some(1.0), 1.0);
     rule(health.throttled, Cause::Throttled, Some(THROTTLED_SATURATED), THROTTLED_DEGRADED);
     rule(health.steal, Cause::Steal, None, STEAL_DEGRADED);
     rule(health.run_queue_max, Cause::RunQueue, Some(RUN_QUEUE_SATURATED), RUN_QUEUE_DEGRADED);
+    rule(health.fds, Cause::Fds, None, FDS_DEGRADED);
     rule(health.cpu, Cause::Cpu, None, CPU_DEGRADED);
     let overshoot_saturated = service_p99_ms.map(|p99| (p99 * OVERSHOOT_SATURATED_SHARE).max(OVERSHOOT_FLOOR_MS));
     rule(health.overshoot_ms, Cause::Overshoot, overshoot_saturated, OVERSHOOT_FLOOR_MS);
@@ -303,6 +327,7 @@ mod tests {
             throttled,
             steal: Some(0.0),
             overshoot_ms: Some(overshoot_ms),
+            ..Default::default()
         }
     }
 
@@ -339,6 +364,13 @@ mod tests {
         // Without a service p99 (no task ended), late timers are at most degraded.
         let late = GeneratorHealth { overshoot_ms: Some(40.0), ..Default::default() };
         assert_eq!(judge(&late, None).map(|j| j.verdict), Some(GeneratorVerdict::Degraded));
+        // A connect that found no descriptor failed a task by the generator's own fault.
+        let out_of_fds = GeneratorHealth { cpu: Some(0.1), fds: Some(1.0), fds_exhausted: 37, ..Default::default() };
+        let j = judge(&out_of_fds, Some(1.0)).unwrap();
+        assert_eq!(j.verdict, GeneratorVerdict::Saturated);
+        assert_eq!(j.causes, [(Cause::FdsExhausted, 37.0), (Cause::Fds, 1.0)]);
+        let near = GeneratorHealth { fds: Some(0.95), ..Default::default() };
+        assert_eq!(judge(&near, None).map(|j| j.verdict), Some(GeneratorVerdict::Degraded));
     }
 
     #[test]
@@ -367,7 +399,16 @@ mod tests {
         }
         assert_eq!((tally.judged, tally.degraded, tally.saturated), (5, 1, 2));
         assert_eq!(tally.worst(), Some(GeneratorVerdict::Saturated));
-        for cause in [Cause::Throttled, Cause::Steal, Cause::RunQueue, Cause::Cpu, Cause::Overshoot] {
+        for cause in [
+            Cause::Throttled,
+            Cause::Steal,
+            Cause::RunQueue,
+            Cause::Cpu,
+            Cause::Overshoot,
+            Cause::FdsExhausted,
+            Cause::PortsExhausted,
+            Cause::Fds,
+        ] {
             assert_eq!(serde_json::to_value(cause).unwrap(), cause.name(), "one name in JSON and in words");
         }
     }

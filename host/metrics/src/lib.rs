@@ -24,9 +24,12 @@
 //!   groups (k6's steps): `group_duration`, the `group` tag.
 //! - [`threshold`]: k6-style threshold expressions, evaluated against a run.
 //! - [`generator`]: the generator's health per interval (its CPU, its event loops' run-queue delay,
-//!   throttling, steal, timer overshoot).
+//!   throttling, steal, timer overshoot; its file descriptors and memory), and its exhausted
+//!   resources.
 //! - [`generator_verdict`]: the generator's verdict on each interval (healthy, degraded,
 //!   saturated), its rules, and the sentence a person acts on.
+//! - [`exhausted`]: connections the generator could not open for want of a local port or a file
+//!   descriptor, counted by the runtime for the engine's health sampler.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
 //! - [`count`]: how counts add up without wrapping (checked, at most 2^53), so a damaged or crafted
 //!   results file is refused rather than wrapped round.
@@ -46,6 +49,7 @@ pub mod compare;
 pub mod count;
 pub mod endpoint;
 pub mod errors;
+pub mod exhausted;
 pub mod generator;
 pub mod generator_verdict;
 pub mod histogram;
@@ -66,6 +70,7 @@ pub use catalogue::MetricKind;
 pub use combine::Timeline;
 pub use count::{MAX_COUNT, Overflow};
 pub use errors::{ErrorGroup, ErrorTable};
+pub use exhausted::{EXHAUSTED, Exhausted, ExhaustedCounts, ExhaustedTotals};
 pub use generator::GeneratorHealth;
 pub use generator_verdict::{GeneratorTally, GeneratorVerdict, Judgement};
 pub use histogram::{LatencyHistogram, Percentiles};

@@ -51,6 +51,10 @@ pub const HEADER: &[&str] = &[
     "generator_cpu",
     "generator_run_queue",
     "generator_throttled",
+    "generator_fds",
+    "generator_memory",
+    "generator_ports_exhausted",
+    "generator_fds_exhausted",
     "generator_verdict",
 ];
 
@@ -106,7 +110,15 @@ impl<W: Write> CsvWriter<W> {
         fields.push(row.scenario.to_string());
         // Appended after `scenario`, so readers by index keep working; empty when not measured.
         let g = &row.generator;
-        fields.extend([g.cpu, g.run_queue, g.throttled].map(|v| v.map_or(String::new(), |v| format!("{v:.4}"))));
+        let share = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
+        fields.extend([g.cpu, g.run_queue, g.throttled].map(share));
+        // The resources, after the first three (so their indices hold too); counts empty when
+        // nothing was measured, as the shares are.
+        fields.extend([g.fds, g.memory].map(share));
+        let measured = g.is_measured();
+        fields
+            .extend([g.ports_exhausted, g.fds_exhausted].map(|n| if measured { n.to_string() } else { String::new() }));
+        // The verdict last: the column added after the figures it judges.
         fields.push(row.generator_judgement().map_or(String::new(), |j| j.verdict.name().to_owned()));
         writeln!(self.out, "{}", fields.join(","))?;
         self.out.flush()
@@ -185,17 +197,25 @@ mod tests {
         assert_eq!(lines[0], r#"# config {"rate":"10/s"}"#);
         assert_eq!(lines[1].split(',').count(), HEADER.len());
         assert_eq!(lines[2].split(',').count(), HEADER.len());
+        let (first, resources) = HEADER[HEADER.len() - 9..HEADER.len() - 1].split_at(4);
+        assert_eq!(first, ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled"]);
         assert_eq!(
-            HEADER[HEADER.len() - 5..],
-            ["scenario", "generator_cpu", "generator_run_queue", "generator_throttled", "generator_verdict"]
+            resources,
+            ["generator_fds", "generator_memory", "generator_ports_exhausted", "generator_fds_exhausted"]
         );
-        assert!(lines[2].ends_with(",default,,,,"), "nothing measured: empty, not 0");
+        assert_eq!(HEADER.last(), Some(&"generator_verdict"));
+        assert!(lines[2].ends_with(",default,,,,,,,,"), "nothing measured: empty, not 0");
         let mut measured = row.clone();
         measured.generator.cpu = Some(0.25);
         measured.generator.throttled = Some(0.0);
+        measured.generator.fds = Some(0.5);
+        measured.generator.fds_exhausted = 3;
         writer.row(&measured).unwrap();
         let text = String::from_utf8(writer.out).unwrap();
-        assert!(text.lines().last().is_some_and(|l| l.ends_with(",default,0.2500,,0.0000,healthy")), "{text}");
+        assert!(
+            text.lines().last().is_some_and(|l| l.ends_with(",default,0.2500,,0.0000,0.5000,,0,3,saturated")),
+            "{text}"
+        );
     }
 
     #[test]

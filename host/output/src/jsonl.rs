@@ -113,12 +113,11 @@ impl<W: Write> JsonLines<W> {
             line.insert(names::HTTP_DENIED.into(), json!(row.http_denied));
         }
         if row.generator.is_measured() {
-            let mut figures: Map<String, Value> = row
-                .generator
-                .figures()
-                .into_iter()
-                .map(|(name, v)| (name.to_owned(), json!(v.map(crate::summary::generator::round))))
-                .collect();
+            let g = &row.generator;
+            let shares = g.figures().map(|(name, v)| (name, json!(v.map(crate::summary::generator::round))));
+            let counts = g.counts().map(|(name, n)| (name, json!(n)));
+            let mut figures: Map<String, Value> =
+                shares.into_iter().chain(counts).map(|(name, v)| (name.to_owned(), v)).collect();
             let judgement = row.generator_judgement();
             figures.insert("verdict".into(), json!(judgement.as_ref().map(|j| j.verdict)));
             figures.insert("cause".into(), json!(judgement.as_ref().and_then(|j| j.cause()).map(|(c, _)| c)));

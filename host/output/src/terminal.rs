@@ -98,8 +98,13 @@ fn fmt_share(share: f64) -> String {
     if pct < 10.0 { format!("{pct:.1}%") } else { format!("{pct:.0}%") }
 }
 
+/// Above this share of their limit, the open file descriptors are worth a word.
+const FDS_NOTABLE: f64 = 0.5;
+
 /// The generator's health: its CPU against the cores it may use, how long its event loops waited
-/// for a CPU, throttling and steal (each left out when the machine does not say).
+/// for a CPU, throttling and steal (each left out when the machine does not say); its resources
+/// only when notable (descriptors above half their limit, memory past the plugins' budget,
+/// connects that found no descriptor or port), so an ordinary run's line stays short.
 fn generator(out: &mut String, s: &Summary) {
     let Some(g) = &s.generator else { return };
     let mut parts = Vec::new();
@@ -115,6 +120,17 @@ fn generator(out: &mut String, s: &Summary) {
     }
     if let Some(max) = g.overshoot_ms.max {
         parts.push(format!("timers late p99 max {max:.1} ms"));
+    }
+    if let Some(max) = g.fds.max.filter(|&m| m > FDS_NOTABLE) {
+        parts.push(format!("fds max {} of limit", fmt_share(max)));
+    }
+    if let Some(peak) = g.memory_peak.max.filter(|&m| m > 1.0) {
+        parts.push(format!("memory peak {} of budget", fmt_share(peak)));
+    }
+    for (count, what) in [(g.fds_exhausted, "fds"), (g.ports_exhausted, "ports")] {
+        if count > 0 {
+            parts.push(format!("{count} connects out of {what}"));
+        }
     }
     if parts.is_empty() {
         return;
@@ -482,8 +498,6 @@ mod tests {
 
     #[test]
     fn the_generator_line_shows_what_was_measured_and_leaves_out_the_rest() {
-        use std::time::Duration;
-
         use loadhost_metrics::{GeneratorHealth, GeneratorReport};
         let mut s = sample();
         assert!(!render(&s).contains("generator"), "nothing measured, no line");
@@ -494,22 +508,52 @@ mod tests {
             steal: Some(0.0),
             ..GeneratorHealth::default()
         };
-        let intervals = [h(0.1, 0.0), h(0.5, 0.35), h(0.3, 0.05)]
-            .into_iter()
-            .zip(0u64..)
-            .map(|(health, s)| loadhost_metrics::MeasuredInterval {
-                start: Duration::from_secs(s),
-                end: Duration::from_secs(s + 1),
-                health,
-                judgement: None,
-            })
-            .collect();
+        let intervals = unjudged(vec![h(0.1, 0.0), h(0.5, 0.35), h(0.3, 0.05)]);
         s.generator = Some(crate::summary::Generator::new(&GeneratorReport { cores_allowed: 2.0, intervals }));
         let text = render(&s);
         assert!(
             text.contains(
                 "  generator........: cpu p50 30% max 50% of 2 cores · run-queue delay max 35% · steal max 0.0%\n"
             ),
+            "{text}"
+        );
+    }
+
+    /// One-second intervals of `health`, not judged (the line then shows no verdict).
+    fn unjudged(health: Vec<loadhost_metrics::GeneratorHealth>) -> Vec<loadhost_metrics::MeasuredInterval> {
+        let second = std::time::Duration::from_secs(1);
+        (0u32..)
+            .zip(health)
+            .map(|(s, health)| loadhost_metrics::MeasuredInterval {
+                start: second * s,
+                end: second * (s + 1),
+                health,
+                judgement: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_generators_resources_show_only_when_notable() {
+        use loadhost_metrics::{GeneratorHealth, GeneratorReport};
+        let mut s = sample();
+        let h = |fds: f64, memory_peak: f64, fds_exhausted: u64| GeneratorHealth {
+            cpu: Some(0.2),
+            fds: Some(fds),
+            memory: Some(memory_peak / 2.0),
+            memory_peak: Some(memory_peak),
+            fds_exhausted,
+            ..GeneratorHealth::default()
+        };
+        let mut run = |intervals| {
+            s.generator = Some(crate::summary::Generator::new(&GeneratorReport { cores_allowed: 1.0, intervals }));
+            render(&s)
+        };
+        let text = run(unjudged(vec![h(0.01, 0.4, 0)]));
+        assert!(text.contains("  generator........: cpu p50 20% max 20% of 1 cores\n"), "ordinary: {text}");
+        let text = run(unjudged(vec![h(0.3, 0.9, 0), h(0.98, 1.5, 37)]));
+        assert!(
+            text.contains("cpu p50 20% max 20% of 1 cores · fds max 98% of limit · memory peak 150% of budget · 37 connects out of fds\n"),
             "{text}"
         );
     }

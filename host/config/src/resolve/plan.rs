@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use loadhost_engine::{Arrivals, FeedMode, Model, Overload, PacerClock, Plan, Ramp, RateCurve, RetryPolicy, Threads};
 
-use super::limits::{DEFAULT_GRACE, DEFAULT_GRACEFUL_STOP, DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_TASK_TIMEOUT};
+use super::limits::{
+    DEFAULT_GRACE, DEFAULT_GRACEFUL_STOP, DEFAULT_LIFECYCLE_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_TASK_TIMEOUT,
+};
 use super::{ConfigError, SharedFeed};
 use crate::options::{ArrivalsArg, OverloadArg, RunOptions};
 use crate::units::{Shape, Stage};
@@ -101,7 +103,8 @@ pub(super) fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, 
         .with_threads(options.threads.map_or_else(|| Threads::Auto(default_threads()), Threads::Exactly))
         // The open model's default ceiling follows memory; a ceiling the user set (or the closed
         // model's -w) is only warned about.
-        .with_memory_aware_crew(!plan_is_open(options) || options.max_workers.is_some());
+        .with_memory_aware_crew(!plan_is_open(options) || options.max_workers.is_some())
+        .with_max_memory(options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0));
     if !plan.is_open() && !ramps.is_empty() {
         plan = plan.with_worker_stages(&ramps)?;
     }

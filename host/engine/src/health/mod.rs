@@ -1,23 +1,30 @@
 //! The generator's health, measured once per interval (never per task): the process's CPU time
 //! against the cores it may use, each event loop thread's time runnable but waiting for a CPU
 //! (run-queue delay: the direct measure of a starved generator, which inflates latencies), the
-//! cgroup's throttling, the machine's steal, and how late each event loop's timer fires
-//! (overshoot). The ticker takes a [`Sampler`]'s figures onto each interval's row.
+//! cgroup's throttling, the machine's steal, how late each event loop's timer fires (overshoot);
+//! and its resources: open file descriptors against `RLIMIT_NOFILE`, resident memory against the
+//! plugins' budget (`--max-memory` × the crew's peak workers), and the connections the runtime
+//! could not open for want of a local port or a file descriptor. The ticker takes a [`Sampler`]'s
+//! figures onto each interval's row.
 //!
 //! # Layout
 //! - `kernel`: the kernel's files and calls (`getrusage`, `schedstat`, cgroup `cpu.stat`,
 //!   `/proc/stat`), parsed by pure functions.
 //! - `probe`: the timer each event loop fires every 10 ms to measure its overshoot.
+//! - `resources`: open file descriptors (`/proc/self/fd`) and their limit, resident memory
+//!   (`/proc/self/status`), through files kept open.
 
 mod kernel;
 pub(crate) mod probe;
+mod resources;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadhost_metrics::{GeneratorHealth, LatencyHistogram};
+use loadhost_metrics::{ExhaustedCounts, ExhaustedTotals, GeneratorHealth, LatencyHistogram};
 
 use self::probe::Overshoot;
+use self::resources::{Reading, Resources};
 
 /// A run's event loop threads, each registered by its own thread as it starts, and what each had
 /// waited for a CPU when it ended (its `/proc` entry goes with it, and its id may be reused).
@@ -93,6 +100,10 @@ struct Sample {
     steal: Option<Duration>,
     /// The loops' timer overshoot p99 since the previous sample (not cumulative).
     overshoot: Option<Duration>,
+    /// Descriptors and memory at that moment.
+    resources: Reading,
+    /// Connections not opened for want of a port or a descriptor, so far.
+    exhausted: ExhaustedTotals,
 }
 
 /// Reads the figures each interval, as differences from the previous reading.
@@ -105,13 +116,18 @@ pub(crate) struct Sampler {
     ticks_per_s: u64,
     threads: Arc<LoopThreads>,
     cpu_stat: Option<String>,
+    /// The most memory each worker's plugin instance may use (`--max-memory`), when known.
+    max_memory: Option<u64>,
+    resources: Resources,
+    exhausted: &'static ExhaustedCounts,
     last: Sample,
 }
 
 impl Sampler {
     /// A sampler for this process and the event loops `threads` (every one registered by now),
-    /// reading its baseline now.
-    pub(crate) fn new(threads: Arc<LoopThreads>) -> Self {
+    /// whose workers' instances may each use `max_memory` bytes and whose failed connects count
+    /// into `exhausted`, reading its baseline now.
+    pub(crate) fn new(threads: Arc<LoopThreads>, max_memory: Option<u64>, exhausted: &'static ExhaustedCounts) -> Self {
         let (cpu_stat, quota) = kernel::cgroup_cpu();
         let affinity = kernel::affinity_cpus()
             .or_else(|| std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()))
@@ -124,6 +140,9 @@ impl Sampler {
             ticks_per_s: kernel::sysconf(libc::_SC_CLK_TCK).unwrap_or(100),
             threads,
             cpu_stat,
+            max_memory,
+            resources: Resources::open(),
+            exhausted,
             last: Sample::default(),
         };
         sampler.last = sampler.read();
@@ -135,16 +154,20 @@ impl Sampler {
         self.cores
     }
 
-    /// The figures since the last sample (or the baseline).
-    pub(crate) fn sample(&mut self) -> GeneratorHealth {
+    /// The figures since the last sample (or the baseline), with the crew's peak so far at
+    /// `peak_workers`.
+    pub(crate) fn sample(&mut self, peak_workers: u64) -> GeneratorHealth {
         let now = self.read();
-        let health = figures(&self.last, &now, self.cores, self.cpus);
+        let budget = self.max_memory.map(|m| m.saturating_mul(peak_workers));
+        let health = with_resources(figures(&self.last, &now, self.cores, self.cpus), &self.last, &now, budget);
         self.last = now;
         health
     }
 
-    fn read(&self) -> Sample {
+    fn read(&mut self) -> Sample {
         Sample {
+            resources: self.resources.read(),
+            exhausted: self.exhausted.totals(),
             at: Some(Instant::now()),
             process: kernel::process_cpu(),
             waiting: self.threads.waiting(),
@@ -152,6 +175,23 @@ impl Sampler {
             steal: kernel::read("/proc/stat").as_deref().and_then(|s| kernel::parse_steal(s, self.ticks_per_s)),
             overshoot: self.threads.overshoot_p99(),
         }
+    }
+}
+
+/// `health` with the resources at `after` (`budget`: the plugins' memory budget in bytes) and the
+/// connects that found them exhausted since `before`. These need no span: a short interval has
+/// them too.
+fn with_resources(health: GeneratorHealth, before: &Sample, after: &Sample, budget: Option<u64>) -> GeneratorHealth {
+    let share = |n: Option<u64>, of: Option<u64>| n.zip(of.filter(|&of| of > 0)).map(|(n, of)| n as f64 / of as f64);
+    let r = &after.resources;
+    let exhausted = after.exhausted.since(before.exhausted);
+    GeneratorHealth {
+        fds: share(r.fds, r.fd_limit),
+        memory: share(r.rss, budget),
+        memory_peak: share(r.rss_peak, budget),
+        ports_exhausted: exhausted.ports,
+        fds_exhausted: exhausted.fds,
+        ..health
     }
 }
 
@@ -175,6 +215,7 @@ fn figures(before: &Sample, after: &Sample, cores: f64, cpus: f64) -> GeneratorH
         throttled: share(delta(before.throttled, after.throttled), 1.0),
         steal: share(delta(before.steal, after.steal), cpus),
         overshoot_ms: after.overshoot.map(|d| d.as_secs_f64() * 1e3),
+        ..GeneratorHealth::default()
     }
 }
 
@@ -196,6 +237,7 @@ mod tests {
             throttled: None,
             steal: ms(0),
             overshoot: None,
+            ..Sample::default()
         };
         let after = Sample {
             at: Some(t0 + Duration::from_secs(1)),
@@ -205,6 +247,7 @@ mod tests {
             throttled: None,
             steal: ms(400),
             overshoot: ms(2),
+            ..Sample::default()
         };
         let h = figures(&before, &after, 2.0, 4.0);
         let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
@@ -255,20 +298,65 @@ mod tests {
     }
 
     #[test]
+    fn resources_are_shares_of_their_limits_and_exhaustion_counts_per_interval() {
+        let t0 = Instant::now();
+        let reading = |fds, rss, rss_peak| Reading {
+            fds: Some(fds),
+            fd_limit: Some(1024),
+            rss: Some(rss),
+            rss_peak: Some(rss_peak),
+        };
+        let before = Sample {
+            at: Some(t0),
+            resources: reading(10, 0, 0),
+            exhausted: ExhaustedTotals { ports: 1, fds: 5 },
+            ..Sample::default()
+        };
+        let after = Sample {
+            // Too short a span for CPU shares: the resources are still there.
+            at: Some(t0 + Duration::from_millis(3)),
+            resources: reading(512, 64 << 20, 96 << 20),
+            exhausted: ExhaustedTotals { ports: 1, fds: 12 },
+            ..Sample::default()
+        };
+        let h = with_resources(figures(&before, &after, 1.0, 1.0), &before, &after, Some(128 << 20));
+        assert_eq!(h.cpu, None);
+        assert_eq!((h.fds, h.memory, h.memory_peak), (Some(0.5), Some(0.5), Some(0.75)), "{h:?}");
+        assert_eq!((h.ports_exhausted, h.fds_exhausted), (0, 7));
+        assert!(h.is_measured());
+        let unlimited = Sample { resources: Reading { fd_limit: None, ..after.resources }, ..after.clone() };
+        let h = with_resources(GeneratorHealth::default(), &before, &unlimited, None);
+        assert_eq!((h.fds, h.memory, h.memory_peak), (None, None, None), "no limit, no budget: absent, not 0");
+    }
+
+    #[test]
     fn a_busy_thread_shows_cpu_and_a_sample_is_cheap() {
         let threads = Arc::new(LoopThreads::default());
         threads.register();
-        let mut sampler = Sampler::new(threads.clone());
+        let exhausted: &'static ExhaustedCounts = Box::leak(Box::default());
+        let mut sampler = Sampler::new(threads.clone(), Some(64 << 20), exhausted);
         let spin = Instant::now();
         let mut x = 0u64;
         while spin.elapsed() < MIN_SPAN + Duration::from_millis(20) {
             x = std::hint::black_box(x.wrapping_add(1));
         }
+        exhausted.count(loadhost_metrics::Exhausted::Fds);
         let timed = Instant::now();
-        let h = sampler.sample();
+        let h = sampler.sample(2);
         let cost = timed.elapsed();
-        // Not asserted: how long one sample takes here (it runs once per interval).
-        println!("one sample took {cost:?} (1 event loop): {h:?}");
+        // Not asserted: how long one sample takes here (it runs once per interval), and what of it
+        // is counting the open descriptors (one `getdents` pass over `/proc/self/fd`).
+        let fds = sampler.last.resources.fds;
+        let timed = Instant::now();
+        let counted = sampler.resources.read();
+        println!(
+            "one sample took {cost:?} (1 event loop, {fds:?} open descriptors; reading them and the memory {:?}): {h:?}",
+            timed.elapsed()
+        );
+        assert!(counted.fds.is_some_and(|n| n > 0), "{counted:?}");
+        assert!(h.fds.is_some_and(|f| f > 0.0 && f < 1.0), "{h:?}");
+        assert!(h.memory.is_some_and(|m| m > 0.0) && h.memory_peak >= h.memory, "of 2 × 64 MiB: {h:?}");
+        assert_eq!(h.fds_exhausted, 1, "{h:?}");
         assert!(h.cpu.is_some_and(|c| c > 0.0), "{h:?}");
         assert!(h.run_queue.is_some(), "{h:?}");
         assert!(sampler.cores_allowed() >= 0.01);

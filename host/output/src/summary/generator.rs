@@ -1,5 +1,6 @@
 //! The summary's `generator` section: the generator's health over the run (docs/outputs.md), from
 //! the figures the engine measured each interval. Absent when nothing was measured (a merge).
+//! Shares have their mean and max; the connects that found a resource exhausted are summed.
 
 use loadhost_metrics::generator_verdict::{self, Cause, GeneratorTally};
 use loadhost_metrics::{GeneratorHealth, GeneratorReport, GeneratorVerdict};
@@ -13,10 +14,26 @@ pub struct Generator {
     pub cores_allowed: f64,
     /// The process's CPU ÷ (interval × cores allowed).
     pub cpu: MeanMax,
+    /// Open file descriptors ÷ the soft `RLIMIT_NOFILE`.
+    #[serde(default)]
+    pub fds: MeanMax,
+    /// Connections not opened for want of a file descriptor, over the run.
+    #[serde(default)]
+    pub fds_exhausted: u64,
     /// Each interval's figures.
     pub intervals: Vec<GeneratorInterval>,
+    /// Resident memory ÷ (`--max-memory` × the crew's peak workers).
+    #[serde(default)]
+    pub memory: MeanMax,
+    /// Peak resident memory so far ÷ the same budget.
+    #[serde(default)]
+    pub memory_peak: MeanMax,
     /// The event loops' timer overshoot p99, milliseconds.
+    #[serde(default)]
     pub overshoot_ms: MeanMax,
+    /// Connections not opened for want of a local port, over the run.
+    #[serde(default)]
+    pub ports_exhausted: u64,
     /// The event loops' time waiting for a CPU ÷ (interval × event loops).
     pub run_queue: MeanMax,
     /// The worst event loop's time waiting for a CPU ÷ interval.
@@ -26,10 +43,13 @@ pub struct Generator {
     /// The cgroup's throttled time ÷ interval.
     pub throttled: MeanMax,
     /// The worst interval's verdict (null: no interval could be judged).
+    #[serde(default)]
     pub verdict: Option<GeneratorVerdict>,
     /// How many intervals were judged, and how many were degraded or saturated.
+    #[serde(default)]
     pub verdicts: GeneratorTally,
     /// The sentence a person acts on (null when every judged interval was healthy).
+    #[serde(default)]
     pub why: Option<String>,
 }
 
@@ -46,13 +66,31 @@ pub struct MeanMax {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GeneratorInterval {
     /// The figure behind the verdict (null when healthy or not judged).
+    #[serde(default)]
     pub cause: Option<Cause>,
     /// The process's CPU share.
     pub cpu: Option<f64>,
     /// The interval's end, in seconds from the run's start.
+    #[serde(default)]
     pub end_s: f64,
+    /// The open file descriptors' share of their limit.
+    #[serde(default)]
+    pub fds: Option<f64>,
+    /// Connections not opened for want of a file descriptor.
+    #[serde(default)]
+    pub fds_exhausted: u64,
+    /// The resident memory's share of the plugins' budget.
+    #[serde(default)]
+    pub memory: Option<f64>,
+    /// The peak resident memory's share of it.
+    #[serde(default)]
+    pub memory_peak: Option<f64>,
     /// The event loops' timer overshoot p99, milliseconds.
+    #[serde(default)]
     pub overshoot_ms: Option<f64>,
+    /// Connections not opened for want of a local port.
+    #[serde(default)]
+    pub ports_exhausted: u64,
     /// The event loops' mean run-queue share.
     pub run_queue: Option<f64>,
     /// The worst event loop's run-queue share.
@@ -64,6 +102,7 @@ pub struct GeneratorInterval {
     /// The throttled share.
     pub throttled: Option<f64>,
     /// The verdict (null: too little measured to judge).
+    #[serde(default)]
     pub verdict: Option<GeneratorVerdict>,
 }
 
@@ -86,9 +125,12 @@ impl Generator {
         for judgement in report.intervals.iter().filter_map(|i| i.judgement.as_ref()) {
             verdicts.count(judgement.verdict);
         }
+        let sum = |count: fn(&GeneratorHealth) -> u64| report.intervals.iter().map(|i| count(&i.health)).sum();
         Generator {
             cores_allowed: round(report.cores_allowed),
             cpu: over(|h| h.cpu),
+            fds: over(|h| h.fds),
+            fds_exhausted: sum(|h| h.fds_exhausted),
             intervals: report
                 .intervals
                 .iter()
@@ -98,7 +140,12 @@ impl Generator {
                         cause: i.judgement.as_ref().and_then(|j| j.cause()).map(|(cause, _)| cause),
                         cpu: h.cpu.map(round),
                         end_s: i.end.as_secs_f64(),
+                        fds: h.fds.map(round),
+                        fds_exhausted: h.fds_exhausted,
+                        memory: h.memory.map(round),
+                        memory_peak: h.memory_peak.map(round),
                         overshoot_ms: h.overshoot_ms.map(round),
+                        ports_exhausted: h.ports_exhausted,
                         run_queue: h.run_queue.map(round),
                         run_queue_max: h.run_queue_max.map(round),
                         start_s: i.start.as_secs_f64(),
@@ -108,7 +155,10 @@ impl Generator {
                     }
                 })
                 .collect(),
+            memory: over(|h| h.memory),
+            memory_peak: over(|h| h.memory_peak),
             overshoot_ms: over(|h| h.overshoot_ms),
+            ports_exhausted: sum(|h| h.ports_exhausted),
             run_queue: over(|h| h.run_queue),
             run_queue_max: over(|h| h.run_queue_max),
             steal: over(|h| h.steal),
@@ -176,5 +226,40 @@ mod tests {
             "{:?}",
             g.why
         );
+    }
+
+    #[test]
+    fn resources_are_shares_and_exhausted_connects_add_up() {
+        let h = |fds, fds_exhausted| GeneratorHealth {
+            fds: Some(fds),
+            memory: Some(fds / 2.0),
+            memory_peak: Some(0.5),
+            fds_exhausted,
+            ..Default::default()
+        };
+        let report = GeneratorReport {
+            cores_allowed: 1.0,
+            intervals: [h(0.25, 0), h(0.75, 3), h(1.0, 4)]
+                .into_iter()
+                .zip(0u64..)
+                .map(|(health, s)| MeasuredInterval {
+                    start: Duration::from_secs(s),
+                    end: Duration::from_secs(s + 1),
+                    health,
+                    judgement: None,
+                })
+                .collect(),
+        };
+        let g = Generator::new(&report);
+        assert_eq!(g.fds, MeanMax { mean: Some(0.6667), max: Some(1.0) });
+        assert_eq!(g.memory.max, Some(0.5));
+        assert_eq!((g.fds_exhausted, g.ports_exhausted), (7, 0));
+        assert_eq!((g.intervals[2].fds_exhausted, g.intervals[2].fds), (4, Some(1.0)));
+        let json = serde_json::to_value(&g).unwrap();
+        assert_eq!(json["intervals"][1]["fds_exhausted"], 3);
+        let old = r#"{"cores_allowed":1.0,"cpu":{"mean":null,"max":null},"intervals":[],"run_queue":{"mean":null,"max":null},
+            "run_queue_max":{"mean":null,"max":null},"steal":{"mean":null,"max":null},"throttled":{"mean":null,"max":null}}"#;
+        let old: Generator = serde_json::from_str(old).unwrap();
+        assert_eq!((old.fds, old.fds_exhausted), (MeanMax::default(), 0), "a summary written before reads");
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! - [`Direct`]: TCP. It resolves the name, refuses the host's own listeners (whatever name leads
 //!   there), and counts connections opened and the bytes that cross each socket (TLS included),
-//!   which is what `http_connections_opened`, `data_sent` and `data_received` report.
+//!   which is what `http_connections_opened`, `data_sent` and `data_received` report; and the
+//!   connects that failed for want of a local port or a file descriptor (the generator's health).
 //! - [`CountingConnector`]: [`Direct`], or through a forward proxy (see [`super::proxy`]): to the
 //!   proxy itself for an http target, or a `CONNECT` tunnel for an https one.
 //! - [`Connector`]: TLS and ALPN over that, with the client certificate of the target's host
@@ -226,7 +227,9 @@ pub struct Direct {
 impl Direct {
     async fn connect(self, uri: Uri) -> io::Result<CountedConn> {
         let (host, port) = host_port(&uri)?;
-        let stream = TcpStream::connect(&destinations(&host, port, &self.own).await?[..]).await?;
+        let stream = TcpStream::connect(&destinations(&host, port, &self.own).await?[..])
+            .await
+            .map_err(super::connect_failure::count_exhausted)?;
         // Requests are small and latency-bound: never wait to coalesce writes.
         stream.set_nodelay(true)?;
         self.counters.connections.fetch_add(1, Ordering::Relaxed);

@@ -8,7 +8,8 @@
 //! - `body`: times each request until its response body is done.
 //! - `conn`: the one-call path's own connections, which the worker drives inline.
 //! - `connect_failure`: the one table of how a connection failed (refused, timed out, reset):
-//!   the words a plugin reads and the `wasi:http` code.
+//!   the words a plugin reads and the `wasi:http` code; and the connects the generator's own
+//!   exhausted ports or file descriptors failed, counted for its health.
 //! - `follow`, `decode`: the one-call path's request options (`send-opts`): redirects, the
 //!   worker's cookie jar, decoding compressed bodies.
 //!
