@@ -22,6 +22,7 @@ mod hostile;
 mod http;
 mod http_cmd;
 mod http_features;
+mod http_phases;
 mod http_proxy_tls;
 mod languages;
 mod lifecycle;
