@@ -10,7 +10,7 @@
 set -euo pipefail
 
 # Must equal the number of charts in host/output/src/html/charts.rs (CHARTS); a unit test there checks it.
-expected_charts=4
+expected_charts=5
 
 me=check_html
 die() {

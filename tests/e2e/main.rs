@@ -23,6 +23,7 @@ mod hostile;
 mod http;
 mod http_cmd;
 mod http_features;
+mod http_phases;
 mod http_proxy_tls;
 mod languages;
 mod lifecycle;

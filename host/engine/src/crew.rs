@@ -532,7 +532,8 @@ impl<F: WorkerFactory> Crew<F> {
         pass: GatePass,
     ) -> (TaskOutcome, TaskTiming) {
         let input = self.run.plan.feed().map_or(&[][..], |feed| feed.row(ticket.iteration));
-        let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input };
+        let gate_wait = pass.waited.unwrap_or_default();
+        let task = Task { iteration: ticket.iteration, attempt: ticket.attempt, input, gate_wait };
         self.started.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let called = Instant::now();

@@ -18,6 +18,8 @@ pub struct Task<'a> {
     pub attempt: u32,
     /// The task's row from the data feed; empty without one.
     pub input: &'a [u8],
+    /// How long it waited at the gate (`--max-in-flight`) just before this call; zero without one.
+    pub gate_wait: std::time::Duration,
 }
 
 /// How one call of a task ended, as the worker saw it: passed, or failed in some way, saying

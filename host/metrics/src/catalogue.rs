@@ -36,6 +36,18 @@ pub mod names {
     pub const HTTP_REQS: &str = "http_reqs";
     /// Request duration from sending to the end of the response body (trend, ms).
     pub const HTTP_REQ_DURATION: &str = "http_req_duration";
+    /// Waiting for a connection: the gate, a per-host cap, the pool, name resolution (trend, ms).
+    pub const HTTP_REQ_BLOCKED: &str = "http_req_blocked";
+    /// TCP connect, on requests that opened a connection (trend, ms).
+    pub const HTTP_REQ_CONNECTING: &str = "http_req_connecting";
+    /// TLS handshake, on requests that opened an https connection (trend, ms).
+    pub const HTTP_REQ_TLS_HANDSHAKING: &str = "http_req_tls_handshaking";
+    /// Writing the request (trend, ms).
+    pub const HTTP_REQ_SENDING: &str = "http_req_sending";
+    /// Sent to the first byte of the response (trend, ms).
+    pub const HTTP_REQ_WAITING: &str = "http_req_waiting";
+    /// First byte to the end of the response body (trend, ms).
+    pub const HTTP_REQ_RECEIVING: &str = "http_req_receiving";
     /// Share of requests that failed: no response, or a status the request did not expect (by
     /// default, 400 or more; see [`crate::ExpectedStatuses`]) (rate).
     pub const HTTP_REQ_FAILED: &str = "http_req_failed";
@@ -221,6 +233,48 @@ impl Timing {
     }
 }
 
+/// One phase of an HTTP request (k6's names): one histogram each beside `http_req_duration`'s
+/// (see [`crate::phases`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Waiting for a connection.
+    Blocked,
+    /// TCP connect.
+    Connecting,
+    /// TLS handshake.
+    TlsHandshaking,
+    /// Writing the request.
+    Sending,
+    /// Sent to the first byte of the response.
+    Waiting,
+    /// First byte to the end of the body.
+    Receiving,
+}
+
+impl Phase {
+    /// Every phase, in the order a request goes through them.
+    pub const ALL: [Phase; 6] =
+        [Phase::Blocked, Phase::Connecting, Phase::TlsHandshaking, Phase::Sending, Phase::Waiting, Phase::Receiving];
+
+    /// Its metric's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Blocked => HTTP_REQ_BLOCKED,
+            Phase::Connecting => HTTP_REQ_CONNECTING,
+            Phase::TlsHandshaking => HTTP_REQ_TLS_HANDSHAKING,
+            Phase::Sending => HTTP_REQ_SENDING,
+            Phase::Waiting => HTTP_REQ_WAITING,
+            Phase::Receiving => HTTP_REQ_RECEIVING,
+        }
+    }
+
+    /// Its name without `http_req_` (`waiting`), as charts label it.
+    pub fn stem(self) -> &'static str {
+        let name = self.name();
+        name.strip_prefix("http_req_").unwrap_or(name)
+    }
+}
+
 /// Where a built-in metric's value is kept, so [`crate::reading`] knows what to ask a source for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Quantity {
@@ -238,6 +292,8 @@ pub enum Quantity {
     HttpReqs,
     /// HTTP request durations.
     HttpReqDuration,
+    /// One phase of HTTP requests.
+    HttpPhase(Phase),
     /// Failed HTTP requests, as a share of requests.
     HttpReqFailed,
     /// HTTP requests refused by the allow-list.
@@ -289,7 +345,7 @@ const fn entry(name: &'static str, kind: MetricKind, unit: Unit, quantity: Quant
     let tags = match quantity {
         Quantity::Series | Quantity::Checks => Tags::Any,
         Quantity::HttpReqs => Tags::EndpointOrStatus,
-        Quantity::HttpReqDuration | Quantity::HttpReqFailed => Tags::Endpoint,
+        Quantity::HttpReqDuration | Quantity::HttpReqFailed | Quantity::HttpPhase(_) => Tags::Endpoint,
         _ => Tags::None,
     };
     let thresholds = !matches!(quantity, Quantity::TasksStarted | Quantity::Shown);
@@ -318,6 +374,37 @@ pub const CATALOGUE: &[Metric] = &[
     entry(GROUP_DURATION, Trend, Millis, Quantity::Series, "Time spent in each group"),
     entry(HTTP_REQS, Counter, Count, Quantity::HttpReqs, "HTTP requests the plugin made"),
     entry(HTTP_REQ_DURATION, Trend, Millis, Quantity::HttpReqDuration, "HTTP request duration, sent to body end"),
+    // The phases of a request (k6's), in its order; duration is sending + waiting + receiving.
+    entry(
+        HTTP_REQ_BLOCKED,
+        Trend,
+        Millis,
+        Quantity::HttpPhase(Phase::Blocked),
+        "HTTP request waiting for a connection",
+    ),
+    entry(
+        HTTP_REQ_CONNECTING,
+        Trend,
+        Millis,
+        Quantity::HttpPhase(Phase::Connecting),
+        "HTTP TCP connect, on requests that opened a connection",
+    ),
+    entry(
+        HTTP_REQ_TLS_HANDSHAKING,
+        Trend,
+        Millis,
+        Quantity::HttpPhase(Phase::TlsHandshaking),
+        "HTTP TLS handshake, on requests that opened a connection",
+    ),
+    entry(HTTP_REQ_SENDING, Trend, Millis, Quantity::HttpPhase(Phase::Sending), "HTTP request writing the request"),
+    entry(HTTP_REQ_WAITING, Trend, Millis, Quantity::HttpPhase(Phase::Waiting), "HTTP request sent to first byte"),
+    entry(
+        HTTP_REQ_RECEIVING,
+        Trend,
+        Millis,
+        Quantity::HttpPhase(Phase::Receiving),
+        "HTTP response first byte to body end",
+    ),
     entry(
         HTTP_REQ_FAILED,
         Rate,
@@ -447,6 +534,9 @@ mod tests {
         }
         for t in Timing::ALL {
             assert!(find(t.name()).is_some(), "{}", t.name());
+        }
+        for p in Phase::ALL {
+            assert_eq!(find(p.name()).map(|m| (m.quantity, m.kind)), Some((Quantity::HttpPhase(p), Trend)));
         }
     }
 

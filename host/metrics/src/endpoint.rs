@@ -228,6 +228,8 @@ pub struct EndpointStats {
     pub failed: u64,
     /// Request durations.
     pub duration: LatencyHistogram,
+    /// Where its requests' time went.
+    pub phases: crate::phases::PhaseHistograms,
 }
 
 impl EndpointStats {
@@ -240,6 +242,7 @@ impl EndpointStats {
         t.add(&mut self.requests, other.requests, "an endpoint's requests");
         t.add(&mut self.failed, other.failed, "an endpoint's failed requests");
         self.duration.add_to(&other.duration, t, "an endpoint's duration histogram's count");
+        self.phases.add_to(&other.phases, t);
     }
 }
 
@@ -247,14 +250,17 @@ impl EndpointStats {
 pub type EndpointMap = BTreeMap<Endpoint, EndpointStats>;
 
 /// A row of the serialized endpoint list: results files hold `[{method, name, requests, failed,
-/// duration}]`, sorted by name then method.
+/// duration, phases}]`, sorted by name then method (`phases` absent from files written before
+/// phases existed, and when none was recorded).
 #[derive(Serialize, Deserialize)]
-struct Row<H> {
+struct Row<H, P> {
     method: String,
     name: String,
     requests: u64,
     failed: u64,
     duration: H,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    phases: Option<P>,
 }
 
 /// Serde for [`EndpointMap`] as a list of rows (a JSON map cannot have a pair as its key).
@@ -269,15 +275,17 @@ pub(crate) mod rows {
             requests: st.requests,
             failed: st.failed,
             duration: &st.duration,
+            phases: (!st.phases.is_empty()).then_some(&st.phases),
         }))
     }
 
     /// Read a list of rows (the same endpoint twice adds up).
     pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EndpointMap, D::Error> {
-        let rows = Vec::<Row<LatencyHistogram>>::deserialize(d)?;
+        let rows = Vec::<Row<LatencyHistogram, crate::phases::PhaseHistograms>>::deserialize(d)?;
         let (mut map, mut t) = (EndpointMap::new(), crate::count::Tally::default());
         for row in rows {
-            let stats = EndpointStats { requests: row.requests, failed: row.failed, duration: row.duration };
+            let phases = row.phases.unwrap_or_default();
+            let stats = EndpointStats { requests: row.requests, failed: row.failed, duration: row.duration, phases };
             map.entry(Endpoint::new(&row.method, &row.name)).or_default().add_to(&stats, &mut t);
         }
         t.result().map_err(serde::de::Error::custom)?;

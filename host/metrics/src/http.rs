@@ -9,6 +9,7 @@ use crate::count::Tally;
 use crate::endpoint::EndpointMap;
 pub use crate::endpoint::{Endpoint, EndpointStats, endpoint_name};
 use crate::histogram::LatencyHistogram;
+use crate::phases::{PhaseHistograms, PhaseTimes, RequestClock};
 
 /// One finished request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub struct HttpSample {
     /// Whether it counts in `http_req_failed`: no response came, or a status the request did not
     /// expect ([`ExpectedStatuses`]).
     pub failed: bool,
+    /// Where its time went, when the host saw every instant (the one-call path, with a response).
+    pub phases: Option<PhaseTimes>,
 }
 
 impl HttpSample {
@@ -32,7 +35,14 @@ impl HttpSample {
     /// its status is 400 or more.
     pub fn new(status: Option<u16>, duration: Duration, body_bytes: u64, endpoint: Option<Endpoint>) -> Self {
         let failed = ExpectedStatuses::default().failed(status);
-        Self { status, duration, body_bytes, endpoint, failed }
+        Self { status, duration, body_bytes, endpoint, failed, phases: None }
+    }
+
+    /// A request with a response whose instants the host read: its phases, and its duration from
+    /// the same instants (sending + waiting + receiving).
+    pub fn timed(status: u16, clock: &RequestClock, body_bytes: u64, endpoint: Option<Endpoint>) -> Self {
+        let phases = clock.phases();
+        Self { phases: Some(phases), ..Self::new(Some(status), phases.duration(), body_bytes, endpoint) }
     }
 
     /// The same request judged by the statuses it expected instead (`None`: the default rule).
@@ -125,6 +135,9 @@ pub struct HttpStats {
     pub by_status: BTreeMap<u16, u64>,
     /// Request durations.
     pub duration: LatencyHistogram,
+    /// Where requests' time went (absent from results files written before phases existed).
+    #[serde(default, skip_serializing_if = "PhaseHistograms::is_empty")]
+    pub phases: PhaseHistograms,
     /// Connections opened.
     pub connections_opened: u64,
     /// Wire bytes written.
@@ -164,6 +177,9 @@ impl HttpStats {
         }
         *self.by_status.entry(sample.status.unwrap_or(0)).or_default() += 1;
         self.duration.record(sample.duration);
+        if let Some(phases) = &sample.phases {
+            self.phases.record(phases);
+        }
         self.body_bytes += sample.body_bytes;
         if let Some(endpoint) = sample.endpoint {
             // The sample owns its key (an `Arc`), so even a new endpoint costs no key allocation.
@@ -171,6 +187,9 @@ impl HttpStats {
             stats.requests += 1;
             stats.failed += u64::from(failed);
             stats.duration.record(sample.duration);
+            if let Some(phases) = &sample.phases {
+                stats.phases.record(phases);
+            }
         }
     }
 
@@ -208,6 +227,7 @@ impl HttpStats {
             t.add(self.by_status.entry(*status).or_default(), *n, format_args!("HTTP responses of status {status}"));
         }
         self.duration.add_to(&other.duration, t, "the HTTP duration histogram's count");
+        self.phases.add_to(&other.phases, t);
         t.add(&mut self.connections_opened, other.connections_opened, "HTTP connections opened");
         t.add(&mut self.bytes_sent, other.bytes_sent, "bytes sent");
         t.add(&mut self.bytes_received, other.bytes_received, "bytes received");
@@ -238,8 +258,10 @@ impl HttpStats {
     pub fn reset(&mut self) {
         let mut duration = std::mem::take(&mut self.duration);
         duration.reset();
+        let mut phases = std::mem::take(&mut self.phases);
+        phases.reset();
         // Endpoints are dropped, not zeroed: a window lists only the endpoints it saw.
-        *self = HttpStats { duration, ..HttpStats::default() };
+        *self = HttpStats { duration, phases, ..HttpStats::default() };
     }
 }
 
@@ -329,6 +351,42 @@ mod tests {
         let back: HttpStats = serde_json::from_str(&text).unwrap();
         let login = &back.endpoints[&Endpoint::new("POST", "login")];
         assert_eq!((login.requests, login.failed, login.duration.count()), (1, 1, 1));
+    }
+
+    /// A timed request records its phases in the totals and its endpoint's, and its duration is
+    /// the phases' sending + waiting + receiving; results files carry them and read old ones.
+    #[test]
+    fn timed_requests_record_phases_whose_sum_is_the_duration() {
+        let called = std::time::Instant::now();
+        let at = |us: u64| called + Duration::from_micros(us);
+        let clock = RequestClock {
+            called,
+            queued: Duration::ZERO,
+            connect: None,
+            ready: at(40),
+            sent: at(55),
+            head: at(50_055),
+            end: at(50_090),
+        };
+        let sample = HttpSample::timed(200, &clock, 3, Some(Endpoint::new("GET", "GET /delay")));
+        assert_eq!(sample.duration, Duration::from_micros(50_050), "ready to body end");
+        let phases = sample.phases.expect("timed");
+        assert_eq!(sample.duration, phases.sending + phases.waiting + phases.receiving);
+        let mut stats = HttpStats::default();
+        stats.record(sample);
+        stats.record(HttpSample::new(None, Duration::from_millis(1), 0, None));
+        assert_eq!((stats.duration.count(), stats.phases.waiting.count(), stats.phases.connecting.count()), (2, 1, 0));
+        let e = stats.endpoint_matching(Some("GET /delay"), None);
+        assert_eq!(e.phases.waiting.quantile_micros(0.5), stats.phases.waiting.quantile_micros(0.5));
+        let back: HttpStats = serde_json::from_str(&serde_json::to_string(&stats).unwrap()).unwrap();
+        assert_eq!(back.phases.blocked.count(), 1);
+        assert_eq!(back.endpoint_matching(Some("GET /delay"), None).phases.receiving.count(), 1);
+        let mut total = HttpStats::default();
+        total.merge(&back);
+        total.merge(&back);
+        assert_eq!(total.phases.sending.count(), 2);
+        total.reset();
+        assert!(total.phases.is_empty());
     }
 
     #[test]

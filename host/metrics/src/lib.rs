@@ -12,6 +12,8 @@
 //! - [`window`]: what one interval accumulates; windows merge into the run's totals.
 //! - [`recorder`]: the striped, lock-light sink that workers and the pacer record into.
 //! - [`http`]: the built-in HTTP metrics, recorded by the host for every plugin request.
+//! - [`phases`]: where an HTTP request's time went (k6's phases: blocked, connecting, TLS,
+//!   sending, waiting, receiving), from the instants the host reads, one histogram per phase.
 //! - [`protocol`]: the built-in WebSocket and gRPC metrics (k6's names), recorded as plugin series.
 //! - [`endpoint`]: per-endpoint HTTP figures: the request's name (default: method and folded
 //!   path), interned per thread so recording allocates nothing.
@@ -57,6 +59,7 @@ pub mod http;
 pub mod limit;
 mod nonfinite;
 pub mod outcome;
+pub mod phases;
 pub mod plugin;
 pub mod protocol;
 pub mod reading;

@@ -20,9 +20,44 @@
     return Math.max(320, el.clientWidth || 900);
   }
 
+  // Bars stacked by running sums (html/phases.rs): each series is drawn to its sum, top segment
+  // first, and the legend shows the segment's own value.
+  function stacked(chart, el) {
+    var series = [{ label: "percentile", value: function (u, v) { return v === null ? "–" : chart.ticks[v]; } }];
+    var columns = [chart.x];
+    chart.series.forEach(function (s) {
+      series.push({
+        label: s.label,
+        stroke: s.color,
+        fill: s.color,
+        width: 0,
+        paths: uPlot.paths.bars({ size: [0.5, 120] }),
+        points: { show: false },
+        value: function (u, v, si, i) { return i === null || i === undefined ? "–" : number(s.own[i]); },
+      });
+      columns.push(s.values);
+    });
+    var opts = {
+      width: width(el),
+      height: HEIGHT,
+      scales: { x: { time: false, range: [-0.5, 1.5] }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.08 : 1]; } } },
+      axes: [
+        { splits: function () { return chart.x; }, values: function () { return chart.ticks; } },
+        { label: chart.unit, size: 64 },
+      ],
+      series: series,
+      legend: { live: true },
+    };
+    return new uPlot(opts, columns, el);
+  }
+
   data.charts.forEach(function (chart) {
     try {
       var el = document.getElementById(chart.id);
+      if (chart.kind === "stacked") {
+        plots.push({ el: el, plot: stacked(chart, el) });
+        return;
+      }
       var series = [{ label: "time (s)", value: function (u, v) { return v === null ? "–" : v.toFixed(1) + " s"; } }];
       var columns = [data.x];
       chart.series.forEach(function (s) {

@@ -236,6 +236,7 @@ fn http(out: &mut String, s: &Summary) {
     );
     label(out, names::HTTP_REQ_DURATION);
     let _ = writeln!(out, "{}", fmt_percentiles(&http.duration.stats));
+    phases(out, http);
     label(out, names::HTTP_STATUS);
     let statuses: Vec<String> = http.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
     let _ = writeln!(out, "{}", if statuses.is_empty() { "none".to_owned() } else { statuses.join(" · ") });
@@ -249,6 +250,24 @@ fn http(out: &mut String, s: &Summary) {
         http.response_bytes
     );
     endpoints(out, http);
+}
+
+/// One compact line of where the requests' time went: each phase's p50 (p95), in ms; the full
+/// views are the summary JSON's `http_req_blocked` … `http_req_receiving`.
+fn phases(out: &mut String, http: &HttpMetrics) {
+    if http.phases.is_empty() {
+        return;
+    }
+    label(out, "http_phases");
+    let shown: Vec<String> = http
+        .phases
+        .iter()
+        .map(|(phase, t)| match t.count {
+            0 => format!("{} –", phase.stem()),
+            _ => format!("{} {} ({})", phase.stem(), fmt_ms(t.stats.p50), fmt_ms(t.stats.p95)),
+        })
+        .collect();
+    let _ = writeln!(out, "p50 (p95) ms: {}", shown.join(" · "));
 }
 
 /// Endpoint rows the terminal shows (the busiest); the rest are in the summary JSON.

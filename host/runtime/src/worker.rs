@@ -207,6 +207,8 @@ impl Worker for WasmWorker {
         self.task.attempt = task.attempt;
         self.task.input.clear();
         self.task.input.extend_from_slice(task.input);
+        // Its first request counts the gate wait as blocked (`http_req_blocked`).
+        self.store.data_mut().connections.task_started(task.gate_wait);
         // Counted from now, so a worker that sat idle does not yield at once.
         self.store.set_epoch_deadline(1);
         self.capture.set_task(Some(task.iteration));

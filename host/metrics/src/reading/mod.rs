@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 
 use thiserror::Error;
 
-use crate::catalogue::{self, Aggregate, ENDPOINT_METHOD_TAG, ENDPOINT_NAME_TAG, Quantity, REDIRECT_TAG, Timing};
+use crate::catalogue::{
+    self, Aggregate, ENDPOINT_METHOD_TAG, ENDPOINT_NAME_TAG, Phase, Quantity, REDIRECT_TAG, Timing,
+};
 use crate::checks::{CheckSelector, PassFail};
 use crate::generator_verdict::GeneratorTally;
 use crate::histogram::{LatencyHistogram, Percentiles};
@@ -123,9 +125,15 @@ pub trait Figures {
     fn endpoint(&self, name: Option<&str>, method: Option<&str>) -> Result<Option<HttpFigures<'_>>, ReadError>;
     /// The generator's verdicts on the intervals these figures span.
     fn generator(&self) -> Result<GeneratorTally, ReadError>;
+    /// One phase of HTTP requests: the whole run's (`endpoint` `None`), or the endpoints an
+    /// [`endpoint_selector`] picks; `None` when no request recorded its phases.
+    fn http_phase(&self, phase: Phase, endpoint: Option<EndpointPick<'_>>) -> Result<Option<Trend<'_>>, ReadError>;
     /// The series `name` with exactly `tags`, or every tag set folded when `tags` is empty.
     fn series(&self, name: &str, tags: &[(String, String)]) -> Result<Option<SeriesReading<'_>>, ReadError>;
 }
+
+/// The endpoints a selector picks: `(name, method)`, `None` matching any.
+pub type EndpointPick<'a> = (Option<&'a str>, Option<&'a str>);
 
 /// The value of `query` in `figures`; `Ok(None)` when there is no sample to read (an empty
 /// distribution, a share of nothing, a series never recorded).
@@ -159,6 +167,10 @@ pub fn value(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<f64>, Re
             let tally = figures.generator()?;
             rate_only(share(tally.saturated, tally.judged))
         }
+        Quantity::HttpPhase(phase) => match figures.http_phase(phase, endpoint_selector(query.tags))? {
+            Some(trend) => trend_value(&trend, agg),
+            None => Ok(None),
+        },
         Quantity::Series => match figures.series(query.metric, query.tags)? {
             None => Ok(None),
             Some(SeriesReading::Counter(count)) => counter(count),
@@ -198,6 +210,9 @@ pub fn samples(query: &Query<'_>, figures: &dyn Figures) -> Result<Option<u64>, 
         Quantity::TasksNotPassed => Some(figures.tasks()?.ended),
         Quantity::Checks => Some(figures.checks(&CheckSelector::new(query.tags))?.total()),
         Quantity::GeneratorSaturated => Some(figures.generator()?.judged),
+        Quantity::HttpPhase(phase) => {
+            figures.http_phase(phase, endpoint_selector(query.tags))?.map_or(Some(0), |t| t.count)
+        }
         Quantity::HttpReqDuration | Quantity::HttpReqFailed => {
             let http = http_figures(query.tags, figures)?;
             match (http, quantity) {

@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use super::{Figures, HttpFigures, ReadError, SeriesReading, TaskFigures, Trend};
-use crate::catalogue::Timing;
+use super::{EndpointPick, Figures, HttpFigures, ReadError, SeriesReading, TaskFigures, Trend};
+use crate::catalogue::{Phase, Timing};
 use crate::checks::{CheckSelector, PassFail};
 use crate::generator_verdict::GeneratorTally;
 use crate::plugin::{SeriesKey, SeriesValue};
@@ -91,6 +91,17 @@ impl Figures for Sample<'_> {
             received: 0,
             by_status: None,
             duration: Trend::of(Cow::Owned(e.duration)),
+        }))
+    }
+
+    fn http_phase(&self, phase: Phase, endpoint: Option<EndpointPick<'_>>) -> Result<Option<Trend<'_>>, ReadError> {
+        let http = &self.window.http;
+        Ok(Some(match endpoint {
+            None => Trend::of(Cow::Borrowed(http.phases.get(phase))),
+            Some((name, method)) => {
+                let phases = http.endpoint_matching(name, method).phases;
+                Trend::of(Cow::Owned(phases.get(phase).clone()))
+            }
         }))
     }
 

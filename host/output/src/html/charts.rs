@@ -17,11 +17,12 @@ use crate::summary::Summary;
 
 /// The charts, in page order: (element id, title, unit). `data-charts` equals their number when
 /// all drew.
-pub(super) const CHARTS: [(&str, &str, &str); 4] = [
+pub(super) const CHARTS: [(&str, &str, &str); 5] = [
     ("chart-rate", "Rate: tasks started per second vs planned", "tasks/s"),
     ("chart-latency", "Latency (scheduled time → end)", "ms"),
     ("chart-crew", "Workers and tasks in flight (at an interval's end)", "count"),
     ("chart-outcomes", "Tasks ended per second, by outcome", "tasks/s"),
+    (super::phases::ID, "HTTP: where a request's time went (each phase's p50 and p95, stacked)", "ms"),
 ];
 
 /// Dash patterns that tell scenarios apart on a shared chart (colours tell the metrics apart).
@@ -156,11 +157,15 @@ pub(super) fn chart_data(summary: &Summary, rows: &ChartRows) -> Value {
             outcomes.push(line(label(&outcome.name().replace('_', " ")), outcome_color(outcome), values));
         }
     }
-    let charts: Vec<Value> = charts
+    let mut charts: Vec<Value> = charts
         .into_iter()
         .zip(CHARTS)
         .map(|(series, (id, _, unit))| json!({ "id": id, "unit": unit, "series": series }))
         .collect();
+    // Not over time: the phases chart has data of its own (html/phases.rs).
+    if let Some(chart) = charts.iter_mut().find(|c| c["id"] == super::phases::ID) {
+        *chart = super::phases::chart(summary);
+    }
     json!({
         "version": summary.version,
         "plugin": { "path": summary.plugin.path, "sha256": summary.plugin.sha256 },

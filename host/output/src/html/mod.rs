@@ -7,6 +7,8 @@
 //!   `--summary-json` says);
 //! - `charts`: the charts' series, drawn in the browser from one JSON object in
 //!   `<script type="application/json" id="data">`;
+//! - `phases`: the HTTP phases chart (stacked p50 and p95 of each phase), the one chart not over
+//!   time;
 //! - [`rows`]: the interval rows kept for the charts, downsampled past [`rows::MAX_ROWS`] per
 //!   scenario so a long run's report stays bounded;
 //! - `text`: escaping and numbers.
@@ -16,6 +18,7 @@
 //! `tests/browser/check_html.sh` loads a report in headless Chromium and checks both.
 
 mod charts;
+mod phases;
 pub mod rows;
 mod tables;
 mod text;

@@ -14,6 +14,21 @@ use serde_json::{Value, json};
 use super::{FORMAT_VERSION, IntervalRecord, RunResults, read, segment_name, write};
 use crate::summary::PluginFile;
 
+/// What a synthetic run says of itself: a plugin `p.wasm`, nothing else.
+pub(crate) fn run_info() -> crate::RunInfo {
+    crate::RunInfo {
+        plugin_path: "p.wasm".into(),
+        plugin_sha256: "ab".repeat(32),
+        plugin_ref: None,
+        plugin_digest: None,
+        scenario_plugins: std::collections::BTreeMap::new(),
+        config: Value::Null,
+        model: String::new(),
+        peak_rss: None,
+        tags: Vec::new(),
+    }
+}
+
 /// Segment `index` of `count`.
 pub(crate) fn seg(index: u32, count: u32) -> Segment {
     Segment::new(index, count).unwrap()
@@ -61,9 +76,26 @@ pub(crate) fn task(w: &mut Window, micros: u64, n: u64) {
         let text = if n.is_multiple_of(100) { format!("order {n} refused") } else { format!("timeout after {n} ms") };
         w.errors.record(ErrorKind::Failed, &text, n, 1_700_000_000_000 + n * 7);
     }
-    w.http.record(HttpSample::new(
-        Some(if failed { 503 } else { 200 }),
-        Duration::from_micros(micros * 9 / 10),
+    // Timed, so every phase has figures: a duration of micros × 0.9, a connection every tenth.
+    let called = std::time::Instant::now();
+    let (ready, duration) = (called + Duration::from_micros(micros / 30), Duration::from_micros(micros * 9 / 10));
+    let sent = ready + Duration::from_micros(5).min(duration);
+    let end = ready + duration;
+    let clock = loadhost_metrics::phases::RequestClock {
+        called,
+        queued: Duration::ZERO,
+        connect: n.is_multiple_of(10).then(|| loadhost_metrics::phases::ConnectTimes {
+            connecting: Duration::from_micros(micros / 90),
+            tls: None,
+        }),
+        ready,
+        sent,
+        head: sent.max(end - duration / 10),
+        end,
+    };
+    w.http.record(HttpSample::timed(
+        if failed { 503 } else { 200 },
+        &clock,
         100 + n % 7,
         Some(loadhost_metrics::http::Endpoint::new("GET", if n.is_multiple_of(3) { "GET /a" } else { "GET /b" })),
     ));
@@ -199,16 +231,25 @@ pub(crate) fn assert_same_window(a: &Window, b: &Window) {
     // the range it grew to, which merging changes).
     let counts = |w: &Window| {
         let mut value = serde_json::to_value(&w.http).unwrap();
-        value.as_object_mut().unwrap().remove("duration");
-        for endpoint in value.get_mut("endpoints").and_then(Value::as_array_mut).into_iter().flatten() {
-            endpoint.as_object_mut().unwrap().remove("duration");
+        for histograms in ["duration", "phases"] {
+            value.as_object_mut().unwrap().remove(histograms);
+            for endpoint in value.get_mut("endpoints").and_then(Value::as_array_mut).into_iter().flatten() {
+                endpoint.as_object_mut().unwrap().remove(histograms);
+            }
         }
         value
     };
     assert_eq!(counts(a), counts(b));
     assert_eq!(values(&a.http.duration), values(&b.http.duration));
+    let phases = |x: &loadhost_metrics::phases::PhaseHistograms, y: &loadhost_metrics::phases::PhaseHistograms| {
+        for phase in loadhost_metrics::catalogue::Phase::ALL {
+            assert_eq!(values(x.get(phase)), values(y.get(phase)), "{}", phase.name());
+        }
+    };
+    phases(&a.http.phases, &b.http.phases);
     for (x, y) in a.http.endpoints.values().zip(b.http.endpoints.values()) {
         assert_eq!(values(&x.duration), values(&y.duration));
+        phases(&x.phases, &y.phases);
     }
     assert_eq!(a.errors, b.errors, "the errors tables");
 }

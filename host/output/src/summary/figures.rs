@@ -5,10 +5,10 @@
 
 use loadhost_metrics::GeneratorTally;
 use loadhost_metrics::SeriesKey;
-use loadhost_metrics::catalogue::Timing;
+use loadhost_metrics::catalogue::{Phase, Timing};
 use loadhost_metrics::checks::{CheckSelector, PassFail};
 use loadhost_metrics::histogram::Percentiles;
-use loadhost_metrics::reading::{Figures, HttpFigures, ReadError, SeriesReading, TaskFigures, Trend};
+use loadhost_metrics::reading::{EndpointPick, Figures, HttpFigures, ReadError, SeriesReading, TaskFigures, Trend};
 
 use super::{PercentileView, PluginMetric, ScenarioSummary, Summary, Tasks, TrendSummary};
 
@@ -113,6 +113,16 @@ impl Figures for Summary {
         }))
     }
 
+    fn http_phase(&self, phase: Phase, endpoint: Option<EndpointPick<'_>>) -> Result<Option<Trend<'_>>, ReadError> {
+        if endpoint.is_some() {
+            return Err(ReadError::NotKept(format!(
+                "a summary JSON keeps {} for the whole run only: compare results files for {{name:…}}",
+                phase.name()
+            )));
+        }
+        Ok(self.metrics.http.as_ref().and_then(|h| h.phases.get(&phase)).map(trend))
+    }
+
     fn series(&self, name: &str, tags: &[(String, String)]) -> Result<Option<SeriesReading<'_>>, ReadError> {
         let key = SeriesKey::new(name.to_owned(), tags.to_vec()).to_string();
         Ok(self.metrics.plugin.get(&key).map(|metric| match metric {
@@ -181,6 +191,10 @@ impl Figures for ScenarioFigures<'_> {
         Err(self.not_kept())
     }
 
+    fn http_phase(&self, _: Phase, _: Option<EndpointPick<'_>>) -> Result<Option<Trend<'_>>, ReadError> {
+        Err(self.not_kept())
+    }
+
     fn series(&self, _: &str, _: &[(String, String)]) -> Result<Option<SeriesReading<'_>>, ReadError> {
         Err(self.not_kept())
     }
@@ -200,29 +214,13 @@ impl<'a> ScenarioFigures<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::time::Duration;
 
     use loadhost_metrics::Threshold;
     use loadhost_metrics::reading::Sample;
 
     use super::*;
-    use crate::RunInfo;
-    use crate::results::testkit::synthetic;
-
-    fn info() -> RunInfo {
-        RunInfo {
-            plugin_path: "p.wasm".into(),
-            plugin_sha256: "ab".repeat(32),
-            plugin_ref: None,
-            plugin_digest: None,
-            scenario_plugins: BTreeMap::new(),
-            config: serde_json::Value::Null,
-            model: String::new(),
-            peak_rss: None,
-            tags: Vec::new(),
-        }
-    }
+    use crate::results::testkit::{run_info as info, synthetic};
 
     /// Every kind of metric, tag and aggregate a summary keeps reads the same from the summary
     /// JSON as from the run's totals (to the summary's rounding: milliseconds to the
@@ -260,6 +258,10 @@ mod tests {
             "http_req_duration:p(90)<0",
             "http_req_duration:count<0",
             "http_req_duration{name:GET /a}:p(95)<0",
+            "http_req_blocked:p(95)<0",
+            "http_req_connecting:count<0",
+            "http_req_waiting:p(50)<0",
+            "http_req_receiving:max<0",
             "data_sent:count<0",
             "data_received:rate<0",
             "login_ms:p(99)<0",
@@ -279,6 +281,7 @@ mod tests {
             ("latency_ms:p(42)<0", "a percentile the summary's view lacks"),
             ("latency_ms:count<0", "a count the summary's timings lack"),
             ("http_reqs{method:GET}:count<0", "endpoints by method"),
+            ("http_req_waiting{name:GET /a}:p(95)<0", "phases by endpoint"),
         ] {
             let t: Threshold = expr.parse().expect(expr);
             assert!(t.read(&totals).expect(expr).is_some(), "{expr}: the totals keep it");

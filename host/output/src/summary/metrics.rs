@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use loadhost_metrics::catalogue::names;
+use loadhost_metrics::catalogue::{Phase, names};
 use loadhost_metrics::http::EndpointStats;
 use loadhost_metrics::{HttpStats, PluginMetrics, SeriesValue};
 use serde::de::Error as _;
@@ -110,6 +110,9 @@ pub struct HttpMetrics {
     pub data_received: u64,
     /// `http_response_bytes`: response body bytes delivered to the plugin.
     pub response_bytes: u64,
+    /// `http_req_blocked` … `http_req_receiving`, in ms: where the requests' time went, every
+    /// phase when any request recorded its phases (the whole run's; per endpoint in results files).
+    pub phases: BTreeMap<Phase, TrendSummary>,
     /// Per endpoint name (its methods together, as a `{name:…}` threshold judges it):
     /// `http_reqs{name:X}`, `http_req_duration{name:X}` and `http_req_failed{name:X}`.
     pub endpoints: BTreeMap<String, EndpointMetrics>,
@@ -177,6 +180,10 @@ fn redirect_key() -> String {
     format!("{}{{{}:true}}", names::HTTP_REQS, loadhost_metrics::catalogue::REDIRECT_TAG)
 }
 
+fn trend_summary(h: &loadhost_metrics::LatencyHistogram) -> TrendSummary {
+    TrendSummary { count: h.count(), stats: PercentileView::ms(&h.percentiles()) }
+}
+
 fn status_key(status: u16) -> String {
     format!("{}{{status:{status}}}", names::HTTP_REQS)
 }
@@ -204,6 +211,11 @@ impl HttpMetrics {
             data_sent: http.bytes_sent,
             data_received: http.bytes_received,
             response_bytes: http.body_bytes,
+            phases: if http.phases.is_empty() {
+                BTreeMap::new()
+            } else {
+                Phase::ALL.into_iter().map(|p| (p, trend_summary(http.phases.get(p)))).collect()
+            },
             endpoints: EndpointMetrics::all(http, seconds),
         })
     }
@@ -225,6 +237,7 @@ impl HttpMetrics {
                 Entry::Statuses(self.by_status.iter().map(|(status, n)| (status.to_string(), *n)).collect()),
             ),
         ];
+        entries.extend(self.phases.iter().map(|(phase, trend)| (phase.name().to_owned(), Entry::Trend(trend))));
         entries.extend(self.by_status.iter().map(|(&status, &n)| (status_key(status), count(n))));
         let redirects = loadhost_metrics::http::redirects_of(&self.by_status);
         if redirects > 0 {
@@ -280,6 +293,13 @@ impl HttpMetrics {
         let data_received = count(names::DATA_RECEIVED)?;
         let response_bytes = count(names::HTTP_RESPONSE_BYTES)?;
         let statuses: BTreeMap<String, u64> = serde_json::from_value(take(names::HTTP_STATUS))?;
+        // Absent from summaries written before phases existed, or of runs that recorded none.
+        let mut phases = BTreeMap::new();
+        for phase in Phase::ALL {
+            if let Some(trend) = all.remove(phase.name()) {
+                phases.insert(phase, serde_json::from_value(trend)?);
+            }
+        }
         let endpoints = Self::take_endpoints(all)?;
         // Derived from the statuses, so not kept apart.
         all.remove(&redirect_key());
@@ -302,6 +322,7 @@ impl HttpMetrics {
             data_sent,
             data_received,
             response_bytes,
+            phases,
             endpoints,
         }))
     }

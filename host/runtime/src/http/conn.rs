@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
@@ -27,6 +28,7 @@ use hyper::body::Incoming;
 use hyper::client::conn::{TrySendError, http1, http2};
 use hyper_util::client::legacy::connect::Connection as _;
 use hyper_util::rt::TokioExecutor;
+use loadhost_metrics::phases::ConnectTimes;
 use tower_service::Service as _;
 
 use super::WorkerHttp;
@@ -70,6 +72,20 @@ impl From<String> for ExchangeError {
     fn from(why: String) -> Self {
         ExchangeError::Failed(why)
     }
+}
+
+/// The instants of an exchange that got a response (see `loadhost_metrics::phases`): the rest
+/// of a request's clock, which the caller started and ends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stamps {
+    /// What opening the connection took, when this request opened one.
+    pub(crate) connect: Option<ConnectTimes>,
+    /// A connection was ready for the request.
+    pub(crate) ready: Instant,
+    /// The request was written (see `exchange_h1` and `exchange_h2`).
+    pub(crate) sent: Instant,
+    /// The response head came.
+    pub(crate) head: Instant,
 }
 
 /// How one attempt on a connection failed.
@@ -148,17 +164,31 @@ pub(crate) struct Connections {
     open: Vec<(Target, Conn)>,
     run: Arc<RunConnections>,
     event_loop: usize,
+    /// What the running task waited at the gate, until its first request takes it as blocked time.
+    queued: Duration,
 }
 
 impl Connections {
     /// The connections of a worker on `event_loop`, in run `run`.
     pub(crate) fn new(run: Arc<RunConnections>, event_loop: u32) -> Self {
-        Self { open: Vec::new(), run, event_loop: event_loop as usize % LOOP_SLOTS }
+        Self { open: Vec::new(), run, event_loop: event_loop as usize % LOOP_SLOTS, queued: Duration::ZERO }
     }
 
-    /// Send `request` (absolute URI) to `target` and read the whole response. `capped`: the target
-    /// is under a per-host cap and the caller holds one of its slots, so the connection is the run's
-    /// (taken from its idle ones, or opened) and goes back to them before the slot is released.
+    /// A task starts after waiting `gate` at the gate (`--max-in-flight`): its first request counts
+    /// that wait as blocked, as a request waiting for a connection would.
+    pub(crate) fn task_started(&mut self, gate: Duration) {
+        self.queued = gate;
+    }
+
+    /// The gate wait not yet counted (zero once a request took it).
+    pub(crate) fn take_queued(&mut self) -> Duration {
+        std::mem::take(&mut self.queued)
+    }
+
+    /// Send `request` (absolute URI) to `target` and read the whole response, with the instants
+    /// its phases are made of. `capped`: the target is under a per-host cap and the caller holds
+    /// one of its slots, so the connection is the run's (taken from its idle ones, or opened) and
+    /// goes back to them before the slot is released.
     pub(crate) async fn exchange(
         &mut self,
         http: &WorkerHttp,
@@ -166,8 +196,9 @@ impl Connections {
         capped: bool,
         mut request: http::Request<RequestBody>,
         decompress: bool,
-    ) -> Result<(http::response::Parts, Bytes), ExchangeError> {
+    ) -> Result<(http::response::Parts, Bytes, Stamps), ExchangeError> {
         let mut fresh = false;
+        let mut opened = None;
         loop {
             // A forward proxy may close a kept-alive connection without saying so (tinyproxy
             // does): an idempotent request that got no response on a reused one is sent again on
@@ -179,9 +210,12 @@ impl Connections {
                     fresh = true;
                     // Boxed: connecting (TLS, an HTTP/2 handshake) is a large future that would
                     // otherwise size, and be copied with, every request's future.
-                    Box::pin(self.connect(http, target)).await?
+                    let (conn, times) = Box::pin(self.connect(http, target)).await?;
+                    opened = times.or(opened);
+                    conn
                 }
             };
+            let ready = Instant::now();
             if !fresh && request.method().is_idempotent() && http.shared.net.forwarded(request.uri()) {
                 resend = Some(copy(&request));
             }
@@ -190,11 +224,12 @@ impl Connections {
                 Conn::H2 { send } => Box::pin(exchange_h2(http, send, request, decompress)).await,
             };
             match exchanged {
-                Ok((parts, body, Some(conn))) => {
-                    self.keep(target.clone(), conn, capped);
-                    return Ok((parts, body));
+                Ok((parts, body, conn, (sent, head))) => {
+                    if let Some(conn) = conn {
+                        self.keep(target.clone(), conn, capped);
+                    }
+                    return Ok((parts, body, Stamps { connect: opened, ready, sent, head }));
                 }
-                Ok((parts, body, None)) => return Ok((parts, body)),
                 Err(Failed::NotSent(again)) if !fresh => request = *again,
                 Err(Failed::NotSent(_)) => {
                     return Err(ExchangeError::Failed("connection closed before the request was sent".into()));
@@ -227,21 +262,21 @@ impl Connections {
         Some(self.open.swap_remove(at).1)
     }
 
-    /// A new connection to `target`. The first one of an event loop to a target learns what it
-    /// speaks; until then the loop's workers wait for it, and an HTTP/2 session it opens serves
-    /// them all.
-    async fn connect(&self, http: &WorkerHttp, target: &Target) -> Result<Conn, ExchangeError> {
+    /// A new connection to `target`, and what opening it took (`None`: another worker's HTTP/2
+    /// session). The first one of an event loop to a target learns what it speaks; until then the
+    /// loop's workers wait for it, and an HTTP/2 session it opens serves them all.
+    async fn connect(&self, http: &WorkerHttp, target: &Target) -> Result<(Conn, Option<ConnectTimes>), ExchangeError> {
         let shared = self.loop_connections();
         if shared.known(target).is_some() {
-            return connect(http, target).await;
+            return connect(http, target).await.map(|(conn, times)| (conn, Some(times)));
         }
         let _first = shared.first.lock().await;
         match shared.known(target) {
-            Some(Some(send)) => Ok(Conn::H2 { send }),
+            Some(Some(send)) => Ok((Conn::H2 { send }, None)),
             _ => {
-                let conn = connect(http, target).await?;
+                let (conn, times) = connect(http, target).await?;
                 shared.learn(target, &conn);
-                Ok(conn)
+                Ok((conn, Some(times)))
             }
         }
     }
@@ -261,10 +296,31 @@ impl Connections {
     }
 }
 
-/// Open a connection to `target` (TLS and ALPN through the worker's connector).
-async fn connect(http: &WorkerHttp, target: &Target) -> Result<Conn, ExchangeError> {
+/// Open a connection to `target` (TLS and ALPN through the worker's connector), and what its TCP
+/// connect and TLS handshake took (an HTTP/2 handshake after them is not timed apart: it counts as
+/// blocked).
+async fn connect(http: &WorkerHttp, target: &Target) -> Result<(Conn, ConnectTimes), ExchangeError> {
     let uri = target.uri()?;
     let io = http.connector.clone().call(uri).await.map_err(|err| connect_error(err.as_ref()))?;
+    let times = connect_times(&io, Instant::now());
+    Ok((handshake(http, io).await?, times))
+}
+
+/// What the connection `io`, done at `done`, took to open: TCP connect, then TLS (to `done`).
+fn connect_times(io: &Io, done: Instant) -> ConnectTimes {
+    let (tcp, tls) = match io {
+        Io::Http(tcp) => (tcp, false),
+        Io::Https(tls) => (tls.inner().get_ref().0.inner(), true),
+    };
+    let (dialed, connected) = tcp.connect_instants();
+    ConnectTimes {
+        connecting: connected.saturating_duration_since(dialed),
+        tls: tls.then(|| done.saturating_duration_since(connected)),
+    }
+}
+
+/// HTTP/2 (ALPN or `--h2c`) or HTTP/1.1 over a connection just opened.
+async fn handshake(http: &WorkerHttp, io: Io) -> Result<Conn, ExchangeError> {
     if http.shared.h2c || io.connected().is_negotiated_h2() {
         let (send, connection) =
             http2::handshake(TokioExecutor::new(), io).await.map_err(|err| format!("HTTP/2 handshake: {err}"))?;
@@ -278,7 +334,9 @@ async fn connect(http: &WorkerHttp, target: &Target) -> Result<Conn, ExchangeErr
     Ok(Conn::H1 { send, driver: Box::pin(driver) })
 }
 
-type Exchanged = Result<(http::response::Parts, Bytes, Option<Conn>), Failed>;
+/// A response, whole, the connection when it can carry another, and when the request was sent
+/// and the response head came.
+type Exchanged = Result<(http::response::Parts, Bytes, Option<Conn>, (Instant, Instant)), Failed>;
 
 /// One request on an HTTP/1.1 connection, driving it; it comes back when it can carry another.
 async fn exchange_h1(
@@ -289,11 +347,14 @@ async fn exchange_h1(
     decompress: bool,
 ) -> Exchanged {
     let request = http1_form(http, request);
-    if !matches!(drive(driver.as_mut(), pin!(send.ready())).await, Some(Ok(()))) {
+    if !matches!(drive(driver.as_mut(), pin!(send.ready()), None).await, Some(Ok(()))) {
         return Err(Failed::NotSent(Box::new(request)));
     }
     let mut sending = pin!(send.try_send_request(request));
-    let response = match drive(driver.as_mut(), sending.as_mut()).await {
+    // The connection writes the request the first time it is driven (all of it, unless the socket
+    // takes less at once): that instant ends `http_req_sending`.
+    let mut sent = None;
+    let response = match drive(driver.as_mut(), sending.as_mut(), Some(&mut sent)).await {
         Some(response) => response.map_err(not_sent)?,
         None => {
             // The connection ended (the server closed it while idle) before taking the request:
@@ -302,13 +363,14 @@ async fn exchange_h1(
             return Err(sending.await.map_or_else(not_sent, |_| Failed::NoResponse(CLOSED.to_owned())));
         }
     };
+    let head = Instant::now();
     let (mut parts, body) = response.into_parts();
     let decoding = decoding(&mut parts, decompress);
-    let body = drive(driver.as_mut(), pin!(read(body, http, decoding)))
+    let body = drive(driver.as_mut(), pin!(read(body, http, decoding)), None)
         .await
         .unwrap_or_else(|| Err(Failed::Error(CLOSED.to_owned())))?;
     let reusable = !send.is_closed();
-    Ok((parts, body, reusable.then_some(Conn::H1 { send, driver })))
+    Ok((parts, body, reusable.then_some(Conn::H1 { send, driver }), (sent.unwrap_or(head), head)))
 }
 
 /// One request on the event loop's HTTP/2 session.
@@ -321,12 +383,16 @@ async fn exchange_h2(
     if send.ready().await.is_err() {
         return Err(Failed::NotSent(Box::new(request)));
     }
-    let response = send.try_send_request(request).await.map_err(not_sent)?;
+    // The session's own task writes the stream: sending ends when the session takes it.
+    let responding = send.try_send_request(request);
+    let sent = Instant::now();
+    let response = responding.await.map_err(not_sent)?;
+    let head = Instant::now();
     let (mut parts, body) = response.into_parts();
     let decoding = decoding(&mut parts, decompress);
     let body = read(body, http, decoding).await?;
     let reusable = !send.is_closed();
-    Ok((parts, body, reusable.then_some(Conn::H2 { send })))
+    Ok((parts, body, reusable.then_some(Conn::H2 { send }), (sent, head)))
 }
 
 /// The request as HTTP/1.1 sends it: to a forward proxy in absolute form (the whole URL, without
@@ -454,16 +520,22 @@ fn not_sent(mut err: TrySendError<http::Request<RequestBody>>) -> Failed {
 /// Poll `work` while also driving the HTTP/1.1 connection it needs. Should the connection end
 /// first, `work` is polled once more; `None` if it still cannot finish (a request queued on a
 /// connection that ended is handed back only once the connection is dropped: see `exchange_h1`).
+/// `driven`, when given, is set to the instant the connection was first driven.
 async fn drive<W: Future>(
     mut driver: Pin<&mut http1::Connection<Io, RequestBody>>,
     mut work: Pin<&mut W>,
+    mut driven: Option<&mut Option<Instant>>,
 ) -> Option<W::Output> {
     let mut ended = false;
     poll_fn(|cx| {
         if let Poll::Ready(out) = work.as_mut().poll(cx) {
             return Poll::Ready(Some(out));
         }
-        if !ended && driver.as_mut().poll(cx).is_ready() {
+        let done = !ended && driver.as_mut().poll(cx).is_ready();
+        if let Some(at) = driven.as_deref_mut().filter(|at| at.is_none()) {
+            *at = Some(Instant::now());
+        }
+        if done {
             ended = true;
             return Poll::Ready(match work.as_mut().poll(cx) {
                 Poll::Ready(out) => Some(out),

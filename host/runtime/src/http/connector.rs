@@ -17,6 +17,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use http::Uri;
 use hyper_rustls::builderstates::WantsProtocols1;
@@ -227,13 +228,16 @@ pub struct Direct {
 impl Direct {
     async fn connect(self, uri: Uri) -> io::Result<CountedConn> {
         let (host, port) = host_port(&uri)?;
-        let stream = TcpStream::connect(&destinations(&host, port, &self.own).await?[..])
-            .await
-            .map_err(super::connect_failure::count_exhausted)?;
+        let addrs = destinations(&host, port, &self.own).await?;
+        // Name resolution is done: `http_req_connecting` is the TCP connect alone (as k6's).
+        let dialed = Instant::now();
+        let stream = TcpStream::connect(&addrs[..]).await.map_err(super::connect_failure::count_exhausted)?;
+        let connected = Instant::now();
         // Requests are small and latency-bound: never wait to coalesce writes.
         stream.set_nodelay(true)?;
         self.counters.connections.fetch_add(1, Ordering::Relaxed);
-        Ok(CountedConn { io: TokioIo::new(Counted { stream, counters: self.counters }), proxied: false })
+        let io = TokioIo::new(Counted { stream, counters: self.counters });
+        Ok(CountedConn { io, proxied: false, dialed, connected })
     }
 }
 
@@ -397,6 +401,16 @@ pub struct CountedConn {
     io: TokioIo<Counted>,
     /// Connected to a forward proxy (an http target's): requests go in absolute form.
     proxied: bool,
+    /// When the TCP connect began (the name resolved) and ended: `http_req_connecting`.
+    dialed: Instant,
+    connected: Instant,
+}
+
+impl CountedConn {
+    /// When its TCP connect began and ended (through a proxy: the connect to the proxy).
+    pub(crate) fn connect_instants(&self) -> (Instant, Instant) {
+        (self.dialed, self.connected)
+    }
 }
 
 impl Connection for CountedConn {

@@ -6,7 +6,8 @@
 //! - [`proxy`]: forward proxies (`--proxy`, `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY`).
 //! - [`tls`]: system roots, `--ca-cert`, `--insecure`, client certificates.
 //! - `body`: times each request until its response body is done.
-//! - `conn`: the one-call path's own connections, which the worker drives inline.
+//! - `conn`: the one-call path's own connections, which the worker drives inline, and the instants
+//!   of each exchange that make its phases (`http_req_blocked` … `http_req_receiving`).
 //! - `connect_failure`: the one table of how a connection failed (refused, timed out, reset):
 //!   the words a plugin reads and the `wasi:http` code; and the connects the generator's own
 //!   exhausted ports or file descriptors failed, counted for its health.
@@ -43,6 +44,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use loadhost_engine::MetricsHandle;
 use loadhost_metrics::http::Endpoint;
+use loadhost_metrics::phases::RequestClock;
 use loadhost_metrics::{ExpectedStatuses, HttpSample};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
@@ -373,6 +375,8 @@ impl WorkerHttp {
         metrics: &MetricsHandle,
         hop: Hop<'_>,
     ) -> Result<WholeResponse, FetchError> {
+        // The plugin's call: `http_req_blocked` starts here.
+        let called = Instant::now();
         let invalid = |why: String| FetchError::Invalid(format!("{method} {url}: {why}"));
         let uri: http::Uri = url.parse().map_err(|err| invalid(format!("{err}")))?;
         let https = match uri.scheme_str() {
@@ -404,7 +408,9 @@ impl WorkerHttp {
             Some(name) => Endpoint::named(request.method().as_str(), name, |n| self.shared.tidy(n)),
             None => Endpoint::default_for(request.method().as_str(), url, |n| self.shared.tidy(n)),
         });
-        let started = Instant::now();
+        // A failed request's duration starts once it may go (no clock read without a cap: no wait).
+        let started = if permit.is_some() { Instant::now() } else { called };
+        let queued = conns.take_queued();
         let exchange = conns.exchange(self, &target, permit.is_some(), request, hop.decompress);
         let result = match timeout {
             Some(limit) => tokio::time::timeout(limit, exchange)
@@ -413,10 +419,18 @@ impl WorkerHttp {
             None => exchange.await,
         };
         match result {
-            Ok((parts, body)) => {
+            Ok((parts, body, stamps)) => {
                 let status = parts.status.as_u16();
-                let (duration, body_bytes) = (started.elapsed(), body.len() as u64);
-                let sample = HttpSample::new(Some(status), duration, body_bytes, endpoint).expecting(hop.expected);
+                let clock = RequestClock {
+                    called: called.into_std(),
+                    queued,
+                    connect: stamps.connect,
+                    ready: stamps.ready,
+                    sent: stamps.sent,
+                    head: stamps.head,
+                    end: std::time::Instant::now(),
+                };
+                let sample = HttpSample::timed(status, &clock, body.len() as u64, endpoint).expecting(hop.expected);
                 self.record(metrics, sample);
                 Ok(WholeResponse { status, headers: parts.headers, body })
             }
