@@ -77,6 +77,7 @@ body=$(grep -o -m1 '<body[^>]*>' "$work/dom.html" || true)
 attr() { sed -n "s/.* $1=\"\\([^\"]*\\)\".*/\\1/p" <<<"$body"; }
 charts=$(attr data-charts)
 errors=$(attr data-errors)
+shaded=$(attr data-shaded)
 
 # Console lines from the page look like
 #   [pid:tid:date:INFO:CONSOLE:12] "Uncaught ReferenceError: …", source: file:///… (12)
@@ -122,4 +123,4 @@ if [[ -n $shot ]]; then
     shot_note=", screenshot $shot"
 fi
 
-echo "$me: OK $report: $charts/$expected_charts charts, 0 page errors, 0 console errors$shot_note"
+echo "$me: OK $report: $charts/$expected_charts charts, ${shaded:-0} shaded bands, 0 page errors, 0 console errors$shot_note"

@@ -158,11 +158,11 @@ fn every_interval_has_the_generators_cpu_and_run_queue_in_every_output() {
 
 /// `taskset -c 0 timeout 60 sh -c 'spin'`: a CPU hog on core 0 in a process group of its own,
 /// the whole group killed on drop (killing `timeout` alone would leave its spinning child), and
-/// ended by `timeout` after a minute should the test itself die.
-struct Hog(Child);
+/// ended by `timeout` after a minute should the test itself die. Also used by `generator_reports`.
+pub(crate) struct Hog(Child);
 
 impl Hog {
-    fn start() -> Option<Self> {
+    pub(crate) fn start() -> Option<Self> {
         Command::new("taskset")
             .args(["-c", "0", "timeout", "60", "sh", "-c", "while :; do :; done"])
             .stdin(Stdio::null())

@@ -17,6 +17,7 @@ mod distributed;
 mod distributed_oci;
 mod endpoints;
 mod generator_health;
+mod generator_reports;
 #[deny(dead_code, reason = "a fixture no test runs is a folder to delete or a test to write")]
 mod guests;
 mod hostile;

@@ -7,6 +7,23 @@
   var data = JSON.parse(document.getElementById("data").textContent);
   var HEIGHT = 240;
   var plots = [];
+  var shading = data.shading || { bands: [], charts: [] };
+  var shaded = 0;
+
+  // Fills a band over each interval where the generator was degraded or saturated (html/generator.rs),
+  // before the series are drawn so the lines stay on top. Canvas pixels, clipped to the plot area.
+  function shade(u) {
+    var ctx = u.ctx, box = u.bbox;
+    ctx.save();
+    shading.bands.forEach(function (b) {
+      var left = Math.max(u.valToPos(b.from, "x", true), box.left);
+      var right = Math.min(u.valToPos(b.to, "x", true), box.left + box.width);
+      if (!(right > left)) return;
+      ctx.fillStyle = b.color;
+      ctx.fillRect(left, box.top, right - left, box.height);
+    });
+    ctx.restore();
+  }
 
   function number(value) {
     if (value === null || value === undefined) return "–";
@@ -87,12 +104,18 @@
         legend: { live: true },
         cursor: { drag: { x: true, y: false } },
       };
+      if (shading.bands.length > 0 && shading.charts.indexOf(chart.id) >= 0) {
+        opts.hooks = { drawClear: [shade] };
+        shaded += shading.bands.length;
+      }
       plots.push({ el: el, plot: new uPlot(opts, columns, el) });
     } catch (e) {
       fail("chart " + chart.id + ": " + ((e && e.stack) || e));
     }
   });
   document.body.dataset.charts = String(plots.length);
+  // The bands set on the charts, for tests/browser/check_html.sh.
+  document.body.dataset.shaded = String(shaded);
 
   var pending = 0;
   window.addEventListener("resize", function () {

@@ -7,6 +7,10 @@
 //! task accounted for" and one for the verdict (failed as `Summary::failed` says; a host limit
 //! alone is told in its output, not failed); a scenario's suite has its own accounting case and
 //! the thresholds that name it (`{scenario:NAME}`).
+//!
+//! A generator that could not keep up is a failure only when the user asks for it, with the
+//! threshold `generator_saturated:rate==0`: that case's failure message is the generator's own
+//! sentence (when it was saturated, what to do), not only the share measured.
 
 use std::time::Duration;
 
@@ -37,15 +41,16 @@ fn failed(name: impl Into<String>, message: impl Into<String>) -> TestCase {
     TestCase::new(name.into(), status)
 }
 
-/// A threshold's case.
-fn threshold(expr: &str, t: &ThresholdSummary) -> TestCase {
+/// A threshold's case; a failed `generator_saturated` threshold says the generator's sentence.
+fn threshold(s: &Summary, expr: &str, t: &ThresholdSummary) -> TestCase {
     let name = format!("threshold {expr}");
     if t.ok {
         return passed(name);
     }
     let measured = t.value.map_or_else(|| "no samples".to_owned(), |v| format!("measured {v}"));
     let limit = limit_of(expr).map(|l| format!(", limit {l}")).unwrap_or_default();
-    failed(name, format!("{expr} failed: {measured}{limit}"))
+    let why = crate::summary::generator::threshold_why(s, expr).map(|why| format!(": {why}")).unwrap_or_default();
+    failed(name, format!("{expr} failed: {measured}{limit}{why}"))
 }
 
 /// A check's case: failed when its pass rate is under `required`.
@@ -84,7 +89,7 @@ fn run_suite(s: &Summary, name: &str, check_rate: f64, scenario_names: &[&str]) 
     plugin_properties(&mut suite, &s.plugin);
     for (expr, t) in s.thresholds.iter() {
         if !scenario_names.iter().any(|n| names_scenario(expr, n)) {
-            suite.add_test_case(threshold(expr, t));
+            suite.add_test_case(threshold(s, expr, t));
         }
     }
     for (name, c) in &s.checks {
@@ -138,7 +143,7 @@ pub fn report(s: &Summary, check_rate: f64) -> Report {
                 plugin_properties(&mut suite, plugin);
             }
             for (expr, t) in s.thresholds.iter().filter(|(expr, _)| names_scenario(expr, name)) {
-                suite.add_test_case(threshold(expr, t));
+                suite.add_test_case(threshold(s, expr, t));
             }
             suite.add_test_case(accounting(sc.tasks.scheduled, sc.tasks.ended(), sc.identity_holds));
             report.add_test_suite(suite);
@@ -199,5 +204,25 @@ mod tests {
         let case = check("c", &c, 1.0);
         let TestCaseStatus::NonSuccess { message, .. } = &case.status else { panic!("failed") };
         assert_eq!(message.as_deref(), Some("check 'c' passed 99.00% (1 of 100 failed), required 100.00%"));
+    }
+
+    #[test]
+    fn a_failed_generator_saturated_threshold_says_the_generators_sentence() {
+        use loadhost_metrics::GeneratorVerdict::{Healthy, Saturated};
+        let why = "the generator was saturated from 1 s to 2 s (1 of 2 intervals): x; add a segment";
+        let mut s = crate::summary::generator::judged(&[Some(Healthy), Some(Saturated)], Some(why));
+        let failing = ThresholdSummary { abort_on_fail: false, aborted_run: false, ok: false, value: Some(0.5) };
+        s.thresholds.0 = vec![("generator_saturated:rate==0".into(), failing)];
+        let case = threshold(&s, "generator_saturated:rate==0", &failing);
+        let TestCaseStatus::NonSuccess { message, .. } = &case.status else { panic!("failed") };
+        assert_eq!(
+            message.as_deref(),
+            Some(format!("generator_saturated:rate==0 failed: measured 0.5, limit == 0: {why}").as_str())
+        );
+        // Another threshold keeps its own message.
+        let other = threshold(&s, "latency_ms:p(99)<1", &failing);
+        let TestCaseStatus::NonSuccess { message, .. } = &other.status else { panic!("failed") };
+        assert_eq!(message.as_deref(), Some("latency_ms:p(99)<1 failed: measured 0.5, limit < 1"));
+        assert!(to_string(&s, 1.0).unwrap().contains("add a segment"));
     }
 }

@@ -1,10 +1,11 @@
 //! `--markdown FILE`: a compact Markdown summary for a pull-request comment or a CI job summary:
 //! the verdict, the thresholds with their values, tasks by outcome, the rate, the latency views,
-//! the checks and the most frequent errors.
+//! the checks and the most frequent errors. A degraded or saturated generator is a warning under
+//! the verdict (its sentence) and a line of its own beside the rate; a healthy one is not mentioned.
 
 use std::fmt::Write as _;
 
-use loadhost_metrics::Outcome;
+use loadhost_metrics::{GeneratorVerdict, Outcome};
 
 use crate::summary::Summary;
 use crate::terminal::rate_text;
@@ -32,8 +33,13 @@ pub fn render(s: &Summary) -> String {
         (None, None) => "the host kept up and every threshold held; nothing limited the run".to_owned(),
     };
     let _ = writeln!(out, "**Verdict:** {}\n", cell(&verdict));
+    if let Some((_, why)) = generator_warning(s) {
+        // Whole, unlike a table cell: the sentence ends with what to do.
+        let _ = writeln!(out, "> ⚠️ {}\n", why.replace('\n', " "));
+    }
     thresholds(&mut out, s);
     tasks(&mut out, s);
+    generator(&mut out, s);
     views(&mut out, s);
     checks(&mut out, s);
     errors(&mut out, s);
@@ -65,6 +71,26 @@ fn tasks(out: &mut String, s: &Summary) {
     let rate = rate_text(t.started, s.rate.achieved_per_s).unwrap_or_else(|| "too few tasks for a rate".to_owned());
     let planned = s.rate.target_per_s.map(|r| format!(" of {r:.1}/s planned")).unwrap_or_default();
     let _ = writeln!(out, "**Rate:** {rate}{planned} · **Duration:** {:.1} s\n", s.duration_s);
+}
+
+/// The generator's verdict and sentence, when it was degraded or saturated.
+fn generator_warning(s: &Summary) -> Option<(GeneratorVerdict, &str)> {
+    let g = s.generator.as_ref()?;
+    let verdict = g.verdict.filter(|v| *v != GeneratorVerdict::Healthy)?;
+    Some((verdict, g.why.as_deref()?))
+}
+
+/// The generator's line: its verdict and how many intervals were degraded or saturated.
+fn generator(out: &mut String, s: &Summary) {
+    let (Some((verdict, _)), Some(g)) = (generator_warning(s), &s.generator) else { return };
+    let n = &g.verdicts;
+    let cpu =
+        g.cpu_p50().map(|c| format!(" · CPU p50 {:.0}% of {} cores", c * 100.0, g.cores_allowed)).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "**Generator:** {verdict} · {} saturated, {} degraded of {} intervals{cpu}\n",
+        n.saturated, n.degraded, n.judged
+    );
 }
 
 fn views(out: &mut String, s: &Summary) {
@@ -163,5 +189,21 @@ mod tests {
     #[test]
     fn pipes_in_names_do_not_break_the_table() {
         assert_eq!(cell("a|b"), "a\\|b");
+    }
+
+    #[test]
+    fn a_degraded_or_saturated_generator_is_a_warning_and_a_line() {
+        use crate::summary::generator::judged;
+        use loadhost_metrics::GeneratorVerdict::{Degraded, Healthy, Saturated};
+        let why = "the generator was saturated from 1 s to 2 s (1 of 3 intervals): x";
+        let text = render(&judged(&[Some(Healthy), Some(Saturated), Some(Degraded)], Some(why)));
+        assert!(text.contains(&format!("> ⚠️ {why}\n")), "{text}");
+        let warning = text.find("> ⚠️").unwrap();
+        assert!(text.find("**Verdict:**").unwrap() < warning && warning < text.find("**Tasks:**").unwrap());
+        assert!(text.contains("**Generator:** saturated · 1 saturated, 1 degraded of 3 intervals"), "{text}");
+        for quiet in [judged(&[Some(Healthy), None], None), sample()] {
+            let text = render(&quiet);
+            assert!(!text.contains("⚠️") && !text.contains("**Generator:**"), "{text}");
+        }
     }
 }

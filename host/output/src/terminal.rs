@@ -452,6 +452,10 @@ fn render_thresholds(s: &Summary) -> String {
         let value = t.value.map_or_else(|| "no samples".to_owned(), |v| format!("{}", (v * 1e4).round() / 1e4));
         let stopped = if t.aborted_run { " (stopped the run: abort_on_fail)" } else { "" };
         let _ = writeln!(out, "    {mark} {expr}  ({value}){stopped}");
+        // A failed generator threshold says why and what to do, under its line.
+        if let Some(why) = crate::summary::generator::threshold_why(s, expr).filter(|_| !t.ok) {
+            let _ = writeln!(out, "      {why}");
+        }
     }
     let total = s.thresholds.len();
     let failed = s.thresholds.iter().filter(|(_, t)| !t.ok).count();

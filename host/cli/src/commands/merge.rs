@@ -102,6 +102,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
         segments,
         missing,
         cut,
+        generators,
     } = merged;
     let segment_names: Vec<String> = segments.iter().map(results::segment_name).collect();
     let missing_names: Vec<String> = missing.iter().map(results::segment_name).collect();
@@ -125,6 +126,8 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
     };
     let thresholds = LiveJudge::new(args.threshold.clone()).finish(&report, &scenarios);
     let mut summary = Summary::new(&info, &report, &scenarios, &thresholds);
+    // Each process had its own generator: judged segment by segment, the worst one named.
+    summary.generator = loadhost_output::summary::Generator::of_segments(&generators);
     summary.merged = Some(MergedFrom {
         cut,
         files: args.files.iter().map(|p| p.display().to_string()).collect(),

@@ -11,13 +11,16 @@
 //!   time;
 //! - [`rows`]: the interval rows kept for the charts, downsampled past [`rows::MAX_ROWS`] per
 //!   scenario so a long run's report stays bounded;
-//! - `text`: escaping and numbers.
+//! - `text`: escaping and numbers;
+//! - `generator`: the generator's verdict: its sentence by the run's verdict, and bands over the
+//!   intervals it was degraded or saturated on every latency chart (`shading` in the data block).
 //!
 //! When the page has drawn its charts it sets `data-charts` on `<body>` to their number; every
 //! error on the page is counted in `data-errors` and shown in `<pre id="errors">`.
 //! `tests/browser/check_html.sh` loads a report in headless Chromium and checks both.
 
 mod charts;
+mod generator;
 mod phases;
 pub mod rows;
 mod tables;
@@ -54,6 +57,7 @@ pub fn render(summary: &Summary, rows: &ChartRows) -> String {
     );
     tables::header(&mut out, summary);
     tables::verdict(&mut out, summary);
+    generator::verdict_note(&mut out, summary);
     tables::summary(&mut out, summary);
     tables::errors(&mut out, summary);
     if let Some(scenarios) = &summary.scenarios {
@@ -74,6 +78,7 @@ pub fn render(summary: &Summary, rows: &ChartRows) -> String {
     for (id, chart_title, _) in CHARTS {
         let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"chart\" id=\"{id}\"></div>", esc(chart_title));
     }
+    generator::legend(&mut out, summary);
     if let Some(http) = &summary.metrics.http {
         tables::http(&mut out, http);
     }
@@ -83,7 +88,8 @@ pub fn render(summary: &Summary, rows: &ChartRows) -> String {
         "<details><summary>Options in effect</summary><pre>{}</pre></details>",
         esc(&serde_json::to_string_pretty(&summary.config).unwrap_or_default())
     );
-    let data = charts::chart_data(summary, rows);
+    let mut data = charts::chart_data(summary, rows);
+    data["shading"] = generator::shading(summary, &CHARTS);
     let _ = write!(
         out,
         "<script>{UPLOT_JS}</script>\n<script type=\"application/json\" id=\"data\">{}</script>\n\
@@ -458,5 +464,26 @@ mod tests {
         let row = table.lines().find(|l| l.contains("<code>browse</code>")).expect("browse row");
         // 12 scheduled, 10 passed, 1 failed (errored), 1 dropped, 0 other.
         assert!(row.contains("<td>12</td><td>10</td><td>1</td><td>1</td><td>0</td>"), "{row}");
+    }
+
+    #[test]
+    fn a_saturated_generator_is_said_at_the_top_and_banded_on_the_latency_chart() {
+        use loadhost_metrics::GeneratorVerdict::{Healthy, Saturated};
+        let why = "the generator was saturated from 1 s to 2 s (1 of 2 intervals): x";
+        let saturated = crate::summary::generator::judged(&[Some(Healthy), Some(Saturated)], Some(why));
+        let html = render(&saturated, &ChartRows::default());
+        let data = data_block(&html);
+        assert_eq!(data["shading"]["bands"].as_array().map(Vec::len), Some(1), "{}", data["shading"]);
+        assert_eq!(data["shading"]["bands"][0]["from"], json!(1.0));
+        assert_eq!(data["shading"]["charts"], json!(["chart-latency"]));
+        let top = html.find("id=\"generator-verdict\"").expect("the sentence by the verdict");
+        assert!(
+            top < html.find("<h2>Over time</h2>").unwrap() && html.contains("⚠️ The generator was saturated from 1 s")
+        );
+        assert!(html.contains("id=\"generator-shading\""), "the legend note");
+        let healthy = crate::summary::generator::judged(&[Some(Healthy), Some(Healthy)], None);
+        let html = render(&healthy, &ChartRows::default());
+        assert_eq!(data_block(&html)["shading"]["bands"], json!([]));
+        assert!(!html.contains("id=\"generator-verdict\"") && !html.contains("id=\"generator-shading\""));
     }
 }

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use loadhost_engine::Segment;
-use loadhost_metrics::{Gauges, IntervalRow, Overflow, RunReport, Window};
+use loadhost_metrics::{Gauges, GeneratorHealth, IntervalRow, MeasuredInterval, Overflow, RunReport, Window};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -59,6 +59,15 @@ pub struct IntervalRecord {
     pub window: Window,
     /// The gauges sampled at its end.
     pub gauges: Gauges,
+    /// The generator's health in the interval, so a merge judges each segment's generator; not
+    /// written when nothing was measured (a virtual clock), absent in files written before it was
+    /// kept (read as not measured).
+    #[serde(default, skip_serializing_if = "not_measured")]
+    pub generator: GeneratorHealth,
+}
+
+fn not_measured(health: &GeneratorHealth) -> bool {
+    !health.is_measured()
 }
 
 impl IntervalRecord {
@@ -71,6 +80,22 @@ impl IntervalRecord {
         Gauges::default().try_add(&self.gauges)
     }
 
+    /// The generator's figures in this interval and the verdict on them, judged as the run judged
+    /// them (against the interval's own service times); `None` when nothing was measured.
+    pub fn measured(&self) -> Option<MeasuredInterval> {
+        if !self.generator.is_measured() {
+            return None;
+        }
+        let mut row = IntervalRow::from_window(self.index, self.start, self.end, &self.window, self.gauges);
+        row.generator = self.generator;
+        Some(MeasuredInterval {
+            start: self.start,
+            end: self.end,
+            health: self.generator,
+            judgement: row.generator_judgement(),
+        })
+    }
+
     /// The record of the interval an observer was just given (clones the window).
     pub fn new(row: &IntervalRow, window: &Window) -> Self {
         Self {
@@ -80,6 +105,7 @@ impl IntervalRecord {
             end: row.end,
             window: window.clone(),
             gauges: gauges_of(row),
+            generator: row.generator,
         }
     }
 }
@@ -97,6 +123,8 @@ pub(super) struct IntervalRef<'a> {
     pub(super) end: Duration,
     pub(super) window: &'a Window,
     pub(super) gauges: Gauges,
+    #[serde(skip_serializing_if = "not_measured")]
+    pub(super) generator: GeneratorHealth,
 }
 
 /// `I/N`, as `--segment` takes it and outputs show it.
@@ -195,6 +223,7 @@ impl RunStart {
             planned_start: self.planned_start,
             interval: self.interval,
             started_at: report.started_at,
+            cores_allowed: report.generator.as_ref().map(|g| g.cores_allowed),
             report,
             scenarios,
             intervals: Vec::new(),
@@ -264,6 +293,10 @@ pub struct RunResults {
     /// offsets from it; with scenarios, each scenario's rows are offsets from that scenario's own
     /// `started_at` in [`RunResults::scenarios`].
     pub started_at: SystemTime,
+    /// The cores the process could use (see `GeneratorReport`), when its generator's health was
+    /// measured: with each interval's `generator` figures, what a merge judges a segment by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores_allowed: Option<f64>,
     /// The whole run (all scenarios combined).
     pub report: RunReport,
     /// Each scenario's report; empty for a single scenario.
@@ -294,6 +327,8 @@ pub(super) struct EndRef<'a> {
     pub(super) planned_start: Option<SystemTime>,
     pub(super) interval: Duration,
     pub(super) started_at: SystemTime,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) cores_allowed: Option<f64>,
     pub(super) report: &'a RunReport,
     pub(super) scenarios: &'a [RunReport],
     pub(super) intervals: u64,
@@ -320,6 +355,8 @@ pub(super) struct EndOwned {
     pub(super) planned_start: Option<SystemTime>,
     pub(super) interval: Duration,
     pub(super) started_at: SystemTime,
+    #[serde(default)]
+    pub(super) cores_allowed: Option<f64>,
     pub(super) report: RunReport,
     #[serde(default)]
     pub(super) scenarios: Vec<RunReport>,
@@ -368,6 +405,7 @@ impl EndOwned {
             planned_start: self.planned_start,
             interval: self.interval,
             started_at: self.started_at,
+            cores_allowed: self.cores_allowed,
             report: self.report,
             scenarios: self.scenarios,
             intervals: Vec::new(),

@@ -13,12 +13,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use loadhost_engine::Segment;
-use loadhost_metrics::{Gauges, IntervalRow, Overflow, RunReport, Timeline, Window};
+use loadhost_metrics::{Gauges, IntervalRow, MeasuredInterval, Overflow, RunReport, Timeline, Window};
 use serde_json::Value;
 
 use crate::summary::PluginFile;
 
 use super::format::{IntervalRecord, RunResults, segment_name};
+use super::generator::{self, PartGenerator};
 use super::read::{EncodedInterval, ResultsFile};
 
 /// Config keys that may differ between the parts of one run: where each process writes, which
@@ -186,6 +187,8 @@ pub struct Merged {
     pub missing: Vec<Segment>,
     /// The parts cut off before their end (killed): only the intervals they completed are in.
     pub cut: Vec<String>,
+    /// Each part's generator, in the parts' order (those whose figures were measured).
+    pub generators: Vec<PartGenerator>,
 }
 
 /// Merge the parts of one distributed run (see docs/merge.md); parts are named "part 1", "part 2",
@@ -238,6 +241,7 @@ struct Placed<'a> {
     start: Duration,
     end: Duration,
     gauges: Gauges,
+    generator: Option<MeasuredInterval>,
     window: WindowRef<'a>,
 }
 
@@ -248,12 +252,14 @@ impl<'a> Placed<'a> {
             start: r.start,
             end: r.end,
             gauges: r.gauges,
+            generator: r.measured(),
             window: WindowRef::Decoded(&r.window),
         }
     }
 
     fn encoded(r: &'a EncodedInterval) -> Self {
-        Placed { scenario: &r.scenario, start: r.start, end: r.end, gauges: r.gauges, window: WindowRef::Encoded(r) }
+        let (scenario, generator) = (&r.scenario, r.generator.clone());
+        Placed { scenario, start: r.start, end: r.end, gauges: r.gauges, generator, window: WindowRef::Encoded(r) }
     }
 }
 
@@ -301,6 +307,12 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         segments,
         missing,
         cut: parts.iter().filter(|p| p.cut).map(|p| p.label.to_owned()).collect(),
+        generators: parts
+            .iter()
+            .filter_map(|p| {
+                generator::of_part(p.label, p.results, p.records.iter().map(|r| (r.scenario, r.generator.as_ref())))
+            })
+            .collect(),
     })
 }
 

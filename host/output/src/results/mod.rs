@@ -9,6 +9,7 @@
 //!   before its end, as [`CutFiles`] says).
 //! - `cut`: a file cut off before its end: its reports rebuilt from the intervals it completed.
 //! - `error`: why a file could not be read ([`ResultsError`]).
+//! - `generator`: each part's generator for a merge ([`PartGenerator`]), from its intervals' figures.
 //! - [`merge`](mod@merge): refusing parts that are not one run's, and building the merged run and its rows.
 //!   The rules by which measurements add up are the merge policy, in `loadhost_metrics::combine`
 //!   (why there: see [`merge`](mod@merge)).
@@ -16,6 +17,7 @@
 mod cut;
 mod error;
 pub mod format;
+mod generator;
 pub mod merge;
 #[cfg(test)]
 mod properties;
@@ -28,6 +30,7 @@ pub use error::ResultsError;
 pub use format::{
     FORMAT_VERSION, IntervalRecord, MAGIC, OLDEST_VERSION, PlannedScenario, RunResults, RunStart, segment_name,
 };
+pub use generator::PartGenerator;
 pub use loadhost_engine::Segment;
 pub use merge::{MergeError, Merged, PER_PROCESS_KEYS, merge, merge_files, merge_labelled};
 pub use read::{CutFiles, ResultsFile, read, read_for_merge};

@@ -5,7 +5,7 @@ use std::io::{self, BufRead as _, BufReader};
 use std::path::Path;
 use std::time::Duration;
 
-use loadhost_metrics::{Gauges, Window};
+use loadhost_metrics::{Gauges, MeasuredInterval, Window};
 
 use super::cut::SoFar;
 use super::error::ResultsError;
@@ -58,6 +58,8 @@ pub(super) struct EncodedInterval {
     pub(super) start: Duration,
     pub(super) end: Duration,
     pub(super) gauges: Gauges,
+    /// The generator's figures and verdict, judged while the line was decoded.
+    pub(super) generator: Option<MeasuredInterval>,
     line: Box<str>,
 }
 
@@ -78,7 +80,9 @@ pub fn read_for_merge(path: &Path, cut: CutFiles) -> Result<ResultsFile, Results
     let file = loadhost_input::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
     let mut intervals = Vec::new();
     let (results, was_cut) = read_lines(path, BufReader::new(file), cut, |record, line| {
+        let generator = record.measured();
         intervals.push(EncodedInterval {
+            generator,
             scenario: record.scenario,
             start: record.start,
             end: record.end,

@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use loadhost_engine::Segment;
 use loadhost_metrics::http::HttpSample;
 use loadhost_metrics::{
-    AttemptEnd, AttemptRecord, ErrorKind, Gauges, Outcome, RunReport, SeriesKey, SeriesSummary, SeriesValue,
-    TaskTiming, Window, WorkerStats,
+    AttemptEnd, AttemptRecord, ErrorKind, Gauges, GeneratorHealth, Outcome, RunReport, SeriesKey, SeriesSummary,
+    SeriesValue, TaskTiming, Window, WorkerStats, generator_verdict,
 };
 use serde_json::{Value, json};
 
@@ -133,6 +133,22 @@ pub(crate) fn synthetic(
         w.lag_max = Duration::from_micros(rng.next() % 900);
         w.lag_total = w.lag_max * 3;
         w.underrun = rng.next() % 2;
+        // The generator's figures as a busy machine measures them: every few intervals one is saturated.
+        let generator = GeneratorHealth {
+            cpu: Some(0.3 + (rng.next() % 1000) as f64 / 10_000.0),
+            run_queue: Some((rng.next() % 300) as f64 / 1_000.0),
+            run_queue_max: Some((rng.next() % 300) as f64 / 1_000.0),
+            throttled: None,
+            steal: Some(0.0012),
+            overshoot_ms: Some((rng.next() % 5000) as f64 / 1_000.0),
+            fds: Some(0.0021),
+            memory: Some(0.119),
+            memory_peak: Some(0.2),
+            ..GeneratorHealth::default()
+        };
+        if let Some(judgement) = generator_verdict::judge(&generator, Some(w.service.percentiles().p99)) {
+            w.generator.count(judgement.verdict);
+        }
         totals.merge(&w);
         let gauges = Gauges { started: per_interval, workers: 10, idle: 4, in_flight: 6 };
         let start = Duration::from_secs(index);
@@ -143,6 +159,7 @@ pub(crate) fn synthetic(
             end: start + Duration::from_secs(1),
             window: w,
             gauges,
+            generator,
         });
     }
     let report = RunReport {
@@ -181,6 +198,7 @@ pub(crate) fn synthetic(
         planned_start: None,
         interval: Duration::from_secs(1),
         started_at,
+        cores_allowed: Some(2.0),
         report,
         scenarios: Vec::new(),
         intervals: records,
@@ -252,6 +270,7 @@ pub(crate) fn assert_same_window(a: &Window, b: &Window) {
         phases(&x.phases, &y.phases);
     }
     assert_eq!(a.errors, b.errors, "the errors tables");
+    assert_eq!(a.generator, b.generator, "the generator's verdicts");
 }
 
 pub(crate) fn assert_same_report(a: &RunReport, b: &RunReport) {
@@ -276,7 +295,8 @@ pub(crate) fn assert_same_results(a: &RunResults, b: &RunResults) {
             &a.config,
             a.segment,
             a.interval,
-            a.started_at
+            a.started_at,
+            a.cores_allowed
         ),
         (
             b.version,
@@ -286,7 +306,8 @@ pub(crate) fn assert_same_results(a: &RunResults, b: &RunResults) {
             &b.config,
             b.segment,
             b.interval,
-            b.started_at
+            b.started_at,
+            b.cores_allowed
         )
     );
     assert_eq!(
@@ -301,6 +322,7 @@ pub(crate) fn assert_same_results(a: &RunResults, b: &RunResults) {
     assert_eq!(a.intervals.len(), b.intervals.len());
     for (x, y) in a.intervals.iter().zip(&b.intervals) {
         assert_eq!((&x.scenario, x.index, x.start, x.end, x.gauges), (&y.scenario, y.index, y.start, y.end, y.gauges));
+        assert_eq!(x.generator, y.generator, "the generator's figures");
         assert_same_window(&x.window, &y.window);
     }
 }

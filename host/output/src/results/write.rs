@@ -52,6 +52,7 @@ impl ResultsWriter {
             end: row.end,
             window,
             gauges: gauges_of(row),
+            generator: row.generator,
         }))?;
         self.out.flush()
     }
@@ -65,6 +66,7 @@ impl ResultsWriter {
             end: record.end,
             window: &record.window,
             gauges: record.gauges,
+            generator: record.generator,
         }))
     }
 
@@ -107,6 +109,7 @@ impl ResultsWriter {
             planned_start: results.planned_start,
             interval: results.interval,
             started_at: results.started_at,
+            cores_allowed: results.cores_allowed,
             report: &results.report,
             scenarios: &results.scenarios,
             intervals: self.intervals,
@@ -159,7 +162,9 @@ mod tests {
         let mut writer = ResultsWriter::create(&streamed, &RunStart::of(&results)).unwrap();
         writer.started("default", results.started_at).unwrap();
         for record in &results.intervals {
-            let row = IntervalRow::from_window(record.index, record.start, record.end, &record.window, record.gauges);
+            let mut row =
+                IntervalRow::from_window(record.index, record.start, record.end, &record.window, record.gauges);
+            row.generator = record.generator;
             writer.interval(&row, &record.window).unwrap();
         }
         writer.finish(&RunResults { intervals: Vec::new(), ..results.clone() }).unwrap();

@@ -1,6 +1,7 @@
 //! The summary's `generator` section: the generator's health over the run (docs/outputs.md), from
-//! the figures the engine measured each interval. Absent when nothing was measured (a merge).
-//! Shares have their mean and max; the connects that found a resource exhausted are summed.
+//! the figures the engine measured each interval. Absent when nothing was measured; a merged run's
+//! is judged segment by segment (`generator_segments`). Shares have their mean and max; the
+//! connects that found a resource exhausted are summed.
 
 use loadhost_metrics::generator_verdict::{self, Cause, GeneratorTally};
 use loadhost_metrics::{GeneratorHealth, GeneratorReport, GeneratorVerdict};
@@ -8,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// The generator's health over the run: each figure's mean and max over the intervals, and every
 /// interval's figures. Keys sorted, as the summary's are.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Generator {
     /// The cores the process could use.
     pub cores_allowed: f64,
@@ -38,6 +39,9 @@ pub struct Generator {
     pub run_queue: MeanMax,
     /// The worst event loop's time waiting for a CPU ÷ interval.
     pub run_queue_max: MeanMax,
+    /// A merged run's segments, each judged on its own (absent for one process's run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<super::GeneratorSegment>,
     /// The machine's steal time ÷ interval ÷ its CPUs.
     pub steal: MeanMax,
     /// The cgroup's throttled time ÷ interval.
@@ -63,7 +67,7 @@ pub struct MeanMax {
 }
 
 /// One interval's figures (null: not measured on this machine).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct GeneratorInterval {
     /// The figure behind the verdict (null when healthy or not judged).
     #[serde(default)]
@@ -161,6 +165,7 @@ impl Generator {
             ports_exhausted: sum(|h| h.ports_exhausted),
             run_queue: over(|h| h.run_queue),
             run_queue_max: over(|h| h.run_queue_max),
+            segments: Vec::new(),
             steal: over(|h| h.steal),
             throttled: over(|h| h.throttled),
             verdict: verdicts.worst(),
@@ -175,6 +180,44 @@ impl Generator {
         cpu.sort_by(f64::total_cmp);
         cpu.get(cpu.len().saturating_sub(1) / 2).copied()
     }
+}
+
+/// Why the failed threshold `expr` failed, in the generator's words, when it judges the generator
+/// (`generator_saturated`): the sentence a person acts on, so a CI failure says what to do rather
+/// than only the share measured. `None` for any other threshold, or when the summary has no
+/// sentence (nothing was saturated in the intervals it kept).
+pub fn threshold_why<'a>(summary: &'a super::Summary, expr: &str) -> Option<&'a str> {
+    let threshold: loadhost_metrics::Threshold = expr.parse().ok()?;
+    let judges_generator = loadhost_metrics::catalogue::current_name(&threshold.metric)
+        == loadhost_metrics::catalogue::names::GENERATOR_SATURATED;
+    if !judges_generator {
+        return None;
+    }
+    summary.generator.as_ref()?.why.as_deref()
+}
+
+/// A sample summary whose generator was judged `verdicts`, one a second, with the sentence `why`.
+#[cfg(test)]
+pub(crate) fn judged(verdicts: &[Option<GeneratorVerdict>], why: Option<&str>) -> super::Summary {
+    let interval = |s: f64, verdict| GeneratorInterval {
+        cpu: Some(0.3),
+        end_s: s + 1.0,
+        start_s: s,
+        verdict,
+        ..Default::default()
+    };
+    let mut s = super::tests::sample();
+    let mut verdict_tally = GeneratorTally::default();
+    verdicts.iter().flatten().for_each(|v| verdict_tally.count(*v));
+    s.generator = Some(Generator {
+        cores_allowed: 2.0,
+        intervals: verdicts.iter().zip(0..).map(|(v, i)| interval(f64::from(i), *v)).collect(),
+        verdict: verdict_tally.worst(),
+        verdicts: verdict_tally,
+        why: why.map(str::to_owned),
+        ..Default::default()
+    });
+    s
 }
 
 #[cfg(test)]

@@ -9,11 +9,13 @@
 
 mod figures;
 pub(crate) mod generator;
+mod generator_segments;
 mod metrics;
 mod views;
 
 pub use figures::ScenarioFigures;
 pub use generator::{Generator, GeneratorInterval, MeanMax};
+pub use generator_segments::GeneratorSegment;
 
 use std::collections::BTreeMap;
 
@@ -54,7 +56,7 @@ pub struct Summary {
     pub errors: Vec<ErrorRow>,
     /// Time tasks waited for a gate permit (`--max-in-flight`), in ms.
     pub gate_wait_ms: PercentileView,
-    /// The generator's health per interval, when it was measured (not in a merge).
+    /// The generator's health per interval, when it was measured (a merge's: per segment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<Generator>,
     /// The loadhost process.
