@@ -93,7 +93,7 @@ run() {
         .generator as $g
         | "  \($name | .[0:11] | . + " " * (11 - length)) \($g.verdict // "-")  judged \($g.verdicts.judged) degraded \($g.verdicts.degraded) saturated \($g.verdicts.saturated)"
           + "  cpu \($g.cpu.max | pct) rq_max \($g.run_queue_max.max | pct) throttled \($g.throttled.max | pct)"
-          + " steal \($g.steal.max | pct) overshoot \($g.overshoot_ms.max | ms) service_p99 \(.service_ms.p99 | ms)"
+          + " steal \($g.steal.max | pct) loop_load \($g.loop_load.max | pct) overshoot \($g.overshoot_ms.max | ms) service_p99 \(.service_ms.p99 | ms)"
           + "  limit \(.verdict.limit // "none")"
           + (if $g.why then "\n      \($g.why)" else "" end)' "$OUT/$name.json"
 }

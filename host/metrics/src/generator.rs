@@ -23,6 +23,10 @@ pub struct GeneratorHealth {
     /// itself adds to anything due (a response, a task, a timer), whatever its cause.
     #[serde(default)]
     pub overshoot_ms: Option<f64>,
+    /// The busiest event loop's time on a CPU or waiting for one ÷ interval: near 1, the loop was
+    /// never idle, so anything due waited behind its backlog.
+    #[serde(default)]
+    pub loop_load: Option<f64>,
     // The resources, read at the interval's end (the counts over it).
     /// Open file descriptors ÷ the soft `RLIMIT_NOFILE`: at 1, a new connection fails (`EMFILE`).
     pub fds: Option<f64>,
@@ -45,7 +49,7 @@ impl GeneratorHealth {
     }
 
     /// The figures by name, in the order outputs show them.
-    pub fn figures(&self) -> [(&'static str, Option<f64>); 9] {
+    pub fn figures(&self) -> [(&'static str, Option<f64>); 10] {
         [
             ("cpu", self.cpu),
             ("run_queue", self.run_queue),
@@ -53,6 +57,7 @@ impl GeneratorHealth {
             ("throttled", self.throttled),
             ("steal", self.steal),
             ("overshoot_ms", self.overshoot_ms),
+            ("loop_load", self.loop_load),
             ("fds", self.fds),
             ("memory", self.memory),
             ("memory_peak", self.memory_peak),

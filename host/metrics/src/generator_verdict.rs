@@ -5,11 +5,11 @@
 //!
 //! - **saturated**: the generator's own waiting is a visible part of what it measured — its event
 //!   loops' timers fired late by at least a quarter of the interval's service p99 (and by at least
-//!   half a millisecond), or a loop waited for a CPU a quarter of the time, or the cgroup throttled
+//!   half a millisecond) while the busiest loop was on or waiting for a CPU half the time, or a loop waited for a CPU a quarter of the time, or the cgroup throttled
 //!   the process a tenth of the time — or it failed tasks by its own fault: a connection it could
 //!   not open for want of a file descriptor or a local port;
 //! - **degraded**: the generator is short of CPU but its waiting is small against the latencies —
-//!   timers late by half a millisecond or more, a loop waiting 5% of the time, any throttling (1%),
+//!   timers late by half a millisecond or more (on a loop so loaded), a loop waiting 5% of the time, any throttling (1%),
 //!   steal of 5%, the process using 90% of the CPU it may use, or 90% of its descriptors open;
 //! - **healthy**: none of these.
 //!
@@ -25,6 +25,9 @@ use crate::generator::GeneratorHealth;
 
 /// Timer overshoot below this is the kernel's wake-up cost, which every tool pays: not counted.
 pub const OVERSHOOT_FLOOR_MS: f64 = 0.5;
+/// The busiest loop's share of the interval on or waiting for a CPU from which its late timers
+/// count: below it the loop was mostly idle.
+pub const LOOP_LOAD_BUSY: f64 = 0.5;
 /// Overshoot at least this share of the interval's service p99 makes the interval saturated.
 pub const OVERSHOOT_SATURATED_SHARE: f64 = 0.25;
 /// Run-queue delay (the worst loop's share) that makes an interval saturated, and degraded.
@@ -190,8 +193,12 @@ pub fn judge(health: &GeneratorHealth, service_p99_ms: Option<f64>) -> Option<Ju
     rule(health.run_queue_max, Cause::RunQueue, Some(RUN_QUEUE_SATURATED), RUN_QUEUE_DEGRADED);
     rule(health.fds, Cause::Fds, None, FDS_DEGRADED);
     rule(health.cpu, Cause::Cpu, None, CPU_DEGRADED);
+    // Late timers count only on a loaded loop: an idle one's rare late fires are the platform's
+    // wake-up jitter (a VM's vCPU woken by its host), which every tool on it pays, and measured
+    // here without a trace in the service times (docs/outputs.md has the figures).
+    let loaded = health.loop_load.is_none_or(|load| load >= LOOP_LOAD_BUSY);
     let overshoot_saturated = service_p99_ms.map(|p99| (p99 * OVERSHOOT_SATURATED_SHARE).max(OVERSHOOT_FLOOR_MS));
-    rule(health.overshoot_ms, Cause::Overshoot, overshoot_saturated, OVERSHOOT_FLOOR_MS);
+    rule(health.overshoot_ms.filter(|_| loaded), Cause::Overshoot, overshoot_saturated, OVERSHOOT_FLOOR_MS);
     let verdict = broken.iter().map(|(v, ..)| *v).max().unwrap_or(GeneratorVerdict::Healthy);
     // The figure that decided the level first; at the same level, in the rules' order.
     broken.sort_by_key(|(v, ..)| std::cmp::Reverse(*v));
@@ -319,7 +326,14 @@ fn secs(d: Duration) -> String {
 mod tests {
     use super::*;
 
-    fn health(cpu: f64, run_queue_max: f64, throttled: Option<f64>, overshoot_ms: f64) -> GeneratorHealth {
+    /// Figures as the sampler gives them; `loop_load` the busiest loop's share on or waiting for a CPU.
+    fn health(
+        cpu: f64,
+        run_queue_max: f64,
+        throttled: Option<f64>,
+        overshoot_ms: f64,
+        loop_load: f64,
+    ) -> GeneratorHealth {
         GeneratorHealth {
             cpu: Some(cpu),
             run_queue: Some(run_queue_max),
@@ -327,6 +341,7 @@ mod tests {
             throttled,
             steal: Some(0.0),
             overshoot_ms: Some(overshoot_ms),
+            loop_load: Some(loop_load),
             ..Default::default()
         }
     }
@@ -334,23 +349,26 @@ mod tests {
     /// Figures measured on this project's 2-core machine (docs/outputs.md has the runs).
     #[test]
     fn the_measured_runs_get_the_verdicts_the_docs_give_them() {
-        // An open model at 200/s on a quiet machine: timers a tenth of a millisecond late.
-        let quiet = judge(&health(0.03, 0.004, None, 0.12), Some(0.6)).unwrap();
+        // An open model at 200/s on a quiet machine: a loop idle 97% of the time whose timer now
+        // and then fires 2.7 ms late (the VM's wake-up jitter), service p99 0.6 ms: healthy.
+        let quiet = judge(&health(0.03, 0.008, None, 2.7, 0.03), Some(0.58)).unwrap();
         assert_eq!(quiet.verdict, GeneratorVerdict::Healthy, "{quiet:?}");
-        // The closed model pinned beside a CPU hog: a loop waits for its core a third of the time.
-        let hog = judge(&health(0.33, 0.29, None, 4.8), Some(3.4)).unwrap();
+        // The closed model pinned beside a CPU hog: a loop waits for its core half the time.
+        let hog = judge(&health(0.43, 0.52, None, 6.2, 0.95), Some(3.1)).unwrap();
         assert_eq!(hog.verdict, GeneratorVerdict::Saturated);
-        assert_eq!(hog.cause().map(|c| c.0), Some(Cause::RunQueue), "the resource before the overshoot");
-        // On a busy machine: timers 4 ms late against a 4 ms p99, a loop waiting 6% of the time.
-        let busy = judge(&health(0.03, 0.06, Some(0.0), 4.0), Some(4.1)).unwrap();
-        assert_eq!(busy.verdict, GeneratorVerdict::Saturated);
-        assert_eq!(busy.causes, [(Cause::Overshoot, 4.0), (Cause::RunQueue, 0.06)], "the deciding figure first");
-        // The closed model under a 20% CPU quota: throttled two thirds of the time.
-        let quota = judge(&health(1.0, 0.76, Some(0.67), 70.0), Some(0.4)).unwrap();
+        assert_eq!(hog.causes, [(Cause::RunQueue, 0.52), (Cause::Overshoot, 6.2)], "the resource before the overshoot");
+        // A loop never idle with its own backlog (no CPU waited for): its late timers decide.
+        let backlog = judge(&health(0.5, 0.01, Some(0.0), 3.0, 1.0), Some(2.0)).unwrap();
+        assert_eq!(
+            (backlog.verdict, backlog.causes.as_slice()),
+            (GeneratorVerdict::Saturated, &[(Cause::Overshoot, 3.0)][..])
+        );
+        // The closed model under a 20% CPU quota: throttled most of the time.
+        let quota = judge(&health(1.04, 0.82, Some(0.93), 80.1, 1.0), Some(0.2)).unwrap();
         assert_eq!(quota.verdict, GeneratorVerdict::Saturated);
         assert_eq!(quota.cause().map(|c| c.0), Some(Cause::Throttled));
-        // A slow target (50 ms) measured by a generator whose timers are 3 ms late: degraded only.
-        let slow = judge(&health(0.05, 0.02, Some(0.0), 3.0), Some(52.0)).unwrap();
+        // A slow target (50 ms) measured by a busy loop whose timers are 3 ms late: degraded only.
+        let slow = judge(&health(0.05, 0.02, Some(0.0), 3.0, 0.6), Some(52.0)).unwrap();
         assert_eq!(slow.verdict, GeneratorVerdict::Degraded);
         assert_eq!(slow.causes, [(Cause::Overshoot, 3.0)]);
     }

@@ -121,6 +121,9 @@ fn generator(out: &mut String, s: &Summary) {
     if let Some(max) = g.overshoot_ms.max {
         parts.push(format!("timers late p99 max {max:.1} ms"));
     }
+    if let Some(max) = g.loop_load.max {
+        parts.push(format!("busiest loop max {}", fmt_share(max)));
+    }
     if let Some(max) = g.fds.max.filter(|&m| m > FDS_NOTABLE) {
         parts.push(format!("fds max {} of limit", fmt_share(max)));
     }

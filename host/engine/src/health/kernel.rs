@@ -7,6 +7,8 @@ use std::time::Duration;
 /// `/proc/…/schedstat`: nanoseconds on a CPU, nanoseconds runnable but waiting for one, timeslices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Schedstat {
+    /// Time spent running on a CPU.
+    pub(crate) on_cpu: Duration,
     /// Time spent runnable, waiting for a CPU.
     pub(crate) waiting: Duration,
 }
@@ -14,9 +16,9 @@ pub(crate) struct Schedstat {
 /// A thread's schedstat line.
 pub(crate) fn parse_schedstat(text: &str) -> Option<Schedstat> {
     let mut fields = text.split_whitespace();
-    let _on_cpu: u64 = fields.next()?.parse().ok()?;
+    let on_cpu: u64 = fields.next()?.parse().ok()?;
     let waiting: u64 = fields.next()?.parse().ok()?;
-    Some(Schedstat { waiting: Duration::from_nanos(waiting) })
+    Some(Schedstat { on_cpu: Duration::from_nanos(on_cpu), waiting: Duration::from_nanos(waiting) })
 }
 
 /// The time a cgroup was throttled, from its `cpu.stat`: `throttled_usec` (v2) or
@@ -145,10 +147,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn schedstat_has_the_time_spent_waiting_for_a_cpu() {
+    fn schedstat_has_the_time_on_and_waiting_for_a_cpu() {
         assert_eq!(
             parse_schedstat("827795576 1742387118 428\n"),
-            Some(Schedstat { waiting: Duration::from_nanos(1_742_387_118) })
+            Some(Schedstat { on_cpu: Duration::from_nanos(827_795_576), waiting: Duration::from_nanos(1_742_387_118) })
         );
         assert_eq!(parse_schedstat("827795576\n"), None, "no second field");
         assert_eq!(parse_schedstat(""), None);

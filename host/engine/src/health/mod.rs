@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use loadhost_metrics::{ExhaustedCounts, ExhaustedTotals, GeneratorHealth, LatencyHistogram};
 
+use self::kernel::Schedstat;
 use self::probe::Overshoot;
 use self::resources::{Reading, Resources};
 
@@ -34,8 +35,8 @@ pub(crate) struct LoopThreads(Mutex<Vec<LoopThread>>);
 #[derive(Debug)]
 struct LoopThread {
     id: libc::pid_t,
-    /// Its time waiting for a CPU, read by the thread itself as it ended.
-    ended: Option<Duration>,
+    /// Its time on and waiting for a CPU, read by the thread itself as it ended.
+    ended: Option<Schedstat>,
     /// How late its probe timer fired.
     overshoot: Arc<Overshoot>,
 }
@@ -52,17 +53,17 @@ impl LoopThreads {
     /// The calling event loop thread is ending: keep its last reading.
     pub(crate) fn end(&self) {
         let id = kernel::thread_id();
-        let waiting = waiting_of(id);
+        let last = schedstat_of(id);
         if let Some(thread) = self.lock().iter_mut().find(|t| t.id == id) {
-            thread.ended = waiting;
+            thread.ended = last;
         }
     }
 
-    /// Each event loop's time waiting for a CPU so far (absent when it cannot be read).
-    fn waiting(&self) -> Vec<Option<Duration>> {
-        let ids: Vec<(libc::pid_t, Option<Duration>)> = self.lock().iter().map(|t| (t.id, t.ended)).collect();
+    /// Each event loop's time on and waiting for a CPU so far (absent when it cannot be read).
+    fn schedstats(&self) -> Vec<Option<Schedstat>> {
+        let ids: Vec<(libc::pid_t, Option<Schedstat>)> = self.lock().iter().map(|t| (t.id, t.ended)).collect();
         // The files are read outside the lock, so a loop that ends meanwhile is not kept waiting.
-        ids.into_iter().map(|(id, ended)| ended.or_else(|| waiting_of(id))).collect()
+        ids.into_iter().map(|(id, ended)| ended.or_else(|| schedstat_of(id))).collect()
     }
 
     /// The p99 of every loop's timer overshoot since the last call, when any fired.
@@ -79,10 +80,10 @@ impl LoopThreads {
     }
 }
 
-/// Thread `id`'s time waiting for a CPU, from its schedstat.
-fn waiting_of(id: libc::pid_t) -> Option<Duration> {
+/// Thread `id`'s time on and waiting for a CPU, from its schedstat.
+fn schedstat_of(id: libc::pid_t) -> Option<Schedstat> {
     let text = kernel::read(&format!("/proc/self/task/{id}/schedstat"))?;
-    kernel::parse_schedstat(&text).map(|s| s.waiting)
+    kernel::parse_schedstat(&text)
 }
 
 /// Figures over less time than this are left out: a share of a few milliseconds (the short last
@@ -94,8 +95,8 @@ const MIN_SPAN: Duration = Duration::from_millis(100);
 struct Sample {
     at: Option<Instant>,
     process: Option<Duration>,
-    /// Each event loop's time waiting for a CPU (absent once its thread has ended).
-    waiting: Vec<Option<Duration>>,
+    /// Each event loop's time on and waiting for a CPU (absent when it cannot be read).
+    loops: Vec<Option<Schedstat>>,
     throttled: Option<Duration>,
     steal: Option<Duration>,
     /// The loops' timer overshoot p99 since the previous sample (not cumulative).
@@ -170,7 +171,7 @@ impl Sampler {
             exhausted: self.exhausted.totals(),
             at: Some(Instant::now()),
             process: kernel::process_cpu(),
-            waiting: self.threads.waiting(),
+            loops: self.threads.schedstats(),
             throttled: self.cpu_stat.as_deref().and_then(kernel::read).as_deref().and_then(kernel::parse_throttled),
             steal: kernel::read("/proc/stat").as_deref().and_then(|s| kernel::parse_steal(s, self.ticks_per_s)),
             overshoot: self.threads.overshoot_p99(),
@@ -206,7 +207,10 @@ fn figures(before: &Sample, after: &Sample, cores: f64, cpus: f64) -> GeneratorH
     let secs = span.as_secs_f64();
     let delta = |b: Option<Duration>, a: Option<Duration>| b.zip(a).map(|(b, a)| a.saturating_sub(b).as_secs_f64());
     // An event loop counts when both samples read it.
-    let waited: Vec<f64> = before.waiting.iter().zip(&after.waiting).filter_map(|(b, a)| delta(*b, *a)).collect();
+    let loops = || before.loops.iter().zip(&after.loops).filter_map(|(b, a)| b.zip(*a));
+    let waited: Vec<f64> = loops().filter_map(|(b, a)| delta(Some(b.waiting), Some(a.waiting))).collect();
+    // On a CPU or waiting for one: the time a loop was not idle, so anything due waited its turn.
+    let loaded = loops().filter_map(|(b, a)| delta(Some(b.on_cpu + b.waiting), Some(a.on_cpu + a.waiting)));
     let share = |d: Option<f64>, of: f64| d.filter(|_| of > 0.0).map(|d| d / (secs * of));
     GeneratorHealth {
         cpu: share(delta(before.process, after.process), cores),
@@ -215,6 +219,7 @@ fn figures(before: &Sample, after: &Sample, cores: f64, cpus: f64) -> GeneratorH
         throttled: share(delta(before.throttled, after.throttled), 1.0),
         steal: share(delta(before.steal, after.steal), cpus),
         overshoot_ms: after.overshoot.map(|d| d.as_secs_f64() * 1e3),
+        loop_load: share(loaded.reduce(f64::max), 1.0),
         ..GeneratorHealth::default()
     }
 }
@@ -227,13 +232,18 @@ mod tests {
         Some(Duration::from_millis(n))
     }
 
+    /// A loop's schedstat: `on_cpu` and `waiting` in ms.
+    fn loop_at(on_cpu: u64, waiting: u64) -> Option<Schedstat> {
+        Some(Schedstat { on_cpu: Duration::from_millis(on_cpu), waiting: Duration::from_millis(waiting) })
+    }
+
     #[test]
     fn figures_are_shares_of_the_interval_and_absent_stays_absent() {
         let t0 = Instant::now();
         let before = Sample {
             at: Some(t0),
             process: ms(0),
-            waiting: vec![ms(0), ms(100), ms(0)],
+            loops: vec![loop_at(0, 0), loop_at(0, 100), loop_at(0, 0)],
             throttled: None,
             steal: ms(0),
             overshoot: None,
@@ -243,7 +253,7 @@ mod tests {
             at: Some(t0 + Duration::from_secs(1)),
             process: ms(1000),
             // The third event loop could not be read: it does not count.
-            waiting: vec![ms(200), ms(700), None],
+            loops: vec![loop_at(500, 200), loop_at(100, 700), None],
             throttled: None,
             steal: ms(400),
             overshoot: ms(2),
@@ -254,6 +264,10 @@ mod tests {
         assert!(close(h.cpu, 0.5), "1 s of CPU over 1 s of 2 cores: {h:?}");
         assert!(close(h.run_queue, 0.4), "(0.2 + 0.6) over 2 loops: {h:?}");
         assert!(close(h.run_queue_max, 0.6), "{h:?}");
+        assert!(
+            close(h.loop_load, 0.7),
+            "the busiest loop: 0.5 s on a CPU and 0.2 s waiting (the other 0.1 + 0.6): {h:?}"
+        );
         assert!(close(h.steal, 0.1), "0.4 s over 4 CPUs: {h:?}");
         assert_eq!(h.throttled, None, "no cgroup figure: absent, not 0");
         assert!(close(h.overshoot_ms, 2.0), "the later sample's p99, in ms: {h:?}");
@@ -262,11 +276,11 @@ mod tests {
     #[test]
     fn a_span_too_short_to_mean_anything_has_no_figures() {
         let t0 = Instant::now();
-        let before = Sample { at: Some(t0), process: ms(0), waiting: vec![ms(0)], ..Sample::default() };
+        let before = Sample { at: Some(t0), process: ms(0), loops: vec![loop_at(0, 0)], ..Sample::default() };
         let after = Sample {
             at: Some(t0 + Duration::from_millis(3)),
             process: ms(4),
-            waiting: vec![ms(2)],
+            loops: vec![loop_at(1, 2)],
             ..Sample::default()
         };
         assert!(!figures(&before, &after, 2.0, 2.0).is_measured());
@@ -282,9 +296,9 @@ mod tests {
         })
         .join()
         .unwrap();
-        let waiting = threads.waiting();
-        assert_eq!(waiting.len(), 1);
-        assert!(waiting[0].is_some(), "read by the thread as it ended, though its /proc entry is gone");
+        let loops = threads.schedstats();
+        assert_eq!(loops.len(), 1);
+        assert!(loops[0].is_some(), "read by the thread as it ended, though its /proc entry is gone");
     }
 
     #[test]

@@ -10,30 +10,28 @@ use serde::{Deserialize, Serialize};
 /// The generator's health over the run: each figure's mean and max over the intervals, and every
 /// interval's figures. Keys sorted, as the summary's are.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+// A summary written before a figure existed still reads: the figure is then absent (its default).
+#[serde(default)]
 pub struct Generator {
     /// The cores the process could use.
     pub cores_allowed: f64,
     /// The process's CPU ÷ (interval × cores allowed).
     pub cpu: MeanMax,
     /// Open file descriptors ÷ the soft `RLIMIT_NOFILE`.
-    #[serde(default)]
     pub fds: MeanMax,
     /// Connections not opened for want of a file descriptor, over the run.
-    #[serde(default)]
     pub fds_exhausted: u64,
     /// Each interval's figures.
     pub intervals: Vec<GeneratorInterval>,
+    /// The busiest event loop's time on or waiting for a CPU ÷ interval.
+    pub loop_load: MeanMax,
     /// Resident memory ÷ (`--max-memory` × the crew's peak workers).
-    #[serde(default)]
     pub memory: MeanMax,
     /// Peak resident memory so far ÷ the same budget.
-    #[serde(default)]
     pub memory_peak: MeanMax,
     /// The event loops' timer overshoot p99, milliseconds.
-    #[serde(default)]
     pub overshoot_ms: MeanMax,
     /// Connections not opened for want of a local port, over the run.
-    #[serde(default)]
     pub ports_exhausted: u64,
     /// The event loops' time waiting for a CPU ÷ (interval × event loops).
     pub run_queue: MeanMax,
@@ -47,13 +45,10 @@ pub struct Generator {
     /// The cgroup's throttled time ÷ interval.
     pub throttled: MeanMax,
     /// The worst interval's verdict (null: no interval could be judged).
-    #[serde(default)]
     pub verdict: Option<GeneratorVerdict>,
     /// How many intervals were judged, and how many were degraded or saturated.
-    #[serde(default)]
     pub verdicts: GeneratorTally,
     /// The sentence a person acts on (null when every judged interval was healthy).
-    #[serde(default)]
     pub why: Option<String>,
 }
 
@@ -68,32 +63,27 @@ pub struct MeanMax {
 
 /// One interval's figures (null: not measured on this machine).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GeneratorInterval {
     /// The figure behind the verdict (null when healthy or not judged).
-    #[serde(default)]
     pub cause: Option<Cause>,
     /// The process's CPU share.
     pub cpu: Option<f64>,
     /// The interval's end, in seconds from the run's start.
-    #[serde(default)]
     pub end_s: f64,
     /// The open file descriptors' share of their limit.
-    #[serde(default)]
     pub fds: Option<f64>,
     /// Connections not opened for want of a file descriptor.
-    #[serde(default)]
     pub fds_exhausted: u64,
+    /// The busiest event loop's share of the interval on or waiting for a CPU.
+    pub loop_load: Option<f64>,
     /// The resident memory's share of the plugins' budget.
-    #[serde(default)]
     pub memory: Option<f64>,
     /// The peak resident memory's share of it.
-    #[serde(default)]
     pub memory_peak: Option<f64>,
     /// The event loops' timer overshoot p99, milliseconds.
-    #[serde(default)]
     pub overshoot_ms: Option<f64>,
     /// Connections not opened for want of a local port.
-    #[serde(default)]
     pub ports_exhausted: u64,
     /// The event loops' mean run-queue share.
     pub run_queue: Option<f64>,
@@ -106,7 +96,6 @@ pub struct GeneratorInterval {
     /// The throttled share.
     pub throttled: Option<f64>,
     /// The verdict (null: too little measured to judge).
-    #[serde(default)]
     pub verdict: Option<GeneratorVerdict>,
 }
 
@@ -146,6 +135,7 @@ impl Generator {
                         end_s: i.end.as_secs_f64(),
                         fds: h.fds.map(round),
                         fds_exhausted: h.fds_exhausted,
+                        loop_load: h.loop_load.map(round),
                         memory: h.memory.map(round),
                         memory_peak: h.memory_peak.map(round),
                         overshoot_ms: h.overshoot_ms.map(round),
@@ -159,6 +149,7 @@ impl Generator {
                     }
                 })
                 .collect(),
+            loop_load: over(|h| h.loop_load),
             memory: over(|h| h.memory),
             memory_peak: over(|h| h.memory_peak),
             overshoot_ms: over(|h| h.overshoot_ms),
