@@ -119,11 +119,16 @@ fn a_search_on_a_fifth_of_a_cpu_stops_where_the_generator_saturates_and_says_so(
         search_in(Some(&cgroup), &plugin(Example::HttpGet), &[&args[..], &steps[..], &["--precision", "25%"]].concat());
     assert_consistent(&run, &result, 400.0, 4.0);
     // The target answers in well under a millisecond and is not in the cgroup: what gives out is
-    // the generator, held to 20 ms of CPU in every 100 ms (from about 6,400/s, throttled), and the
-    // verdict says so in the generator's own words.
+    // the generator, held to 20 ms of CPU in every 100 ms (measured: from 2,800–6,400/s), and the
+    // verdict says so in the generator's own words — as the limit itself (saturated in a tenth of
+    // the step or more), or beside the pacer's late releases it explains (throttled: degraded).
     assert_eq!(result["limit"], "emitter", "{result:#}");
     let why = result["why"].as_str().unwrap_or_default();
-    assert!(why.starts_with("the generator was saturated from "), "{result:#}");
+    assert!(
+        why.contains("the generator was saturated from ") || why.contains("the generator was degraded from "),
+        "{result:#}"
+    );
+    eprintln!("a fifth of a CPU: {why}");
     assert!(run.stdout.contains(&format!("the limit is the emitter: {why}")), "{}", run.stdout);
 }
 

@@ -70,11 +70,15 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
             );
         return Some((Limit::Emitter, why));
     }
+    // Below the share that makes it the limit, the generator's own word still says why the pacer
+    // fell behind (throttling, a CPU it waited for), when it had one.
+    let generator_said = || {
+        let sentence = report.generator.as_ref().and_then(|g| crate::generator_verdict::sentence(&g.judged()));
+        sentence.map(|s| format!("; {s}")).unwrap_or_default()
+    };
     if significant(t.underrun) {
-        return Some((
-            Limit::Emitter,
-            format!("{} tasks released late or dropped by the pacer (underrun)", t.underrun),
-        ));
+        let why = format!("{} tasks released late or dropped by the pacer (underrun){}", t.underrun, generator_said());
+        return Some((Limit::Emitter, why));
     }
     if significant(crew_drops) {
         let why = format!("{crew_drops} due tasks found no idle worker (peak {} workers)", report.workers.peak);
@@ -87,7 +91,7 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
     if let Some(rate) = planned_rate
         && achieved < rate * (1.0 - HOST_SHORTFALL)
     {
-        return Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s")));
+        return Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s{}", generator_said())));
     }
     broken.map(|(expr, value)| (Limit::Target, format!("{expr} broke ({value:.3}) while the host kept up")))
 }
@@ -150,5 +154,29 @@ mod tests {
         assert!(why.contains("underrun"), "{why}");
         let (limit, _) = limiting(&run(0, 0, 10), Some(100.0), broken).unwrap();
         assert_eq!(limit, Limit::Target, "the host kept up");
+        // The pacer named, and the generator's own word on why beside it.
+        let mut degraded = run(50, 0, 10);
+        let judgement = crate::generator_verdict::judge(
+            &crate::GeneratorHealth { throttled: Some(0.05), ..Default::default() },
+            Some(1.0),
+        );
+        degraded.generator = Some(crate::GeneratorReport {
+            cores_allowed: 0.2,
+            intervals: vec![crate::MeasuredInterval {
+                start: Duration::ZERO,
+                end: Duration::from_secs(1),
+                health: crate::GeneratorHealth { throttled: Some(0.05), ..Default::default() },
+                judgement,
+            }],
+        });
+        let (limit, why) = limiting(&degraded, Some(100.0), broken).unwrap();
+        assert_eq!(limit, Limit::Emitter);
+        assert!(
+            why.starts_with(
+                "50 tasks released late or dropped by the pacer (underrun); the generator was degraded from 0 s to 1 s"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("throttled the process 5%"), "{why}");
     }
 }
