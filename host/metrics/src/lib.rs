@@ -30,6 +30,8 @@
 //!   resources.
 //! - [`generator_verdict`]: the generator's verdict on each interval (healthy, degraded,
 //!   saturated), its rules, and the sentence a person acts on.
+//! - [`exponential`]: a latency histogram in exponential buckets (Prometheus' native histograms,
+//!   OTLP's exponential histograms), for the push outputs and the scrape endpoint.
 //! - [`exhausted`]: connections the generator could not open for want of a local port or a file
 //!   descriptor, counted by the runtime for the engine's health sampler.
 //! - [`report`]: the per-interval row and the end-of-run report that outputs render.
@@ -52,6 +54,7 @@ pub mod count;
 pub mod endpoint;
 pub mod errors;
 pub mod exhausted;
+pub mod exponential;
 pub mod generator;
 pub mod generator_verdict;
 pub mod histogram;
