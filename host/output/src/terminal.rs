@@ -534,7 +534,7 @@ mod tests {
             steal: Some(0.0),
             ..GeneratorHealth::default()
         };
-        let intervals = unjudged(vec![h(0.1, 0.0), h(0.5, 0.35), h(0.3, 0.05)]);
+        let intervals = crate::summary::generator::seconds(vec![h(0.1, 0.0), h(0.5, 0.35), h(0.3, 0.05)], None);
         s.generator = Some(crate::summary::Generator::new(&GeneratorReport { cores_allowed: 2.0, intervals }));
         let text = render(&s);
         assert!(
@@ -543,20 +543,6 @@ mod tests {
             ),
             "{text}"
         );
-    }
-
-    /// One-second intervals of `health`, not judged (the line then shows no verdict).
-    fn unjudged(health: Vec<loadhost_metrics::GeneratorHealth>) -> Vec<loadhost_metrics::MeasuredInterval> {
-        let second = std::time::Duration::from_secs(1);
-        (0u32..)
-            .zip(health)
-            .map(|(s, health)| loadhost_metrics::MeasuredInterval {
-                start: second * s,
-                end: second * (s + 1),
-                health,
-                judgement: None,
-            })
-            .collect()
     }
 
     #[test]
@@ -575,9 +561,9 @@ mod tests {
             s.generator = Some(crate::summary::Generator::new(&GeneratorReport { cores_allowed: 1.0, intervals }));
             render(&s)
         };
-        let text = run(unjudged(vec![h(0.01, 0.4, 0)]));
+        let text = run(crate::summary::generator::seconds(vec![h(0.01, 0.4, 0)], None));
         assert!(text.contains("  generator........: cpu p50 20% max 20% of 1 cores\n"), "ordinary: {text}");
-        let text = run(unjudged(vec![h(0.3, 0.9, 0), h(0.98, 1.5, 37)]));
+        let text = run(crate::summary::generator::seconds(vec![h(0.3, 0.9, 0), h(0.98, 1.5, 37)], None));
         assert!(
             text.contains("cpu p50 20% max 20% of 1 cores · fds max 98% of limit · memory peak 150% of budget · 37 connects out of fds\n"),
             "{text}"

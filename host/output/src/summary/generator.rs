@@ -211,12 +211,27 @@ pub(crate) fn judged(verdicts: &[Option<GeneratorVerdict>], why: Option<&str>) -
     s
 }
 
+/// One-second intervals of `health`, judged against a service p99 of `service_p99_ms` (none: not
+/// judged), for tests of what the outputs show.
+#[cfg(test)]
+pub(crate) fn seconds(
+    health: Vec<GeneratorHealth>,
+    service_p99_ms: Option<f64>,
+) -> Vec<loadhost_metrics::MeasuredInterval> {
+    let second = std::time::Duration::from_secs(1);
+    (0u32..)
+        .zip(health)
+        .map(|(s, health)| loadhost_metrics::MeasuredInterval {
+            start: second * s,
+            end: second * (s + 1),
+            health,
+            judgement: service_p99_ms.and_then(|p99| generator_verdict::judge(&health, Some(p99))),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use loadhost_metrics::MeasuredInterval;
-
     use super::*;
 
     #[test]
@@ -229,16 +244,7 @@ mod tests {
         };
         let report = GeneratorReport {
             cores_allowed: 2.0,
-            intervals: [h(0.2, None), h(0.6, Some(0.5)), h(0.4, None)]
-                .into_iter()
-                .zip(0u64..)
-                .map(|(health, s)| MeasuredInterval {
-                    start: Duration::from_secs(s),
-                    end: Duration::from_secs(s + 1),
-                    health,
-                    judgement: generator_verdict::judge(&health, Some(10.0)),
-                })
-                .collect(),
+            intervals: seconds(vec![h(0.2, None), h(0.6, Some(0.5)), h(0.4, None)], Some(10.0)),
         };
         let g = Generator::new(&report);
         assert_eq!(g.cpu, MeanMax { mean: Some(0.4), max: Some(0.6) });
@@ -271,19 +277,8 @@ mod tests {
             fds_exhausted,
             ..Default::default()
         };
-        let report = GeneratorReport {
-            cores_allowed: 1.0,
-            intervals: [h(0.25, 0), h(0.75, 3), h(1.0, 4)]
-                .into_iter()
-                .zip(0u64..)
-                .map(|(health, s)| MeasuredInterval {
-                    start: Duration::from_secs(s),
-                    end: Duration::from_secs(s + 1),
-                    health,
-                    judgement: None,
-                })
-                .collect(),
-        };
+        let report =
+            GeneratorReport { cores_allowed: 1.0, intervals: seconds(vec![h(0.25, 0), h(0.75, 3), h(1.0, 4)], None) };
         let g = Generator::new(&report);
         assert_eq!(g.fds, MeanMax { mean: Some(0.6667), max: Some(1.0) });
         assert_eq!(g.memory.max, Some(0.5));
