@@ -111,6 +111,20 @@ impl TrendStats {
         self.count
     }
 
+    /// The values as a histogram, each multiplied by [`TrendStats::HISTOGRAM_SCALE`] (negatives
+    /// as 0), for outputs that carry buckets.
+    pub fn histogram(&self) -> &LatencyHistogram {
+        &self.hist
+    }
+
+    /// What [`TrendStats::histogram`]'s values are multiplied by.
+    pub const HISTOGRAM_SCALE: f64 = TREND_SCALE;
+
+    /// The exact sum of the values.
+    pub fn sum(&self) -> f64 {
+        self.sum
+    }
+
     /// The summary in the plugin's own unit.
     pub fn percentiles(&self) -> Percentiles {
         if self.count == 0 {

@@ -1,0 +1,15 @@
+//! loadhost's metrics for the systems teams already watch (issue 30).
+//!
+//! Once per interval, off the run loop, the run's windows become one [`Snapshot`] of labelled
+//! series ([`collect`]); each format encodes a snapshot on its own, and the push task delivers
+//! the encoded bodies to their receivers without ever holding up the run ([`push`]).
+//!
+//! # Layout
+//! - [`series`]: the model: [`Snapshot`], [`Series`], their values and units.
+//! - [`payload`]: an encoded body and the headers it travels with.
+
+pub mod payload;
+pub mod series;
+
+pub use payload::Payload;
+pub use series::{Distribution, Labels, Series, Snapshot, Unit, Value};
