@@ -7,9 +7,17 @@
 //! # Layout
 //! - [`series`]: the model: [`Snapshot`], [`Series`], their values and units.
 //! - [`payload`]: an encoded body and the headers it travels with.
+//! - [`classic`]: classic histogram buckets (`le`) from the exponential ones.
+//! - [`exposition`]: the scrape endpoint's formats (OpenMetrics text, Prometheus' protobuf) and
+//!   their negotiation.
+//! - [`scrape`]: the latest snapshot, served to `--metrics-addr`'s scrapes.
 
+pub mod classic;
+pub mod exposition;
 pub mod payload;
+pub mod scrape;
 pub mod series;
 
 pub use payload::Payload;
+pub use scrape::Scrape;
 pub use series::{Distribution, Labels, Series, Snapshot, Unit, Value};
