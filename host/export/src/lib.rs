@@ -7,9 +7,18 @@
 //! # Layout
 //! - [`series`]: the model: [`Snapshot`], [`Series`], their values and units.
 //! - [`payload`]: an encoded body and the headers it travels with.
+//! - [`collect`]: one window's figures as series (names, units, labels).
+//! - [`budget`]: the cardinality budget: URL-like labels dropped, label sets past the caps folded.
+//! - [`accumulate`]: [`RunSeries`], the run so far, and the snapshot each interval makes of it.
 
+pub mod accumulate;
+pub mod budget;
+pub mod collect;
 pub mod payload;
 pub mod series;
+
+pub use accumulate::RunSeries;
+pub use budget::Budget;
 
 pub use payload::Payload;
 pub use series::{Distribution, Labels, Series, Snapshot, Unit, Value};
