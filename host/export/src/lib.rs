@@ -10,11 +10,13 @@
 //! - [`collect`]: one window's figures as series (names, units, labels).
 //! - [`budget`]: the cardinality budget: URL-like labels dropped, label sets past the caps folded.
 //! - [`accumulate`]: [`RunSeries`], the run so far, and the snapshot each interval makes of it.
+//! - [`push`]: the push thread: a bounded queue per receiver, retries, the final flush.
 
 pub mod accumulate;
 pub mod budget;
 pub mod collect;
 pub mod payload;
+pub mod push;
 pub mod series;
 
 pub use accumulate::RunSeries;
