@@ -68,6 +68,17 @@ impl ExponentialHistogram {
         out
     }
 
+    /// Add `other`'s values (at the same schema) into this histogram.
+    pub fn merge(&mut self, other: &ExponentialHistogram) {
+        debug_assert_eq!(self.schema, other.schema, "histograms of one schema merge");
+        self.zero_count += other.zero_count;
+        self.count += other.count;
+        self.sum += other.sum;
+        for (&i, &n) in &other.positive {
+            *self.positive.entry(i).or_default() += n;
+        }
+    }
+
     /// The bucket base: `2^(2^-schema)`.
     pub fn base(&self) -> f64 {
         2f64.powf(2f64.powi(-i32::from(self.schema)))

@@ -62,6 +62,15 @@ impl LatencyHistogram {
         }
     }
 
+    /// This histogram's values less `part`'s, which must be among them (what is not is ignored):
+    /// the share of a whole that no part accounts for.
+    pub fn without(&self, part: &LatencyHistogram) -> LatencyHistogram {
+        let mut rest = self.clone();
+        // Fails only when a value of `part` is not in `self` (counts then stay as they were).
+        let _ = rest.inner.subtract(&part.inner);
+        rest
+    }
+
     /// Forget every value, keeping the allocated buckets.
     pub fn reset(&mut self) {
         self.inner.reset();
