@@ -1,7 +1,7 @@
 //! OpenMetrics text 1.0 of a snapshot's cumulative series: per family `# TYPE`, `# UNIT` (when
-//! the name ends with it), `# HELP`, then its samples; counters as `NAME_total`, gauges as
-//! `NAME`, histograms as classic cumulative `NAME_bucket{le}` (fixed boundaries, then `+Inf`),
-//! `NAME_count` and `NAME_sum`; `# EOF` last.
+//! the name ends with it), `# HELP` (when it has one), then its samples; counters as
+//! `NAME_total`, gauges as `NAME`, histograms as classic cumulative `NAME_bucket{le}` (fixed
+//! boundaries, then `+Inf`), `NAME_count` and `NAME_sum`; `# EOF` last.
 
 use std::fmt::{self, Write};
 
@@ -31,7 +31,10 @@ fn write_families(out: &mut String, snapshot: &Snapshot) -> fmt::Result {
         if let Some(unit) = family.unit() {
             writeln!(out, "# UNIT {} {unit}", family.name)?;
         }
-        writeln!(out, "# HELP {} {}", family.name, Escaped(family.help))?;
+        // A family without a line of help has no HELP line rather than an empty one.
+        if !family.help.is_empty() {
+            writeln!(out, "# HELP {} {}", family.name, Escaped(family.help))?;
+        }
         for series in &family.series {
             write_series(out, &family, series, snapshot)?;
         }
@@ -117,6 +120,7 @@ mod tests {
             gauge("loadhost_generator_cpu", &[], 0.25),
         ]);
         s.cumulative[0].help = "Tasks ended, \"by\" outcome\\kind\nnext line";
+        s.cumulative[4].help = "";
         let expected = r#"# TYPE loadhost_tasks counter
 # HELP loadhost_tasks Tasks ended, \"by\" outcome\\kind\nnext line
 loadhost_tasks_total{run_id="r1",segment="1/2",scenario="default",outcome="passed"} 7
@@ -129,7 +133,6 @@ loadhost_workers{run_id="r1",segment="1/2",scenario="default"} 3.0
 # HELP loadhost_http_sent_bytes help
 loadhost_http_sent_bytes_total{run_id="r1",segment="1/2",scenario="default",exported_run_id="theirs"} 1024
 # TYPE loadhost_generator_cpu gauge
-# HELP loadhost_generator_cpu help
 loadhost_generator_cpu{run_id="r1",segment="1/2",scenario="default"} 0.25
 # EOF
 "#;
