@@ -104,11 +104,12 @@ impl SlowReceiver {
 }
 
 /// An `ExportMetricsServiceRequest` with an exponential histogram and a sum, built by the
-/// opentelemetry-proto messages and posted with urllib to `URL`: it prints the answer's status and
-/// content type, and whether its body decodes as an `ExportMetricsServiceResponse`.
+/// opentelemetry-proto messages and posted twice with urllib to `URL` (plain, then gzipped and
+/// chunked): it prints each answer's status and content type once its body decodes as an
+/// `ExportMetricsServiceResponse`.
 #[cfg(test)]
 const POST_A_REQUEST: &str = r#"
-import sys, urllib.request
+import gzip, sys, urllib.request
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2 as service
 from opentelemetry.proto.metrics.v1 import metrics_pb2 as metrics
 
@@ -126,11 +127,14 @@ done.sum.is_monotonic = True
 done.sum.aggregation_temporality = metrics.AGGREGATION_TEMPORALITY_CUMULATIVE
 done.sum.data_points.add(as_int=7)
 
-post = urllib.request.Request(sys.argv[1], data=request.SerializeToString(), method="POST",
-                              headers={"Content-Type": "application/x-protobuf"})
-with urllib.request.urlopen(post, timeout=30) as answer:
-    service.ExportMetricsServiceResponse.FromString(answer.read())
-    print(answer.status, answer.headers["Content-Type"])
+body = request.SerializeToString()
+# Then again gzipped, in chunks (an iterable body: urllib sends it chunked), as exporters may.
+for data, headers in [(body, {}), (iter([gzip.compress(body)]), {"Content-Encoding": "gzip"})]:
+    post = urllib.request.Request(sys.argv[1], data=data, method="POST",
+                                  headers={"Content-Type": "application/x-protobuf", **headers})
+    with urllib.request.urlopen(post, timeout=30) as answer:
+        service.ExportMetricsServiceResponse.FromString(answer.read())
+        print(answer.status, answer.headers["Content-Type"])
 "#;
 
 #[test]
@@ -141,10 +145,11 @@ fn the_otlp_receiver_records_what_a_real_client_exports() {
     let receiver = OtlpReceiver::start(Duration::ZERO);
     let out = Command::new(tools::venv_python()).arg("-c").arg(POST_A_REQUEST).arg(receiver.url()).output().unwrap();
     assert!(out.status.success(), "the client: {}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "200 application/x-protobuf");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "200 application/x-protobuf\n".repeat(2));
 
     let requests = receiver.requests();
-    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0], requests[1], "gzipped and chunked, the same request");
     let scope = &requests[0]["resourceMetrics"][0]["scopeMetrics"][0];
     assert_eq!(scope["scope"]["name"], "loadhost");
     let latency = &scope["metrics"][0];
