@@ -7,7 +7,11 @@
 //! # Layout
 //! - [`series`]: the model: [`Snapshot`], [`Series`], their values and units.
 //! - [`payload`]: an encoded body and the headers it travels with.
+//! - [`labels`]: the run's labels and a series' own as one set (a collision renamed `exported_`).
+//! - [`classic`]: the fixed `le` buckets a classic histogram has, in remote write and on scrape.
 
+pub mod classic;
+pub mod labels;
 pub mod payload;
 pub mod series;
 
