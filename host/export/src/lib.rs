@@ -9,10 +9,16 @@
 //! - [`payload`]: an encoded body and the headers it travels with.
 //! - [`labels`]: the run's labels and a series' own as one set (a collision renamed `exported_`).
 //! - [`classic`]: the fixed `le` buckets a classic histogram has, in remote write and on scrape.
+//! - [`remote_write`]: Prometheus remote write 1.0 (native or classic histograms); its
+//!   [`remote_write::messages`] are the protobuf messages.
+//! - `sample` (tests only): the hand-built snapshot the formats' tests encode.
 
 pub mod classic;
 pub mod labels;
 pub mod payload;
+pub mod remote_write;
+#[cfg(test)]
+mod sample;
 pub mod series;
 
 pub use payload::Payload;
