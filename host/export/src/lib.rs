@@ -11,10 +11,12 @@
 //! - [`classic`]: the fixed `le` buckets a classic histogram has, in remote write and on scrape.
 //! - [`remote_write`]: Prometheus remote write 1.0 (native or classic histograms); its
 //!   [`remote_write::messages`] are the protobuf messages.
+//! - [`otlp`]: OTLP/HTTP protobuf metrics; its [`otlp::messages`] are the protobuf messages.
 //! - `sample` (tests only): the hand-built snapshot the formats' tests encode.
 
 pub mod classic;
 pub mod labels;
+pub mod otlp;
 pub mod payload;
 pub mod remote_write;
 #[cfg(test)]
