@@ -12,9 +12,11 @@
 //! - [`remote_write`]: Prometheus remote write 1.0 (native or classic histograms); its
 //!   [`remote_write::messages`] are the protobuf messages.
 //! - [`otlp`]: OTLP/HTTP protobuf metrics; its [`otlp::messages`] are the protobuf messages.
+//! - [`influx`]: InfluxDB 1.x line protocol, one point per series per interval.
 //! - `sample` (tests only): the hand-built snapshot the formats' tests encode.
 
 pub mod classic;
+pub mod influx;
 pub mod labels;
 pub mod otlp;
 pub mod payload;
