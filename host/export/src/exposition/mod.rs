@@ -4,7 +4,7 @@
 //! scraper gets OpenMetrics text, each histogram as classic buckets ([`crate::classic`]).
 //!
 //! Both formats write a snapshot's series grouped by name (a family), in the order each name first
-//! appears, each series with the run's labels before its own.
+//! appears, each series with the run's labels before its own ([`crate::labels::joined`]).
 //!
 //! # Layout
 //! - [`text`]: OpenMetrics text 1.0, histograms as classic buckets.
@@ -13,10 +13,9 @@
 pub mod protobuf;
 pub mod text;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::{Labels, Payload, Series, Snapshot, Unit};
+use crate::{Payload, Series, Snapshot, Unit};
 
 /// An exposition format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,22 +106,6 @@ fn families(series: &[Series]) -> Vec<Family<'_>> {
     out
 }
 
-/// A series' labels as written: the run's first, then its own, an own label whose name a run
-/// label has renamed `exported_NAME` (as Prometheus renames a target's label that collides with
-/// its own).
-fn labels<'a>(run: &'a Labels, own: &'a Labels) -> Vec<(Cow<'a, str>, &'a str)> {
-    let mut out: Vec<(Cow<'a, str>, &'a str)> = run.iter().map(|(k, v)| (Cow::from(k.as_str()), v.as_str())).collect();
-    for (key, value) in own {
-        let key = if run.iter().any(|(r, _)| r == key) {
-            Cow::from(format!("exported_{key}"))
-        } else {
-            Cow::from(key.as_str())
-        };
-        out.push((key, value.as_str()));
-    }
-    out
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use std::collections::BTreeMap;
@@ -208,14 +191,5 @@ pub(crate) mod tests {
             Some(protobuf.body.len() - 1),
             "one delimited family"
         );
-    }
-
-    #[test]
-    fn a_run_label_wins_and_the_series_own_is_kept_renamed() {
-        let run = vec![("run_id".to_owned(), "r1".to_owned())];
-        let own = vec![("scenario".to_owned(), "s".to_owned()), ("run_id".to_owned(), "mine".to_owned())];
-        let written: Vec<(String, &str)> = labels(&run, &own).into_iter().map(|(k, v)| (k.into_owned(), v)).collect();
-        let expected = [("run_id", "r1"), ("scenario", "s"), ("exported_run_id", "mine")];
-        assert_eq!(written, expected.map(|(k, v)| (k.to_owned(), v)));
     }
 }

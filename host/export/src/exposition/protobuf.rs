@@ -14,8 +14,8 @@
 use loadhost_metrics::exponential::ExponentialHistogram;
 use prost::Message;
 
-use super::{Family, families, labels};
-use crate::{Snapshot, Value};
+use super::{Family, families};
+use crate::{Snapshot, Value, labels};
 
 /// The content type of [`encode`]'s body.
 pub const CONTENT_TYPE: &str =
@@ -50,9 +50,9 @@ fn family_message(family: &Family<'_>, snapshot: &Snapshot) -> MetricFamily {
         .series
         .iter()
         .map(|series| {
-            let label = labels(&snapshot.run, &series.labels)
+            let label = labels::joined(&snapshot.run, &series.labels)
                 .into_iter()
-                .map(|(name, value)| LabelPair { name: Some(name.into_owned()), value: Some(value.to_owned()) })
+                .map(|(name, value)| LabelPair { name: Some(name), value: Some(value) })
                 .collect();
             let mut metric = Metric { label, ..Metric::default() };
             match &series.value {
