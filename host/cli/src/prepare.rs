@@ -200,7 +200,8 @@ fn grants(settings: &RunSettings) -> Result<Grants, Failure> {
         .map_err(|err| Failure::usage(anyhow::anyhow!(err)))?;
     let proxy = proxy_options(options.proxy.as_deref());
     // Every `-e`/`--env-file` value and token, kept out of all the plugin says (issue 26).
-    let tokens = [&options.control_token, &options.metrics_token].into_iter().flatten().map(String::as_str);
+    let tokens =
+        [&options.control_token, &options.metrics_token, &options.out_token].into_iter().flatten().map(String::as_str);
     let secrets = settings.env.iter().filter(|(k, _)| !crate::commands::http::PUBLIC_ENV.contains(&k.as_str()));
     let text = Arc::new(PluginText::new(secrets.map(|(k, v)| (k.as_str(), v.as_str())), tokens));
     let http = HttpOptions {

@@ -11,7 +11,7 @@ use loadhost_metrics::{MetricKind, Threshold, ThresholdError};
 use serde::{Deserialize, Deserializer};
 use thiserror::Error;
 
-use crate::units::Dur;
+use crate::units::{Dur, REDACTED};
 
 /// A threshold as the user gave it: the expression and what a failure does while the run goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,28 +231,94 @@ impl fmt::Display for MetricDecl {
     }
 }
 
-/// A streaming output: `json=FILE` writes JSON lines as the run goes.
+/// A streaming output: `json=FILE` writes JSON lines as the run goes; the others push the run's
+/// metrics to a receiver every interval (issue 30; k6's spellings where it has one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutSpec {
     /// One JSON object per line: per interval, per plugin-metric batch, and the summary at the end.
     Json(PathBuf),
+    /// The run's metrics pushed to a receiver at a URL.
+    Push(PushKind, String),
+}
+
+/// A receiver the run's metrics are pushed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushKind {
+    /// `prometheus-rw=URL`: Prometheus remote write 1.0 (protobuf + snappy).
+    PrometheusRw,
+    /// `otlp=URL`: OTLP/HTTP protobuf.
+    Otlp,
+    /// `influxdb=URL`: InfluxDB 1.x line protocol.
+    Influxdb,
+}
+
+impl PushKind {
+    /// Every kind, as `--out` spells it.
+    pub const ALL: [(PushKind, &'static str); 3] =
+        [(PushKind::PrometheusRw, "prometheus-rw"), (PushKind::Otlp, "otlp"), (PushKind::Influxdb, "influxdb")];
+
+    /// As `--out` spells it.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(k, _)| *k == self).map_or("", |(_, name)| name)
+    }
 }
 
 impl FromStr for OutSpec {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
+        let expected = "expected json=FILE, prometheus-rw=URL, otlp=URL or influxdb=URL";
         match text.split_once('=') {
             Some(("json", path)) if !path.is_empty() => Ok(OutSpec::Json(PathBuf::from(path))),
-            _ => Err(format!("'{text}' is not an output: expected json=FILE")),
+            Some((kind, url)) => match PushKind::ALL.iter().find(|(_, name)| *name == kind) {
+                Some((kind, _)) => check_url(url).map(|()| OutSpec::Push(*kind, url.to_owned())),
+                None => Err(format!("'{text}' is not an output: {expected}")),
+            },
+            None => Err(format!("'{text}' is not an output: {expected}")),
         }
     }
+}
+
+/// A receiver's URL: http or https, with a host.
+fn check_url(url: &str) -> Result<(), String> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(()),
+        _ => Err(format!("'{}' is not a receiver's URL: expected http://HOST:PORT/PATH or https://…", redact_url(url))),
+    }
+}
+
+/// `url` fit to show: a password in it (`user:PASSWORD@`, or InfluxDB's `p=` parameter) replaced.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = rest.split_once('/').map_or((rest, None), |(a, p)| (a, Some(p)));
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => format!("{}:{REDACTED}@{host}", user.split(':').next().unwrap_or_default()),
+        None => authority.to_owned(),
+    };
+    let path = path.map(|p| {
+        let (before, query) = p.split_once('?').map_or((p, None), |(b, q)| (b, Some(q)));
+        let query = query.map(|q| {
+            q.split('&')
+                .map(|pair| if pair.starts_with("p=") { format!("p={REDACTED}") } else { pair.to_owned() })
+                .collect::<Vec<_>>()
+                .join("&")
+        });
+        match query {
+            Some(q) => format!("/{before}?{q}"),
+            None => format!("/{before}"),
+        }
+    });
+    let sep = if scheme.is_empty() { "" } else { "://" };
+    format!("{scheme}{sep}{authority}{}", path.unwrap_or_default())
 }
 
 impl fmt::Display for OutSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OutSpec::Json(path) => write!(f, "json={}", path.display()),
+            // Shown in every output's config echo: never with a password.
+            OutSpec::Push(kind, url) => write!(f, "{}={}", kind.name(), redact_url(url)),
         }
     }
 }
@@ -322,7 +388,38 @@ impl fmt::Display for HttpDebugArg {
     }
 }
 
-text_serde!(MetricDecl, OutSpec, PluginOutputSpec, HttpDebugArg);
+/// How remote write sends a latency histogram (`--out-histograms`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HistogramsArg {
+    /// Native histograms: exponential buckets, one series per histogram.
+    #[default]
+    Native,
+    /// Classic histograms: a `_bucket{le}` series per boundary, `_sum` and `_count`.
+    Classic,
+}
+
+impl FromStr for HistogramsArg {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "native" => Ok(HistogramsArg::Native),
+            "classic" => Ok(HistogramsArg::Classic),
+            _ => Err(format!("'{text}' is not a histogram style: expected native or classic")),
+        }
+    }
+}
+
+impl fmt::Display for HistogramsArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HistogramsArg::Native => "native",
+            HistogramsArg::Classic => "classic",
+        })
+    }
+}
+
+text_serde!(MetricDecl, OutSpec, PluginOutputSpec, HttpDebugArg, HistogramsArg);
 
 #[cfg(test)]
 mod tests {
@@ -397,5 +494,12 @@ mod tests {
         assert!("login ms:trend".parse::<MetricDecl>().is_err());
         assert_eq!("json=out.jsonl".parse::<OutSpec>().unwrap(), OutSpec::Json("out.jsonl".into()));
         assert!("influx=x".parse::<OutSpec>().unwrap_err().contains("json=FILE"));
+        assert_eq!(
+            "prometheus-rw=http://127.0.0.1:9090/api/v1/write".parse::<OutSpec>().unwrap(),
+            OutSpec::Push(PushKind::PrometheusRw, "http://127.0.0.1:9090/api/v1/write".into())
+        );
+        assert!("otlp=localhost:4318".parse::<OutSpec>().unwrap_err().contains("not a receiver's URL"));
+        let spec: OutSpec = "influxdb=http://u:secret@h:8086/write?db=k6&p=secret&u=u".parse().unwrap();
+        assert_eq!(spec.to_string(), format!("influxdb=http://u:{REDACTED}@h:8086/write?db=k6&p={REDACTED}&u=u"));
     }
 }

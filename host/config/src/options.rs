@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use crate::criteria::{HttpDebugArg, MetricDecl, OutSpec, PluginOutputSpec, ThresholdSpec};
+use crate::criteria::{HistogramsArg, HttpDebugArg, MetricDecl, OutSpec, PluginOutputSpec, ThresholdSpec};
 use crate::distributed::{SegmentArg, StartAt};
 use crate::units::{DirGrant, Dur, EnvPair, Percent, REDACTED, Rate, Size, Stage, Tag};
 
@@ -312,10 +312,37 @@ define_options! {
         #[arg(long = "metric", value_name = "NAME:KIND")]
         pub metric: Vec<MetricDecl>,
 
-        /// A streaming output: json=FILE writes a JSON line per interval and per plugin-metric
-        /// batch, and the summary last.
-        #[arg(long = "out", value_name = "json=FILE")]
+        /// A streaming output (repeatable): json=FILE writes a JSON line per interval and per
+        /// plugin-metric batch, and the summary last; prometheus-rw=URL (remote write, native
+        /// histograms), otlp=URL (OTLP/HTTP) and influxdb=URL (InfluxDB 1.x line protocol) push
+        /// the run's metrics every interval, and once more at the end.
+        #[arg(long = "out", value_name = "KIND=FILE|URL")]
         pub out: Vec<OutSpec>,
+
+        /// Push to the --out receivers every DURATION (a whole number of reporting intervals;
+        /// default every interval, 1s).
+        #[arg(long, value_name = "DURATION")]
+        pub out_interval: Option<Dur>,
+
+        /// Send `Authorization: Bearer TOKEN` to the --out receivers. Also from
+        /// $LOADHOST_OUT_TOKEN or --out-token-file.
+        #[arg(long, value_name = "TOKEN", env = "LOADHOST_OUT_TOKEN", hide_env_values = true)]
+        #[serde(serialize_with = "redacted")]
+        pub out_token: Option<String>,
+
+        /// Read the --out receivers' token from FILE (its first line).
+        #[arg(long, value_name = "FILE")]
+        pub out_token_file: Option<PathBuf>,
+
+        /// How prometheus-rw sends latency: native (native histograms, exponential buckets; the
+        /// default) or classic (`_bucket{le}` series, for receivers without native histograms).
+        #[arg(long, value_name = "native|classic")]
+        pub out_histograms: Option<HistogramsArg>,
+
+        /// Keep URL-like tags (`url`, `uri`, values with `://`) as labels of the pushed and
+        /// scraped series; without it they are left out, as their values are unbounded.
+        #[arg(long)]
+        pub out_url_labels: bool,
 
         /// Exit 0 even when no task passed. Without it, a run in which tasks were scheduled and
         /// none passed (every one failed, trapped, timed out or was dropped: a forgotten
@@ -539,7 +566,12 @@ mod tests {
         csv = "rows.csv"
         threshold = ["latency_ms:p(99)<200"]
         metric = ["login:trend"]
-        out = ["json=run.jsonl"]
+        out = ["json=run.jsonl", "prometheus-rw=http://127.0.0.1:9090/api/v1/write"]
+        out-interval = "2s"
+        out-token = "t"
+        out-token-file = "out-token"
+        out-histograms = "classic"
+        out-url-labels = true
         metrics-addr = "127.0.0.1:9001"
         metrics-linger = "5s"
         html = "r.html"

@@ -100,6 +100,12 @@ pub fn metrics_token(options: &RunOptions) -> Result<Option<String>, SecretError
     token("metrics-token", options.metrics_token.as_ref(), options.metrics_token_file.as_ref())
 }
 
+/// The push receivers' token: `--out-token` (or `$LOADHOST_OUT_TOKEN`), or the first line of
+/// `--out-token-file`; one source only.
+pub fn out_token(options: &RunOptions) -> Result<Option<String>, SecretError> {
+    token("out-token", options.out_token.as_ref(), options.out_token_file.as_ref())
+}
+
 fn token(flag: &'static str, direct: Option<&String>, file: Option<&PathBuf>) -> Result<Option<String>, SecretError> {
     let from_file = match file {
         Some(path) => {

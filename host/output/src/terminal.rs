@@ -84,12 +84,34 @@ fn render_run(s: &Summary) -> String {
         let _ = writeln!(out, "peak RSS {rss:.1} MiB");
     }
     generator(&mut out, s);
+    exports(&mut out, s);
     label(&mut out, "duration");
     let _ = writeln!(out, "{:.2}s ({:.2}s generating load)", s.duration_s, s.rate.generation_s);
     http(&mut out, s);
     plugin(&mut out, s);
     endings(&mut out, s);
     out
+}
+
+/// One line per push receiver: what it got, and why not all when it did not.
+fn exports(out: &mut String, s: &Summary) {
+    let Some(exports) = &s.exports else { return };
+    for r in &exports.receivers {
+        label(out, "pushed");
+        let end = if r.final_delivered { "final figures delivered" } else { "final figures NOT delivered" };
+        let _ = write!(out, "{} · {} pushes · {} dropped · {end}", r.out, r.sent, r.dropped);
+        match &r.last_error {
+            Some(err) if r.dropped > 0 || !r.final_delivered => {
+                let _ = writeln!(out, " (last error: {})", crate::shorten(err, 120));
+            }
+            _ => out.push('\n'),
+        }
+    }
+    if exports.folded_series > 0 {
+        label(out, "pushed");
+        let _ =
+            writeln!(out, "{} label sets folded into `other` series (the cardinality budget)", exports.folded_series);
+    }
 }
 
 /// A share as a percentage, finer when small.

@@ -17,6 +17,7 @@ use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
 use loadhost_output::results::{FORMAT_VERSION, PlannedScenario, ResultsWriter, RunStart};
 
+use super::exports::Exports;
 use super::metrics_api;
 use super::observe::{RunObserver, Sinks};
 use super::plugin_output::{JsonBacklog, PluginOutput};
@@ -43,7 +44,14 @@ impl OutputFiles {
     /// `--plugin-output file=PATH`.
     pub(super) fn create(settings: &RunSettings) -> Result<Self, Failure> {
         let o = &settings.options;
-        let jsonl = o.out.iter().map(|OutSpec::Json(path)| path).next_back();
+        let jsonl = o
+            .out
+            .iter()
+            .filter_map(|out| match out {
+                OutSpec::Json(path) => Some(path),
+                OutSpec::Push(..) => None,
+            })
+            .next_back();
         let plugin_lines = match &o.plugin_output {
             Some(PluginOutputSpec::File(path)) => Some(path.as_path()),
             _ => None,
@@ -119,6 +127,7 @@ pub(super) fn start_observer(
         tokio.spawn(metrics_api::serve(listener, exporter.clone(), settings.options.metrics_token.clone()));
         exporter
     });
+    let exports = Exports::start(settings, run_id(settings))?;
     let observer = RunObserver::start(Sinks {
         progress: Progress::new(settings.planned_generation()),
         csv,
@@ -126,6 +135,7 @@ pub(super) fn start_observer(
         logs,
         results,
         exporter,
+        exports,
         judge: LiveJudge::new(settings.options.threshold.clone()),
         interrupt: interrupt.clone(),
         rows: files.html.is_some().then(ChartRows::new),

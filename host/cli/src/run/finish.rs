@@ -37,8 +37,10 @@ pub(super) fn finish(
         }
         exporter.mark_final();
     }
+    // The final push first: a receiver's dashboard has the run's end while the files are written.
+    let exports = sinks.exports.take().map(|e| e.finish(&thresholds));
     // Everything measured is written before anything else can fail.
-    let summary = Summary::new(&info, &report, &scenarios, &thresholds);
+    let summary = Summary { exports, ..Summary::new(&info, &report, &scenarios, &thresholds) };
     if let Some(csv) = sinks.csv.take() {
         csv.finish(|w| w.finish(&summary).map(drop), failed);
     }

@@ -14,6 +14,7 @@
 //! - [`segments`]: a run split into segments: starting together, the results file and its push.
 //! - [`rendezvous`]: `--barrier`, the segments meeting in a registry.
 //! - [`observe`]: the outputs' thread, told of each interval.
+//! - [`exports`]: the push receivers (`--out prometheus-rw=…`, `otlp=…`, `influxdb=…`), fed by it.
 //! - [`load`]: the load itself, and the exit code of one that could not start.
 //! - [`memory`]: the process's peak memory, for the summary.
 //! - [`finish`]: everything measured written, the summary printed, the exit code.
@@ -21,6 +22,7 @@
 mod control_api;
 mod describe;
 mod endpoints;
+mod exports;
 mod files;
 mod finish;
 mod http_serve;

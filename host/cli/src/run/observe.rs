@@ -26,6 +26,7 @@ use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
 use loadhost_output::results::ResultsWriter;
 
+use super::exports::Exports;
 use super::plugin_output::JsonBacklog;
 use crate::judge::LiveJudge;
 use crate::outputs::FileOutput;
@@ -48,6 +49,8 @@ pub struct Sinks {
     pub results: Option<FileOutput<ResultsWriter>>,
     /// `--metrics-addr`.
     pub exporter: Option<Arc<Exporter>>,
+    /// `--out prometheus-rw=…`, `otlp=…`, `influxdb=…`.
+    pub exports: Option<Exports>,
     /// The thresholds.
     pub judge: LiveJudge,
     /// Stops the run when an `abort_on_fail` threshold fails.
@@ -62,7 +65,11 @@ impl Sinks {
     /// Whether any output needs each interval's whole window (plugin metrics, histograms), which
     /// is then copied for the queue; the others need only the row.
     fn want_windows(&self) -> bool {
-        self.jsonl.is_some() || self.results.is_some() || self.exporter.is_some() || !self.judge.is_empty()
+        self.jsonl.is_some()
+            || self.results.is_some()
+            || self.exporter.is_some()
+            || self.exports.is_some()
+            || !self.judge.is_empty()
     }
 
     /// Tell every output about one interval.
@@ -86,11 +93,17 @@ impl Sinks {
         if let Some(exporter) = &self.exporter {
             exporter.update(row, window);
         }
+        if let Some(exports) = self.exports.as_mut() {
+            exports.interval(row, window);
+        }
         if !self.judge.is_empty() {
             let standing = self.judge.fold(row, window);
-            if let Some(exporter) = &self.exporter {
-                for (expr, passing) in &standing.passing {
+            for (expr, passing) in &standing.passing {
+                if let Some(exporter) = &self.exporter {
                     exporter.threshold(expr, *passing);
+                }
+                if let Some(exports) = self.exports.as_mut() {
+                    exports.threshold(expr, *passing);
                 }
             }
             if let Some(expr) = standing.abort {
@@ -107,6 +120,9 @@ impl Sinks {
     fn started(&mut self, scenario: &str, at: SystemTime) {
         if let Some(results) = self.results.as_mut() {
             results.write(|w| w.started(scenario, at));
+        }
+        if let Some(exports) = self.exports.as_mut() {
+            exports.started(scenario, at);
         }
     }
 
@@ -214,6 +230,7 @@ mod tests {
             logs: None,
             results: None,
             exporter: None,
+            exports: None,
             judge: LiveJudge::new(specs),
             interrupt: Arc::new(Interrupt::new()),
             rows: html.then(ChartRows::new),

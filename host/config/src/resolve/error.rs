@@ -36,6 +36,10 @@ pub enum ConfigError {
         /// The flag's long name.
         flag: &'static str,
     },
+    /// A push option that cannot be met (`--out-interval` not a whole number of intervals, a
+    /// push option without a push receiver).
+    #[error("{0}")]
+    Push(String),
     /// A retry option without `--retries`.
     #[error("--{flag} needs --retries N")]
     RetriesOnly {

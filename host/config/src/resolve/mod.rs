@@ -19,6 +19,7 @@ use loadhost_engine::{Feed, FeedMode, Plan, Segment};
 
 use crate::criteria::MetricDecl;
 use crate::options::{ArrivalsArg, DataModeArg, RunOptions};
+use crate::units::Dur;
 
 pub mod error;
 pub mod limits;
@@ -54,6 +55,7 @@ pub fn resolve(mut options: RunOptions) -> Result<RunSettings, ConfigError> {
     let env = crate::secrets::plugin_env(&options)?;
     options.control_token = crate::secrets::control_token(&options)?;
     options.metrics_token = crate::secrets::metrics_token(&options)?;
+    options.out_token = crate::secrets::out_token(&options)?;
     fill_limits(&mut options)?;
     check_arrivals(&mut options)?;
     check_dirs(&options)?;
@@ -148,6 +150,34 @@ fn check_dirs(options: &RunOptions) -> Result<(), ConfigError> {
 /// ([`check_plugin_metrics`]).
 fn check_criteria(options: &RunOptions) -> Result<(), ConfigError> {
     crate::criteria::check_declared(&options.metric, None, &options.threshold, &scenario_names(options))?;
+    check_push(options)
+}
+
+/// The push options: `--out-interval` a whole number of reporting intervals (each push carries
+/// whole intervals), and none of them without a push receiver to apply to.
+fn check_push(options: &RunOptions) -> Result<(), ConfigError> {
+    let pushes = options.out.iter().any(|o| matches!(o, crate::criteria::OutSpec::Push(..)));
+    let given = [
+        ("out-interval", options.out_interval.is_some()),
+        // Not `--out-token`: $LOADHOST_OUT_TOKEN may be set for every run of a CI job.
+        ("out-token-file", options.out_token_file.is_some()),
+        ("out-histograms", options.out_histograms.is_some()),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, given)| *given).filter(|_| !pushes) {
+        return Err(ConfigError::Push(format!(
+            "--{flag} applies to the push outputs: add --out prometheus-rw=URL, otlp=URL or influxdb=URL"
+        )));
+    }
+    let interval = loadhost_engine::plan::DEFAULT_INTERVAL;
+    if let Some(every) = options.out_interval {
+        let whole = every.0.as_nanos() % interval.as_nanos() == 0;
+        if every.0.is_zero() || !whole {
+            return Err(ConfigError::Push(format!(
+                "--out-interval {every}: expected a whole number of reporting intervals ({})",
+                Dur(interval)
+            )));
+        }
+    }
     Ok(())
 }
 

@@ -29,8 +29,8 @@ pub use metrics::{
     TrendSummary,
 };
 pub use views::{
-    CheckCase, CheckCounts, ErrorRow, Host, Lag, Limiter, MergedFrom, Named, PercentileView, PluginFile, Rate,
-    ScenarioRate, ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
+    CheckCase, CheckCounts, ErrorRow, ExportReceiver, Exports, Host, Lag, Limiter, MergedFrom, Named, PercentileView,
+    PluginFile, Rate, ScenarioRate, ScenarioSummary, SeriesCap, Tasks, ThresholdSummary, Verdict, Workers,
 };
 
 use crate::{RunInfo, VERSION, round_ms};
@@ -54,6 +54,9 @@ pub struct Summary {
     pub duration_s: f64,
     /// Attempts that carried an error, grouped by what they said, most frequent first.
     pub errors: Vec<ErrorRow>,
+    /// What the push receivers (`--out prometheus-rw=…`, `otlp=…`, `influxdb=…`) got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exports: Option<Exports>,
     /// Time tasks waited for a gate permit (`--max-in-flight`), in ms.
     pub gate_wait_ms: PercentileView,
     /// The generator's health per interval, when it was measured (a merge's: per segment).
@@ -143,6 +146,7 @@ impl Summary {
             config: info.config.clone(),
             duration_s: seconds,
             errors,
+            exports: None,
             gate_wait_ms: PercentileView::ms(&t.gate_wait.percentiles()),
             generator: report.generator.as_ref().map(Generator::new),
             host: Host { peak_rss_mb: info.peak_rss.map(round_mb) },

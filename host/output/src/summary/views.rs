@@ -181,6 +181,34 @@ pub struct Host {
     pub peak_rss_mb: Option<f64>,
 }
 
+/// The push receivers (`exports`): the labels that identify the run's series, the budget's
+/// folds, and what each receiver got.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Exports {
+    /// The `run_id` label on every pushed series (`--run-id`, or the one generated).
+    pub run_id: String,
+    /// Label sets folded into an `other` series by the cardinality budget.
+    pub folded_series: u64,
+    /// Each receiver, in `--out` order.
+    pub receivers: Vec<ExportReceiver>,
+}
+
+/// What one push receiver got.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportReceiver {
+    /// As `--out` named it (`prometheus-rw=URL`, a password in it redacted).
+    pub out: String,
+    /// Pushes it accepted.
+    pub sent: u64,
+    /// Pushes dropped: the queue was full (a receiver slower than the intervals), every try
+    /// failed, or the final flush ran out of time.
+    pub dropped: u64,
+    /// Whether the run's final figures reached it.
+    pub final_delivered: bool,
+    /// The last error it answered, if any.
+    pub last_error: Option<String>,
+}
+
 /// The plugin-series cap (`series`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeriesCap {
