@@ -1,14 +1,16 @@
 //! Outputs read while or after the run goes: `--out json=FILE` parsed back against the summary,
-//! `--metrics-addr` scraped by a real HTTP client mid-run, `--html` opened in headless Chromium.
+//! `--metrics-addr` scraped by a real HTTP client mid-run and by a real Prometheus, `--html` opened in
+//! headless Chromium.
 
 use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::{Example, Fixture, Loadhost, assert_ok, fixture, plugin, root};
+use crate::receivers::Prometheus;
 
 #[test]
 fn json_lines_add_up_to_the_summary() {
@@ -73,15 +75,44 @@ fn scrape(port: u16) -> Option<(String, String)> {
     Some((content_type, body.to_owned()))
 }
 
-/// Parse OpenMetrics text: `name{labels} value` samples, checking the exposition's shape.
-fn samples(text: &str) -> BTreeMap<String, f64> {
+/// One sample of OpenMetrics text: its name, its labels, its value.
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// Parse OpenMetrics text (label values without `,` or `"`, as these runs give them), checking the
+/// exposition's shape.
+fn samples(text: &str) -> Vec<Sample> {
     assert_eq!(text.lines().last(), Some("# EOF"), "OpenMetrics ends with # EOF");
-    let mut out = BTreeMap::new();
+    let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("a sample line: {line}"));
-        out.insert(series.to_owned(), value.parse().unwrap_or_else(|_| panic!("a number: {line}")));
+        let (name, labels) = series.split_once('{').unwrap_or((series, "}"));
+        let labels = labels.strip_suffix('}').unwrap_or_else(|| panic!("labels end with }}: {line}"));
+        let labels = labels
+            .split(',')
+            .filter(|pair| !pair.is_empty())
+            .map(|pair| {
+                let (key, value) = pair.split_once('=').unwrap_or_else(|| panic!("a label: {line}"));
+                (key.to_owned(), value.trim_matches('"').to_owned())
+            })
+            .collect();
+        let value = if value == "+Inf" { f64::INFINITY } else { value.parse().unwrap_or_else(|_| panic!("{line}")) };
+        out.push(Sample { name: name.to_owned(), labels, value });
     }
     out
+}
+
+/// The value of the one sample named `name` whose labels include `labels`.
+fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut found = samples
+        .iter()
+        .filter(|s| s.name == name && labels.iter().all(|(k, v)| s.labels.get(*k).is_some_and(|x| x == v)));
+    let first = found.next()?;
+    assert!(found.next().is_none(), "one {name}{labels:?}");
+    Some(first.value)
 }
 
 #[test]
@@ -106,18 +137,18 @@ fn openmetrics_is_scraped_while_the_run_goes_and_the_last_scrape_has_the_whole_r
             ],
         )
         .spawn();
-    let scheduled = "loadhost_tasks_scheduled_total{scenario=\"default\"}";
-    let passed = "loadhost_tasks_total{scenario=\"default\",outcome=\"passed\"}";
+    let default = [("scenario", "default")];
+    let scheduled = |s: &[Sample]| value(s, "loadhost_tasks_scheduled_total", &default);
     // A scraper every 300 ms, as long as the endpoint answers: until the process has ended.
     let deadline = Instant::now() + Duration::from_secs(40);
-    let mut seen: Vec<BTreeMap<String, f64>> = Vec::new();
+    let mut seen: Vec<Vec<Sample>> = Vec::new();
     let mut refused_after_answers = false;
     while Instant::now() < deadline {
         match scrape(port) {
             Some((content_type, body)) => {
                 assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");
                 let parsed = samples(&body);
-                if parsed.get(scheduled).is_some_and(|n| *n > 0.0) {
+                if scheduled(&parsed).is_some_and(|n| n > 0.0) {
                     seen.push(parsed);
                 }
             }
@@ -135,16 +166,36 @@ fn openmetrics_is_scraped_while_the_run_goes_and_the_last_scrape_has_the_whole_r
     assert!(refused_after_answers, "the endpoint closed with the process");
     let (first, last) = (&seen[0], &seen[seen.len() - 1]);
     assert!(seen.len() >= 3, "scrapes while the run went: {}", seen.len());
-    assert!(first[scheduled] < 800.0, "scraped before the end: {}", first[scheduled]);
-    assert!(last[scheduled] > first[scheduled], "counters grow");
-    assert!(last["loadhost_workers{scenario=\"default\"}"] >= 1.0);
-    assert!(last.contains_key("loadhost_latency_ms{scenario=\"default\",quantile=\"0.99\"}"), "{last:?}");
-    assert_eq!(last["loadhost_threshold_passing{threshold=\"latency_ms:p(99)<1000\"}"], 1.0);
+    assert!(scheduled(first) < Some(800.0), "scraped before the end: {:?}", scheduled(first));
+    assert!(scheduled(last) > scheduled(first), "counters grow");
+    assert!(value(last, "loadhost_workers", &default) >= Some(1.0));
+    let passing = [("threshold", "latency_ms:p(99)<1000")];
+    assert_eq!(value(last, "loadhost_threshold_passing", &passing), Some(1.0));
+    // Every series carries the run's id, first.
+    assert!(last.iter().all(|s| s.labels.contains_key("run_id")), "a run_id on every series");
     // The endpoint lingered for the scraper: its last scrape has the whole run, not the run less
     // its last interval, and the run ended at that scrape, not at the linger's 15 s.
     let summary = run.summary();
-    assert_eq!(Some(last[scheduled]), summary["tasks"]["scheduled"].as_f64(), "the last scrape has every task");
-    assert_eq!(Some(last[passed]), summary["tasks"]["passed"].as_f64());
+    assert_eq!(scheduled(last), summary["tasks"]["scheduled"].as_f64(), "the last scrape has every task");
+    let passed = value(last, "loadhost_tasks_total", &[("scenario", "default"), ("outcome", "passed")]);
+    assert_eq!(passed, summary["tasks"]["passed"].as_f64());
+    assert_eq!(summary["tasks"]["passed"], summary["tasks"]["scheduled"], "every task passed");
+    // Latency is a classic histogram over the whole run: cumulative buckets up to `+Inf`, which
+    // counts every task, as `_count` does; no quantile gauges of the last interval.
+    let buckets: Vec<(f64, f64)> = last
+        .iter()
+        .filter(|s| s.name == "loadhost_latency_seconds_bucket")
+        .map(|s| (s.labels["le"].parse().unwrap_or(f64::INFINITY), s.value))
+        .collect();
+    assert!(buckets.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "cumulative: {buckets:?}");
+    assert_eq!(buckets.last().map(|b| b.0), Some(f64::INFINITY));
+    assert_eq!(buckets.last().map(|b| b.1), passed, "+Inf is every task");
+    assert_eq!(value(last, "loadhost_latency_seconds_count", &default), passed);
+    // A 5 ms sleep: no task is under 5 ms, and the sum is at least 5 ms a task.
+    let under_5ms: f64 = buckets.iter().filter(|b| b.0 < 0.005).map(|b| b.1).fold(0.0, f64::max);
+    assert_eq!(under_5ms, 0.0, "{buckets:?}");
+    assert!(value(last, "loadhost_latency_seconds_sum", &default) >= passed.map(|n| n * 0.005));
+    assert!(!last.iter().any(|s| s.name.starts_with("loadhost_latency_ms")), "the quantile gauges are gone");
     assert!(run.stderr.contains("a scrape read the final figures"), "{}", run.stderr);
     assert!(took < Duration::from_secs(4 + 12), "it did not wait out the linger: {took:?}");
 }
@@ -233,4 +284,46 @@ fn the_metrics_endpoint_binds_off_loopback_only_with_a_token_and_then_asks_for_i
     assert_eq!(statuses.0.as_deref(), Some("HTTP/1.1 401 Unauthorized"), "no token, no metrics");
     assert_eq!(statuses.1.as_deref(), Some("HTTP/1.1 200 OK"));
     assert!(!run.file("summary.json").contains("s3cret-scrape"), "the token never reaches an output");
+}
+
+#[test]
+fn prometheus_scrapes_native_histograms_whose_p99_is_the_summarys_and_keeps_the_final_figures() {
+    if !Prometheus::available() {
+        return;
+    }
+    let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    // Prometheus first: it scrapes every second from about 5 s after its start (the endpoint is
+    // down until the run binds it), with native histograms on, so it asks for protobuf.
+    let prometheus = Prometheus::start(Some(addr));
+    let run = Loadhost::run_plugin(
+        &plugin(Example::Sleep),
+        &["-e", "SLEEP_MS=5", "-r", "200", "-d", "10s", "--metrics-addr", &addr.to_string()],
+    );
+    assert_ok(&run);
+    assert!(run.stderr.contains("a scrape read the final figures"), "{}", run.stderr);
+    let summary = run.summary();
+    let job = r#"{job="loadhost"}"#;
+    // The endpoint has gone, so the series are stale now: read the last scrape's samples as they
+    // were when it was taken (`@`), which the linger made the final figures.
+    let scheduled = prometheus.query(&format!("loadhost_tasks_scheduled_total{job}[2m]"));
+    let points = scheduled["result"][0]["values"].as_array().cloned().unwrap_or_default();
+    let last = points.last().unwrap_or_else(|| panic!("scrapes of the run: {scheduled}"));
+    assert!(points.len() >= 3, "scraped while the run went: {points:?}");
+    let at = last[0].as_f64().expect("a timestamp");
+    assert_eq!(last[1].as_str().and_then(|v| v.parse().ok()), summary["tasks"]["scheduled"].as_f64());
+    // Native histograms (no classic buckets were stored): every task, and the summary's p99.
+    let latency = format!("loadhost_latency_seconds{job} @ {at}");
+    assert_eq!(prometheus.query_scalar(&format!("histogram_count({latency})")), summary["tasks"]["passed"].as_f64());
+    assert_eq!(summary["tasks"]["passed"], summary["tasks"]["scheduled"], "every task passed");
+    assert_eq!(prometheus.query_scalar("count(loadhost_latency_seconds_bucket)"), None, "native, not classic");
+    let p99 = prometheus.query_scalar(&format!("histogram_quantile(0.99, {latency})")).expect("a p99");
+    let expected = summary["latency_ms"]["p99"].as_f64().expect("the summary's p99") / 1000.0;
+    // A bucket's width at schema 5, the HDR histogram's 0.1%, and the summary's rounding to 1 µs.
+    let error = 2f64.powf(1.0 / 32.0) - 1.0 + 0.001;
+    eprintln!("p99: Prometheus' {p99} s, the summary's {expected} s, over {} scrapes", points.len());
+    assert!((p99 - expected).abs() <= expected * error + 0.5e-6, "Prometheus' p99 {p99} s, the summary's {expected} s");
+    // Over `rate()` too: the run's last 30 s hold its tasks after the first scrape.
+    let rated = format!("histogram_quantile(0.99, rate(loadhost_latency_seconds{job}[30s] @ {at}))");
+    let rated = prometheus.query_scalar(&rated).expect("a p99 over rate()");
+    assert!(rated > 0.005 && rated < expected * 1.5, "p99 over rate(): {rated} s, the run's {expected} s");
 }

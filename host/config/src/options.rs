@@ -377,7 +377,8 @@ define_options! {
         #[arg(long, value_name = "full", num_args = 0..=1, require_equals = true, default_missing_value = "headers")]
         pub http_debug: Option<HttpDebugArg>,
 
-        /// Serve OpenMetrics text for Prometheus on ADDR (GET /metrics) while the run goes: loopback
+        /// Serve the run's series for Prometheus on ADDR (GET /metrics) while the run goes, as
+        /// OpenMetrics text, or protobuf with native histograms when the scrape asks: loopback
         /// only, unless a --metrics-token is given (then every scrape needs it).
         #[arg(long, value_name = "ADDR")]
         pub metrics_addr: Option<std::net::SocketAddr>,

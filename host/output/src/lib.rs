@@ -11,7 +11,6 @@
 //! - [`jsonl`]: `--out json=FILE`: a JSON line per interval and per plugin-metric batch, then the summary.
 //! - [`junit`]: `--junit`: JUnit XML for CI systems, a case per threshold, check and accounting.
 //! - [`markdown`]: `--markdown`: a compact Markdown summary for pull requests and job summaries.
-//! - [`openmetrics`]: `--metrics-addr`: live OpenMetrics text for Prometheus.
 //! - [`progress`]: the live progress line (only when stderr is a terminal).
 //! - [`results`]: `--results FILE`, everything a run measured, exactly, and `loadhost merge`'s merge of such files.
 //!
@@ -27,7 +26,6 @@ pub mod json;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
-pub mod openmetrics;
 pub mod progress;
 pub mod results;
 pub mod summary;

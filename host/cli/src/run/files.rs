@@ -9,11 +9,11 @@ use anyhow::Context as _;
 use loadhost_config::RunSettings;
 use loadhost_config::criteria::{OutSpec, PluginOutputSpec};
 use loadhost_engine::Interrupt;
+use loadhost_export::Scrape;
 use loadhost_output::RunInfo;
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::html::ChartRows;
 use loadhost_output::jsonl::JsonLines;
-use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
 use loadhost_output::results::{FORMAT_VERSION, PlannedScenario, ResultsWriter, RunStart};
 
@@ -122,19 +122,19 @@ pub(super) fn start_observer(
     let jsonl = streaming("out json=", files.jsonl, |f| JsonLines::new(std::io::BufWriter::new(f), info))?;
     let start = results_start(settings, info);
     let results = streaming("results", files.results, |f| ResultsWriter::from_file(f, &start))?;
-    let exporter = metrics.map(|listener| {
-        let exporter = Arc::new(Exporter::new());
-        tokio.spawn(metrics_api::serve(listener, exporter.clone(), settings.options.metrics_token.clone()));
-        exporter
+    let scrape = metrics.map(|listener| {
+        let scrape = Arc::new(Scrape::new());
+        tokio.spawn(metrics_api::serve(listener, scrape.clone(), settings.options.metrics_token.clone()));
+        scrape
     });
-    let exports = Exports::start(settings, run_id(settings))?;
+    let exports = Exports::start(settings, run_id(settings), scrape.clone())?;
     let observer = RunObserver::start(Sinks {
         progress: Progress::new(settings.planned_generation()),
         csv,
         jsonl,
         logs,
         results,
-        exporter,
+        scrape,
         exports,
         judge: LiveJudge::new(settings.options.threshold.clone()),
         interrupt: interrupt.clone(),

@@ -30,15 +30,9 @@ pub(super) fn finish(
     let Ended { report, scenarios, broken } = ended;
     let info = RunInfo { peak_rss: memory::peak_bytes().map(|p| p.max(sinks.rss_seen)), ..info };
     let thresholds = sinks.judge.finish(&report, &scenarios);
-    if let Some(exporter) = &sinks.exporter {
-        // A scrape from now on reads the run's verdicts, not the last interval's.
-        for t in &thresholds {
-            exporter.threshold(&t.expr, t.passed);
-        }
-        exporter.mark_final();
-    }
-    // The final push first: a receiver's dashboard has the run's end while the files are written.
-    let exports = sinks.exports.take().map(|e| e.finish(&thresholds));
+    // The final snapshot first (the scrape's final figures, the final push): a receiver's
+    // dashboard has the run's end while the files are written.
+    let exports = sinks.exports.take().and_then(|e| e.finish(&thresholds));
     // Everything measured is written before anything else can fail.
     let summary = Summary { exports, ..Summary::new(&info, &report, &scenarios, &thresholds) };
     if let Some(csv) = sinks.csv.take() {

@@ -1,5 +1,6 @@
-//! `--metrics-addr ADDR`: `GET /metrics` answers the run's live OpenMetrics text (see
-//! `loadhost_output::openmetrics` for the names). Loopback only: it has no authentication.
+//! `--metrics-addr ADDR`: `GET /metrics` answers the run's series so far, as OpenMetrics text or
+//! Prometheus' protobuf as the scrape's `Accept` header asks (`loadhost_export::exposition`;
+//! docs/outputs.md lists the series). Loopback only unless a token is given.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -12,7 +13,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use loadhost_config::units::Dur;
 use loadhost_engine::Interrupt;
-use loadhost_output::openmetrics::{CONTENT_TYPE, Exporter};
+use loadhost_export::Scrape;
 
 /// Bind the endpoint before any load, so a busy or non-loopback address fails fast (exit 2).
 pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::TcpListener> {
@@ -22,18 +23,17 @@ pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::T
     super::http_serve::bind("metrics-addr", addr)
 }
 
-/// Serve `exporter` on `listener` until the process ends; with a `token`, only to scrapes that
+/// Serve `scrape` on `listener` until the process ends; with a `token`, only to scrapes that
 /// present it.
-pub async fn serve(listener: std::net::TcpListener, exporter: Arc<Exporter>, token: Option<String>) {
+pub async fn serve(listener: std::net::TcpListener, scrape: Arc<Scrape>, token: Option<String>) {
     let token: Option<Arc<str>> = token.map(Arc::from);
-    super::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, exporter.clone(), token.clone()))
-        .await;
+    super::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, scrape.clone(), token.clone())).await;
 }
 
 /// After the run: keep the endpoint up until a scrape has read the final figures (a scraper
 /// would otherwise miss the last interval), for at most `limit`; Ctrl-C ends the wait.
-pub fn linger(tokio: &tokio::runtime::Runtime, exporter: &Exporter, limit: Duration, interrupt: &Interrupt) {
-    if limit.is_zero() || exporter.final_read() {
+pub fn linger(tokio: &tokio::runtime::Runtime, scrape: &Scrape, limit: Duration, interrupt: &Interrupt) {
+    if limit.is_zero() || scrape.final_read() {
         return;
     }
     tracing::info!(
@@ -43,11 +43,11 @@ pub fn linger(tokio: &tokio::runtime::Runtime, exporter: &Exporter, limit: Durat
     );
     let (deadline, asked) = (Instant::now() + limit, interrupt.requests());
     tokio.block_on(async {
-        while !exporter.final_read() && Instant::now() < deadline && interrupt.requests() == asked {
+        while !scrape.final_read() && Instant::now() < deadline && interrupt.requests() == asked {
             tokio::time::sleep(LINGER_POLL).await;
         }
     });
-    if exporter.final_read() {
+    if scrape.final_read() {
         tracing::info!("OpenMetrics: a scrape read the final figures");
     } else {
         tracing::warn!("OpenMetrics: no scrape read the final figures; a scraper misses the last interval");
@@ -60,17 +60,20 @@ const LINGER_POLL: Duration = Duration::from_millis(20);
 
 async fn answer(
     req: Request<Incoming>,
-    exporter: Arc<Exporter>,
+    scrape: Arc<Scrape>,
     token: Option<Arc<str>>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let presented = req.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
     let allowed = token.as_deref().is_none_or(|token| super::control_api::authorized(presented, token));
-    let (status, content_type, body) = match (req.method(), req.uri().path()) {
-        _ if !allowed => {
-            (StatusCode::UNAUTHORIZED, "text/plain", "missing or wrong Authorization: Bearer token\n".to_owned())
+    let text = |body: &'static str| (body.as_bytes().to_vec(), "text/plain");
+    let (status, (body, content_type)) = match (req.method(), req.uri().path()) {
+        _ if !allowed => (StatusCode::UNAUTHORIZED, text("missing or wrong Authorization: Bearer token\n")),
+        (&Method::GET, "/metrics") => {
+            let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
+            let payload = scrape.encode(accept);
+            (StatusCode::OK, (payload.body, payload.content_type))
         }
-        (&Method::GET, "/metrics") => (StatusCode::OK, CONTENT_TYPE, exporter.encode()),
-        _ => (StatusCode::NOT_FOUND, "text/plain", "not found: GET /metrics\n".to_owned()),
+        _ => (StatusCode::NOT_FOUND, text("not found: GET /metrics\n")),
     };
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;

@@ -94,7 +94,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let result = run.tokio.block_on(execute(&run.settings, factories, &mut observer, live));
     // Every interval queued for the outputs is written before the run's end is.
     let sinks = observer.finish().map_err(Failure::runtime)?;
-    let exporter = sinks.exporter.clone();
+    let scrape = sinks.scrape.clone();
     let ended = result.map_err(|err| {
         // Only a setup or a first crew that failed gets here: nothing was run, so no empty output
         // files are left behind. Once the load has started, every output is finished and kept.
@@ -111,8 +111,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         Some(path) if failed.has("results", &path) => Ok(()),
         _ => push_results(&run.settings, &mut run.resolver),
     };
-    if let (Some(exporter), Some(limit)) = (exporter, run.settings.options.metrics_linger) {
-        metrics_api::linger(&run.tokio, &exporter, limit.0, &run.interrupt);
+    if let (Some(scrape), Some(limit)) = (scrape, run.settings.options.metrics_linger) {
+        metrics_api::linger(&run.tokio, &scrape, limit.0, &run.interrupt);
     }
     let code = code?;
     pushed?;

@@ -1,7 +1,7 @@
 //! What a run does at the end of each interval, off the run loop: the progress line, the CSV row,
-//! the JSON lines, the results file's interval line, the OpenMetrics numbers, the thresholds
-//! judged so far (stopping the run when an `abort_on_fail` one fails), the rows kept for the HTML
-//! report, and a resident-memory sample.
+//! the JSON lines, the results file's interval line, the thresholds judged so far (stopping the
+//! run when an `abort_on_fail` one fails), the run's series (pushed and scraped), the rows kept
+//! for the HTML report, and a resident-memory sample.
 //!
 //! The run loop only hands each interval's row (and its window, when an output needs one) to a
 //! bounded queue; a thread of its own ([`RunObserver`]) does the rest, so file writes, window
@@ -18,11 +18,11 @@ use std::thread::JoinHandle;
 use std::time::SystemTime;
 
 use loadhost_engine::{Interrupt, Observer};
+use loadhost_export::Scrape;
 use loadhost_metrics::{IntervalRow, Window};
 use loadhost_output::csv::CsvWriter;
 use loadhost_output::html::ChartRows;
 use loadhost_output::jsonl::JsonLines;
-use loadhost_output::openmetrics::Exporter;
 use loadhost_output::progress::Progress;
 use loadhost_output::results::ResultsWriter;
 
@@ -47,9 +47,9 @@ pub struct Sinks {
     pub logs: Option<Arc<JsonBacklog>>,
     /// `--results FILE`: each interval's whole window, for `loadhost merge`.
     pub results: Option<FileOutput<ResultsWriter>>,
-    /// `--metrics-addr`.
-    pub exporter: Option<Arc<Exporter>>,
-    /// `--out prometheus-rw=…`, `otlp=…`, `influxdb=…`.
+    /// `--metrics-addr`: what it serves (published by `exports`), kept for the linger.
+    pub scrape: Option<Arc<Scrape>>,
+    /// The run's series, for `--out prometheus-rw=…`, `otlp=…`, `influxdb=…` and `--metrics-addr`.
     pub exports: Option<Exports>,
     /// The thresholds.
     pub judge: LiveJudge,
@@ -65,11 +65,7 @@ impl Sinks {
     /// Whether any output needs each interval's whole window (plugin metrics, histograms), which
     /// is then copied for the queue; the others need only the row.
     fn want_windows(&self) -> bool {
-        self.jsonl.is_some()
-            || self.results.is_some()
-            || self.exporter.is_some()
-            || self.exports.is_some()
-            || !self.judge.is_empty()
+        self.jsonl.is_some() || self.results.is_some() || self.exports.is_some() || !self.judge.is_empty()
     }
 
     /// Tell every output about one interval.
@@ -90,19 +86,10 @@ impl Sinks {
         if let Some(results) = self.results.as_mut() {
             results.write(|w| w.interval(row, window));
         }
-        if let Some(exporter) = &self.exporter {
-            exporter.update(row, window);
-        }
-        if let Some(exports) = self.exports.as_mut() {
-            exports.interval(row, window);
-        }
         if !self.judge.is_empty() {
             let standing = self.judge.fold(row, window);
-            for (expr, passing) in &standing.passing {
-                if let Some(exporter) = &self.exporter {
-                    exporter.threshold(expr, *passing);
-                }
-                if let Some(exports) = self.exports.as_mut() {
+            if let Some(exports) = self.exports.as_mut() {
+                for (expr, passing) in &standing.passing {
                     exports.threshold(expr, *passing);
                 }
             }
@@ -110,6 +97,10 @@ impl Sinks {
                 tracing::warn!("threshold '{expr}' failed and has abort_on_fail: stopping the run");
                 self.interrupt.request_because(format!("threshold '{expr}' failed (abort_on_fail)"));
             }
+        }
+        // After the thresholds: the interval's snapshot has their standing with it in.
+        if let Some(exports) = self.exports.as_mut() {
+            exports.interval(row, window);
         }
         if let Some(rows) = self.rows.as_mut() {
             rows.push(row);
@@ -229,7 +220,7 @@ mod tests {
             jsonl: None,
             logs: None,
             results: None,
-            exporter: None,
+            scrape: None,
             exports: None,
             judge: LiveJudge::new(specs),
             interrupt: Arc::new(Interrupt::new()),
