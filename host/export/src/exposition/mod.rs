@@ -91,8 +91,8 @@ impl Family<'_> {
     }
 }
 
-/// `series` grouped by name, each group where its name first appears: the model may list a
-/// family's series apart (a plugin's counters around its gauges), the formats may not.
+/// `series` grouped by name, each group where its name first appears: the model lists a family's
+/// series apart (each scenario's series in turn), the formats may not.
 fn families(series: &[Series]) -> Vec<Family<'_>> {
     let mut out: Vec<Family<'_>> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();

@@ -15,6 +15,7 @@ use loadhost_metrics::exponential::ExponentialHistogram;
 use prost::Message;
 
 use super::{Family, families};
+use crate::remote_write::ZERO_THRESHOLD;
 use crate::{Snapshot, Value, labels};
 
 /// The content type of [`encode`]'s body.
@@ -23,12 +24,6 @@ pub const CONTENT_TYPE: &str =
 
 /// The message the `proto` parameter of the content type names.
 pub const MESSAGE: &str = "io.prometheus.client.MetricFamily";
-
-/// The zero bucket's width: values this close to 0 count as 0. Set (client_golang's default,
-/// 2^-128) because Prometheus 2.42 takes a histogram family as native only when its first
-/// histogram has a bucket, a zero count or a zero threshold, and a histogram with no values yet
-/// has none of the first two; far below any value loadhost records (a microsecond).
-pub const ZERO_THRESHOLD: f64 = 2.938_735_877_055_719e-39;
 
 /// The exposition of `snapshot.cumulative` (an empty snapshot gives an empty body: no family).
 pub fn encode(snapshot: &Snapshot) -> Vec<u8> {
@@ -90,6 +85,9 @@ fn native(buckets: &ExponentialHistogram) -> Histogram {
         sample_count: Some(buckets.count),
         sample_sum: Some(buckets.sum),
         schema: Some(i32::from(buckets.schema)),
+        // Remote write's (the Go client's 2^-128), and set even on an empty histogram: Prometheus
+        // 2.42 takes a family as native only when its first histogram has a bucket, a zero count
+        // or a zero threshold.
         zero_threshold: Some(ZERO_THRESHOLD),
         zero_count: Some(buckets.zero_count),
         positive_span,
