@@ -250,10 +250,21 @@ fn otlp_exponential_histograms_carry_the_summary_s_count_and_sum_and_the_run_id(
 #[test]
 fn a_receiver_down_for_the_whole_run_changes_nothing_but_says_what_it_missed() {
     let target = TargetProcess::start(&[]);
-    let out = format!("prometheus-rw=http://{}/api/v1/write", closed_port());
-    let run = run(&target, "100", "3s", &["--out", &out]);
+    let out = format!("prometheus-rw=http://pusher:hunter2@{}/api/v1/write", closed_port());
+    let token = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(token.path(), "s3cr3t-token\n").unwrap();
+    let token = token.path().to_str().unwrap();
+    let run = run(&target, "100", "3s", &["--out", &out, "--out-token-file", token]);
     assert_eq!(run.code, 0, "the exit code is the run's: {}", run.stderr);
+    let text = run.file("summary.json");
+    for secret in ["hunter2", "s3cr3t-token"] {
+        assert!(
+            !text.contains(secret) && !run.stderr.contains(secret) && !run.stdout.contains(secret),
+            "{secret} shown"
+        );
+    }
     let summary = run.summary();
+    assert_eq!(summary["config"]["out-token"], "[redacted]");
     assert_identity(&summary);
     assert_eq!(summary["tasks"]["scheduled"], 300, "the plan, exactly");
     assert_eq!(summary["tasks"]["passed"], 300);
@@ -281,7 +292,13 @@ fn a_slow_receiver_does_not_slow_the_run() {
     let (pushing, alone) = (pushing.summary(), alone.summary());
     assert!(slow.hits() >= 2, "the receiver was reached");
     let rate = |s: &Value| s["rate"]["achieved_per_s"].as_f64().unwrap();
-    assert!((rate(&pushing) - rate(&alone)).abs() <= rate(&alone) * 0.01, "{} vs {}", rate(&pushing), rate(&alone));
+    // The run alone is the control: on a busy machine neither may reach the plan.
+    assert!(
+        rate(&pushing) >= rate(&alone).min(1000.0) * 0.98,
+        "{}/s pushing, {}/s alone",
+        rate(&pushing),
+        rate(&alone)
+    );
     let wait = |s: &Value| s["wait_ms"]["p99"].as_f64().unwrap();
     // Loose on purpose: two runs on a shared machine; a run held up by the receiver would wait
     // seconds, not milliseconds.
@@ -292,6 +309,10 @@ fn a_slow_receiver_does_not_slow_the_run() {
         wait(&alone)
     );
     let r = receiver(&pushing);
-    assert!(r["dropped"].as_u64().unwrap() >= 1, "a receiver slower than the intervals loses pushes: {r}");
+    let n = |key: &str| r[key].as_u64().unwrap();
+    assert!(
+        n("sent") < 5 && n("superseded") + n("dropped") >= 1,
+        "a receiver slower than the intervals gets fewer: {r}"
+    );
     assert_eq!(r["final_delivered"], true, "the final push waits out the slow answer: {r}");
 }
