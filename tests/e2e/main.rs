@@ -35,6 +35,7 @@ mod overrun;
 mod plugin_metrics;
 mod plugin_options;
 mod protocols;
+mod push;
 mod receivers;
 mod registry;
 mod runner_js;

@@ -68,40 +68,17 @@ impl Out {
 
 /// A duration histogram (microseconds) in seconds.
 fn seconds(h: &LatencyHistogram) -> Value {
-    let stats = h.percentiles();
     // The summary's percentiles are milliseconds.
-    let scale = |ms: f64| ms / 1000.0;
-    let stats = loadhost_metrics::Percentiles {
-        min: scale(stats.min),
-        mean: scale(stats.mean),
-        p50: scale(stats.p50),
-        p90: scale(stats.p90),
-        p95: scale(stats.p95),
-        p99: scale(stats.p99),
-        p999: scale(stats.p999),
-        max: scale(stats.max),
-    };
+    let stats = h.percentiles().scaled(1e-3);
     Value::Histogram(Box::new(Distribution { buckets: ExponentialHistogram::of(h, SECONDS_PER_MICRO), stats }))
 }
 
 /// A plugin trend in its own unit (or seconds, for a built-in trend in milliseconds).
 fn trend(stats: &TrendStats, to_unit: f64) -> Value {
-    let p = stats.percentiles();
-    let scale = |v: f64| v * to_unit;
     let mut buckets = ExponentialHistogram::of(stats.histogram(), to_unit / TrendStats::HISTOGRAM_SCALE);
     // The trend keeps its exact sum; the histogram's is the HDR mean's.
     buckets.sum = stats.sum() * to_unit;
-    let stats = loadhost_metrics::Percentiles {
-        min: scale(p.min),
-        mean: scale(p.mean),
-        p50: scale(p.p50),
-        p90: scale(p.p90),
-        p95: scale(p.p95),
-        p99: scale(p.p99),
-        p999: scale(p.p999),
-        max: scale(p.max),
-    };
-    Value::Histogram(Box::new(Distribution { buckets, stats }))
+    Value::Histogram(Box::new(Distribution { buckets, stats: stats.percentiles().scaled(to_unit) }))
 }
 
 fn help(name: &str) -> &'static str {

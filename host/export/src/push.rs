@@ -68,6 +68,9 @@ pub struct Delivery {
     pub sent: u64,
     /// Bodies dropped: the queue was full, every try failed, or the final flush ran out of time.
     pub dropped: u64,
+    /// Bodies of cumulative series still waiting when the final one came, which carries their
+    /// totals: replaced by it, not lost.
+    pub superseded: u64,
     /// Whether the final snapshot reached it.
     pub final_delivered: bool,
     /// The last error it answered, if any.
@@ -100,7 +103,7 @@ impl Queue {
     fn put(&self, body: Payload, last: bool, supersede: bool) {
         let mut state = self.lock();
         if supersede {
-            state.delivery.dropped += state.bodies.len() as u64;
+            state.delivery.superseded += state.bodies.len() as u64;
             state.bodies.clear();
         }
         if state.bodies.len() >= QUEUE {
@@ -371,7 +374,8 @@ mod tests {
         }
         queue.put(body(9), true, true);
         assert_eq!(waiting(&queue), [9]);
-        assert_eq!(queue.lock().delivery.dropped, 5);
+        let delivery = queue.lock().delivery.clone();
+        assert_eq!((delivery.superseded, delivery.dropped), (5, 0), "replaced, not lost");
     }
 
     #[test]

@@ -131,6 +131,22 @@ pub struct Percentiles {
     pub max: f64,
 }
 
+impl Percentiles {
+    /// Every figure multiplied by `factor` (another unit).
+    pub fn scaled(&self, factor: f64) -> Percentiles {
+        Percentiles {
+            min: self.min * factor,
+            mean: self.mean * factor,
+            p50: self.p50 * factor,
+            p90: self.p90 * factor,
+            p95: self.p95 * factor,
+            p99: self.p99 * factor,
+            p999: self.p999 * factor,
+            max: self.max * factor,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

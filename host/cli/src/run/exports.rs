@@ -127,6 +127,7 @@ impl Exports {
                 out: d.name,
                 sent: d.sent,
                 dropped: d.dropped,
+                superseded: d.superseded,
                 final_delivered: d.final_delivered,
                 last_error: d.last_error,
             })

@@ -203,6 +203,10 @@ pub struct ExportReceiver {
     /// Pushes dropped: the queue was full (a receiver slower than the intervals), every try
     /// failed, or the final flush ran out of time.
     pub dropped: u64,
+    /// Pushes of the run so far (remote write, OTLP) still waiting when the final one was queued:
+    /// replaced by it, as it carries their totals; not lost.
+    #[serde(default)]
+    pub superseded: u64,
     /// Whether the run's final figures reached it.
     pub final_delivered: bool,
     /// The last error it answered, if any.
