@@ -21,7 +21,7 @@ use self::messages::{BucketSpan, Histogram, Label, MetricMetadata, Sample, TimeS
 use crate::classic;
 use crate::labels::{EXPORTED_PREFIX, joined};
 use crate::payload::Payload;
-use crate::series::{Labels, Series, Snapshot, Unit, Value};
+use crate::series::{Labels, Series, Snapshot, Value};
 
 /// How a histogram travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,17 +163,7 @@ fn metadata(series: &Series, family: String, kind: MetricType) -> MetricMetadata
         r#type: kind as i32,
         metric_family_name: family,
         help: series.help.to_owned(),
-        unit: unit(series.unit).to_owned(),
-    }
-}
-
-/// A unit as Prometheus (and OpenMetrics) spell it.
-fn unit(unit: Unit) -> &'static str {
-    match unit {
-        Unit::Seconds => "seconds",
-        Unit::Bytes => "bytes",
-        Unit::Ratio => "ratio",
-        Unit::None => "",
+        unit: series.unit.prometheus().to_owned(),
     }
 }
 

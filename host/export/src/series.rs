@@ -24,6 +24,16 @@ pub enum Unit {
 }
 
 impl Unit {
+    /// Prometheus' spelling (a name's suffix, metadata's and OpenMetrics' `UNIT`); empty for none.
+    pub fn prometheus(self) -> &'static str {
+        match self {
+            Unit::Seconds => "seconds",
+            Unit::Bytes => "bytes",
+            Unit::Ratio => "ratio",
+            Unit::None => "",
+        }
+    }
+
     /// OTLP's (UCUM) spelling.
     pub fn ucum(self) -> &'static str {
         match self {

@@ -81,12 +81,10 @@ impl Family<'_> {
     /// refuse a unit that is not the name's suffix: `loadhost_generator_cpu` is a ratio without
     /// saying so).
     fn unit(&self) -> Option<&'static str> {
-        let unit = match self.unit {
-            Unit::Seconds => "seconds",
-            Unit::Bytes => "bytes",
-            Unit::Ratio => "ratio",
-            Unit::None => return None,
-        };
+        let unit = self.unit.prometheus();
+        if unit.is_empty() {
+            return None;
+        }
         self.name.strip_suffix(unit).is_some_and(|stem| stem.ends_with('_')).then_some(unit)
     }
 }
