@@ -4,33 +4,32 @@
 //! serve many tasks of its worker and goes with the instance when that is replaced.
 //!
 //! What a connection holds of what it reads (frames being read, messages kept for `receive`)
-//! counts against the instance's byte budget (`frames`).
+//! counts against the instance's byte budget (`frames`). A connection is opened on a task of its
+//! own, off the instance's fiber (`open`).
 
 mod frames;
+mod open;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
-use hyper_util::rt::TokioIo;
 use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
 use tokio_tungstenite::tungstenite::{self, Message};
 use wasmtime::component::Resource;
 
 use self::frames::Counted;
+use self::open::Opener;
 use crate::bindings::loadhost::plugin::websocket as wit;
 use crate::budget::{Held, OverBudget};
 use crate::ctx::DoerCtx;
-use crate::http::connector::Alpn;
 use crate::protocol_metrics as names;
 
 /// A connection's socket: the host's counted TCP, TLS when `wss://`, and the frames read from it
 /// counted against the instance's byte budget.
-type Socket = Counted<TokioIo<hyper_rustls::MaybeHttpsStream<crate::http::connector::CountedConn>>>;
+type Socket = Counted<hyper_util::rt::TokioIo<hyper_rustls::MaybeHttpsStream<crate::http::connector::CountedConn>>>;
 
 /// How long a connect waits when the plugin gives no timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -83,7 +82,13 @@ impl wit::HostConnection for DoerCtx {
         let limit = timeout_ms.map_or(CONNECT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
         let started = Instant::now();
         let _entered = self.under_way.enter(format_args!("a WebSocket connection to {url}"));
-        let opened = match tokio::time::timeout(limit, self.ws_open(&url, headers)).await {
+        let opener = Opener {
+            http_client: self.http_client.clone(),
+            metrics: self.metrics.clone(),
+            byte_budget: self.byte_budget.clone(),
+        };
+        // The timeout's future is small here: the connection's own futures are polled by its task.
+        let opened = match tokio::time::timeout(limit, opener.spawn(url.clone(), headers)).await {
             Ok(opened) => opened,
             Err(_) => Err(wit::Error::Network(format!("{url}: no connection within {limit:?}"))),
         };
@@ -238,55 +243,6 @@ fn network(what: &str, err: &tungstenite::Error) -> wit::Error {
 }
 
 impl DoerCtx {
-    /// Judge `url` by the allow-list, connect and shake hands.
-    async fn ws_open(
-        &mut self,
-        url: &str,
-        headers: Vec<(String, Vec<u8>)>,
-    ) -> Result<WebSocketStream<Socket>, wit::Error> {
-        let invalid = |why: String| wit::Error::InvalidRequest(format!("{url}: {why}"));
-        let uri: http::Uri = url.parse().map_err(|err| invalid(format!("{err}")))?;
-        let tls = match uri.scheme_str() {
-            Some("ws") => false,
-            Some("wss") => true,
-            _ => return Err(invalid("expected a ws:// or wss:// URL".into())),
-        };
-        let host = uri.host().ok_or_else(|| invalid("no host".into()))?.to_owned();
-        let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
-        if !self.http_client.allows(&host, port) {
-            self.metrics.counter(names::WS_DENIED.into(), 1, Vec::new());
-            return Err(wit::Error::Denied(self.http_client.denied(&host, port)));
-        }
-        let mut request = url.into_client_request().map_err(|err| invalid(format!("{err}")))?;
-        for (name, value) in headers {
-            let name =
-                http::HeaderName::from_bytes(name.as_bytes()).map_err(|err| invalid(format!("{name}: {err}")))?;
-            let value = http::HeaderValue::from_bytes(&value).map_err(|err| invalid(format!("{name}: {err}")))?;
-            request.headers_mut().append(name, value);
-        }
-        let authority = uri.authority().map_or(String::new(), |a| a.to_string());
-        let tcp_uri: http::Uri = format!("{}://{authority}/", if tls { "https" } else { "http" })
-            .parse()
-            .map_err(|err| invalid(format!("{err}")))?;
-        let mut connector = self.http_client.direct_connector(Alpn::Http1);
-        let stream = tower_service::Service::call(&mut connector, tcp_uri).await.map_err(|err| {
-            match crate::http::own_listener_in(err.as_ref()) {
-                Some(own) => {
-                    self.metrics.counter(names::WS_DENIED.into(), 1, Vec::new());
-                    wit::Error::Denied(format!("{url}: {own}"))
-                }
-                None => wit::Error::Network(format!("{url}: {err}")),
-            }
-        })?;
-        let max = usize::try_from(self.http_client.max_body()).unwrap_or(usize::MAX);
-        let config = WebSocketConfig::default().max_message_size(Some(max)).max_frame_size(Some(max));
-        let counted = Counted::new(TokioIo::new(stream), self.byte_budget.clone(), self.http_client.max_body());
-        let (socket, _response) = tokio_tungstenite::client_async_with_config(request, counted, Some(config))
-            .await
-            .map_err(|err| network(&format!("{url}: handshake"), &err))?;
-        Ok(socket)
-    }
-
     /// Send a data message, counted in `ws_msgs_sent`.
     async fn ws_send(&mut self, conn: &Resource<WsConnection>, message: Message) -> WsResult<()> {
         let sent = self.ws_send_raw(conn, message).await?;
