@@ -27,7 +27,10 @@ fn keep_alive_reuses_a_few_connections_for_many_requests() {
     assert_eq!(metric(&run, "http_reqs{status:200}", "count"), 1000);
     assert_eq!(s["metrics"]["http_status"]["200"], 1000);
     let opened = metric(&run, "http_connections_opened", "count");
-    assert!((1..=16).contains(&opened), "{opened} connections for 1000 requests: keep-alive must reuse them");
+    // One per worker, or a few more: a worker's pool opens a second connection when its next
+    // request comes before the last response's connection is back in the pool (seen once on a
+    // loaded CI machine: 17 for 16 workers). Without keep-alive it would be 1,000.
+    assert!((1..=24).contains(&opened), "{opened} connections for 1000 requests: keep-alive must reuse them");
     let stats = target.stats();
     assert_eq!(stats["connections"].as_u64(), Some(opened + 1), "the target saw our connections (+1 for /stats)");
     assert_eq!(stats["requests"].as_u64(), Some(1001));
