@@ -300,10 +300,13 @@ fn a_slow_receiver_does_not_slow_the_run() {
         rate(&alone)
     );
     let wait = |s: &Value| s["wait_ms"]["p99"].as_f64().unwrap();
-    // Loose on purpose: two runs on a shared machine; a run held up by the receiver would wait
-    // seconds, not milliseconds.
+    // The receiver answers after 2 s: a run that waited for it would have waits of seconds. Two
+    // runs beside the rest of the suite differ by a few milliseconds of scheduling (seen: 2.6 ms
+    // against 0.15), so the bound is the receiver's delay, far off; bench/export.sh measures the
+    // cost on a quiet machine.
+    eprintln!("wait p99 {} ms pushing to a slow receiver, {} ms alone", wait(&pushing), wait(&alone));
     assert!(
-        wait(&pushing) <= wait(&alone) * 3.0 + 2.0,
+        wait(&pushing) <= wait(&alone) + 100.0,
         "wait p99 {} ms pushing, {} ms alone",
         wait(&pushing),
         wait(&alone)
