@@ -10,7 +10,7 @@
 //!   (`loadhost_metrics::cardinality`) does the same upstream. The folded label sets are counted
 //!   (the summary says how many) and a warning says so, once.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use crate::series::{Distribution, Labels, Series, Value};
 
@@ -63,8 +63,7 @@ impl Budget {
             }
             let key = (s.name.clone(), s.labels.clone());
             if !self.admit(&key) {
-                for (k, v) in s.labels.iter_mut().skip(1) {
-                    let _ = k;
+                for (_, v) in s.labels.iter_mut().skip(1) {
                     *v = OTHER.to_owned();
                 }
             }
@@ -144,9 +143,10 @@ fn merge(a: &mut Distribution, b: &Distribution) {
     };
 }
 
-/// The label sets of `series` by name: for tests and the summary's count.
-pub fn label_sets(series: &[Series]) -> BTreeMap<&str, usize> {
-    let mut sets = BTreeMap::new();
+/// The label sets of `series` by name.
+#[cfg(test)]
+fn label_sets(series: &[Series]) -> std::collections::BTreeMap<&str, usize> {
+    let mut sets = std::collections::BTreeMap::new();
     for s in series {
         *sets.entry(s.name.as_str()).or_default() += 1;
     }

@@ -59,7 +59,7 @@ impl Out {
         self.push(name, help, unit, labels, Value::Gauge(value));
     }
 
-    /// A duration histogram (microseconds) as `NAME_seconds`; none when it is empty and `skip_empty`.
+    /// A duration histogram (microseconds) as `NAME_seconds`.
     fn seconds(&mut self, name: &str, help: &'static str, own: &[(&str, &str)], h: &LatencyHistogram) {
         let labels = self.labels(own);
         self.push(&format!("{name}_seconds"), help, Unit::Seconds, labels, seconds(h));
@@ -132,10 +132,8 @@ fn tasks(out: &mut Out, window: &Window, extras: Extras<'_>) {
 
 fn http(out: &mut Out, window: &Window, cumulative: bool) {
     let h = &window.http;
-    if h.requests == 0 && h.denied == 0 && !cumulative {
-        return;
-    }
-    if h.requests == 0 && h.denied == 0 && h.bytes_sent == 0 {
+    // Nothing happened: no series, unless a cumulative receiver must still see the bytes sent.
+    if h.requests == 0 && h.denied == 0 && (!cumulative || h.bytes_sent == 0) {
         return;
     }
     let (mut requests, mut failed) = (0, 0);
