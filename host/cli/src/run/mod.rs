@@ -210,7 +210,7 @@ fn settings(args: &RunArgs, bundle: Option<RunOptions>) -> Result<RunSettings, F
     };
     let options = args.options.clone().or(file_options).or(bundle.unwrap_or_default());
     let settings = loadhost_config::resolve(options).map_err(Failure::usage)?;
-    check_capacity(settings.max_workers).map_err(|err| {
+    check_capacity(settings.max_workers, settings.max_memory()).map_err(|err| {
         let flag = if settings.plans.iter().any(Plan::is_open) { "--max-workers" } else { "--workers" };
         Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_workers))
     })?;
