@@ -26,6 +26,8 @@
 #   CPU="1 0"                  the wait (ms) of the CPU runs: W=CPU_W workers × CPU_R tasks each
 #   CPU_W=1000 CPU_R=100
 #   NOOP=1000000               no-op calls per measurement (empty: skip)
+#   FAULT_N=1000               tasks on one instance when one of them traps, or is dropped by a
+#                              timeout, halfway (empty: skip)
 #   STACKFUL_NS="1 1000 10000" N for the stackful guest's `do-task` on N instances (a fiber per
 #                              task); one instance with 2 tasks shows they run one at a time, and
 #                              the async guest's sync-lifted `do-task-blocking` shows its trap
@@ -49,6 +51,7 @@ CPU="${CPU-1 0}"
 CPU_W="${CPU_W:-1000}"
 CPU_R="${CPU_R:-100}"
 NOOP="${NOOP-1000000}"
+FAULT_N="${FAULT_N-1000}"
 STACKFUL_NS="${STACKFUL_NS-1 1000 10000}"
 HANDLES_FACTOR="${HANDLES_FACTOR:-4}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-300}"
@@ -98,6 +101,10 @@ for ms in $CPU; do
     run cpu today "$CPU_W" "$CPU_R" "$ms"
     run cpu async "$CPU_W" "$CPU_R" "$ms"
 done
+if [ -n "$FAULT_N" ]; then
+    run fault trap "$FAULT_N" "$HOLD_MS"
+    run fault cancel "$FAULT_N" "$HOLD_MS"
+fi
 if [ -n "$NOOP" ]; then run noop "$NOOP"; fi
 
 # The table: one row per memory run, KiB per task above the same shape's N=1 run.
@@ -124,4 +131,4 @@ function kv(line, key,   m) { if (match(line, " " key "=[^ ]*")) { m = substr(li
     cat
 }
 echo
-grep -E '^mode=(cpu|noop)' "$out" || true
+grep -E '^mode=(cpu|fault|noop)' "$out" || true

@@ -15,6 +15,8 @@
 //!   without a callback, blocking in the guest's `block_on`: a fiber per waiting task).
 //! - `cpu today|async W R MS`: W workers (instances, or concurrent loops on one instance), R tasks
 //!   each in sequence, one `wait(MS)` per task: CPU µs per task from `getrusage`.
+//! - `fault trap|cancel N MS`: N tasks on one instance, task 0 traps (or is dropped by a timeout)
+//!   halfway: what happens to the others, and to the next call on that instance.
 //! - `noop ITER`: the CPU cost of one no-op call, `call_async` with `concurrency_support` false and
 //!   true, and `call_concurrent` inside `run_concurrent`.
 //!
@@ -505,6 +507,79 @@ async fn cpu(shape: &str, w: usize, r: usize, ms: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What one task's trap or cancellation does to the other tasks of its instance: N tasks on one
+/// instance wait MS; task 0 either traps after a wait of MS / 2 (`trap`) or is dropped by a
+/// timeout of MS / 2 (`cancel`). Then one more call on the same instance.
+async fn fault(kind: &str, n: usize, ms: u32) -> anyhow::Result<()> {
+    let engine = engine(true, 1)?;
+    let component = load(&engine, "cma_guest_async.wasm")?;
+    let pre = async_linker(&engine, &component)?.instantiate_pre(&component)?;
+    let idx = export(&component, "do-task")?;
+    let mut store = Store::new(&engine, ());
+    let instance = pre.instantiate_async(&mut store).await?;
+    let f: TypedFunc<(u64,), (u64,)> = instance.get_typed_func(&mut store, idx)?;
+    let (trap, half) = (1u64 << 63, ms / 2);
+    let kind_owned = kind.to_string();
+    let outcome = store
+        .run_concurrent(async move |accessor| -> wasmtime::Result<String> {
+            let mut calls = FuturesUnordered::new();
+            for i in 0..n {
+                let kind = kind_owned.clone();
+                calls.push(async move {
+                    let r = match (i, kind.as_str()) {
+                        (0, "trap") => f.call_concurrent(accessor, (work(half, 1) | trap,)).await,
+                        (0, _) => match tokio::time::timeout(
+                            Duration::from_millis(u64::from(half)),
+                            f.call_concurrent(accessor, (work(ms, 1),)),
+                        )
+                        .await
+                        {
+                            Ok(r) => r,
+                            Err(_) => Err(wasmtime::format_err!("cancelled by the timeout")),
+                        },
+                        _ => f.call_concurrent(accessor, (work(ms, 1),)).await,
+                    };
+                    (i, r.map(|(v,)| v))
+                });
+            }
+            let (mut ok, mut failed, mut first_errors) = (0, 0, Vec::new());
+            while let Some((i, r)) = calls.next().await {
+                match r {
+                    Ok(_) => ok += 1,
+                    Err(e) => {
+                        failed += 1;
+                        if first_errors.len() < 2 {
+                            first_errors.push(format!("task {i}: {}", format!("{e:#}").replace('\n', " ")));
+                        }
+                    }
+                }
+            }
+            let after = match f.call_concurrent(accessor, (work(0, 1),)).await {
+                Ok(_) => "ok".to_string(),
+                Err(e) => format!("{e:#}").replace('\n', " "),
+            };
+            Ok(format!("ok={ok} failed={failed} next_call=[{after}] errors={first_errors:?}"))
+        })
+        .await;
+    let outcome = match outcome {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) | Err(e) => {
+            // The run ended with the trap: does the instance take another call?
+            let again =
+                store.run_concurrent(async move |accessor| f.call_concurrent(accessor, (work(0, 1),)).await).await;
+            let again = match again {
+                Ok(Ok(_)) => "ok".to_string(),
+                Ok(Err(e)) | Err(e) => format!("{e:#}").replace('\n', " "),
+            };
+            let first = format!("{e:#}").replace('\n', " ");
+            let first = first.rsplit(": ").next().unwrap_or_default().to_string();
+            format!("run_concurrent_error=[{first}] next_run_concurrent=[{again}]")
+        }
+    };
+    println!("mode=fault kind={kind} n={n} ms={ms} {outcome}");
+    Ok(())
+}
+
 /// One no-op call's CPU cost, ns: `call_async` with `concurrency_support` false and true, and
 /// `call_concurrent` inside one `run_concurrent`.
 async fn noop(iters: usize) -> anyhow::Result<()> {
@@ -580,10 +655,14 @@ fn main() -> anyhow::Result<()> {
                 let shape = args.get(1).context("missing shape")?;
                 cpu(shape, arg(&args, 2, "W")?, arg(&args, 3, "R")?, arg(&args, 4, "MS")?).await
             }
+            Some("fault") => {
+                let kind = args.get(1).context("missing trap|cancel")?;
+                fault(kind, arg(&args, 2, "N")?, arg(&args, 3, "MS")?).await
+            }
             Some("noop") => noop(arg(&args, 1, "ITER")?).await,
             _ => bail!(
                 "usage: cm-async-bench today N MS WAITS | async N K MS WAITS [callback|blocking|stackful] | \
-                 cpu today|async W R MS | noop ITER"
+                 cpu today|async W R MS | fault trap|cancel N MS | noop ITER"
             ),
         }
     })

@@ -1,14 +1,17 @@
 //! The async shape: `do-task` is an async export (lifted in the callback form by wit-bindgen) that
 //! awaits the async host import `wait`; while it waits it holds no stack, only its boxed future in
 //! linear memory. `n` carries the work as in the sync guest: its low 32 bits are the milliseconds
-//! of each wait, its high 32 bits the number of waits.
+//! of each wait, bits 32-62 the number of waits; bit 63 makes the task trap after its waits.
 
 wit_bindgen::generate!({ world: "concurrent", path: "../../wit" });
 
 struct Task;
 
+/// Bit 63 of `n` asks the task to trap after its waits (the bench's fault mode).
+const TRAP: u64 = 1 << 63;
+
 fn work(n: u64) -> (u32, u32) {
-    (n as u32, (n >> 32) as u32)
+    (n as u32, ((n & !TRAP) >> 32) as u32)
 }
 
 impl Guest for Task {
@@ -16,6 +19,9 @@ impl Guest for Task {
         let (ms, waits) = work(n);
         for _ in 0..waits {
             wait(ms).await;
+        }
+        if n & TRAP != 0 {
+            core::arch::wasm32::unreachable();
         }
         n.wrapping_add(u64::from(waits))
     }
