@@ -28,9 +28,10 @@
 #   NOOP=1000000               no-op calls per measurement (empty: skip)
 #   FAULT_N=1000               tasks on one instance when one of them traps, or is dropped by a
 #                              timeout, halfway (empty: skip)
-#   STACKFUL_NS="1 1000 10000" N for the stackful guest's `do-task` on N instances (a fiber per
-#                              task); one instance with 2 tasks shows they run one at a time, and
-#                              the async guest's sync-lifted `do-task-blocking` shows its trap
+#   SYNC_LIFT_NS="1 1000 10000" N for the sync-lift guest's `do-task` (an async function lifted
+#                              with the sync ABI: a fiber per waiting task) on N instances; one
+#                              instance with 2 tasks shows they run one at a time, and the async
+#                              guest's sync-typed `do-task-blocking` shows its trap
 #   HANDLES_FACTOR=4           a run with N × 3 > 100,000 (wasmtime's default live handles per
 #                              store; a waiting task holds 3) on one instance is run twice: at the
 #                              default (it fails) and with Store::set_max_component_handles(N × this)
@@ -52,7 +53,7 @@ CPU_W="${CPU_W:-1000}"
 CPU_R="${CPU_R:-100}"
 NOOP="${NOOP-1000000}"
 FAULT_N="${FAULT_N-1000}"
-STACKFUL_NS="${STACKFUL_NS-1 1000 10000}"
+SYNC_LIFT_NS="${SYNC_LIFT_NS-1 1000 10000}"
 HANDLES_FACTOR="${HANDLES_FACTOR:-4}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-300}"
 
@@ -90,12 +91,12 @@ done
 for n in $TODAY_RESERVED_NS; do
     CMA_MEMORY_RESERVATION_MIB=64 run today "$n" "$HOLD_MS" 1
 done
-if [ -n "$STACKFUL_NS" ]; then
+if [ -n "$SYNC_LIFT_NS" ]; then
     run async 1 1 "$HOLD_MS" 1 blocking
-    for n in $STACKFUL_NS; do
-        run async "$n" "$n" "$HOLD_MS" 1 stackful
+    for n in $SYNC_LIFT_NS; do
+        run async "$n" "$n" "$HOLD_MS" 1 sync-lift
     done
-    run async 2 1 "$HOLD_MS" 1 stackful
+    run async 2 1 "$HOLD_MS" 1 sync-lift
 fi
 for ms in $CPU; do
     run cpu today "$CPU_W" "$CPU_R" "$ms"

@@ -7,12 +7,12 @@
 //! - `today N MS WAITS`: N pooled instances of the sync guest (`concurrency_support(false)`), each
 //!   with one `call_async` of the sync export `do-task`, whose sync-lowered import `wait` awaits a
 //!   tokio sleep on the instance's fiber; all N in flight at once.
-//! - `async N K MS WAITS callback|blocking|stackful`: K instances of the async guest, each in its own store
+//! - `async N K MS WAITS callback|blocking|sync-lift`: K instances of the async guest, each in its own store
 //!   driven by `run_concurrent`, N calls in all through `call_concurrent`: `callback` calls the
 //!   async export `do-task` (callback-lifted), `blocking` the sync export `do-task-blocking` that
 //!   blocks on the async import with the guest's `block_on` (wasmtime traps it: a sync-typed
-//!   task may not block), `stackful` the stackful guest's `do-task` (an async function lifted
-//!   without a callback, blocking in the guest's `block_on`: a fiber per waiting task).
+//!   task may not block), `sync-lift` the sync-lift guest's `do-task` (an async function lifted
+//!   with the sync ABI, blocking in the guest's `block_on`: a fiber per waiting task).
 //! - `cpu today|async W R MS`: W workers (instances, or concurrent loops on one instance), R tasks
 //!   each in sequence, one `wait(MS)` per task: CPU µs per task from `getrusage`.
 //! - `fault trap|cancel N MS`: N tasks on one instance, task 0 traps (or is dropped by a timeout)
@@ -59,11 +59,6 @@ async fn host_wait(ms: u32) {
 }
 
 fn engine(concurrent: bool, instances: u32) -> anyhow::Result<Engine> {
-    engine_with(concurrent, instances, false)
-}
-
-/// `stackful`: also `wasm_component_model_async_stackful` (async exports lifted without a callback).
-fn engine_with(concurrent: bool, instances: u32, stackful: bool) -> anyhow::Result<Engine> {
     let slots = instances.saturating_add(POOL_SLACK);
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(slots)
@@ -71,7 +66,7 @@ fn engine_with(concurrent: bool, instances: u32, stackful: bool) -> anyhow::Resu
         .total_tables(slots.saturating_mul(TABLES_PER_INSTANCE))
         .total_core_instances(slots.saturating_mul(CORE_INSTANCES_PER_INSTANCE))
         // With concurrency a store may briefly hold its event loop's worker fiber beside a
-        // finishing stackful task's (seen: 10 stores of one stackful task each failed with
+        // finishing blocking task's (seen: 10 stores of one sync-lift task each failed with
         // "maximum concurrent limit of 18 for fibers reached"): an eighth more slots.
         .total_stacks(if concurrent { slots.saturating_add(slots / 8) } else { slots })
         .max_memories_per_component(MEMORIES_PER_INSTANCE)
@@ -83,7 +78,6 @@ fn engine_with(concurrent: bool, instances: u32, stackful: bool) -> anyhow::Resu
     config.concurrency_support(concurrent);
     if concurrent {
         config.wasm_component_model_async(true);
-        config.wasm_component_model_async_stackful(stackful);
     }
     // loadhost keeps wasmtime's default reservation (4 GiB + 32 MiB guard per memory): about
     // 10,000 pooled instances fit in the address space here. `CMA_MEMORY_RESERVATION_MIB`
@@ -335,10 +329,10 @@ async fn concurrent(n: usize, k: usize, ms: u32, waits: u32, lift: &str) -> anyh
     let (file, export_name) = match lift {
         "callback" => ("cma_guest_async.wasm", "do-task"),
         "blocking" => ("cma_guest_async.wasm", "do-task-blocking"),
-        "stackful" => ("cma_guest_stackful.wasm", "do-task"),
-        other => bail!("lift is callback, blocking or stackful, not {other}"),
+        "sync-lift" => ("cma_guest_sync_lift.wasm", "do-task"),
+        other => bail!("lift is callback, blocking or sync-lift, not {other}"),
     };
-    let engine = engine_with(true, u32::try_from(k).context("K too large")?, lift == "stackful")?;
+    let engine = engine(true, u32::try_from(k).context("K too large")?)?;
     let component = load(&engine, file)?;
     let linker = async_linker(&engine, &component)?;
     let pre = linker.instantiate_pre(&component)?;
@@ -661,7 +655,7 @@ fn main() -> anyhow::Result<()> {
             }
             Some("noop") => noop(arg(&args, 1, "ITER")?).await,
             _ => bail!(
-                "usage: cm-async-bench today N MS WAITS | async N K MS WAITS [callback|blocking|stackful] | \
+                "usage: cm-async-bench today N MS WAITS | async N K MS WAITS [callback|blocking|sync-lift] | \
                  cpu today|async W R MS | fault trap|cancel N MS | noop ITER"
             ),
         }
