@@ -26,8 +26,9 @@
 #   CPU="1 0"                  the wait (ms) of the CPU runs: W=CPU_W workers × CPU_R tasks each
 #   CPU_W=1000 CPU_R=100
 #   NOOP=1000000               no-op calls per measurement (empty: skip)
-#   FAULT_N=1000               tasks on one instance when one of them traps, or is dropped by a
-#                              timeout, halfway (empty: skip)
+#   FAULT_N=1000               tasks on one instance when one of them, halfway, traps, is dropped
+#                              by a timeout, or spins under epoch interruption (trap or yield);
+#                              the spinning runs take up to 3 × HOLD_MS (empty: skip)
 #   SYNC_LIFT_NS="1 1000 10000" N for the sync-lift guest's `do-task` (an async function lifted
 #                              with the sync ABI: a fiber per waiting task) on N instances; one
 #                              instance with 2 tasks shows they run one at a time, and the async
@@ -103,8 +104,9 @@ for ms in $CPU; do
     run cpu async "$CPU_W" "$CPU_R" "$ms"
 done
 if [ -n "$FAULT_N" ]; then
-    run fault trap "$FAULT_N" "$HOLD_MS"
-    run fault cancel "$FAULT_N" "$HOLD_MS"
+    for kind in trap cancel spin-trap spin-yield; do
+        run fault "$kind" "$FAULT_N" "$HOLD_MS"
+    done
 fi
 if [ -n "$NOOP" ]; then run noop "$NOOP"; fi
 

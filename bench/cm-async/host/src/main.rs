@@ -15,8 +15,9 @@
 //!   with the sync ABI, blocking in the guest's `block_on`: a fiber per waiting task).
 //! - `cpu today|async W R MS`: W workers (instances, or concurrent loops on one instance), R tasks
 //!   each in sequence, one `wait(MS)` per task: CPU µs per task from `getrusage`.
-//! - `fault trap|cancel N MS`: N tasks on one instance, task 0 traps (or is dropped by a timeout)
-//!   halfway: what happens to the others, and to the next call on that instance.
+//! - `fault trap|cancel|spin-yield|spin-trap N MS`: N tasks on one instance, task 0 traps, is
+//!   dropped by a timeout, or spins under epoch interruption, halfway: what happens to the others,
+//!   and to the next call on that instance.
 //! - `noop ITER`: the CPU cost of one no-op call, `call_async` with `concurrency_support` false and
 //!   true, and `call_concurrent` inside `run_concurrent`.
 //!
@@ -40,6 +41,8 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 static IN_WAIT: AtomicUsize = AtomicUsize::new(0);
 static PEAK_IN_WAIT: AtomicUsize = AtomicUsize::new(0);
 static ENTERED: AtomicUsize = AtomicUsize::new(0);
+/// Calls of the fault mode that returned a value.
+static FAULT_OK: AtomicUsize = AtomicUsize::new(0);
 
 /// loadhost's pool shape per component instance (`host/runtime/src/wasmtime_engine.rs`).
 const MEMORIES_PER_INSTANCE: u32 = 2;
@@ -59,6 +62,11 @@ async fn host_wait(ms: u32) {
 }
 
 fn engine(concurrent: bool, instances: u32) -> anyhow::Result<Engine> {
+    engine_with(concurrent, instances, false)
+}
+
+/// `epoch`: also `epoch_interruption(true)`, as loadhost has it (the fault mode's spinning task).
+fn engine_with(concurrent: bool, instances: u32, epoch: bool) -> anyhow::Result<Engine> {
     let slots = instances.saturating_add(POOL_SLACK);
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(slots)
@@ -85,6 +93,7 @@ fn engine(concurrent: bool, instances: u32) -> anyhow::Result<Engine> {
     if let Some(mib) = std::env::var("CMA_MEMORY_RESERVATION_MIB").ok().map(|v| v.parse::<u64>()).transpose()? {
         config.memory_reservation(mib << 20).memory_guard_size(64 << 10);
     }
+    config.epoch_interruption(epoch);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     Engine::new(&config).map_err(anyhow::Error::from).context("configuring the engine")
 }
@@ -504,70 +513,122 @@ async fn cpu(shape: &str, w: usize, r: usize, ms: u32) -> anyhow::Result<()> {
 /// What one task's trap or cancellation does to the other tasks of its instance: N tasks on one
 /// instance wait MS; task 0 either traps after a wait of MS / 2 (`trap`) or is dropped by a
 /// timeout of MS / 2 (`cancel`). Then one more call on the same instance.
+///
+/// `spin-yield` / `spin-trap`: task 0 spins forever after a wait of MS / 2, under epoch
+/// interruption (ticked every ms by a thread, deadline 5 ticks) with
+/// `epoch_deadline_async_yield_and_update(5)` or `epoch_deadline_trap()`; its call is dropped by a
+/// timeout of 1.5 × MS. Printed: how many others finished, and when the last did.
 async fn fault(kind: &str, n: usize, ms: u32) -> anyhow::Result<()> {
-    let engine = engine(true, 1)?;
+    let spin = kind.starts_with("spin");
+    let engine = engine_with(true, 1, spin)?;
+    if spin {
+        let ticker = engine.clone();
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_millis(1));
+                ticker.increment_epoch();
+            }
+        });
+    }
     let component = load(&engine, "cma_guest_async.wasm")?;
     let pre = async_linker(&engine, &component)?.instantiate_pre(&component)?;
     let idx = export(&component, "do-task")?;
     let mut store = Store::new(&engine, ());
+    match kind {
+        "spin-yield" => store.epoch_deadline_async_yield_and_update(5),
+        "spin-trap" => store.epoch_deadline_trap(),
+        "trap" | "cancel" => {}
+        other => bail!("fault is trap, cancel, spin-yield or spin-trap, not {other}"),
+    }
+    store.set_epoch_deadline(5);
     let instance = pre.instantiate_async(&mut store).await?;
     let f: TypedFunc<(u64,), (u64,)> = instance.get_typed_func(&mut store, idx)?;
-    let (trap, half) = (1u64 << 63, ms / 2);
+    let (trap, spin_bit, half) = (1u64 << 63, 1u64 << 62, ms / 2);
     let kind_owned = kind.to_string();
-    let outcome = store
-        .run_concurrent(async move |accessor| -> wasmtime::Result<String> {
-            let mut calls = FuturesUnordered::new();
-            for i in 0..n {
-                let kind = kind_owned.clone();
-                calls.push(async move {
-                    let r = match (i, kind.as_str()) {
-                        (0, "trap") => f.call_concurrent(accessor, (work(half, 1) | trap,)).await,
-                        (0, _) => match tokio::time::timeout(
-                            Duration::from_millis(u64::from(half)),
-                            f.call_concurrent(accessor, (work(ms, 1),)),
-                        )
-                        .await
-                        {
-                            Ok(r) => r,
-                            Err(_) => Err(wasmtime::format_err!("cancelled by the timeout")),
-                        },
-                        _ => f.call_concurrent(accessor, (work(ms, 1),)).await,
-                    };
-                    (i, r.map(|(v,)| v))
-                });
-            }
-            let (mut ok, mut failed, mut first_errors) = (0, 0, Vec::new());
-            while let Some((i, r)) = calls.next().await {
-                match r {
-                    Ok(_) => ok += 1,
-                    Err(e) => {
-                        failed += 1;
-                        if first_errors.len() < 2 {
-                            first_errors.push(format!("task {i}: {}", format!("{e:#}").replace('\n', " ")));
-                        }
+    let start = Instant::now();
+    let run = store.run_concurrent(async move |accessor| -> wasmtime::Result<String> {
+        let mut calls = FuturesUnordered::new();
+        for i in 0..n {
+            let kind = kind_owned.clone();
+            calls.push(async move {
+                let r = match (i, kind.as_str()) {
+                    (0, "trap") => f.call_concurrent(accessor, (work(half, 1) | trap,)).await,
+                    (0, "spin-yield" | "spin-trap") => match tokio::time::timeout(
+                        Duration::from_millis(u64::from(ms) * 3 / 2),
+                        f.call_concurrent(accessor, (work(half, 1) | spin_bit,)),
+                    )
+                    .await
+                    {
+                        Ok(r) => r,
+                        Err(_) => Err(wasmtime::format_err!("cancelled by the timeout")),
+                    },
+                    (0, _) => match tokio::time::timeout(
+                        Duration::from_millis(u64::from(half)),
+                        f.call_concurrent(accessor, (work(ms, 1),)),
+                    )
+                    .await
+                    {
+                        Ok(r) => r,
+                        Err(_) => Err(wasmtime::format_err!("cancelled by the timeout")),
+                    },
+                    _ => f.call_concurrent(accessor, (work(ms, 1),)).await,
+                };
+                if r.is_ok() {
+                    FAULT_OK.fetch_add(1, Ordering::SeqCst);
+                }
+                (i, r.map(|(v,)| v), start.elapsed())
+            });
+        }
+        let (mut ok, mut failed, mut first_errors, mut last_ok) = (0, 0, Vec::new(), Duration::ZERO);
+        while let Some((i, r, at)) = calls.next().await {
+            match r {
+                Ok(_) => {
+                    ok += 1;
+                    last_ok = last_ok.max(at);
+                }
+                Err(e) => {
+                    failed += 1;
+                    if first_errors.len() < 2 {
+                        first_errors.push(format!("task {i}: {}", format!("{e:#}").replace('\n', " ")));
                     }
                 }
             }
-            let after = match f.call_concurrent(accessor, (work(0, 1),)).await {
-                Ok(_) => "ok".to_string(),
-                Err(e) => format!("{e:#}").replace('\n', " "),
+        }
+        let after = match f.call_concurrent(accessor, (work(0, 1),)).await {
+            Ok(_) => "ok".to_string(),
+            Err(e) => format!("{e:#}").replace('\n', " "),
+        };
+        Ok(format!(
+            "ok={ok} failed={failed} last_ok_ms={} next_call=[{after}] errors={first_errors:?}",
+            last_ok.as_millis()
+        ))
+    });
+    // The whole event loop gets 3 × MS: a task's own timeout may never be polled (spin-yield).
+    let limit = Duration::from_millis(u64::from(ms) * 3);
+    let first = match tokio::time::timeout(limit, run).await {
+        Ok(Ok(Ok(s))) => Ok(s),
+        Ok(Ok(Err(e)) | Err(e)) => {
+            let e = format!("{e:#}").replace('\n', " ");
+            Err(format!("run_concurrent_error=[{}]", e.rsplit(": ").next().unwrap_or_default()))
+        }
+        Err(_) => Err(format!(
+            "run_concurrent_dropped_after_ms={} calls_returned_before={} in_wait_at_drop={}",
+            start.elapsed().as_millis(),
+            FAULT_OK.load(Ordering::SeqCst),
+            IN_WAIT.load(Ordering::SeqCst)
+        )),
+    };
+    let outcome = match first {
+        Ok(s) => s,
+        Err(first) => {
+            // The run ended with the fault: does the instance take another call?
+            let again = store.run_concurrent(async move |accessor| f.call_concurrent(accessor, (work(0, 1),)).await);
+            let again = match tokio::time::timeout(limit, again).await {
+                Ok(Ok(Ok(_))) => "ok".to_string(),
+                Ok(Ok(Err(e)) | Err(e)) => format!("{e:#}").replace('\n', " "),
+                Err(_) => format!("no answer in {} ms", limit.as_millis()),
             };
-            Ok(format!("ok={ok} failed={failed} next_call=[{after}] errors={first_errors:?}"))
-        })
-        .await;
-    let outcome = match outcome {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) | Err(e) => {
-            // The run ended with the trap: does the instance take another call?
-            let again =
-                store.run_concurrent(async move |accessor| f.call_concurrent(accessor, (work(0, 1),)).await).await;
-            let again = match again {
-                Ok(Ok(_)) => "ok".to_string(),
-                Ok(Err(e)) | Err(e) => format!("{e:#}").replace('\n', " "),
-            };
-            let first = format!("{e:#}").replace('\n', " ");
-            let first = first.rsplit(": ").next().unwrap_or_default().to_string();
-            format!("run_concurrent_error=[{first}] next_run_concurrent=[{again}]")
+            format!("{first} next_run_concurrent=[{again}]")
         }
     };
     println!("mode=fault kind={kind} n={n} ms={ms} {outcome}");
@@ -650,13 +711,13 @@ fn main() -> anyhow::Result<()> {
                 cpu(shape, arg(&args, 2, "W")?, arg(&args, 3, "R")?, arg(&args, 4, "MS")?).await
             }
             Some("fault") => {
-                let kind = args.get(1).context("missing trap|cancel")?;
+                let kind = args.get(1).context("missing trap|cancel|spin-yield|spin-trap")?;
                 fault(kind, arg(&args, 2, "N")?, arg(&args, 3, "MS")?).await
             }
             Some("noop") => noop(arg(&args, 1, "ITER")?).await,
             _ => bail!(
                 "usage: cm-async-bench today N MS WAITS | async N K MS WAITS [callback|blocking|sync-lift] | \
-                 cpu today|async W R MS | fault trap|cancel N MS | noop ITER"
+                 cpu today|async W R MS | fault trap|cancel|spin-yield|spin-trap N MS | noop ITER"
             ),
         }
     })

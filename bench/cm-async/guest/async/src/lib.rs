@@ -1,17 +1,19 @@
 //! The async shape: `do-task` is an async export (lifted in the callback form by wit-bindgen) that
 //! awaits the async host import `wait`; while it waits it holds no stack, only its boxed future in
 //! linear memory. `n` carries the work as in the sync guest: its low 32 bits are the milliseconds
-//! of each wait, bits 32-62 the number of waits; bit 63 makes the task trap after its waits.
+//! of each wait, bits 32-61 the number of waits; bit 63 makes the task trap after its waits, bit 62 spin.
 
 wit_bindgen::generate!({ world: "concurrent", path: "../../wit" });
 
 struct Task;
 
-/// Bit 63 of `n` asks the task to trap after its waits (the bench's fault mode).
+/// Bit 63 of `n` asks the task to trap after its waits, bit 62 to spin forever after them (the
+/// bench's fault modes).
 const TRAP: u64 = 1 << 63;
+const SPIN: u64 = 1 << 62;
 
 fn work(n: u64) -> (u32, u32) {
-    (n as u32, ((n & !TRAP) >> 32) as u32)
+    (n as u32, ((n & !(TRAP | SPIN)) >> 32) as u32)
 }
 
 impl Guest for Task {
@@ -22,6 +24,12 @@ impl Guest for Task {
         }
         if n & TRAP != 0 {
             core::arch::wasm32::unreachable();
+        }
+        if n & SPIN != 0 {
+            let mut x = 0u64;
+            loop {
+                x = core::hint::black_box(x.wrapping_add(1));
+            }
         }
         n.wrapping_add(u64::from(waits))
     }
