@@ -34,8 +34,10 @@
 #                              instance with 2 tasks shows they run one at a time, and the async
 #                              guest's sync-typed `do-task-blocking` shows its trap
 #   HANDLES_FACTOR=4           a run with N × 3 > 100,000 (wasmtime's default live handles per
-#                              store; a waiting task holds 3) on one instance is run twice: at the
-#                              default (it fails) and with Store::set_max_component_handles(N × this)
+#                              store; a waiting task holds 3) on one instance is run three times:
+#                              at the default (it fails), with Store::set_max_component_handles(N ×
+#                              this), and so again inside tokio::task::unconstrained (no
+#                              cooperative budget; the CPU runs are made both ways too)
 #   RUN_TIMEOUT=300
 # Memory figures: `rss` is VmRSS read while all N tasks are inside the host's `wait`; KiB/task is
 # (rss − the same mode's N=1 rss) ÷ (N − 1); Pss likewise from /proc/self/smaps_rollup.
@@ -85,6 +87,7 @@ for n in $NS; do
     run async "$n" 1 "$HOLD_MS" 1 callback
     if [ $(( n * 3 )) -gt 100000 ]; then
         CMA_MAX_HANDLES=$(( n * HANDLES_FACTOR )) run async "$n" 1 "$HOLD_MS" 1 callback
+        CMA_MAX_HANDLES=$(( n * HANDLES_FACTOR )) CMA_UNCONSTRAINED=1 run async "$n" 1 "$HOLD_MS" 1 callback
     fi
     k=$(( n / PER_INSTANCE ))
     if [ "$k" -gt 1 ]; then run async "$n" "$k" "$HOLD_MS" 1 callback; fi
@@ -100,8 +103,10 @@ if [ -n "$SYNC_LIFT_NS" ]; then
     run async 2 1 "$HOLD_MS" 1 sync-lift
 fi
 for ms in $CPU; do
-    run cpu today "$CPU_W" "$CPU_R" "$ms"
-    run cpu async "$CPU_W" "$CPU_R" "$ms"
+    for shape in today async; do
+        run cpu "$shape" "$CPU_W" "$CPU_R" "$ms"
+        CMA_UNCONSTRAINED=1 run cpu "$shape" "$CPU_W" "$CPU_R" "$ms"
+    done
 done
 if [ -n "$FAULT_N" ]; then
     for kind in trap cancel spin-trap spin-yield; do
@@ -116,9 +121,9 @@ awk '
 function kv(line, key,   m) { if (match(line, " " key "=[^ ]*")) { m = substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2); return m } return "" }
 /^mode=today|^mode=async/ {
     mode = kv(" " $0, "mode"); lift = kv($0, "lift"); n = kv($0, "n"); k = kv($0, "k")
-    mh = kv($0, "max_handles"); res = kv($0, "reservation_mib")
+    mh = kv($0, "max_handles"); res = kv($0, "reservation_mib"); un = (kv($0, "coop") == "unconstrained") ? ", unconstrained" : ""
     if (mode == "today" && res != "default") { lift = "r" res }
-    shape = (mode == "today") ? ((res == "default") ? "today: N instances, 1 fiber each" : "today, " res " MiB reservation") : sprintf("async %s, K=%s%s", lift, (k == n && n != 1) ? "N" : (k == 1 ? "1" : "N/" n / k), (mh != "" && mh != "default") ? ", handles " mh : "")
+    shape = (mode == "today") ? ((res == "default") ? "today: N instances, 1 fiber each" : "today, " res " MiB reservation") : sprintf("async %s, K=%s%s", lift, (k == n && n != 1) ? "N" : (k == 1 ? "1" : "N/" n / k), (mh != "" && mh != "default") ? ", handles " mh : "") un
     rss = kv($0, "rss_inflight_kib"); pss = kv($0, "smaps_pss_kib"); hwm = kv($0, "hwm_kib")
     if (n == 1) { base_rss[mode lift] = rss; base_pss[mode lift] = pss }
     per = (n > 1 && (mode lift) in base_rss) ? sprintf("%.2f", (rss - base_rss[mode lift]) / (n - 1)) : "-"

@@ -21,6 +21,8 @@
 //! - `noop ITER`: the CPU cost of one no-op call, `call_async` with `concurrency_support` false and
 //!   true, and `call_concurrent` inside `run_concurrent`.
 //!
+//! `CMA_UNCONSTRAINED`, when set, runs everything inside `tokio::task::unconstrained` (no
+//! cooperative budget: with it, many host futures on one store cost far more CPU, see the README).
 //! `CMA_MAX_HANDLES`, when set, is each async store's `Store::set_max_component_handles` (wasmtime's
 //! default: 100,000 live handles per store).
 //!
@@ -209,14 +211,20 @@ async fn sample_when_in_flight(target: usize, deadline: Duration) -> (Mem, bool,
     }
 }
 
+/// Whether tokio's cooperative budget applies (`budget`) or the run is `unconstrained`.
+fn coop() -> &'static str {
+    if std::env::var_os("CMA_UNCONSTRAINED").is_some() { "unconstrained" } else { "budget" }
+}
+
 fn print_mem(prefix: &str, before: Mem, inflight: Mem, all_in: bool, n: usize) {
     let end = mem();
     let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / n as f64;
     println!(
-        "{prefix} reservation_mib={} all_in_flight={all_in} peak_in_wait={} rss_before_kib={} rss_inflight_kib={} \
+        "{prefix} reservation_mib={} coop={} all_in_flight={all_in} peak_in_wait={} rss_before_kib={} rss_inflight_kib={} \
          hwm_kib={} smaps_rss_kib={} smaps_pss_kib={} maps={} kib_per_task_in_process={:.2} \
          pss_kib_per_task_in_process={:.2}",
         std::env::var("CMA_MEMORY_RESERVATION_MIB").unwrap_or_else(|_| "default".into()),
+        coop(),
         PEAK_IN_WAIT.load(Ordering::SeqCst),
         before.rss_kib,
         inflight.rss_kib,
@@ -501,7 +509,8 @@ async fn cpu(shape: &str, w: usize, r: usize, ms: u32) -> anyhow::Result<()> {
     };
     let tasks = (w * r) as f64;
     println!(
-        "mode=cpu shape={shape} w={w} r={r} ms={ms} tasks={} wall_ms={} cpu_us_per_task={:.2} tasks_per_s={:.0}",
+        "mode=cpu shape={shape} coop={} w={w} r={r} ms={ms} tasks={} wall_ms={} cpu_us_per_task={:.2} tasks_per_s={:.0}",
+        coop(),
         w * r,
         wall.as_millis(),
         cpu as f64 / tasks,
@@ -692,7 +701,7 @@ fn arg<T: std::str::FromStr>(args: &[String], i: usize, what: &str) -> anyhow::R
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-    rt.block_on(async {
+    let work = async {
         match args.first().map(String::as_str) {
             Some("today") => today(arg(&args, 1, "N")?, arg(&args, 2, "MS")?, arg(&args, 3, "WAITS")?).await,
             Some("async") => {
@@ -720,5 +729,11 @@ fn main() -> anyhow::Result<()> {
                  cpu today|async W R MS | fault trap|cancel|spin-yield|spin-trap N MS | noop ITER"
             ),
         }
-    })
+    };
+    // `CMA_UNCONSTRAINED=1`: run without tokio's cooperative budget (`task::unconstrained`).
+    if std::env::var_os("CMA_UNCONSTRAINED").is_some() {
+        rt.block_on(tokio::task::unconstrained(work))
+    } else {
+        rt.block_on(work)
+    }
 }
