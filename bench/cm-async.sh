@@ -30,7 +30,8 @@
 #                              by a timeout, or spins under epoch interruption (trap or yield);
 #                              the spinning runs take up to 3 × HOLD_MS (empty: skip)
 #   SYNC_LIFT_NS="1 1000 10000" N for the sync-lift guest's `do-task` (an async function lifted
-#                              with the sync ABI: a fiber per waiting task) on N instances; one
+#                              with the sync ABI: a fiber per waiting task) and the sync-import
+#                              guest's (callback-lifted, calling a sync `wait`) on N instances; one
 #                              instance with 2 tasks shows they run one at a time, and the async
 #                              guest's sync-typed `do-task-blocking` shows its trap
 #   HANDLES_FACTOR=4           a run with N × 3 > 100,000 (wasmtime's default live handles per
@@ -97,10 +98,12 @@ for n in $TODAY_RESERVED_NS; do
 done
 if [ -n "$SYNC_LIFT_NS" ]; then
     run async 1 1 "$HOLD_MS" 1 blocking
-    for n in $SYNC_LIFT_NS; do
-        run async "$n" "$n" "$HOLD_MS" 1 sync-lift
+    for lift in sync-lift sync-import; do
+        for n in $SYNC_LIFT_NS; do
+            run async "$n" "$n" "$HOLD_MS" 1 "$lift"
+        done
+        run async 2 1 "$HOLD_MS" 1 "$lift"
     done
-    run async 2 1 "$HOLD_MS" 1 sync-lift
 fi
 for ms in $CPU; do
     for shape in today async; do

@@ -7,12 +7,13 @@
 //! - `today N MS WAITS`: N pooled instances of the sync guest (`concurrency_support(false)`), each
 //!   with one `call_async` of the sync export `do-task`, whose sync-lowered import `wait` awaits a
 //!   tokio sleep on the instance's fiber; all N in flight at once.
-//! - `async N K MS WAITS callback|blocking|sync-lift`: K instances of the async guest, each in its own store
+//! - `async N K MS WAITS callback|blocking|sync-lift|sync-import`: K instances of the async guest, each in its own store
 //!   driven by `run_concurrent`, N calls in all through `call_concurrent`: `callback` calls the
 //!   async export `do-task` (callback-lifted), `blocking` the sync export `do-task-blocking` that
 //!   blocks on the async import with the guest's `block_on` (wasmtime traps it: a sync-typed
 //!   task may not block), `sync-lift` the sync-lift guest's `do-task` (an async function lifted
-//!   with the sync ABI, blocking in the guest's `block_on`: a fiber per waiting task).
+//!   with the sync ABI, blocking in the guest's `block_on`: a fiber per waiting task),
+//!   `sync-import` the sync-import guest's `do-task` (callback-lifted, calling a sync import).
 //! - `cpu today|async W R MS`: W workers (instances, or concurrent loops on one instance), R tasks
 //!   each in sequence, one `wait(MS)` per task: CPU µs per task from `getrusage`.
 //! - `fault trap|cancel|spin-yield|spin-trap N MS`: N tasks on one instance, task 0 traps, is
@@ -347,11 +348,15 @@ async fn concurrent(n: usize, k: usize, ms: u32, waits: u32, lift: &str) -> anyh
         "callback" => ("cma_guest_async.wasm", "do-task"),
         "blocking" => ("cma_guest_async.wasm", "do-task-blocking"),
         "sync-lift" => ("cma_guest_sync_lift.wasm", "do-task"),
-        other => bail!("lift is callback, blocking or sync-lift, not {other}"),
+        "sync-import" => ("cma_guest_sync_import.wasm", "do-task"),
+        other => bail!("lift is callback, blocking, sync-lift or sync-import, not {other}"),
     };
     let engine = engine(true, u32::try_from(k).context("K too large")?)?;
     let component = load(&engine, file)?;
-    let linker = async_linker(&engine, &component)?;
+    // A plain `func` import cannot be defined with `func_wrap_concurrent` ("type mismatch with
+    // async: this import's WIT type is a plain (non-`async`) function"): `func_wrap_async`.
+    let linker =
+        if lift == "sync-import" { today_linker(&engine, &component)? } else { async_linker(&engine, &component)? };
     let pre = linker.instantiate_pre(&component)?;
     let idx = export(&component, export_name)?;
     let memory_idx = component.get_export_index(None, "memory-bytes");
@@ -725,7 +730,7 @@ fn main() -> anyhow::Result<()> {
             }
             Some("noop") => noop(arg(&args, 1, "ITER")?).await,
             _ => bail!(
-                "usage: cm-async-bench today N MS WAITS | async N K MS WAITS [callback|blocking|sync-lift] | \
+                "usage: cm-async-bench today N MS WAITS | async N K MS WAITS [callback|blocking|sync-lift|sync-import] | \
                  cpu today|async W R MS | fault trap|cancel|spin-yield|spin-trap N MS | noop ITER"
             ),
         }
