@@ -7,8 +7,8 @@
 //! - `today N MS WAITS`: N pooled instances of the sync guest (`concurrency_support(false)`), each
 //!   with one `call_async` of the sync export `do-task`, whose sync-lowered import `wait` awaits a
 //!   tokio sleep on the instance's fiber; all N in flight at once.
-//! - `async N K MS WAITS callback|blocking|sync-lift|sync-import`: K instances of the async guest, each in its own store
-//!   driven by `run_concurrent`, N calls in all through `call_concurrent`: `callback` calls the
+//! - `async N K MS WAITS callback|blocking|sync-lift|sync-import`: K instances of the chosen
+//!   guest, each in its own store driven by `run_concurrent`, N calls in all through `call_concurrent`: `callback` calls the
 //!   async export `do-task` (callback-lifted), `blocking` the sync export `do-task-blocking` that
 //!   blocks on the async import with the guest's `block_on` (wasmtime traps it: a sync-typed
 //!   task may not block), `sync-lift` the sync-lift guest's `do-task` (an async function lifted
@@ -22,8 +22,9 @@
 //! - `noop ITER`: the CPU cost of one no-op call, `call_async` with `concurrency_support` false and
 //!   true, and `call_concurrent` inside `run_concurrent`.
 //!
-//! `CMA_UNCONSTRAINED`, when set, runs everything inside `tokio::task::unconstrained` (no
-//! cooperative budget: with it, many host futures on one store cost far more CPU, see the README).
+//! `CMA_UNCONSTRAINED`, when set, runs everything inside `tokio::task::unconstrained`, without
+//! tokio's cooperative budget (under which many host futures on one store cost far more CPU: see
+//! the README). `CMA_MEMORY_RESERVATION_MIB` sets each linear memory's reservation.
 //! `CMA_MAX_HANDLES`, when set, is each async store's `Store::set_max_component_handles` (wasmtime's
 //! default: 100,000 live handles per store).
 //!
