@@ -47,6 +47,8 @@ pub(crate) struct DoerCtx {
     pub(crate) text: Arc<crate::plugin_text::PluginText>,
     /// The host call the task is in now, for a task cut short.
     pub(crate) under_way: crate::under_way::UnderWay,
+    /// Where host calls leave the work they wait for, polled off the fiber (see `off_fiber`).
+    pub(crate) side: Arc<crate::off_fiber::Side>,
 }
 
 impl DoerCtx {
@@ -113,6 +115,7 @@ impl DoerCtx {
             grpc: None,
             text: grants.text.clone(),
             under_way: crate::under_way::UnderWay::default(),
+            side: Arc::default(),
         })
     }
 }

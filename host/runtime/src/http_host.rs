@@ -176,20 +176,16 @@ impl DoerCtx {
         // Timed only for --http-debug: the host's HTTP metrics time the request themselves.
         let started = debug.map(|_| std::time::Instant::now());
         let expected = self.expected_statuses();
-        let hop = crate::http::Hop { expected: Some(&expected), ..Default::default() };
-        // wasmtime boxes a host call's future, copying all of it; boxed here, only a pointer is
-        // copied there (the request's future is kilobytes: the largest memcpy per request).
-        let fetch = Box::pin(client.fetch(
-            &mut self.connections,
-            &method,
-            &url,
-            headers,
-            Bytes::from(body),
-            timeout,
-            &self.metrics,
-            hop,
-        ));
-        let fetched = fetch.await;
+        let (metrics, mut connections) = (self.metrics.clone(), self.connections.lend());
+        // The connection is polled off the fiber (see `off_fiber`): its futures are kilobytes deep.
+        let fetch = async move {
+            let hop = crate::http::Hop { expected: Some(&expected), ..Default::default() };
+            let body = Bytes::from(body);
+            let fetched = client.fetch(&mut connections, &method, &url, headers, body, timeout, &metrics, hop).await;
+            (fetched, connections, url)
+        };
+        let (fetched, connections, url) = self.side.clone().run(fetch).await;
+        self.connections = connections;
         if let (Some(level), Some(started)) = (debug, started) {
             self.capture.http_note(&debug::response(level, &url, fetched.as_ref(), started.elapsed()));
         }
@@ -221,9 +217,17 @@ impl DoerCtx {
             timeout: timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
         };
         let client = self.http_client.clone();
-        let jar = if cookies { self.cookies.as_mut() } else { None };
-        let fetched =
-            Box::pin(client.fetch_following(&mut self.connections, jar, outgoing, &options, &self.metrics)).await;
+        let (metrics, mut connections) = (self.metrics.clone(), self.connections.lend());
+        let mut jar = if cookies { self.cookies.take() } else { None };
+        let fetch = async move {
+            let fetched = client.fetch_following(&mut connections, jar.as_mut(), outgoing, &options, &metrics).await;
+            (fetched, connections, jar)
+        };
+        let (fetched, connections, jar) = self.side.clone().run(fetch).await;
+        self.connections = connections;
+        if jar.is_some() {
+            self.cookies = jar;
+        }
         if let (Some(level), Some((started, asked))) = (debug, started) {
             let url = fetched.as_ref().map_or(asked.as_str(), |f| f.final_url.as_str());
             let note = debug::response(level, url, fetched.as_ref().map(|f| &f.response), started.elapsed());

@@ -45,6 +45,7 @@ mod http_host;
 pub mod limits;
 mod metrics_host;
 mod name_lookup;
+mod off_fiber;
 pub mod output;
 pub mod plugin;
 pub mod plugin_text;

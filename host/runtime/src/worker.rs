@@ -214,8 +214,10 @@ impl Worker for WasmWorker {
         self.capture.set_task(Some(task.iteration));
         let doer = self.instance.loadhost_plugin_doer();
         let text = &self.text;
+        let side = self.store.data().side.clone();
+        let call = doer.call_do_task(&mut self.store, &self.task);
         // The one translation of the WIT's `task-error` into the host's kinds of failure.
-        let (kind, msg) = match doer.call_do_task(&mut self.store, &self.task).await {
+        let (kind, msg) = match crate::off_fiber::drive(&side, call).await {
             Ok(Ok(())) => return TaskOutcome::Passed,
             Ok(Err(bindings::TaskError::Retryable(msg))) => (ErrorKind::Retryable, text.message(msg)),
             Ok(Err(bindings::TaskError::Failed(msg))) => (ErrorKind::Failed, text.message(msg)),

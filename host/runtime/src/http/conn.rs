@@ -174,6 +174,14 @@ impl Connections {
         Self { open: Vec::new(), run, event_loop: event_loop as usize % LOOP_SLOTS, queued: Duration::ZERO }
     }
 
+    /// All of them, to be driven off the fiber (see `off_fiber`); none are left here until they
+    /// are put back.
+    pub(crate) fn lend(&mut self) -> Self {
+        let empty =
+            Self { open: Vec::new(), run: self.run.clone(), event_loop: self.event_loop, queued: Duration::ZERO };
+        std::mem::replace(self, empty)
+    }
+
     /// A task starts after waiting `gate` at the gate (`--max-in-flight`): its first request counts
     /// that wait as blocked, as a request waiting for a connection would.
     pub(crate) fn task_started(&mut self, gate: Duration) {
