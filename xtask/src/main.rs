@@ -71,6 +71,24 @@ fn cargo_target_dir() -> PathBuf {
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root());
+    // `cargo run` gave this process its package's variables; passed on, they reach build scripts,
+    // and ring's tracks CARGO_MANIFEST_DIR: every build from here would then rebuild ring and the
+    // ~50 crates above it, and the next plain `cargo build` rebuild them again.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let from_cargo_run = name.starts_with("CARGO_PKG_")
+            || [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_MANIFEST_PATH",
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+            ]
+            .contains(&name.as_ref());
+        if from_cargo_run {
+            cmd.env_remove(name.as_ref());
+        }
+    }
     cmd
 }
 
