@@ -9,7 +9,10 @@
 # (one connection per worker, kept across its tasks; each task sends one message and waits 3 s for
 # its echo), for N in NS, then k6's `k6/ws` (bench/k6/ws-echo-ws.js with the same URL: one
 # connection per VU, each message waits 3 s for its echo) for N in K6_NS, then the Python ws-echo
-# plugin (target/plugins/ws-echo-python.wasm) for N in PY_NS. Printed per run:
+# plugin (target/plugins/ws-echo-python.wasm) for N in PY_NS, then HTTP requests in flight: the
+# `http-get` plugin with `-w N` against the target's /delay?ms=DELAY_MS (one kept-alive connection
+# per worker, every request waiting DELAY_MS for its response) for N in HTTP_NS ("http" rows: a
+# "session" is a request in flight, a "message" a response). Printed per run:
 #   RSS MiB      the tool's peak resident set (`/usr/bin/time -f '%U %S %M'`, the process as a
 #                user runs it: start-up and compile cache included)
 #   KiB/sess     (RSS − the same tool's N=1 run's RSS) ÷ (N − 1): what one more session costs
@@ -37,6 +40,7 @@
 #   NS="1 1000 5000 10000 19000"  loadhost sessions per run (the Rust ws-echo plugin)
 #   K6_NS="1 1000 10000 19000"    k6 VUs per run (k6/ws)
 #   PY_NS="1 1000 10000"          the Python plugin's sessions per run
+#   HTTP_NS="1 2000"              http-get's requests in flight per run
 #   BREAKDOWN_NS="1 2000"         loadhost runs whose smaps are read and broken down
 #   DURATION=12s  DELAY_MS=3000   each run's length; how long the target holds each echo
 #   GRACE=120                     seconds a run may last beyond DURATION before it is killed
@@ -66,6 +70,7 @@ cd "$(dirname "$0")/.."
 NS=${NS-1 1000 5000 10000 19000}
 K6_NS=${K6_NS-1 1000 10000 19000}
 PY_NS=${PY_NS-1 1000 10000}
+HTTP_NS=${HTTP_NS-1 2000}
 BREAKDOWN_NS=${BREAKDOWN_NS-1 2000}
 DURATION=${DURATION:-12s}
 DELAY_MS=${DELAY_MS:-3000}
@@ -78,19 +83,20 @@ OUT=target/bench/sessions
 read -ra ns <<< "$NS"
 read -ra k6_ns <<< "$K6_NS"
 read -ra py_ns <<< "$PY_NS"
+read -ra http_ns <<< "$HTTP_NS"
 read -ra breakdown_ns <<< "$BREAKDOWN_NS"
 read -ra extra_args <<< "$EXTRA_ARGS"
 
 die() { echo "bench/sessions.sh: $*" >&2; exit 2; }
 [[ $DURATION =~ ^([0-9]+)s$ ]] || die "DURATION must be whole seconds (12s), not '$DURATION'"
 dur_s=$(( 10#${BASH_REMATCH[1]} ))
-for n in "${ns[@]}" "${k6_ns[@]}" "${py_ns[@]}" "${breakdown_ns[@]}" "$DELAY_MS" "$GRACE" "$SMAPS_AT" "$ASYNC_STACK_KIB"; do
-    [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS, K6_NS, PY_NS, BREAKDOWN_NS, DELAY_MS, GRACE, SMAPS_AT and ASYNC_STACK_KIB take positive integers, not '$n'"
+for n in "${ns[@]}" "${k6_ns[@]}" "${py_ns[@]}" "${http_ns[@]}" "${breakdown_ns[@]}" "$DELAY_MS" "$GRACE" "$SMAPS_AT" "$ASYNC_STACK_KIB"; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS, K6_NS, PY_NS, HTTP_NS, BREAKDOWN_NS, DELAY_MS, GRACE, SMAPS_AT and ASYNC_STACK_KIB take positive integers, not '$n'"
 done
 [ "$SMAPS_AT" -lt "$dur_s" ] || die "SMAPS_AT ($SMAPS_AT) must be less than DURATION's seconds ($dur_s)"
 [ -x /usr/bin/time ] || die "needs GNU time at /usr/bin/time (Debian package 'time')"
 [ -x "$LOADHOST" ] || die "no loadhost binary at $LOADHOST (cargo build --release -p loadhost)"
-for p in ws-echo ws-echo-python; do
+for p in ws-echo ws-echo-python http-get; do
     [ -f "target/plugins/$p.wasm" ] || die "target/plugins/$p.wasm is missing (cargo xtask plugins)"
 done
 K6=$(bench_find_k6)
@@ -115,7 +121,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-runs_total=$(( ${#ns[@]} + ${#k6_ns[@]} + ${#py_ns[@]} + ${#breakdown_ns[@]} ))
+runs_total=$(( ${#ns[@]} + ${#k6_ns[@]} + ${#py_ns[@]} + ${#http_ns[@]} + ${#breakdown_ns[@]} ))
 serve_s=$(( runs_total * (dur_s + GRACE + 10) + 300 ))
 "$LOADHOST" target --addr 127.0.0.1:0 -d "${serve_s}s" > "$OUT/target.out" 2> "$OUT/target.err" &
 target_pid=$!
@@ -150,7 +156,11 @@ try:
         row["ended"] = checks.get("fails", 0) + checks.get("passes", 0)
         row["peak"] = m.get("vus_max", {}).get("value", m.get("vus_max", {}).get("max"))
     else:
-        row["sent"], row["received"] = m["ws_msgs_sent"]["count"], m["ws_msgs_received"]["count"]
+        if tool == "http":
+            # A request is sent and answered, or failed: nothing is "lost" in flight.
+            row["sent"] = row["received"] = m.get("http_reqs", {}).get("count", 0)
+        else:
+            row["sent"], row["received"] = m["ws_msgs_sent"]["count"], m["ws_msgs_received"]["count"]
         t = s["tasks"]
         row["failed"] = t["failed"] + t["aborted"] + t["timed_out"] + t["trapped"]
         row["ended"] = row["failed"] + t["passed"]
@@ -346,6 +356,10 @@ run() { # tool n [breakdown]
             [ "$tool" = python ] && plugin=target/plugins/ws-echo-python.wasm
             cmd=("$LOADHOST" run "$plugin" -w "$n" -d "$DURATION" -e MESSAGES=1 -e "TARGET_URL=$ws_url"
                 --allow-host "$authority" --summary-json "$base.json" --out "json=$base.jsonl" "${extra_args[@]}") ;;
+        http)
+            cmd=("$LOADHOST" run target/plugins/http-get.wasm -w "$n" -d "$DURATION"
+                -e "TARGET_URL=http://$authority/delay?ms=$DELAY_MS" --allow-host "$authority"
+                --summary-json "$base.json" --out "json=$base.jsonl" "${extra_args[@]}") ;;
         k6)
             cmd=("$K6" run -q --no-color --no-usage-report --address "" --summary-export "$base.json"
                 -e "VUS=$n" -e "DURATION=$DURATION" -e "TARGET_URL=$ws_url" bench/k6/ws-echo-ws.js) ;;
@@ -384,7 +398,7 @@ r = json.loads(sys.argv[1])
 if "error" in r:
     print(f"  {r['tool']} N={r['n']}: FAILED {r['error']}")
 else:
-    print(f"  {r['tool']} N={r['n']}: peak RSS {r['rss_kib'] / 1024:.1f} MiB, {r['received']} of {r['sent']} echoes, "
+    print(f"  {r['tool']} N={r['n']}: peak RSS {r['rss_kib'] / 1024:.1f} MiB, {r['received']} of {r['sent']} {'responses' if r['tool'] == 'http' else 'echoes'}, "
           f"{r['failed']} failed, peak {r['peak']}, load {r['load']:.2f}")
 EOF
     local kib
@@ -407,9 +421,15 @@ for plugin in ws-echo ws-echo-python; do
         -e "TARGET_URL=ws://$authority/ws/echo" --allow-host "$authority" > "$OUT/runs/warm-$plugin.out" 2>&1 \
         || die "the warm-up run of $plugin failed: $(tail -n 3 "$OUT/runs/warm-$plugin.out")"
 done
+if [ ${#http_ns[@]} -gt 0 ]; then
+    timeout -k 5 $(( 300 + GRACE )) "$LOADHOST" run target/plugins/http-get.wasm -w 1 -d 1s \
+        -e "TARGET_URL=http://$authority/" --allow-host "$authority" > "$OUT/runs/warm-http-get.out" 2>&1 \
+        || die "the warm-up run of http-get failed: $(tail -n 3 "$OUT/runs/warm-http-get.out")"
+fi
 for n in "${ns[@]}"; do projected_ok loadhost "$n" && run loadhost "$n"; done
 for n in "${k6_ns[@]}"; do projected_ok k6 "$n" && run k6 "$n"; done
 for n in "${py_ns[@]}"; do projected_ok python "$n" && run python "$n"; done
+for n in "${http_ns[@]}"; do projected_ok http "$n" && run http "$n"; done
 for n in "${breakdown_ns[@]}"; do projected_ok loadhost "$n" && run loadhost "$n" breakdown; done
 
 {
