@@ -95,12 +95,50 @@ pub(crate) fn request(
 
 /// What a response says, piece by piece.
 pub(crate) enum Event {
-    /// The response headers arrived.
-    Headers(Metadata),
     /// A whole message, counted against the byte budget until the plugin has it.
     Message(HeldBytes),
     /// The call ended.
     End(Result<Ended, CallError>),
+}
+
+/// Where a call's response goes, piece by piece: a streaming call's channel to the plugin, or a
+/// unary call's own collector.
+pub(crate) trait Events {
+    /// The response headers arrived.
+    fn headers(&mut self, headers: Metadata) -> impl Future<Output = ()> + Send;
+    /// A whole message; `false` when no one takes messages any more (the plugin dropped the call).
+    fn message(&mut self, message: HeldBytes) -> impl Future<Output = bool> + Send;
+}
+
+impl Events for mpsc::Sender<Event> {
+    /// A streaming call's headers are not handed to the plugin (its `receive` gives messages and
+    /// the status).
+    async fn headers(&mut self, _headers: Metadata) {}
+
+    async fn message(&mut self, message: HeldBytes) -> bool {
+        self.send(Event::Message(message)).await.is_ok()
+    }
+}
+
+/// A unary call's response as it comes: its headers, the first message (any more are only
+/// counted: a unary call has one).
+#[derive(Default)]
+pub(crate) struct Unary {
+    pub(crate) headers: Metadata,
+    pub(crate) first: Option<HeldBytes>,
+    pub(crate) messages: usize,
+}
+
+impl Events for Unary {
+    async fn headers(&mut self, headers: Metadata) {
+        self.headers = headers;
+    }
+
+    async fn message(&mut self, message: HeldBytes) -> bool {
+        self.messages += 1;
+        self.first.get_or_insert(message);
+        true
+    }
 }
 
 /// What a call's response may use: the largest message (`--max-response-body`) and the
@@ -118,24 +156,36 @@ pub(crate) async fn drive(
     request: http::Request<GrpcBody>,
     deadline: Option<Instant>,
     bounds: Bounds,
-    events: mpsc::Sender<Event>,
+    mut events: mpsc::Sender<Event>,
 ) {
-    let exchange = exchange(pool, request, bounds, &events);
-    let ended = match deadline {
+    let ended = call(&pool, request, deadline, bounds, &mut events).await;
+    let _ = events.send(Event::End(ended)).await;
+}
+
+/// Make a call on `pool`, handing what comes back to `events`, until it ends or `deadline`
+/// passes. A unary call runs it inline, in the host call, with no task or channel in between.
+pub(crate) async fn call(
+    pool: &Pool,
+    request: http::Request<GrpcBody>,
+    deadline: Option<Instant>,
+    bounds: Bounds,
+    events: &mut impl Events,
+) -> Result<Ended, CallError> {
+    let exchange = exchange(pool, request, bounds, events);
+    match deadline {
         Some(deadline) => match tokio::time::timeout_at(deadline, exchange).await {
             Ok(ended) => ended,
             Err(_) => Ok(Ended::with(code::DEADLINE_EXCEEDED, "deadline exceeded (timeout-ms)")),
         },
         None => exchange.await,
-    };
-    let _ = events.send(Event::End(ended)).await;
+    }
 }
 
 async fn exchange(
-    pool: Pool,
+    pool: &Pool,
     request: http::Request<GrpcBody>,
     bounds: Bounds,
-    events: &mpsc::Sender<Event>,
+    events: &mut impl Events,
 ) -> Result<Ended, CallError> {
     let response = pool.request(request).await.map_err(|err| match crate::http::own_listener_in(&err) {
         Some(own) => CallError::Denied(own),
@@ -149,7 +199,7 @@ async fn exchange(
     if parts.status != http::StatusCode::OK {
         return Ok(Ended::with(wire::status_of_http(parts.status), format!("HTTP status {}", parts.status)));
     }
-    let _ = events.send(Event::Headers(wire::from_headers(&parts.headers))).await;
+    events.headers(wire::from_headers(&parts.headers)).await;
     let mut deframer = Deframer::new(bounds.max, &bounds.budget);
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|err| CallError::Network(format!("reading the response: {err}")))?;
@@ -179,7 +229,7 @@ async fn exchange(
 
 /// Hand on every whole message `data` completes; how the call ended when it cannot go on (the
 /// plugin dropped it, a message is over the cap or compressed, or the byte budget is spent).
-async fn deliver(deframer: &mut Deframer, data: &[u8], events: &mpsc::Sender<Event>) -> Option<Ended> {
+async fn deliver(deframer: &mut Deframer, data: &[u8], events: &mut impl Events) -> Option<Ended> {
     if let Err(over) = deframer.push(data) {
         tracing::debug!("a gRPC call failed: {over}");
         return Some(Ended::with(code::RESOURCE_EXHAUSTED, over.to_string()));
@@ -187,7 +237,7 @@ async fn deliver(deframer: &mut Deframer, data: &[u8], events: &mpsc::Sender<Eve
     loop {
         match deframer.next_message() {
             Ok(Some(message)) => {
-                if events.send(Event::Message(message)).await.is_err() {
+                if !events.message(message).await {
                     return Some(Ended::with(code::CANCELLED, "the plugin dropped the call"));
                 }
             }

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use wasmtime::component::Resource;
 
-use self::call::{Bounds, CallError, ChannelBody, Ended, Event};
+use self::call::{Bounds, CallError, ChannelBody, Ended, Event, Unary};
 use crate::bindings::loadhost::plugin::grpc as wit;
 use crate::budget::{HeldBytes, OverBudget};
 use crate::ctx::DoerCtx;
@@ -100,26 +100,11 @@ impl wit::Host for DoerCtx {
             Err(err) => return Ok(Err(self.grpc_failed(err))),
         };
         let started = Instant::now();
-        let (events, mut from_call) = mpsc::channel(4);
-        // The first message is kept; any more are only counted (a unary call has one).
-        let collect = async {
-            let (mut headers, mut first, mut messages) = (Vec::new(), None, 0);
-            while let Some(event) = from_call.recv().await {
-                match event {
-                    Event::Headers(h) => headers = h,
-                    Event::Message(m) => {
-                        messages += 1;
-                        first.get_or_insert(m);
-                    }
-                    Event::End(ended) => return (headers, first, messages, ended),
-                }
-            }
-            (headers, first, messages, Err(CallError::Network("the call ended without a status".into())))
-        };
         let bounds = Bounds { max, budget: self.byte_budget.clone() };
-        let pool = self.grpc_pool();
-        let ((), (headers, first, messages, ended)) =
-            tokio::join!(call::drive(pool, request, deadline(timeout_ms), bounds, events), collect);
+        let pool = self.grpc.get_or_insert_with(|| call::pool(&self.http_client));
+        let mut unary = Unary::default();
+        let ended = call::call(pool, request, deadline(timeout_ms), bounds, &mut unary).await;
+        let Unary { headers, first, messages } = unary;
         self.http_client.drain_wire(&self.metrics);
         self.metrics.trend(names::GRPC_REQ_DURATION.into(), started.elapsed().as_secs_f64() * 1000.0, Vec::new());
         let ended = match ended {
@@ -223,7 +208,6 @@ impl wit::HostStreamingCall for DoerCtx {
             };
             self.http_client.drain_wire(&self.metrics);
             match event {
-                Some(Event::Headers(_)) => {}
                 Some(Event::Message(message)) => {
                     self.metrics.counter(names::GRPC_STREAMS_MSGS_RECEIVED.into(), 1, Vec::new());
                     return Ok(Ok(Some(message.as_bytes().to_vec())));
