@@ -184,7 +184,7 @@ impl DoerCtx {
             let fetched = client.fetch(&mut connections, &method, &url, headers, body, timeout, &metrics, hop).await;
             (fetched, connections, url)
         };
-        let (fetched, connections, url) = self.side.clone().run(fetch).await;
+        let (fetched, connections, url) = self.side.run(fetch).await;
         self.connections = connections;
         if let (Some(level), Some(started)) = (debug, started) {
             self.capture.http_note(&debug::response(level, &url, fetched.as_ref(), started.elapsed()));
@@ -223,7 +223,7 @@ impl DoerCtx {
             let fetched = client.fetch_following(&mut connections, jar.as_mut(), outgoing, &options, &metrics).await;
             (fetched, connections, jar)
         };
-        let (fetched, connections, jar) = self.side.clone().run(fetch).await;
+        let (fetched, connections, jar) = self.side.run(fetch).await;
         self.connections = connections;
         if jar.is_some() {
             self.cookies = jar;

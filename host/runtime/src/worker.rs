@@ -132,6 +132,8 @@ pub struct WasmWorker {
     task: bindings::Task,
     /// The run's secrets, kept out of the task's messages.
     text: Arc<PluginText>,
+    /// The store's side slot, which each call drives (see `off_fiber`).
+    side: Arc<crate::off_fiber::Side>,
 }
 
 impl WorkerFactory for WasmWorkerFactory {
@@ -156,7 +158,8 @@ impl WorkerFactory for WasmWorkerFactory {
             attempt: 0,
             input: Vec::new(),
         };
-        Ok(WasmWorker { store, instance, capture, task, text: self.grants.text.clone() })
+        let side = store.data().side.clone();
+        Ok(WasmWorker { store, instance, capture, task, text: self.grants.text.clone(), side })
     }
 
     async fn setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
@@ -214,10 +217,9 @@ impl Worker for WasmWorker {
         self.capture.set_task(Some(task.iteration));
         let doer = self.instance.loadhost_plugin_doer();
         let text = &self.text;
-        let side = self.store.data().side.clone();
         let call = doer.call_do_task(&mut self.store, &self.task);
         // The one translation of the WIT's `task-error` into the host's kinds of failure.
-        let (kind, msg) = match crate::off_fiber::drive(&side, call).await {
+        let (kind, msg) = match crate::off_fiber::drive(&self.side, call).await {
             Ok(Ok(())) => return TaskOutcome::Passed,
             Ok(Err(bindings::TaskError::Retryable(msg))) => (ErrorKind::Retryable, text.message(msg)),
             Ok(Err(bindings::TaskError::Failed(msg))) => (ErrorKind::Failed, text.message(msg)),

@@ -101,7 +101,7 @@ impl wit::Host for DoerCtx {
         };
         let started = Instant::now();
         let bounds = Bounds { max, budget: self.byte_budget.clone() };
-        let pool = self.grpc.get_or_insert_with(|| call::pool(&self.http_client));
+        let pool = self.grpc_pool();
         let mut unary = Unary::default();
         let ended = call::call(pool, request, deadline(timeout_ms), bounds, &mut unary).await;
         let Unary { headers, first, messages } = unary;
@@ -146,7 +146,7 @@ impl wit::HostStreamingCall for DoerCtx {
         }
         let (events, from_call) = mpsc::channel(STREAM_BUFFER);
         let bounds = Bounds { max: self.http_client.max_body(), budget: self.byte_budget.clone() };
-        let drive = call::drive(self.grpc_pool(), request, deadline(timeout_ms), bounds, events);
+        let drive = call::drive(self.grpc_pool().clone(), request, deadline(timeout_ms), bounds, events);
         let task = tokio::spawn(drive);
         self.metrics.counter(names::GRPC_STREAMS.into(), 1, Vec::new());
         let stream = GrpcStream {
@@ -256,8 +256,8 @@ impl wit::HostStreamingCall for DoerCtx {
 
 impl DoerCtx {
     /// The worker's gRPC connections, made on first use.
-    fn grpc_pool(&mut self) -> Pool {
-        self.grpc.get_or_insert_with(|| call::pool(&self.http_client)).clone()
+    fn grpc_pool(&mut self) -> &Pool {
+        self.grpc.get_or_insert_with(|| call::pool(&self.http_client))
     }
 
     /// Whether the target's host is on the allow-list; a refusal counts in `grpc_denied`.
