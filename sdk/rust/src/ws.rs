@@ -6,6 +6,9 @@
 //! A connection may serve many tasks of its worker: keep it in a `thread_local!` (each worker is
 //! its own instance) and connect again when an error says it is gone.
 //!
+//! These calls block the instance while they wait; an async task ([`AsyncDoer`](crate::AsyncDoer))
+//! uses [`nonblocking`], the same connections awaited.
+//!
 //! ```ignore
 //! use loadhost_sdk::ws::{self, Message};
 //!
@@ -18,6 +21,8 @@
 use std::time::Duration;
 
 use crate::bindings::loadhost::plugin::websocket as host;
+
+pub mod nonblocking;
 
 /// One whole message from the peer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +82,8 @@ impl std::fmt::Display for WsError {
 
 impl std::error::Error for WsError {}
 
-fn from_host(err: host::Error) -> WsError {
+/// The host's error as the SDK's (the async connections share the host's type, `with`-mapped).
+pub(crate) fn from_host(err: host::Error) -> WsError {
     match err {
         host::Error::InvalidRequest(why) => WsError::InvalidRequest(why),
         host::Error::Denied(why) => WsError::Denied(why),
@@ -87,6 +93,27 @@ fn from_host(err: host::Error) -> WsError {
         host::Error::Closed => WsError::Closed,
         host::Error::TooLarge(max) => WsError::TooLarge(max),
     }
+}
+
+/// The host's message as the SDK's.
+pub(crate) fn from_host_message(message: host::Message) -> Message {
+    match message {
+        host::Message::Text(text) => Message::Text(text),
+        host::Message::Binary(data) => Message::Binary(data),
+        host::Message::Close(frame) => Message::Close { code: frame.code, reason: frame.reason },
+    }
+}
+
+/// Headers as the host takes them.
+pub(crate) fn host_headers(headers: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
+    headers.iter().map(|(n, v)| ((*n).to_owned(), v.as_bytes().to_vec())).collect()
+}
+
+/// A ping's round trip from the host's milliseconds.
+pub(crate) fn round_trip(ms: f64) -> Duration {
+    // A negative or NaN figure reads as zero, one too large for a Duration as the longest: the host
+    // sends neither, and a plugin should not panic if it did.
+    Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).unwrap_or(Duration::MAX)
 }
 
 /// An open connection; dropping it ends the session.
@@ -100,9 +127,7 @@ pub fn connect(url: &str) -> Result<Connection, WsError> {
 
 /// Connect to `url`, sending `headers` with the handshake; give up after `timeout`.
 pub fn connect_with(url: &str, headers: &[(&str, &str)], timeout: Option<Duration>) -> Result<Connection, WsError> {
-    let headers: Vec<(String, Vec<u8>)> =
-        headers.iter().map(|(n, v)| ((*n).to_owned(), v.as_bytes().to_vec())).collect();
-    host::Connection::connect(url, &headers, crate::millis(timeout)).map(Connection).map_err(from_host)
+    host::Connection::connect(url, &host_headers(headers), crate::millis(timeout)).map(Connection).map_err(from_host)
 }
 
 impl Connection {
@@ -118,18 +143,13 @@ impl Connection {
 
     /// The next message, waiting at most `timeout` (`None`: until one comes).
     pub fn receive(&mut self, timeout: Option<Duration>) -> Result<Message, WsError> {
-        Ok(match self.0.receive(crate::millis(timeout)).map_err(from_host)? {
-            host::Message::Text(text) => Message::Text(text),
-            host::Message::Binary(data) => Message::Binary(data),
-            host::Message::Close(frame) => Message::Close { code: frame.code, reason: frame.reason },
-        })
+        self.0.receive(crate::millis(timeout)).map(from_host_message).map_err(from_host)
     }
 
     /// Send a ping and wait for its pong, at most `timeout` (`None`: the host's 10 s): the round
     /// trip (also recorded as `ws_ping`). Messages that arrive meanwhile are kept for `receive`.
     pub fn ping(&mut self, timeout: Option<Duration>) -> Result<Duration, WsError> {
-        let ms = self.0.ping(crate::millis(timeout)).map_err(from_host)?;
-        Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+        self.0.ping(crate::millis(timeout)).map(round_trip).map_err(from_host)
     }
 
     /// Close with `code` (1000: normal) and `reason`; the host awaits the peer's close on the side
