@@ -25,6 +25,9 @@
 //! - [`bindings`]: the raw bindings wit-bindgen generates from `wit/plugin.wit`.
 //! - [`Doer`] and [`export!`]: the one trait a plugin implements and the macro that exports it.
 //! - [`Lifecycle`] and [`export_with_lifecycle!`]: optional setup, per-worker init and teardown.
+//! - [`AsyncDoer`] and [`export_async!`]: a task as an `async fn`, many in flight in one instance
+//!   (world `workload-async`, below), with [`sleep`] and [`ws::nonblocking`] to await the host;
+//!   [`async_bindings`]: that world's raw bindings.
 //! - [`metrics`]: counters, gauges, trends and checks, aggregated by the host, and
 //!   [`declare_metrics!`], which states them in the component for `loadhost inspect` and thresholds.
 //! - [`group`] and [`Group`] ([`steps`]): a named block of a task, timed as `group_duration` and
@@ -36,6 +39,54 @@
 //! - [`config`]: reading settings the user passed with `loadhost run -e KEY=VALUE`, and
 //!   [`options`] with [`declare_options!`]: the settings the plugin declares (type, default or
 //!   required, help), for `loadhost inspect` and `loadhost run`'s checks, read typed.
+//!
+//! # Async tasks
+//! A plugin that exports with [`export_async!`] exports `loadhost:plugin/doer-async` instead of
+//! `doer`: the host runs many of its tasks at once in one instance, and a task that awaits holds no
+//! stack, only its future's state (the aim: tens of KiB per open WebSocket session, not an
+//! instance). It has no [`Lifecycle`].
+//!
+//! ```ignore
+//! use loadhost_sdk::ws::{Message, WsError, nonblocking};
+//! use loadhost_sdk::{AsyncDoer, Task, TaskError, TaskResult, retryable};
+//!
+//! struct Chat;
+//!
+//! fn lost(err: WsError) -> TaskError {
+//!     retryable(err.to_string())
+//! }
+//!
+//! impl AsyncDoer for Chat {
+//!     async fn do_task(_task: Task) -> TaskResult {
+//!         let mut conn = nonblocking::connect("ws://127.0.0.1:8080/ws/echo").await.map_err(lost)?;
+//!         conn.send_text("hello").await.map_err(lost)?;
+//!         // The instance runs other tasks meanwhile.
+//!         loadhost_sdk::sleep(std::time::Duration::from_millis(100)).await;
+//!         let echo = conn.receive(None).await.map_err(lost)?;
+//!         loadhost_sdk::metrics::check("echo", echo == Message::Text("hello".into()), &[]);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! loadhost_sdk::export_async!(Chat);
+//! ```
+//!
+//! - **Await, never block.** Only [`sleep`] and [`ws::nonblocking`] let the instance's other tasks
+//!   run while one waits. A blocking call in an async task — `std::thread::sleep`, [`http`], the
+//!   sync [`ws`], [`grpc`] — holds the instance, and so every task in flight in it, until it
+//!   returns. Metrics, checks and settings ([`declare_options!`], `OPTIONS.get`) do not wait and
+//!   work as in a sync task.
+//! - **State is per instance.** A `static` or `thread_local!` is shared by every task of the
+//!   instance, which serves many workers: key per-worker state by [`Task::worker_id`] in a
+//!   `thread_local!` `RefCell<BTreeMap<u32, _>>` (a `HashMap` works too, but its random seed
+//!   makes the plugin import `wasi:random`), take the value out for the task and put it back after
+//!   (`plugins/ws-echo-async`). Never hold a `RefCell` borrow across an `.await`: another task
+//!   borrowing it meanwhile panics, which traps the instance.
+//! - **Groups** ([`group`], [`Group`]) keep one path per instance: a group open across an
+//!   `.await` would tag the checks of the tasks that run meanwhile. Open them around code that does
+//!   not await.
+//! - **A panic** traps the instance, and every task in flight in it fails with it. A setting that
+//!   did not parse aborts the run as in a sync task (reported by the first task to finish after).
 //!
 //! # When something goes wrong
 //! The export macros install a panic hook that writes one line to stderr,
@@ -79,10 +130,12 @@ pub mod bindings {
 /// on for every plugin. The interfaces both worlds share are mapped (`with`) onto [`bindings`], so
 /// a `Task`, a metric or a `websocket` error is one type whichever world a plugin exports.
 ///
-/// A plugin carries this world's exports only when it invokes [`export_async!`]: with
-/// `pub_export_macro` wit-bindgen embeds the world's imports alone in the SDK (wit-component drops
-/// those a plugin does not call) and the whole world from the export macro. So a plugin using
-/// [`export!`] builds exactly as it did before this module existed.
+/// A plugin carries this world only when it invokes [`export_async!`]: with `pub_export_macro`
+/// wit-bindgen embeds the whole world (imports and exports) from the export macro, in the plugin.
+/// What it would embed in the SDK itself is the world's imports alone, which wit-component drops
+/// when unused; `disable_custom_section_link_helpers` stops it forcing even that section (and a
+/// helper function) into every plugin. So a plugin using [`export!`] has exactly the imports and
+/// exports it had before this module existed.
 #[allow(missing_docs)]
 pub mod async_bindings {
     wit_bindgen::generate!({
@@ -253,7 +306,9 @@ macro_rules! export_async {
                 }
             }
 
-            $crate::async_bindings::__export_workload_async!(__LoadhostAsyncPlugin with_types_in $crate::async_bindings);
+            $crate::async_bindings::__export_workload_async!(
+                __LoadhostAsyncPlugin with_types_in $crate::async_bindings
+            );
         };
     };
 }
