@@ -158,3 +158,21 @@ impl Connection {
         self.0.close(code, reason).map_err(from_host)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_trip_never_panics() {
+        assert_eq!(round_trip(1.5), Duration::from_micros(1500));
+        assert_eq!(round_trip(-3.0), Duration::ZERO);
+        assert_eq!(round_trip(f64::NAN), Duration::ZERO);
+        assert_eq!(round_trip(f64::INFINITY), Duration::MAX);
+    }
+
+    #[test]
+    fn headers_go_as_bytes() {
+        assert_eq!(host_headers(&[("x-a", "1")]), vec![("x-a".to_owned(), b"1".to_vec())]);
+    }
+}
