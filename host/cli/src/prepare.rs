@@ -11,11 +11,12 @@ use loadhost_component::declared::declared_metrics;
 use loadhost_component::options::{self, DeclaredOption};
 use loadhost_config::criteria::MetricDecl;
 use loadhost_config::{RunSettings, check_plugin_metrics};
+use loadhost_engine::Plan;
 use loadhost_runtime::http::allow::AllowRule;
 use loadhost_runtime::http::proxy::ProxyOptions;
 use loadhost_runtime::http::tls::{ClientCert, TlsOptions};
 use loadhost_runtime::plugin_text::PluginText;
-use loadhost_runtime::{Grants, HttpClient, HttpOptions, Plugin, Runtime, RuntimeOptions, cache};
+use loadhost_runtime::{Grants, HttpClient, HttpOptions, Plugin, Runtime, RuntimeOptions, cache, check_capacity};
 
 use crate::exit::Failure;
 
@@ -43,7 +44,7 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
     }
     check_plugin_options(files, settings)?;
     let options = RuntimeOptions {
-        max_instances: settings.max_workers,
+        max_instances: pooled_instances(files, settings)?,
         cache_dir: cache::default_dir(),
         cache_max: settings.cache_max(),
         max_memory: settings.max_memory(),
@@ -61,6 +62,25 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
         check_plugin_metrics(settings, &declared).map_err(Failure::usage)?;
     }
     Ok(plugins)
+}
+
+/// How many instances the run's pool must hold: one per worker, checked against the machine's
+/// capacity, unless every plugin is async (its workers share instances made on demand, not pooled).
+fn pooled_instances(files: &[(&Path, &str)], settings: &RunSettings) -> Result<u32, Failure> {
+    let all_async = files.iter().all(|(path, _)| {
+        loadhost_input::read(path, settings.plugin_cap()).is_ok_and(|bytes| {
+            loadhost_component::exports_interface(&bytes, loadhost_runtime::plugin::DOER_ASYNC_EXPORT)
+        })
+    });
+    if all_async {
+        tracing::debug!("every plugin is async: its workers share instances, none is pooled");
+        return Ok(1);
+    }
+    check_capacity(settings.max_workers, settings.max_memory()).map_err(|err| {
+        let flag = if settings.plans.iter().any(Plan::is_open) { "--max-workers" } else { "--workers" };
+        Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_workers))
+    })?;
+    Ok(settings.max_workers)
 }
 
 /// The metrics the plugin file declares (its `loadhost:metrics` sections), as `--metric` would

@@ -24,6 +24,27 @@ pub mod wrap;
 /// The plugin contract, as the host was built with it.
 pub const WIT: &str = include_str!("../../../wit/plugin.wit");
 
+/// Whether the component in `bytes` exports an interface (or function) named `name` at its top
+/// level: read from the export sections without compiling (nested components' exports do not
+/// count). False for anything that does not parse.
+pub fn exports_interface(bytes: &[u8], name: &str) -> bool {
+    let mut depth = 0u32;
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        match payload {
+            Ok(wasmparser::Payload::Version { .. }) => depth += 1,
+            Ok(wasmparser::Payload::End(_)) => depth = depth.saturating_sub(1),
+            Ok(wasmparser::Payload::ComponentExportSection(exports)) if depth == 1 => {
+                if exports.into_iter().flatten().any(|export| export.name.name == name) {
+                    return true;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
 /// Whether `bytes` are a core module (not a component): the wasm magic and version 1.
 pub fn is_core_module(bytes: &[u8]) -> bool {
     bytes.get(..8) == Some(&[0, b'a', b's', b'm', 1, 0, 0, 0])

@@ -49,6 +49,10 @@ pub(crate) struct DoerCtx {
     pub(crate) under_way: crate::under_way::UnderWay,
     /// Where host calls leave the work they wait for, polled off the fiber (see `off_fiber`).
     pub(crate) side: Arc<crate::off_fiber::Side>,
+    /// Tasks started and ended and async host calls made and returned in this store: a shared
+    /// instance whose count stands still while wasm runs has a task that never awaits (see
+    /// `shared::Runaway`).
+    pub(crate) progress: u64,
 }
 
 impl DoerCtx {
@@ -116,7 +120,13 @@ impl DoerCtx {
             text: grants.text.clone(),
             under_way: crate::under_way::UnderWay::default(),
             side: Arc::default(),
+            progress: 0,
         })
+    }
+
+    /// Something happened that a task awaiting in a shared instance waits for (see `progress`).
+    pub(crate) fn progressed(&mut self) {
+        self.progress = self.progress.wrapping_add(1);
     }
 }
 

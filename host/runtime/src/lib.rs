@@ -2,14 +2,17 @@
 //! knows nothing of rates or schedules.
 //!
 //! ```text
-//! Runtime::new(options)      one wasmtime Engine: pooling allocator, no component-model concurrency
+//! Runtime::new(options)      a wasmtime Engine: pooling allocator, no component-model concurrency
+//!                            (and, for async plugins, a second one with it, made on first use)
 //!   .load(path)              read, check the header, compile (or take the cached artifact),
-//!                            check the `doer` export and that every import can be provided
+//!                            check the `doer` (or `doer-async`) export and every import
 //!   -> Plugin::factory(env)  a WorkerFactory: one Store + instance per worker, from an InstancePre
+//!                            (an async plugin's workers share instances: `shared`)
 //! ```
 //!
 //! # Layout
-//! - [`bindings`]: the one host `bindgen!` over `wit/`.
+//! - [`bindings`]: the host `bindgen!` of the `workload` world, and [`bindings_async`] of
+//!   `workload-async` (async plugins), which reuses the first's shared interfaces.
 //! - `wasmtime_engine`: the Engine's configuration and why.
 //! - [`cache`]: compiled artifacts on disk, keyed by the plugin's sha256 and the wasmtime version.
 //! - [`plugin`]: loading and rejecting plugins ([`PluginError`] says exactly why).
@@ -21,7 +24,8 @@
 //! - [`grants`]: what the user grants a plugin (environment, directories, network).
 //! - `metrics_host`: the `loadhost:plugin/metrics` import.
 //! - `http_host`: the one-call `loadhost:plugin/http` import.
-//! - `ws`: the `loadhost:plugin/websocket` import: connections the host owns.
+//! - `ws`: the `loadhost:plugin/websocket` import: connections the host owns, and its async twin
+//!   `websocket-async` (`ws::concurrent`).
 //! - `grpc`: the `loadhost:plugin/grpc` import: unary and streaming calls with raw protobuf bytes.
 //! - [`protocol_metrics`]: the WebSocket and gRPC metrics, and how many connections an instance holds.
 //! - `under_way`: the host call a worker's task is in, for a task cut short to say where it was.
@@ -29,12 +33,16 @@
 //! - `budget`: the byte budget of what the host holds on an instance's behalf (messages, streams,
 //!   bodies read whole).
 //! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
+//! - `shared`: an async plugin's workers, sharing instances whose tasks run together
+//!   (`run_concurrent`), and their shared fate.
+//! - `timers_host`: the `loadhost:plugin/timers` import (an async task's sleep).
 //! - [`runners`]: the Python and JavaScript runners the binary carries, which run scripts.
 //! - [`plugin_text`]: what a plugin says, redacted and bounded on its way to an output.
 
 #![deny(missing_docs)]
 
 pub mod bindings;
+pub mod bindings_async;
 mod budget;
 pub mod cache;
 mod ctx;
@@ -51,6 +59,8 @@ pub mod plugin;
 pub mod plugin_text;
 pub mod protocol_metrics;
 pub mod runners;
+mod shared;
+mod timers_host;
 mod under_way;
 mod wasmtime_engine;
 pub mod worker;

@@ -14,8 +14,20 @@ use crate::cache::CacheOutcome;
 use crate::ctx::DoerCtx;
 use crate::wasmtime_engine::Runtime;
 
-/// The export every plugin must have.
+/// The export every plugin must have…
 pub const DOER_EXPORT: &str = "loadhost:plugin/doer@0.1.0";
+
+/// …or, for a plugin whose tasks are async functions (many in flight in one instance), this one.
+pub const DOER_ASYNC_EXPORT: &str = "loadhost:plugin/doer-async@0.1.0";
+
+/// Which `doer` a plugin exports, ready to instantiate.
+#[derive(Clone)]
+pub(crate) enum Exports {
+    /// `doer`: one instance per worker.
+    Doer(WorkloadPre<DoerCtx>),
+    /// `doer-async`: many workers per instance (see `shared`).
+    DoerAsync(crate::bindings_async::WorkloadAsyncPre<DoerCtx>),
+}
 
 /// The optional lifecycle export.
 pub const LIFECYCLE_EXPORT: &str = "loadhost:plugin/lifecycle@0.1.0";
@@ -124,7 +136,7 @@ pub(crate) struct ScriptDir {
 #[derive(Clone)]
 pub struct Plugin {
     pub(crate) runtime: Runtime,
-    pub(crate) pre: WorkloadPre<DoerCtx>,
+    pub(crate) exports: Exports,
     pub(crate) lifecycle: Option<LifecycleExports>,
     path: PathBuf,
     sha256: String,
@@ -212,24 +224,37 @@ impl Plugin {
     fn compile(runtime: &Runtime, bytes: &[u8], source: &str, identity: Identity) -> Result<Self, PluginError> {
         let Identity { path, sha256, size } = identity;
         let cache_key = format!("{:x}", Sha256::digest(bytes));
+        let concurrent = loadhost_component::exports_interface(bytes, DOER_ASYNC_EXPORT);
+        let internal = |err: anyhow::Error| PluginError::Invalid { path: path.clone(), message: format!("{err:#}") };
+        let engine = if concurrent { runtime.concurrent_engine().map_err(internal)? } else { &runtime.engine };
         let (component, cache, load_time) = runtime
             .cache
-            .load(&runtime.engine, &cache_key, bytes, source)
+            .load(engine, &cache_key, bytes, source)
             .map_err(|err| PluginError::Invalid { path: path.clone(), message: one_line(&err) })?;
-        check_doer_export(&runtime.engine, &component, &path)?;
-        let lifecycle = lifecycle_exports(&component, &path)?;
-        let linker = linker(runtime)?;
         let incompatible =
             |err: wasmtime::Error| PluginError::Incompatible { path: path.clone(), message: one_line(&err) };
-        let instance_pre = linker.instantiate_pre(&component).map_err(incompatible)?;
-        let pre = WorkloadPre::new(instance_pre).map_err(incompatible)?;
+        let (exports, lifecycle) = if concurrent {
+            let instance_pre = linker(engine, true)?.instantiate_pre(&component).map_err(incompatible)?;
+            let pre = crate::bindings_async::WorkloadAsyncPre::new(instance_pre).map_err(incompatible)?;
+            (Exports::DoerAsync(pre), None)
+        } else {
+            check_doer_export(engine, &component, &path)?;
+            let lifecycle = lifecycle_exports(&component, &path)?;
+            let instance_pre = linker(engine, false)?.instantiate_pre(&component).map_err(incompatible)?;
+            (Exports::Doer(WorkloadPre::new(instance_pre).map_err(incompatible)?), lifecycle)
+        };
         tracing::debug!("loaded {} ({size} bytes, sha256 {sha256}) in {load_time:?}, cache {cache:?}", path.display());
-        Ok(Self { runtime: runtime.clone(), pre, lifecycle, path, sha256, size, cache, load_time, script: None })
+        Ok(Self { runtime: runtime.clone(), exports, lifecycle, path, sha256, size, cache, load_time, script: None })
     }
 
     /// The script it runs, when it is a script (or a script component).
     pub fn script(&self) -> Option<&Script> {
         self.script.as_ref().map(|s| &s.script)
+    }
+
+    /// Whether its tasks are async functions (`doer-async`), many in flight in one instance.
+    pub fn is_async(&self) -> bool {
+        matches!(self.exports, Exports::DoerAsync(_))
     }
 
     /// Whether the plugin exports `loadhost:plugin/lifecycle`.
@@ -318,11 +343,12 @@ fn lifecycle_exports(component: &Component, path: &Path) -> Result<Option<Lifecy
 }
 
 /// Everything a plugin may import: all of WASI 0.2 (granting nothing by default), wasi:http
-/// (denied unless allowed) and loadhost's metrics.
-fn linker(runtime: &Runtime) -> Result<Linker<DoerCtx>, PluginError> {
+/// (denied unless allowed) and loadhost's interfaces; with `concurrent`, those of the
+/// `workload-async` world.
+fn linker(engine: &wasmtime::Engine, concurrent: bool) -> Result<Linker<DoerCtx>, PluginError> {
     let internal =
         |err: wasmtime::Error| PluginError::Invalid { path: PathBuf::from("<host>"), message: one_line(&err) };
-    let mut linker = Linker::new(&runtime.engine);
+    let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(internal)?;
     // Name lookups go through the allow-list: wasi's own implementation, behind a filter.
     linker.allow_shadowing(true);
@@ -333,8 +359,16 @@ fn linker(runtime: &Runtime) -> Result<Linker<DoerCtx>, PluginError> {
     .map_err(internal)?;
     linker.allow_shadowing(false);
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(internal)?;
-    crate::bindings::Workload::add_to_linker::<_, wasmtime::component::HasSelf<DoerCtx>>(&mut linker, |ctx| ctx)
+    if concurrent {
+        crate::bindings_async::WorkloadAsync::add_to_linker::<_, wasmtime::component::HasSelf<DoerCtx>>(
+            &mut linker,
+            |ctx| ctx,
+        )
         .map_err(internal)?;
+    } else {
+        crate::bindings::Workload::add_to_linker::<_, wasmtime::component::HasSelf<DoerCtx>>(&mut linker, |ctx| ctx)
+            .map_err(internal)?;
+    }
     Ok(linker)
 }
 

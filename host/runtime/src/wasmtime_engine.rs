@@ -34,6 +34,8 @@ pub struct Runtime {
     pub(crate) max_memory: usize,
     /// The largest plugin file read.
     pub(crate) plugin_cap: loadhost_input::Cap,
+    /// The engine of async plugins (`doer-async`), made when the first is loaded.
+    concurrent: Arc<std::sync::OnceLock<Engine>>,
 }
 
 /// Memories, tables and core instances a component may use, per component instance. A Rust
@@ -196,7 +198,28 @@ impl Runtime {
         start_epoch_ticker(&engine).context("starting the epoch ticker thread")?;
         let cache = Arc::new(CompileCache::new(options.cache_dir, options.cache_max));
         let max_memory = usize::try_from(options.max_memory).unwrap_or(usize::MAX);
-        Ok(Self { engine, cache, max_memory, plugin_cap: options.plugin_cap })
+        Ok(Self { engine, cache, max_memory, plugin_cap: options.plugin_cap, concurrent: Arc::default() })
+    }
+
+    /// The engine of async plugins: component-model concurrency on (a task awaiting an async
+    /// import holds no fiber), instances allocated on demand (a few instances, each shared by
+    /// up to `shared::WORKERS_PER_INSTANCE` workers, need no pool), and the same epoch
+    /// interruption and stack limit as the pooled engine.
+    pub(crate) fn concurrent_engine(&self) -> anyhow::Result<&Engine> {
+        if let Some(engine) = self.concurrent.get() {
+            return Ok(engine);
+        }
+        let mut config = Config::new();
+        config.concurrency_support(true);
+        config.wasm_component_model_async(true);
+        config.epoch_interruption(true);
+        config.max_wasm_stack(MAX_WASM_STACK);
+        let engine =
+            Engine::new(&config).map_err(anyhow::Error::from).context("configuring the engine of async plugins")?;
+        start_epoch_ticker(&engine).context("starting the epoch ticker thread")?;
+        // Two loads at once would both get here: the first engine set is the one kept.
+        let _ = self.concurrent.set(engine);
+        self.concurrent.get().context("the engine of async plugins")
     }
 
     /// The underlying engine.

@@ -22,7 +22,11 @@ use crate::plugin_text::{PluginText, bounded};
 pub struct WasmWorkerFactory {
     engine: wasmtime::Engine,
     max_memory: usize,
-    pre: WorkloadPre<DoerCtx>,
+    pre: Option<WorkloadPre<DoerCtx>>,
+    /// An async plugin's (exporting `doer-async`, not `doer`)…
+    async_pre: Option<crate::bindings_async::WorkloadAsyncPre<DoerCtx>>,
+    /// …and its instances, shared by its workers, made with the first worker.
+    shared: Arc<std::sync::OnceLock<Arc<crate::shared::Instances>>>,
     grants: Arc<Grants>,
     /// The connections this run's workers share (a factory serves one run).
     connections: Arc<RunConnections>,
@@ -70,6 +74,8 @@ impl WasmWorkerFactory {
         store.set_epoch_deadline(1);
         let instance = self
             .pre
+            .as_ref()
+            .ok_or_else(|| WorkerError::new("an async plugin has no instance of its own"))?
             .instance_pre()
             .instantiate_async(&mut store)
             .await
@@ -108,12 +114,20 @@ impl Plugin {
             grants.dirs.push((script.dir.path().to_owned(), crate::runners::SCRIPT_DIR.to_owned()));
             grants.env.push((crate::runners::SCRIPT_VAR.to_owned(), script.script.entry.clone()));
         }
+        let grants = Arc::new(grants);
+        let connections = RunConnections::new();
+        let (pre, async_pre) = match &self.exports {
+            crate::plugin::Exports::Doer(pre) => (Some(pre.clone()), None),
+            crate::plugin::Exports::DoerAsync(pre) => (None, Some(pre.clone())),
+        };
         WasmWorkerFactory {
             engine: self.runtime.engine.clone(),
             max_memory: self.runtime.max_memory,
-            pre: self.pre.clone(),
-            grants: Arc::new(grants),
-            connections: RunConnections::new(),
+            pre,
+            async_pre,
+            shared: Arc::default(),
+            grants,
+            connections,
             lifecycle: self.lifecycle,
             setup_options: Arc::from(""),
             output: None,
@@ -122,8 +136,16 @@ impl Plugin {
     }
 }
 
+/// A worker: a plugin instance of its own, or a place in an async plugin's shared instance.
+pub struct WasmWorker(Kind);
+
+enum Kind {
+    Own(Box<OwnWorker>),
+    Shared(crate::shared::SharedWorker),
+}
+
 /// One plugin instance in its own store.
-pub struct WasmWorker {
+struct OwnWorker {
     store: Store<DoerCtx>,
     instance: Workload,
     /// What the instance prints.
@@ -140,6 +162,23 @@ impl WorkerFactory for WasmWorkerFactory {
     type Worker = WasmWorker;
 
     async fn new_worker(&self, ctx: WorkerContext) -> Result<WasmWorker, WorkerError> {
+        if let Some(pre) = &self.async_pre {
+            let instances = self.shared.get_or_init(|| {
+                crate::shared::Instances::new(crate::shared::Maker {
+                    engine: pre.instance_pre().component().engine().clone(),
+                    pre: pre.clone(),
+                    max_memory: self.max_memory,
+                    grants: self.grants.clone(),
+                    connections: self.connections.clone(),
+                    output: self.output.clone(),
+                    http_debug: self.http_debug,
+                })
+            });
+            let worker =
+                crate::shared::SharedWorker::new(instances.clone(), ctx.event_loop, ctx.scenario, ctx.id, ctx.metrics)
+                    .await?;
+            return Ok(WasmWorker(Kind::Shared(worker)));
+        }
         let capture = self.capture(ctx.scenario.clone(), Some(ctx.id));
         let (mut store, raw) = self.instance(ctx.metrics, ctx.event_loop, &capture).await?;
         if let Some(lifecycle) = &self.lifecycle {
@@ -159,7 +198,8 @@ impl WorkerFactory for WasmWorkerFactory {
             input: Vec::new(),
         };
         let side = store.data().side.clone();
-        Ok(WasmWorker { store, instance, capture, task, text: self.grants.text.clone(), side })
+        let own = OwnWorker { store, instance, capture, task, text: self.grants.text.clone(), side };
+        Ok(WasmWorker(Kind::Own(Box::new(own))))
     }
 
     async fn setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
@@ -201,10 +241,20 @@ impl WasmWorkerFactory {
 
 impl Worker for WasmWorker {
     fn whereabouts(&self) -> Option<loadhost_engine::worker::Whereabouts> {
-        let (under_way, text) = (self.store.data().under_way.clone(), self.text.clone());
+        let Kind::Own(own) = &self.0 else { return None };
+        let (under_way, text) = (own.store.data().under_way.clone(), own.text.clone());
         Some(Arc::new(move || under_way.describe(&text)))
     }
 
+    async fn run(&mut self, task: Task<'_>) -> TaskOutcome {
+        match &mut self.0 {
+            Kind::Own(own) => own.run(task).await,
+            Kind::Shared(shared) => shared.run(task).await,
+        }
+    }
+}
+
+impl OwnWorker {
     async fn run(&mut self, task: Task<'_>) -> TaskOutcome {
         self.task.iteration = task.iteration;
         self.task.attempt = task.attempt;
@@ -216,33 +266,41 @@ impl Worker for WasmWorker {
         self.store.set_epoch_deadline(1);
         self.capture.set_task(Some(task.iteration));
         let doer = self.instance.loadhost_plugin_doer();
-        let text = &self.text;
         let call = doer.call_do_task(&mut self.store, &self.task);
-        // The one translation of the WIT's `task-error` into the host's kinds of failure.
-        let (kind, msg) = match crate::off_fiber::drive(&self.side, call).await {
-            Ok(Ok(())) => return TaskOutcome::Passed,
-            Ok(Err(bindings::TaskError::Retryable(msg))) => (ErrorKind::Retryable, text.message(msg)),
-            Ok(Err(bindings::TaskError::Failed(msg))) => (ErrorKind::Failed, text.message(msg)),
-            Ok(Err(bindings::TaskError::Abort(msg))) => (ErrorKind::Aborted, text.message(msg)),
-            Err(err) => (ErrorKind::Trapped, bounded(describe_trap(&err, &self.capture))),
-        };
-        TaskOutcome::Error(kind, msg)
+        match crate::off_fiber::drive(&self.side, call).await {
+            Ok(returned) => outcome(returned, &self.text),
+            Err(err) => TaskOutcome::Error(ErrorKind::Trapped, bounded(describe_trap(&err, &self.capture))),
+        }
     }
 }
 
-impl Drop for WasmWorker {
+impl Drop for OwnWorker {
     fn drop(&mut self) {
         // A task cut short (a timeout, a stop) may leave half a line: it is still the plugin's.
         self.capture.flush();
     }
 }
 
+/// The one translation of the WIT's `task-error` into the host's kinds of failure.
+pub(crate) fn outcome(returned: Result<(), bindings::TaskError>, text: &PluginText) -> TaskOutcome {
+    let (kind, msg) = match returned {
+        Ok(()) => return TaskOutcome::Passed,
+        Err(bindings::TaskError::Retryable(msg)) => (ErrorKind::Retryable, text.message(msg)),
+        Err(bindings::TaskError::Failed(msg)) => (ErrorKind::Failed, text.message(msg)),
+        Err(bindings::TaskError::Abort(msg)) => (ErrorKind::Aborted, text.message(msg)),
+    };
+    TaskOutcome::Error(kind, msg)
+}
+
 /// The trap's kind and, when known, the wasm function it happened in; a panic's own words first
 /// when the plugin printed them (the Rust SDK's panic hook writes `panicked at FILE:LINE:COL: …`
 /// to stderr just before the trap), else the last stderr line of the task, if any.
-fn describe_trap(err: &wasmtime::Error, capture: &Capture) -> String {
+pub(crate) fn describe_trap(err: &wasmtime::Error, capture: &Capture) -> String {
     // A limit's own words come first: the rest of the chain is a wasm backtrace.
+    let runaway = (err.downcast_ref::<crate::shared::RunawayTask>().map(ToString::to_string))
+        .or_else(|| err.downcast_ref::<crate::shared::AbandonedTasks>().map(ToString::to_string));
     let what = match (err.downcast_ref::<LimitError>(), err.downcast_ref::<wasmtime::Trap>()) {
+        _ if runaway.is_some() => runaway.unwrap_or_default(),
         (Some(limit), _) => limit.to_string(),
         (None, Some(trap)) => trap.to_string(),
         (None, None) => one_line(err),

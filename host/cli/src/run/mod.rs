@@ -41,9 +41,9 @@ use std::sync::Arc;
 
 use loadhost_config::criteria::HttpDebugArg;
 use loadhost_config::{RunOptions, RunSettings};
-use loadhost_engine::{Control, Interrupt, Live, Plan, ScenarioPlugins};
+use loadhost_engine::{Control, Interrupt, Live, ScenarioPlugins};
 use loadhost_output::RunInfo;
-use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, LineSink, Plugin, WasmWorkerFactory, check_capacity};
+use loadhost_runtime::{CacheOutcome, Grants, HttpDebug, LineSink, Plugin, WasmWorkerFactory};
 
 use self::endpoints::Endpoints;
 use self::files::{OutputFiles, plugin_lines, start_observer};
@@ -201,20 +201,16 @@ fn run_info(settings: &RunSettings, plugins: &RunPlugins) -> RunInfo {
     }
 }
 
-/// The options (flags over the `-c` file over a pulled bundle's TOML) resolved into a plan, and
-/// checked against the machine's capacity for instances.
+/// The options (flags over the `-c` file over a pulled bundle's TOML) resolved into a plan (checked
+/// against the machine's capacity for instances as the plugins load: an async plugin's workers
+/// share instances).
 fn settings(args: &RunArgs, bundle: Option<RunOptions>) -> Result<RunSettings, Failure> {
     let file_options = match &args.config {
         Some(path) => loadhost_config::file::load(path).map_err(Failure::usage)?,
         None => RunOptions::default(),
     };
     let options = args.options.clone().or(file_options).or(bundle.unwrap_or_default());
-    let settings = loadhost_config::resolve(options).map_err(Failure::usage)?;
-    check_capacity(settings.max_workers, settings.max_memory()).map_err(|err| {
-        let flag = if settings.plans.iter().any(Plan::is_open) { "--max-workers" } else { "--workers" };
-        Failure::usage(anyhow::anyhow!("{flag} {}: {err}", settings.max_workers))
-    })?;
-    Ok(settings)
+    loadhost_config::resolve(options).map_err(Failure::usage)
 }
 
 /// The seed in effect, logged before any load (once the run can start, so bad input still gets
