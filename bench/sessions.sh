@@ -7,7 +7,9 @@
 #                -e TARGET_URL=ws://127.0.0.1:PORT/ws/echo?delay=3000
 #
 # (one connection per worker, kept across its tasks; each task sends one message and waits 3 s for
-# its echo), for N in NS, then k6's `k6/ws` (bench/k6/ws-echo-ws.js with the same URL: one
+# its echo), for N in NS, then the same with the async twin `ws-echo-async` (a `doer-async`
+# plugin: its workers share instances, docs/runtime.md "Async plugins") for N in ASYNC_NS ("async"
+# rows), then k6's `k6/ws` (bench/k6/ws-echo-ws.js with the same URL: one
 # connection per VU, each message waits 3 s for its echo) for N in K6_NS, then the Python ws-echo
 # plugin (target/plugins/ws-echo-python.wasm) for N in PY_NS, then HTTP requests in flight: the
 # `http-get` plugin with `-w N` against the target's /delay?ms=DELAY_MS (one kept-alive connection
@@ -38,6 +40,7 @@
 #
 # Knobs (environment):
 #   NS="1 1000 5000 10000 19000"  loadhost sessions per run (the Rust ws-echo plugin)
+#   ASYNC_NS="1 1000 10000 19000" loadhost sessions per run (the Rust ws-echo-async plugin)
 #   K6_NS="1 1000 10000 19000"    k6 VUs per run (k6/ws)
 #   PY_NS="1 1000 10000"          the Python plugin's sessions per run
 #   HTTP_NS="1 2000"              http-get's requests in flight per run
@@ -68,6 +71,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 NS=${NS-1 1000 5000 10000 19000}
+ASYNC_NS=${ASYNC_NS-1 1000 10000 19000}
 K6_NS=${K6_NS-1 1000 10000 19000}
 PY_NS=${PY_NS-1 1000 10000}
 HTTP_NS=${HTTP_NS-1 2000}
@@ -81,6 +85,7 @@ LOADHOST=${LOADHOST:-target/release/loadhost}
 EXTRA_ARGS=${EXTRA_ARGS:-}
 OUT=target/bench/sessions
 read -ra ns <<< "$NS"
+read -ra async_ns <<< "$ASYNC_NS"
 read -ra k6_ns <<< "$K6_NS"
 read -ra py_ns <<< "$PY_NS"
 read -ra http_ns <<< "$HTTP_NS"
@@ -90,13 +95,13 @@ read -ra extra_args <<< "$EXTRA_ARGS"
 die() { echo "bench/sessions.sh: $*" >&2; exit 2; }
 [[ $DURATION =~ ^([0-9]+)s$ ]] || die "DURATION must be whole seconds (12s), not '$DURATION'"
 dur_s=$(( 10#${BASH_REMATCH[1]} ))
-for n in "${ns[@]}" "${k6_ns[@]}" "${py_ns[@]}" "${http_ns[@]}" "${breakdown_ns[@]}" "$DELAY_MS" "$GRACE" "$SMAPS_AT" "$ASYNC_STACK_KIB"; do
-    [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS, K6_NS, PY_NS, HTTP_NS, BREAKDOWN_NS, DELAY_MS, GRACE, SMAPS_AT and ASYNC_STACK_KIB take positive integers, not '$n'"
+for n in "${ns[@]}" "${async_ns[@]}" "${k6_ns[@]}" "${py_ns[@]}" "${http_ns[@]}" "${breakdown_ns[@]}" "$DELAY_MS" "$GRACE" "$SMAPS_AT" "$ASYNC_STACK_KIB"; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS, ASYNC_NS, K6_NS, PY_NS, HTTP_NS, BREAKDOWN_NS, DELAY_MS, GRACE, SMAPS_AT and ASYNC_STACK_KIB take positive integers, not '$n'"
 done
 [ "$SMAPS_AT" -lt "$dur_s" ] || die "SMAPS_AT ($SMAPS_AT) must be less than DURATION's seconds ($dur_s)"
 [ -x /usr/bin/time ] || die "needs GNU time at /usr/bin/time (Debian package 'time')"
 [ -x "$LOADHOST" ] || die "no loadhost binary at $LOADHOST (cargo build --release -p loadhost)"
-for p in ws-echo ws-echo-python http-get; do
+for p in ws-echo ws-echo-async ws-echo-python http-get; do
     [ -f "target/plugins/$p.wasm" ] || die "target/plugins/$p.wasm is missing (cargo xtask plugins)"
 done
 K6=$(bench_find_k6)
@@ -351,8 +356,9 @@ run() { # tool n [breakdown]
     local base="$OUT/runs/$tool-$n${breakdown:+-breakdown}"
     local cmd=()
     case $tool in
-        loadhost | python)
+        loadhost | async | python)
             local plugin=target/plugins/ws-echo.wasm
+            [ "$tool" = async ] && plugin=target/plugins/ws-echo-async.wasm
             [ "$tool" = python ] && plugin=target/plugins/ws-echo-python.wasm
             cmd=("$LOADHOST" run "$plugin" -w "$n" -d "$DURATION" -e MESSAGES=1 -e "TARGET_URL=$ws_url"
                 --allow-host "$authority" --summary-json "$base.json" --out "json=$base.jsonl" "${extra_args[@]}") ;;
@@ -416,7 +422,7 @@ echo "bench/sessions.sh: target $url, sessions wait ${DELAY_MS} ms for their ech
 echo "  loadhost: $LOADHOST ${EXTRA_ARGS:+(with $EXTRA_ARGS)}; k6: ${K6:-absent}${K6:+ $("$K6" version 2>/dev/null | head -n 1 | cut -d' ' -f2)}"
 # Each plugin once first, unmeasured: its compile (a cold cache: seconds of CPU and a transient
 # few hundred MiB for the Python one) weighs on no run below.
-for plugin in ws-echo ws-echo-python; do
+for plugin in ws-echo ws-echo-async ws-echo-python; do
     timeout -k 5 $(( 300 + GRACE )) "$LOADHOST" run "target/plugins/$plugin.wasm" -w 1 -d 1s -e MESSAGES=1 \
         -e "TARGET_URL=ws://$authority/ws/echo" --allow-host "$authority" > "$OUT/runs/warm-$plugin.out" 2>&1 \
         || die "the warm-up run of $plugin failed: $(tail -n 3 "$OUT/runs/warm-$plugin.out")"
@@ -427,6 +433,7 @@ if [ ${#http_ns[@]} -gt 0 ]; then
         || die "the warm-up run of http-get failed: $(tail -n 3 "$OUT/runs/warm-http-get.out")"
 fi
 for n in "${ns[@]}"; do projected_ok loadhost "$n" && run loadhost "$n"; done
+for n in "${async_ns[@]}"; do projected_ok async "$n" && run async "$n"; done
 for n in "${k6_ns[@]}"; do projected_ok k6 "$n" && run k6 "$n"; done
 for n in "${py_ns[@]}"; do projected_ok python "$n" && run python "$n"; done
 for n in "${http_ns[@]}"; do projected_ok http "$n" && run http "$n"; done

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test helper that cannot set up must fail loudly")]
 
+mod async_tasks;
 mod bad_input;
 mod cache;
 mod cgroup;

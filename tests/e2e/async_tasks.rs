@@ -1,0 +1,98 @@
+//! Async plugins (`doer-async`, the `workload-async` world): many tasks in flight in one shared
+//! instance, the WebSocket calls awaited as async imports, and shared fate made explicit — a trap,
+//! a task that never awaits, or too many abandoned tasks end the instance and fail every task in
+//! flight on it, while the run goes on with a new one.
+
+use crate::common::{Example, Loadhost, Run, assert_identity, assert_ok, plugin, task_count};
+use crate::target_process::TargetProcess;
+
+fn count(run: &Run, name: &str) -> u64 {
+    run.summary()["metrics"][name]["count"].as_u64().unwrap_or(0)
+}
+
+/// Every error message of the run, joined.
+fn errors(run: &Run) -> String {
+    let list = run.summary()["errors"].as_array().cloned().unwrap_or_default();
+    list.iter().map(|e| format!("{} {}", e["kind"], e["message"])).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn inspect_names_the_async_export() {
+    let out = Loadhost::new().args(["inspect".as_ref(), plugin(Example::SleepAsync).as_os_str()]).run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("loadhost:plugin/doer-async@0.1.0"), "{}", out.stdout);
+    assert!(out.stdout.contains("loadhost:plugin/timers@0.1.0"), "{}", out.stdout);
+}
+
+#[test]
+fn the_tasks_of_an_async_plugin_wait_together_in_one_instance() {
+    // One event loop, so every worker shares one instance: 200 tasks sleeping 200 ms at once.
+    // Run one at a time, 2 s would hold 10 of them.
+    let args = ["-w", "200", "-d", "2s", "--threads", "1", "-e", "SLEEP_MS=200"];
+    let run = Loadhost::run_plugin(&plugin(Example::SleepAsync), &args);
+    assert_ok(&run);
+    let s = run.summary();
+    let passed = task_count(&s, "passed");
+    assert!(passed >= 1_000, "{passed} tasks passed: the tasks did not wait together\n{}", run.stderr);
+    assert_eq!(task_count(&s, "trapped"), 0, "{}", run.stderr);
+    assert_identity(&s);
+}
+
+#[test]
+fn ws_echo_async_keeps_a_connection_per_worker_and_echoes_exactly() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL=ws://{}/ws/echo", target.authority);
+    let args = ["--allow-host", &target.authority, "-e", &url, "-e", "MESSAGES=10", "-n", "100", "-w", "4"];
+    let run = Loadhost::run_plugin(&plugin(Example::WsEchoAsync), &args);
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 100, "{}", run.stderr);
+    assert_eq!(count(&run, "ws_msgs_sent"), 1000);
+    assert_eq!(count(&run, "ws_msgs_received"), 1000);
+    assert_eq!(count(&run, "ws_sessions"), 4, "one connection per worker, kept across its tasks");
+    assert_eq!(count(&run, "ws_session_duration"), 4, "each session ends once, with its instance");
+    let stats = target.stats();
+    assert_eq!(stats["ws_sessions"], 4, "{stats}");
+    assert_eq!(stats["ws_msgs_received"], 1000, "the target's count agrees: {stats}");
+    assert_identity(&s);
+}
+
+#[test]
+fn a_trap_fails_every_task_in_flight_on_its_instance_and_the_run_goes_on() {
+    let args = ["-w", "20", "-d", "3s", "--threads", "1", "-e", "SLEEP_MS=100", "-e", "TRAP_ON=50"];
+    let run = Loadhost::run_plugin(&plugin(Example::SleepAsync), &args);
+    let s = run.summary();
+    let trapped = task_count(&s, "trapped");
+    // The trapping task and the others waiting beside it in the instance (a worker between two
+    // tasks at that moment escapes); never more than the instance's workers.
+    assert!((2..=20).contains(&trapped), "{trapped} trapped\n{}", run.stderr);
+    assert!(errors(&run).contains("TRAP_ON"), "each carries the trap's own words: {}", errors(&run));
+    // A new instance took over: most of the run's tasks passed, after the trap as before it.
+    assert!(task_count(&s, "passed") > 200, "{}", s["tasks"]);
+    assert_identity(&s);
+}
+
+#[test]
+fn a_task_that_never_awaits_ends_its_instance_within_the_runaway_limit() {
+    let started = std::time::Instant::now();
+    let args = ["-w", "10", "-d", "4s", "--threads", "1", "-e", "SLEEP_MS=50", "-e", "SPIN_ON=20"];
+    let run = Loadhost::run_plugin(&plugin(Example::SleepAsync), &args);
+    let s = run.summary();
+    assert!(task_count(&s, "trapped") >= 1, "{}", s["tasks"]);
+    assert!(errors(&run).contains("without awaiting"), "{}", errors(&run));
+    assert!(task_count(&s, "passed") > 20, "the run went on with a new instance: {}", s["tasks"]);
+    assert!(started.elapsed().as_secs() < 30, "the spinning task did not hold the run: {:?}", started.elapsed());
+    assert_identity(&s);
+}
+
+#[test]
+fn tasks_abandoned_at_their_deadline_cannot_pile_up_in_an_instance() {
+    // Every task outlives its 10 ms deadline by a minute: each is abandoned (it keeps running in
+    // the instance), until the instance holds twice its workers' worth and is ended.
+    let args = ["-w", "20", "-d", "4s", "--threads", "1", "-e", "SLEEP_MS=60000", "--task-timeout", "10ms"];
+    let run = Loadhost::run_plugin(&plugin(Example::SleepAsync), &args);
+    let s = run.summary();
+    assert!(task_count(&s, "timed_out") > 1_000, "{}", s["tasks"]);
+    assert!(errors(&run).contains("cut short at their deadline"), "{}", errors(&run));
+    assert_identity(&s);
+}
