@@ -3,6 +3,10 @@
 //! [`no_cookies`](crate::http::Request::no_cookies) or the run `--no-cookies`. A replaced instance
 //! starts with an empty jar.
 //!
+//! The jar is per worker, so it belongs to sync plugins: an async plugin's instance serves many
+//! workers, and its requests ([`send_async`](crate::http::Request::send_async)) have no jar; they
+//! neither send these cookies nor keep theirs. Send a `cookie` header there instead.
+//!
 //! ```ignore
 //! use loadhost_sdk::cookies;
 //!

@@ -31,6 +31,19 @@
 //! through `wasi:http/outgoing-handler` instead; both paths share the host's pool, allow-list and
 //! metrics, and return the same [`Response`], but wasi:http is raw HTTP: no redirect is followed,
 //! no cookie is sent or kept and no body is decoded.
+//!
+//! # In async tasks
+//! [`Request::send`] blocks the instance while it waits. An async task
+//! ([`AsyncDoer`](crate::AsyncDoer)) builds the same [`Request`] and awaits
+//! [`Request::send_async`]: `loadhost:plugin/http-async`, through the same host call `send` would
+//! make, with the same conversions, giving the same [`Response`] and [`HttpError`]. The instance
+//! serves many workers, so there is no worker's cookie jar there (the host neither sends nor keeps
+//! cookies; [`crate::cookies`] belongs to sync plugins), `LOADHOST_HTTP=wasi` does not apply, and
+//! [`set_expected_statuses`] sets the statuses of the whole instance.
+//!
+//! ```ignore
+//! let response = http::get("http://127.0.0.1:8080/").bare().send_async().await?;
+//! ```
 
 use std::cell::RefCell;
 use std::fmt;
@@ -40,6 +53,8 @@ use std::time::{Duration, Instant};
 use wasip2::http::outgoing_handler;
 pub use wasip2::http::types::Method;
 use wasip2::http::types::{ErrorCode, Fields, IncomingBody, OutgoingBody, OutgoingRequest, RequestOptions, Scheme};
+
+use crate::bindings::loadhost::plugin::http as host;
 
 /// Why a request got no response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +86,8 @@ impl fmt::Display for HttpError {
 
 impl std::error::Error for HttpError {}
 
-/// A request being built; [`Request::send`] sends it and waits for the whole response.
+/// A request being built; [`Request::send`] sends it and waits for the whole response, and
+/// [`Request::send_async`] awaits it (in an async task).
 #[derive(Debug, Clone)]
 pub struct Request {
     method: Method,
@@ -155,11 +171,12 @@ fn status_ranges(call: &str, statuses: &[RangeInclusive<u16>]) -> Vec<(u16, u16)
 /// 404..=404]`): a response with one of them does not count in `http_req_failed`, any other
 /// does (k6's `setResponseCallback(expectedStatuses(…))`). `&[]` restores the default, every
 /// status below 400. Each worker starts with the default: call it in `init` to set it for all.
-/// An empty range (`300..=200`) panics naming the call.
+/// An empty range (`300..=200`) panics naming the call. In an async plugin the statuses are the
+/// instance's, for the tasks of every worker it serves: prefer [`Request::expected_statuses`].
 #[track_caller]
 pub fn set_expected_statuses(statuses: &[RangeInclusive<u16>]) {
     let ranges = status_ranges("http::set_expected_statuses", statuses);
-    crate::bindings::loadhost::plugin::http::set_expected_statuses(&ranges);
+    host::set_expected_statuses(&ranges);
     WORKER_EXPECTED.with(|expected| *expected.borrow_mut() = ranges);
 }
 
@@ -250,7 +267,8 @@ impl Request {
         self
     }
 
-    /// Neither send the worker's cookies nor keep the response's `Set-Cookie`s.
+    /// Neither send the worker's cookies nor keep the response's `Set-Cookie`s. (An async
+    /// task's [`Request::send_async`] has no jar to begin with.)
     pub fn no_cookies(mut self) -> Self {
         self.cookies = false;
         self
@@ -293,15 +311,62 @@ impl Request {
         self.header("authorization", format!("Basic {credentials}"))
     }
 
-    /// Send the request and read the whole response.
+    /// Send the request and read the whole response. This blocks the instance while it waits: an
+    /// async task ([`AsyncDoer`](crate::AsyncDoer)) awaits [`Request::send_async`] instead.
     pub fn send(self) -> Result<Response, HttpError> {
         if use_wasi_http() { self.send_wasi_http() } else { self.send_one_call() }
     }
 
+    /// Send the request and read the whole response, awaiting it: the instance runs its other
+    /// tasks meanwhile. For async tasks ([`AsyncDoer`](crate::AsyncDoer), whose world imports
+    /// `loadhost:plugin/http-async`); a sync plugin calls [`Request::send`].
+    ///
+    /// The same request as [`Request::send`]'s, through the same host client, allow-list and
+    /// built-in metrics, with one difference: there is no cookie jar. An async plugin's instance
+    /// serves many workers, so the host neither sends nor keeps cookies here, whatever
+    /// [`Request::no_cookies`] says; send a `cookie` header yourself when a request needs one.
+    /// `LOADHOST_HTTP=wasi` does not apply either (wasi:http would block the instance).
+    /// [`Response::elapsed`] is as the task saw it, so it includes any time the instance took to
+    /// resume the task; the host's `http_req_duration` is the request's own.
+    ///
+    /// ```ignore
+    /// let response = http::get("http://127.0.0.1:8080/").bare().send_async().await?;
+    /// ```
+    pub async fn send_async(self) -> Result<Response, HttpError> {
+        use crate::async_bindings::loadhost::plugin::http_async as host;
+        let started = Instant::now();
+        let answer = match self.one_call() {
+            OneCall::Expecting(request, options, statuses) => {
+                host::send_expecting(request, options, statuses).await.map(Answer::Info)
+            }
+            OneCall::With(request, parts) => {
+                // The async import takes the request whole; `send-with` does not hand the URL back.
+                let url = request.url.clone();
+                host::send_with(request, parts).await.map(|response| Answer::Bare(response, url))
+            }
+            OneCall::Opts(request, options) => host::send_opts(request, options).await.map(Answer::Info),
+        };
+        answer.map(|answer| answer.into_response(started)).map_err(from_host)
+    }
+
     /// Through `loadhost:plugin/http`: one host call.
     fn send_one_call(self) -> Result<Response, HttpError> {
-        use crate::bindings::loadhost::plugin::http as host;
         let started = Instant::now();
+        let answer = match self.one_call() {
+            OneCall::Expecting(request, options, statuses) => {
+                host::send_expecting(&request, &options, &statuses).map(Answer::Info)
+            }
+            OneCall::With(request, parts) => {
+                host::send_with(&request, parts).map(|response| Answer::Bare(response, request.url))
+            }
+            OneCall::Opts(request, options) => host::send_opts(&request, &options).map(Answer::Info),
+        };
+        answer.map(|answer| answer.into_response(started)).map_err(from_host)
+    }
+
+    /// The request as the one-call imports take it, and the one that sends it with no more than
+    /// it needs. The sync and the async path both send what this says.
+    fn one_call(self) -> OneCall {
         let options = host::RequestOptions {
             parts: host::ResponseParts { headers: self.keep_headers, body: self.keep_body },
             redirects: Some(self.redirects),
@@ -316,46 +381,20 @@ impl Request {
             body: self.body,
             timeout_ms: crate::millis(self.timeout),
         };
-        if let Some(expected) = &self.expected {
-            let info = host::send_expecting(&request, &options, expected).map_err(from_host)?;
-            return Ok(Response {
-                status: info.response.status,
-                headers: info.response.headers,
-                body: info.response.body,
-                elapsed: started.elapsed(),
-                final_url: info.final_url,
-                redirects: info.redirects,
-            });
+        if let Some(expected) = self.expected {
+            return OneCall::Expecting(request, options, expected);
         }
         if options.redirects == Some(0) && !options.cookies && !options.decompress && options.name.is_none() {
             // Nothing beyond the request itself: `send-with` does exactly that, without copying
             // the final URL back.
-            let response = host::send_with(&request, options.parts).map_err(from_host)?;
-            let (status, headers, body) = (response.status, response.headers, response.body);
-            return Ok(Response {
-                status,
-                headers,
-                body,
-                elapsed: started.elapsed(),
-                final_url: request.url,
-                redirects: 0,
-            });
+            return OneCall::With(request, options.parts);
         }
-        let info = host::send_opts(&request, &options).map_err(from_host)?;
-        Ok(Response {
-            status: info.response.status,
-            headers: info.response.headers,
-            body: info.response.body,
-            elapsed: started.elapsed(),
-            final_url: info.final_url,
-            redirects: info.redirects,
-        })
+        OneCall::Opts(request, options)
     }
 
     /// Through `wasi:http/outgoing-handler`, which has no per-request options: a request with
     /// statuses of its own sets them for the worker while it goes, then puts the worker's back.
     fn send_wasi_http(self) -> Result<Response, HttpError> {
-        use crate::bindings::loadhost::plugin::http as host;
         let Some(expected) = self.expected.clone() else { return self.send_wasi_http_as_set() };
         host::set_expected_statuses(&expected);
         let result = self.send_wasi_http_as_set();
@@ -414,13 +453,58 @@ impl Request {
     }
 }
 
+/// Which one-call import sends a request, with its arguments. The `http-async` imports take the
+/// `http` interface's types (the async bindings map them onto [`crate::bindings`]), so one value
+/// serves both paths.
+#[derive(Debug)]
+enum OneCall {
+    /// Statuses of its own: `send-expecting`.
+    Expecting(host::Request, host::RequestOptions, Vec<(u16, u16)>),
+    /// The request alone: `send-with`.
+    With(host::Request, host::ResponseParts),
+    /// Options (redirects, cookies, decoding, a name): `send-opts`.
+    Opts(host::Request, host::RequestOptions),
+}
+
+/// What a one-call import answered.
+enum Answer {
+    /// From `send-opts` or `send-expecting`.
+    Info(host::ResponseInfo),
+    /// From `send-with`, with the request's URL (the final one: no redirect was followed).
+    Bare(host::Response, String),
+}
+
+impl Answer {
+    /// The SDK's response; `started`: when the request was sent.
+    fn into_response(self, started: Instant) -> Response {
+        let elapsed = started.elapsed();
+        match self {
+            Answer::Info(info) => Response {
+                status: info.response.status,
+                headers: info.response.headers,
+                body: info.response.body,
+                elapsed,
+                final_url: info.final_url,
+                redirects: info.redirects,
+            },
+            Answer::Bare(response, final_url) => Response {
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+                elapsed,
+                final_url,
+                redirects: 0,
+            },
+        }
+    }
+}
+
 /// The SDK's error for one of the host's.
-pub(crate) fn from_host(err: crate::bindings::loadhost::plugin::http::Error) -> HttpError {
-    use crate::bindings::loadhost::plugin::http::Error;
+pub(crate) fn from_host(err: host::Error) -> HttpError {
     match err {
-        Error::Denied(url) => HttpError::Denied(url),
-        Error::InvalidRequest(why) => HttpError::InvalidUrl(why),
-        Error::Network(why) => HttpError::Network(why),
+        host::Error::Denied(url) => HttpError::Denied(url),
+        host::Error::InvalidRequest(why) => HttpError::InvalidUrl(why),
+        host::Error::Network(why) => HttpError::Network(why),
     }
 }
 
@@ -537,6 +621,48 @@ mod tests {
             message,
             "Request::expected_statuses: the range 300..=200 holds no status (write it low..=high, such as 200..=299)"
         );
+    }
+
+    #[test]
+    fn a_bare_request_goes_by_send_with_and_keeps_its_url() {
+        let OneCall::With(request, parts) = get("http://h/x").bare().without_headers().discard_body().one_call() else {
+            panic!("a bare request goes by send-with");
+        };
+        assert_eq!((request.method.as_str(), request.url.as_str()), ("GET", "http://h/x"));
+        assert!(!parts.headers && !parts.body);
+        let answer = Answer::Bare(host::Response { status: 204, headers: Vec::new(), body: Vec::new() }, request.url);
+        let response = answer.into_response(Instant::now());
+        assert_eq!((response.status, response.final_url(), response.redirects()), (204, "http://h/x", 0));
+    }
+
+    #[test]
+    fn options_go_by_send_opts_and_own_statuses_by_send_expecting() {
+        let OneCall::Opts(request, options) = post("http://h/").json("{}").timeout(Duration::from_secs(2)).one_call()
+        else {
+            panic!("a request with the default options goes by send-opts");
+        };
+        assert_eq!(
+            (request.method.as_str(), request.timeout_ms, request.body.as_slice()),
+            ("POST", Some(2000), &b"{}"[..])
+        );
+        assert_eq!((options.redirects, options.cookies, options.decompress), (Some(10), true, true));
+        // Cookies left on (the host ignores them on the async path): still send-opts, as `send` picks.
+        assert!(matches!(get("http://h/").redirects(0).raw_body().one_call(), OneCall::Opts(..)));
+        assert!(matches!(get("http://h/").bare().name("home").one_call(), OneCall::Opts(..)));
+        let OneCall::Expecting(_, options, statuses) =
+            get("http://h/").bare().expected_statuses(&[404..=404]).one_call()
+        else {
+            panic!("statuses of its own go by send-expecting");
+        };
+        assert_eq!((options.redirects, options.cookies, statuses), (Some(0), false, vec![(404, 404)]));
+        let info = host::ResponseInfo {
+            response: host::Response { status: 404, headers: Vec::new(), body: b"gone".to_vec() },
+            final_url: "http://h/there".into(),
+            redirects: 2,
+        };
+        let response = Answer::Info(info).into_response(Instant::now());
+        assert_eq!((response.status, response.final_url(), response.redirects()), (404, "http://h/there", 2));
+        assert_eq!(response.text(), "gone");
     }
 
     #[test]

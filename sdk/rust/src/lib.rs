@@ -26,8 +26,9 @@
 //! - [`Doer`] and [`export!`]: the one trait a plugin implements and the macro that exports it.
 //! - [`Lifecycle`] and [`export_with_lifecycle!`]: optional setup, per-worker init and teardown.
 //! - [`AsyncDoer`] and [`export_async!`]: a task as an `async fn`, many in flight in one instance
-//!   (world `workload-async`, below), with [`sleep`] and [`ws::nonblocking`] to await the host;
-//!   [`async_bindings`]: that world's raw bindings.
+//!   (world `workload-async`, below), with [`sleep`], [`ws::nonblocking`] and
+//!   [`http::Request::send_async`] to await the host; [`async_bindings`]: that world's raw
+//!   bindings.
 //! - [`metrics`]: counters, gauges, trends and checks, aggregated by the host, and
 //!   [`declare_metrics!`], which states them in the component for `loadhost inspect` and thresholds.
 //! - [`group`] and [`Group`] ([`steps`]): a named block of a task, timed as `group_duration` and
@@ -71,11 +72,22 @@
 //! loadhost_sdk::export_async!(Chat);
 //! ```
 //!
-//! - **Await, never block.** Only [`sleep`] and [`ws::nonblocking`] let the instance's other tasks
-//!   run while one waits. A blocking call in an async task — `std::thread::sleep`, [`http`], the
-//!   sync [`ws`], [`grpc`] — holds the instance, and so every task in flight in it, until it
-//!   returns. Metrics, checks and settings ([`declare_options!`], `OPTIONS.get`) do not wait and
-//!   work as in a sync task.
+//! - **Await, never block.** Only [`sleep`], [`ws::nonblocking`] and
+//!   [`send_async`](http::Request::send_async) let the instance's other tasks run while one waits.
+//!   A blocking call in an async task — `std::thread::sleep`, [`http`]'s
+//!   [`send`](http::Request::send), the sync [`ws`], [`grpc`] — holds the instance, and so every
+//!   task in flight in it, until it returns. Metrics, checks and settings ([`declare_options!`],
+//!   `OPTIONS.get`) do not wait and work as in a sync task.
+//! - **HTTP**: the same [`http`] builder, sent with [`send_async`](http::Request::send_async)
+//!   (`loadhost:plugin/http-async`, the host call `send` would make), with one difference: no
+//!   cookie jar. The instance serves many workers, so the host neither sends nor keeps cookies
+//!   for it; send a `cookie` header yourself. [`cookies`] is the *worker's* jar, which only a sync
+//!   plugin's `send` uses, and [`http::set_expected_statuses`] sets the statuses of the whole
+//!   instance: give a request its own with [`expected_statuses`](http::Request::expected_statuses).
+//!
+//!   ```ignore
+//!   let response = http::get(url).bare().send_async().await.map_err(|err| retryable(err.to_string()))?;
+//!   ```
 //! - **State is per instance.** A `static` or `thread_local!` is shared by every task of the
 //!   instance, which serves many workers: key per-worker state by [`Task::worker_id`] in a
 //!   `thread_local!` `RefCell<BTreeMap<u32, _>>` (a `HashMap` works too, but its random seed
@@ -179,14 +191,15 @@ pub trait Doer {
 
 /// What an async plugin implements: what a single task does, as a future ([`export_async!`]).
 ///
-/// One instance runs many tasks at once: while a task awaits [`sleep`] or a [`ws::nonblocking`]
-/// call, the instance runs others, and the waiting task holds only its future's state. Write the
-/// method as `async fn do_task(task: Task) -> TaskResult` in the `impl`.
+/// One instance runs many tasks at once: while a task awaits [`sleep`], a [`ws::nonblocking`]
+/// call or [`http::Request::send_async`], the instance runs others, and the waiting task holds
+/// only its future's state. Write the method as `async fn do_task(task: Task) -> TaskResult` in
+/// the `impl`.
 ///
 /// A `static` or `thread_local!` is per *instance*, shared by every task in flight in it: keep
 /// per-worker state in a map keyed by [`Task::worker_id`], and never hold a `RefCell` borrow (or a
-/// [`Group`]) across an `.await`. A call that blocks (`std::thread::sleep`, [`http`], [`ws`],
-/// [`grpc`]) stops every task of the instance until it returns.
+/// [`Group`]) across an `.await`. A call that blocks (`std::thread::sleep`,
+/// [`http::Request::send`], [`ws`], [`grpc`]) stops every task of the instance until it returns.
 pub trait AsyncDoer {
     /// Run one task; the errors mean what they mean for [`Doer::do_task`].
     fn do_task(task: Task) -> impl Future<Output = TaskResult>;
