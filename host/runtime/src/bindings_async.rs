@@ -11,6 +11,7 @@ wasmtime::component::bindgen!({
     imports: {
         "loadhost:plugin/websocket-async": trappable,
         "loadhost:plugin/timers": trappable,
+        "loadhost:plugin/http-async": trappable,
     },
     with: {
         "loadhost:plugin/types": crate::bindings::loadhost::plugin::types,

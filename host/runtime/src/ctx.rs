@@ -28,8 +28,10 @@ pub(crate) struct DoerCtx {
     pub(crate) limits: InstanceLimits,
     /// This worker's HTTP, for the one-call `loadhost:plugin/http` interface…
     pub(crate) http_client: Arc<WorkerHttp>,
-    /// …and the connections it keeps for it.
+    /// …and the connections it keeps for it; a shared instance's tasks each take a set from
+    /// `spare` for a request (`http-async`) and give it back after.
     pub(crate) connections: Connections,
+    pub(crate) spare: Vec<Connections>,
     /// The worker's cookies for `send-opts` (RFC 6265), `None` under `--no-cookies`. It lives and
     /// dies with the instance: a replaced instance starts with an empty jar.
     pub(crate) cookies: Option<cookie_store::CookieStore>,
@@ -111,6 +113,7 @@ impl DoerCtx {
             limits: InstanceLimits::new(max_memory),
             http_client: http,
             connections: Connections::new(run.clone(), event_loop),
+            spare: Vec::new(),
             cookies: grants.http.cookies().then(cookie_store::CookieStore::new),
             allow: grants.http.allow_list().clone(),
             capture: capture.clone(),

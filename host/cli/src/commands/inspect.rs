@@ -36,6 +36,11 @@ fn own(i: &Inspection) -> Vec<Capability> {
     i.capabilities.iter().copied().filter(|c| !i.adapter_capabilities.contains(c)).collect()
 }
 
+/// Whether its tasks are async functions (`doer-async`), run many to an instance.
+fn is_async(i: &Inspection) -> bool {
+    i.exports.iter().any(|e| e == loadhost_runtime::plugin::DOER_ASYNC_EXPORT)
+}
+
 fn to_json(path: &str, i: &Inspection) -> serde_json::Value {
     json!({
         "path": path,
@@ -47,6 +52,7 @@ fn to_json(path: &str, i: &Inspection) -> serde_json::Value {
         "producers": i.producers,
         "nested_producers": i.nested_producers,
         "exports": i.exports,
+        "async_tasks": is_async(i),
         "metrics": i.metrics.as_ref().map(|all| all.iter().map(|m| json!({
             "name": m.name,
             "kind": m.kind.name(),
@@ -73,6 +79,9 @@ fn to_json(path: &str, i: &Inspection) -> serde_json::Value {
 fn to_text(path: &str, i: &Inspection) -> String {
     let list = |items: &[String]| if items.is_empty() { "(none)".to_owned() } else { items.join("\n    ") };
     let kind = match i.kind {
+        Kind::Component if is_async(i) => {
+            "component, async tasks (doer-async: up to 1,000 workers share an instance; docs/runtime.md)"
+        }
         Kind::Component => "component",
         Kind::CoreModule => "core module (loadhost run wraps it into a component)",
     };

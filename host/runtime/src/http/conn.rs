@@ -177,9 +177,13 @@ impl Connections {
     /// All of them, to be driven off the fiber (see `off_fiber`); none are left here until they
     /// are put back.
     pub(crate) fn lend(&mut self) -> Self {
-        let empty =
-            Self { open: Vec::new(), run: self.run.clone(), event_loop: self.event_loop, queued: Duration::ZERO };
+        let empty = self.none_yet();
         std::mem::replace(self, empty)
+    }
+
+    /// Another set of the same worker's (or shared instance's), with no connection yet.
+    pub(crate) fn none_yet(&self) -> Self {
+        Self { open: Vec::new(), run: self.run.clone(), event_loop: self.event_loop, queued: Duration::ZERO }
     }
 
     /// A task starts after waiting `gate` at the gate (`--max-in-flight`): its first request counts

@@ -129,7 +129,7 @@ pub struct WorkerHttp {
 
 use conn::ExchangeError;
 pub(crate) use conn::{Connections, RunConnections};
-pub(crate) use follow::{DEFAULT_REDIRECTS, FetchOptions, Outgoing, add_cookie, cookies_for};
+pub(crate) use follow::{DEFAULT_REDIRECTS, FetchOptions, Followed, Outgoing, add_cookie, cookies_for};
 
 type SendResult =
     Result<(http::Response<WasiBody>, Box<dyn std::future::Future<Output = Result<(), HttpError>> + Send>), HttpError>;

@@ -5,9 +5,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use loadhost_metrics::ExpectedStatuses;
 
+mod concurrent;
+
 use crate::bindings::loadhost::plugin::http;
 use crate::ctx::DoerCtx;
-use crate::http::{DEFAULT_REDIRECTS, FetchError, FetchOptions, Outgoing, WholeResponse};
+use crate::http::{Connections, DEFAULT_REDIRECTS, FetchError, FetchOptions, Followed, Outgoing, WholeResponse};
+use crate::output::HttpDebug;
 
 /// What `--http-debug` shows of a request and its response, in the style of k6's.
 mod debug {
@@ -157,6 +160,106 @@ fn wit_error(err: FetchError) -> http::Error {
     }
 }
 
+/// A one-call request made ready in the store: what it needs while it waits, owned, so that it
+/// waits off the store (off the fiber for a `doer` plugin, with no borrow of the store in an async
+/// task).
+struct Ready {
+    client: std::sync::Arc<crate::http::WorkerHttp>,
+    metrics: loadhost_engine::MetricsHandle,
+    /// `--http-debug`, and when the request started (timed only for it: the host's HTTP metrics
+    /// time the request themselves).
+    debug: Option<(HttpDebug, std::time::Instant)>,
+}
+
+impl DoerCtx {
+    /// Make a request ready, telling `--http-debug` of it.
+    fn ready(&mut self, method: &str, url: &str, headers: &[(String, Vec<u8>)], body: &[u8]) -> Ready {
+        let debug = self.capture.http_debug();
+        if let Some(level) = debug {
+            self.capture.http_note(&debug::request(level, method, url, headers, body));
+        }
+        Ready {
+            client: self.http_client.clone(),
+            metrics: self.metrics.clone(),
+            debug: debug.map(|level| (level, std::time::Instant::now())),
+        }
+    }
+
+    /// Tell `--http-debug` of the response to a request made `ready`.
+    fn answered(&self, ready: &Ready, url: &str, fetched: Result<&WholeResponse, &FetchError>) {
+        if let Some((level, started)) = ready.debug {
+            self.capture.http_note(&debug::response(level, url, fetched, started.elapsed()));
+        }
+    }
+}
+
+impl Ready {
+    /// `send` and `send-with`: the response whole, each hop judged by `expected`.
+    async fn fetch(
+        &self,
+        connections: &mut Connections,
+        request: http::Request,
+        expected: ExpectedStatuses,
+    ) -> (Result<WholeResponse, FetchError>, String) {
+        let http::Request { method, url, headers, body, timeout_ms } = request;
+        let timeout = timeout_ms.map(|ms| Duration::from_millis(u64::from(ms)));
+        let hop = crate::http::Hop { expected: Some(&expected), ..Default::default() };
+        let fetched = self
+            .client
+            .fetch(connections, &method, &url, headers, Bytes::from(body), timeout, &self.metrics, hop)
+            .await;
+        (fetched, url)
+    }
+
+    /// `send-opts` and `send-expecting`: redirects, `jar` (the worker's cookies, when asked and
+    /// there is one), decoding.
+    async fn fetch_following(
+        &self,
+        connections: &mut Connections,
+        jar: Option<&mut cookie_store::CookieStore>,
+        request: http::Request,
+        options: &FetchOptions,
+    ) -> Result<Followed, FetchError> {
+        let http::Request { method, url, headers, body, timeout_ms } = request;
+        let outgoing = Outgoing {
+            method,
+            url,
+            headers,
+            body: Bytes::from(body),
+            timeout: timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
+        };
+        self.client.fetch_following(connections, jar, outgoing, options, &self.metrics).await
+    }
+}
+
+/// `send-opts`'s options as the client takes them, each hop judged by `expected`; and the parts
+/// of the response asked for, and whether cookies were.
+fn fetch_options(
+    options: http::RequestOptions,
+    expected: ExpectedStatuses,
+) -> (FetchOptions, http::ResponseParts, bool) {
+    let http::RequestOptions { parts, redirects, cookies, decompress, name } = options;
+    (FetchOptions { redirects: redirects.unwrap_or(DEFAULT_REDIRECTS), decompress, name, expected }, parts, cookies)
+}
+
+/// What a followed request's response is to the plugin, told to `--http-debug` first.
+fn response_info(
+    ctx: &DoerCtx,
+    ready: &Ready,
+    asked: &str,
+    fetched: Result<Followed, FetchError>,
+    parts: http::ResponseParts,
+) -> Result<http::ResponseInfo, http::Error> {
+    let url = fetched.as_ref().map_or(asked, |f| f.final_url.as_str());
+    ctx.answered(ready, url, fetched.as_ref().map(|f| &f.response));
+    let followed = fetched.map_err(wit_error)?;
+    Ok(http::ResponseInfo {
+        response: to_wit(followed.response, parts),
+        final_url: followed.final_url,
+        redirects: followed.redirects,
+    })
+}
+
 impl DoerCtx {
     /// One request; the response carries only `parts` (lowering each header is two allocations in
     /// the host and two in the plugin, so a plugin that reads none should not pay for them).
@@ -165,30 +268,17 @@ impl DoerCtx {
         request: http::Request,
         parts: http::ResponseParts,
     ) -> Result<http::Response, http::Error> {
-        let http::Request { method, url, headers, body, timeout_ms } = request;
-        let _entered = self.under_way.enter(format_args!("{method} {url}"));
-        let timeout = timeout_ms.map(|ms| Duration::from_millis(u64::from(ms)));
-        let client = self.http_client.clone();
-        let debug = self.capture.http_debug();
-        if let Some(level) = debug {
-            self.capture.http_note(&debug::request(level, &method, &url, &headers, &body));
-        }
-        // Timed only for --http-debug: the host's HTTP metrics time the request themselves.
-        let started = debug.map(|_| std::time::Instant::now());
-        let expected = self.expected_statuses();
-        let (metrics, mut connections) = (self.metrics.clone(), self.connections.lend());
+        let _entered = self.under_way.enter(format_args!("{} {}", request.method, request.url));
+        let ready = self.ready(&request.method, &request.url, &request.headers, &request.body);
+        let (expected, mut connections) = (self.expected_statuses(), self.connections.lend());
         // The connection is polled off the fiber (see `off_fiber`): its futures are kilobytes deep.
         let fetch = async move {
-            let hop = crate::http::Hop { expected: Some(&expected), ..Default::default() };
-            let body = Bytes::from(body);
-            let fetched = client.fetch(&mut connections, &method, &url, headers, body, timeout, &metrics, hop).await;
-            (fetched, connections, url)
+            let (fetched, url) = ready.fetch(&mut connections, request, expected).await;
+            (fetched, url, connections, ready)
         };
-        let (fetched, connections, url) = self.side.run(fetch).await;
+        let (fetched, url, connections, ready) = self.side.run(fetch).await;
         self.connections = connections;
-        if let (Some(level), Some(started)) = (debug, started) {
-            self.capture.http_note(&debug::response(level, &url, fetched.as_ref(), started.elapsed()));
-        }
+        self.answered(&ready, &url, fetched.as_ref());
         fetched.map(|response| to_wit(response, parts)).map_err(wit_error)
     }
 
@@ -200,44 +290,21 @@ impl DoerCtx {
         options: http::RequestOptions,
         expected: ExpectedStatuses,
     ) -> Result<http::ResponseInfo, http::Error> {
-        let http::Request { method, url, headers, body, timeout_ms } = request;
-        let http::RequestOptions { parts, redirects, cookies, decompress, name } = options;
-        let _entered = self.under_way.enter(format_args!("{method} {url}"));
-        let options = FetchOptions { redirects: redirects.unwrap_or(DEFAULT_REDIRECTS), decompress, name, expected };
-        let debug = self.capture.http_debug();
-        if let Some(level) = debug {
-            self.capture.http_note(&debug::request(level, &method, &url, &headers, &body));
-        }
-        let started = debug.map(|_| (std::time::Instant::now(), url.clone()));
-        let outgoing = Outgoing {
-            method,
-            url,
-            headers,
-            body: Bytes::from(body),
-            timeout: timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
-        };
-        let client = self.http_client.clone();
-        let (metrics, mut connections) = (self.metrics.clone(), self.connections.lend());
+        let _entered = self.under_way.enter(format_args!("{} {}", request.method, request.url));
+        let ready = self.ready(&request.method, &request.url, &request.headers, &request.body);
+        let (options, parts, cookies) = fetch_options(options, expected);
+        let asked = request.url.clone();
+        let mut connections = self.connections.lend();
         let mut jar = if cookies { self.cookies.take() } else { None };
         let fetch = async move {
-            let fetched = client.fetch_following(&mut connections, jar.as_mut(), outgoing, &options, &metrics).await;
-            (fetched, connections, jar)
+            let fetched = ready.fetch_following(&mut connections, jar.as_mut(), request, &options).await;
+            (fetched, connections, jar, ready)
         };
-        let (fetched, connections, jar) = self.side.run(fetch).await;
+        let (fetched, connections, jar, ready) = self.side.run(fetch).await;
         self.connections = connections;
         if jar.is_some() {
             self.cookies = jar;
         }
-        if let (Some(level), Some((started, asked))) = (debug, started) {
-            let url = fetched.as_ref().map_or(asked.as_str(), |f| f.final_url.as_str());
-            let note = debug::response(level, url, fetched.as_ref().map(|f| &f.response), started.elapsed());
-            self.capture.http_note(&note);
-        }
-        let followed = fetched.map_err(wit_error)?;
-        Ok(http::ResponseInfo {
-            response: to_wit(followed.response, parts),
-            final_url: followed.final_url,
-            redirects: followed.redirects,
-        })
+        response_info(self, &ready, &asked, fetched, parts)
     }
 }
