@@ -3,7 +3,7 @@
 //! a task that never awaits, or too many abandoned tasks end the instance and fail every task in
 //! flight on it, while the run goes on with a new one.
 
-use crate::common::{Example, Loadhost, Run, assert_identity, assert_ok, plugin, task_count};
+use crate::common::{Example, Fixture, Loadhost, Run, assert_identity, assert_ok, fixture, plugin, task_count};
 use crate::target_process::TargetProcess;
 
 fn count(run: &Run, name: &str) -> u64 {
@@ -132,4 +132,16 @@ fn an_async_request_to_a_host_not_allowed_is_denied() {
     assert_eq!(task_count(&s, "passed"), 0, "{}", s["tasks"]);
     assert!(errors(&run).contains("denied: the host is not allowed"), "{}", errors(&run));
     assert_eq!(target.stats()["connections"], 1, "only this /stats request reached the target");
+}
+
+#[test]
+fn a_task_starting_host_calls_without_bound_ends_its_instance_at_the_handle_limit() {
+    // A million sleeps started at once by one task: the store's handle table (wasmtime's 100,000
+    // handles) stops them, with a trap that says so, and the run ends on time.
+    let args = ["-w", "1", "-n", "2", "--threads", "1"];
+    let run = Loadhost::run_plugin(&fixture(Fixture::AsyncFlood), &args);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "trapped"), 2, "{}", s["tasks"]);
+    assert!(errors(&run).contains("store handle limit exceeded"), "{}", errors(&run));
+    assert_identity(&s);
 }

@@ -13,6 +13,7 @@ pub use loadhost_test_guests::Example;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fixture {
     Abort,
+    AsyncFlood,
     BadImport,
     #[allow(dead_code, reason = "run by the capacity searches (tests/capacity), a test binary of its own")]
     Burn,

@@ -303,6 +303,9 @@ pub(crate) fn describe_trap(err: &wasmtime::Error, capture: &Capture) -> String 
         _ if runaway.is_some() => runaway.unwrap_or_default(),
         (Some(limit), _) => limit.to_string(),
         (None, Some(trap)) => trap.to_string(),
+        // An error raised in wasm's name (a component-model limit: "store handle limit exceeded")
+        // comes wrapped in its backtrace, which is shown below.
+        (None, None) if err.downcast_ref::<wasmtime::WasmBacktrace>().is_some() => err.root_cause().to_string(),
         (None, None) => one_line(err),
     };
     let frames = err.downcast_ref::<wasmtime::WasmBacktrace>().map(user_frames).unwrap_or_default();
