@@ -509,3 +509,89 @@ fn a_scenario_block_runs_a_pinned_reference_beside_the_command_lines_plugin() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("no plugin for scenario 'local'"), "{}", run.stderr);
 }
+
+#[test]
+fn a_moved_tag_is_warned_about_refused_under_pin_tags_and_accepted_by_pull() {
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    // Team A publishes from its store; team B runs from its own, as two machines would.
+    let publisher = tempfile::tempdir().unwrap();
+    let runner = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let a_toml = work.path().join("a.toml");
+    let b_toml = work.path().join("b.toml");
+    std::fs::write(&a_toml, "rate = 50\nthreshold = [\"latency_ms:p(99)<5000\"]\n").unwrap();
+    std::fs::write(&b_toml, "rate = 20\nmax-workers = 4\n").unwrap();
+    let wasm = plugin(Example::HttpGet).display().to_string();
+    let tag = format!("{}/team/x:1.0", registry.addr);
+    let push = |toml: &Path| {
+        let push = loadhost(publisher.path(), &["push", &wasm, &tag, "--bundle", "-c", &toml.display().to_string()]);
+        assert_eq!(push.code, 0, "push: {}", push.stderr);
+        push.stdout.trim().rsplit_once('@').unwrap().1.to_owned()
+    };
+    let run = |extra: &[&str]| run_against(runner.path(), &target, &tag, extra);
+
+    // A, run by tag: the store records its digest; nothing moved.
+    let a = push(&a_toml);
+    let first = run(&[]);
+    assert_eq!(first.code, 0, "first run: {}", first.stderr);
+    assert!(!first.stderr.contains("MOVED"), "{}", first.stderr);
+
+    // B pushed as the same tag: --pin-tags refuses it, exit 3 before anything is loaded, naming
+    // both digests and how to accept the move; the record stays, so it refuses again.
+    let b = push(&b_toml);
+    assert_ne!(a, b);
+    for _ in 0..2 {
+        let refused = run(&["--pin-tags"]);
+        eprintln!("--pin-tags refusal:\n{}", refused.stderr);
+        assert_eq!(refused.code, 3, "--pin-tags refuses a moved tag: {}", refused.stderr);
+        let text = &refused.stderr;
+        assert!(text.contains(&a) && text.contains(&b), "both digests: {text}");
+        assert!(
+            text.contains(&format!("loadhost pull {tag}")) && text.contains(&format!("loadhost pin {tag}")),
+            "{text}"
+        );
+        assert!(text.contains("rate 50 -> 20"), "the changed setting: {text}");
+        assert!(!text.contains("compiled") && !text.contains("from the compile cache"), "nothing loaded: {text}");
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+    }
+
+    // `loadhost pull REF` accepts the move: the run passes under --pin-tags, without a warning.
+    let pull = loadhost(runner.path(), &["pull", &tag]);
+    assert_eq!(pull.code, 0, "pull: {}", pull.stderr);
+    assert_eq!(pull.stdout.trim(), format!("{tag}@{b}"));
+    assert!(pull.stderr.contains("MOVED") && pull.stderr.contains(&format!("Recorded {b}")), "{}", pull.stderr);
+    let accepted = run(&["--pin-tags"]);
+    assert_eq!(accepted.code, 0, "after pull: {}", accepted.stderr);
+    assert!(!accepted.stderr.contains("MOVED") && !accepted.stderr.contains("WARN"), "{}", accepted.stderr);
+    assert_eq!(accepted.summary()["plugin"]["digest"], b.as_str());
+
+    // Moved back to A without --pin-tags: it runs A, with a loud warning naming both digests and
+    // every setting that changes.
+    let a_again = push(&a_toml);
+    assert_eq!(a_again, a, "the same bundle, the same digest");
+    let warned = run(&[]);
+    eprintln!("moved-tag warning:\n{}", warned.stderr);
+    assert_eq!(warned.code, 0, "a moved tag runs with a warning: {}", warned.stderr);
+    let warning = warned.stderr.lines().find(|l| l.contains("MOVED")).unwrap_or_else(|| panic!("{}", warned.stderr));
+    assert!(warning.contains("WARN"), "{warning}");
+    assert!(
+        warning.contains(&format!("recorded it as {b}")) && warning.contains(&format!("resolves it to {a}")),
+        "{warning}"
+    );
+    assert!(warning.contains("max-workers vanished (was 4)"), "{warning}");
+    assert!(warning.contains("rate 20 -> 50"), "{warning}");
+    assert!(warning.contains("threshold added ([\"latency_ms:p(99)<5000\"])"), "{warning}");
+    assert_eq!(warned.summary()["plugin"]["digest"], a.as_str());
+    // Recorded: the next run says nothing.
+    let quiet = run(&[]);
+    assert_eq!(quiet.code, 0, "{}", quiet.stderr);
+    assert!(!quiet.stderr.contains("MOVED"), "{}", quiet.stderr);
+
+    // The old manifest gone from the store: the settings cannot be compared, and it says so.
+    std::fs::remove_file(blob(runner.path(), a.strip_prefix("sha256:").unwrap())).unwrap();
+    push(&b_toml);
+    let unknown = run(&[]);
+    assert_eq!(unknown.code, 0, "{}", unknown.stderr);
+    assert!(unknown.stderr.contains("no longer in the local store"), "{}", unknown.stderr);
+}

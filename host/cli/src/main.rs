@@ -7,7 +7,7 @@
 //!
 //! # Layout
 //! - [`commands`]: one module per subcommand (`run`, `http`, `find-max`, `merge`, `compare`,
-//!   `target`, `inspect`, `new`, `build`, `componentize`, `push` and `pin`, `cache`).
+//!   `target`, `inspect`, `new`, `build`, `componentize`, `push`, `pin` and `pull`, `cache`).
 //! - [`run`]: `run`'s pipeline, shared by `http`, its module reading as the steps of a run.
 //! - [`prepare`]: the runtime, the grants and the plugins' files checked, for `run` and `find-max`.
 //! - [`registry`]: reaching an OCI registry and resolving a plugin reference to a verified file.
@@ -73,8 +73,12 @@ enum Command {
     Componentize(commands::componentize::ComponentizeArgs),
     /// Publish a plugin to an OCI registry as a wasm artifact; prints `REF@sha256:…`.
     Push(commands::registry::PushArgs),
-    /// Resolve a registry reference to its digest; prints `REF@sha256:…` for a config file.
+    /// Resolve a registry reference to its digest; prints `REF@sha256:…` for a config file (a
+    /// tag's digest is recorded, as by `pull`: a moved tag is accepted).
     Pin(commands::registry::PinArgs),
+    /// Fetch a registry reference into the local store; prints `REF@sha256:…`. For a tag, records
+    /// the digest it resolves to now: how a moved tag is accepted (see `run --pin-tags`).
+    Pull(commands::registry::PullArgs),
     /// The compiled-plugin cache.
     #[command(subcommand)]
     Cache(commands::cache::CacheCommand),
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
         Command::Componentize(args) => commands::componentize::run(args),
         Command::Push(args) => commands::registry::push(args),
         Command::Pin(args) => commands::registry::pin(args),
+        Command::Pull(args) => commands::registry::pull(args),
         Command::Cache(command) => commands::cache::run(command),
     };
     match result {

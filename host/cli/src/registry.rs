@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use loadhost_registry::{
-    BUNDLE_CONFIG_MEDIA_TYPE, Credentials, PluginRef, Pull, Registry, RegistryError, RegistryOptions,
+    BUNDLE_CONFIG_MEDIA_TYPE, Credentials, OnMove, PluginRef, Pull, Registry, RegistryError, RegistryOptions,
     check_bundle_toml, data_extension, looks_like_reference,
 };
 use loadhost_runtime::cache;
@@ -57,6 +57,12 @@ pub struct ResolveArgs {
     /// Refuse plugin references without a digest (`loadhost pin REF` prints the pinned form).
     #[arg(long = "require-digest")]
     require_digest: bool,
+
+    /// Refuse a tag that now resolves to another digest than the one this store recorded for it
+    /// when it was last pulled (exit 3, before anything is loaded); without it a moved tag is
+    /// warned about and run. Accept a move with `loadhost pull REF`.
+    #[arg(long = "pin-tags")]
+    pin_tags: bool,
 
     #[command(flatten)]
     conn: ConnArgs,
@@ -147,7 +153,9 @@ impl<'a> Resolver<'a> {
             PullArg::Missing => Pull::Missing,
             PullArg::Never => Pull::Never,
         };
-        let pulled = self.registry()?.resolve(&r, pull).map_err(registry_failure)?;
+        // A moved tag is a plugin problem under --pin-tags (exit 3, nothing loaded), else a warning.
+        let on_move = if self.args.pin_tags { OnMove::Refuse } else { OnMove::Warn };
+        let pulled = self.registry()?.resolve(&r, pull, on_move).map_err(registry_failure)?;
         tracing::info!("plugin {r} is {} ({})", pulled.digest, pulled.wasm.display());
         let bundle = bundle(&pulled.reference, &pulled.layers)?;
         Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle })

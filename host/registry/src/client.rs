@@ -9,7 +9,9 @@ use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
 
 use crate::auth::Credentials;
+use crate::bundle::{BUNDLE_CONFIG_MEDIA_TYPE, data_extension};
 use crate::error::RegistryError;
+use crate::moved::{OnMove, SettingsChange, TagMove, diff_settings};
 use crate::reference::PluginRef;
 use crate::store::{Store, sha256_digest};
 use crate::{OCI_MANIFEST_MEDIA_TYPE, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
@@ -48,6 +50,8 @@ pub struct Pulled {
     pub wasm: PathBuf,
     /// Every layer, as (media type, path in the store), in manifest order.
     pub layers: Vec<(String, PathBuf)>,
+    /// The tag resolved to another digest than the store recorded for it (already warned about).
+    pub moved: Option<TagMove>,
 }
 
 /// The registry client and the local store.
@@ -173,8 +177,9 @@ impl Registry {
         Ok(digest)
     }
 
-    /// Resolve `r` to files in the store, contacting the registry as `pull` allows.
-    pub fn resolve(&self, r: &PluginRef, pull: Pull) -> Result<Pulled, RegistryError> {
+    /// Resolve `r` to files in the store, contacting the registry as `pull` allows; a tag that
+    /// resolves to another digest than the store recorded for it is handled as `on_move` says.
+    pub fn resolve(&self, r: &PluginRef, pull: Pull, on_move: OnMove) -> Result<Pulled, RegistryError> {
         let text = r.to_string();
         let stored = match (r.digest(), pull) {
             (_, Pull::Always) => None,
@@ -195,12 +200,13 @@ impl Registry {
         } else if pull == Pull::Never {
             return Err(RegistryError::NotStored { reference: text });
         }
-        self.pull(r)
+        self.pull(r, on_move)
     }
 
-    /// The manifest digest `r` resolves to in the registry (checking it is a wasm artifact).
+    /// The manifest digest `r` resolves to in the registry (checking it is a wasm artifact). The
+    /// plugin is stored, and a tag's new digest recorded: pinning is asking for what it is now.
     pub fn pin(&self, r: &PluginRef) -> Result<String, RegistryError> {
-        Ok(self.pull(r)?.digest)
+        Ok(self.pull(r, OnMove::Accept)?.digest)
     }
 
     /// The plugin from the store alone; `None` when some blob is missing.
@@ -226,16 +232,82 @@ impl Registry {
         }
         let wasm = layers.iter().find(|(m, _)| m == WASM_LAYER_MEDIA_TYPE).map(|(_, p)| p.clone());
         let wasm = wasm.ok_or_else(|| not_wasm(text, manifest))?;
-        Ok(Pulled { reference: text.to_owned(), digest: digest.to_owned(), wasm, layers })
+        Ok(Pulled { reference: text.to_owned(), digest: digest.to_owned(), wasm, layers, moved: None })
     }
 
-    /// Fetch the manifest and every blob it names into the store, verifying each.
-    fn pull(&self, r: &PluginRef) -> Result<Pulled, RegistryError> {
+    /// Fetch the manifest and every blob it names into the store, verifying each; then compare a
+    /// tag's digest with the one recorded for it, and record it unless `on_move` refuses the move.
+    fn pull(&self, r: &PluginRef, on_move: OnMove) -> Result<Pulled, RegistryError> {
+        let text = r.to_string();
+        let previous = self.recorded(r);
+        let digest = self.fetch(r)?;
+        let moved = previous.filter(|old| *old != digest).map(|old| self.tag_move(r, old, &digest));
+        if let Some(moved) = &moved {
+            match on_move {
+                // Refused before the record is touched: every later run by the tag is refused
+                // too, until the user accepts the move (`pull`, `pin`).
+                OnMove::Refuse => return Err(RegistryError::TagMoved(Box::new(moved.clone()))),
+                OnMove::Warn => tracing::warn!(
+                    "{moved}. Running {} now, and recording it for the tag; --pin-tags refuses a moved tag, and a \
+                     reference with a digest (`loadhost pin {text}`) never moves",
+                    moved.new
+                ),
+                OnMove::Accept => {
+                    tracing::warn!("{moved}. Recorded {} for the tag: runs by it now use that", moved.new);
+                }
+            }
+        }
+        self.record(r, &digest)?;
+        let mut pulled = self.stored(&text, &digest)?.ok_or(RegistryError::NotStored { reference: text })?;
+        pulled.moved = moved;
+        Ok(pulled)
+    }
+
+    /// The digest the store recorded for `r`'s tag (none for a reference with a digest).
+    fn recorded(&self, r: &PluginRef) -> Option<String> {
+        match (r.tag(), r.digest()) {
+            (Some(tag), None) => self.store.read_tag(r.registry(), r.repository(), tag),
+            _ => None,
+        }
+    }
+
+    /// How the tag of `r` moved from the manifest `old` to `new` (both digests), with the bundle
+    /// settings that change when the old manifest is still in the store.
+    fn tag_move(&self, r: &PluginRef, old: String, new: &str) -> TagMove {
+        let text = r.to_string();
+        let settings = match (self.stored_bundle(&text, &old), self.stored_bundle(&text, new)) {
+            (Some((old_toml, old_data)), Some((new_toml, new_data))) => SettingsChange::Compared {
+                keys: diff_settings(old_toml.as_deref(), new_toml.as_deref()),
+                data_changed: old_data != new_data,
+            },
+            _ => SettingsChange::OldNotStored,
+        };
+        TagMove { reference: text, old, new: new.to_owned(), settings }
+    }
+
+    /// A stored manifest's bundle TOML and data layer digest (each `None` when it has none);
+    /// `None` when the manifest or its TOML is not (or no longer, verified) in the store.
+    fn stored_bundle(&self, text: &str, digest: &str) -> Option<(Option<String>, Option<String>)> {
+        let bytes = self.store.read_verified(digest, text).ok().flatten()?;
+        let manifest: OciImageManifest = serde_json::from_slice(&bytes).ok()?;
+        let toml = match manifest.layers.iter().find(|l| l.media_type == BUNDLE_CONFIG_MEDIA_TYPE) {
+            Some(layer) => {
+                let bytes = self.store.read_verified(&layer.digest, text).ok().flatten()?;
+                Some(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            None => None,
+        };
+        let data = manifest.layers.iter().find(|l| data_extension(&l.media_type).is_some()).map(|l| l.digest.clone());
+        Some((toml, data))
+    }
+
+    /// Fetch the manifest `r` names and every blob it names into the store, verifying each; its digest.
+    fn fetch(&self, r: &PluginRef) -> Result<String, RegistryError> {
         let client = self.client(r)?;
         let creds = self.credentials(r)?;
         let text = r.to_string();
         let accepted = [OCI_MANIFEST_MEDIA_TYPE, "application/vnd.docker.distribution.manifest.v2+json"];
-        let digest = self.tokio.block_on(async {
+        self.tokio.block_on(async {
             let (bytes, _) =
                 client.pull_manifest_raw(r.oci(), &creds.auth, &accepted).await.map_err(|e| map_err(r, &creds, &e))?;
             let digest = sha256_digest(&bytes);
@@ -258,9 +330,7 @@ impl Registry {
             }
             self.store.write_blob(&digest, &bytes, &text)?;
             Ok(digest)
-        })?;
-        self.record(r, &digest)?;
-        self.stored(&text, &digest)?.ok_or(RegistryError::NotStored { reference: text })
+        })
     }
 
     fn record(&self, r: &PluginRef, digest: &str) -> Result<(), RegistryError> {

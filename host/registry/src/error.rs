@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::moved::TagMove;
+
 /// A registry or store failure.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -104,6 +106,15 @@ pub enum RegistryError {
         /// The layer's media type.
         media_type: String,
     },
+    /// `--pin-tags`: the tag resolves to another manifest than the store recorded for it. A
+    /// plugin problem (exit 3): what the tag names changed under the runner, not their input.
+    #[error(
+        "{0}. --pin-tags refuses a moved tag, so nothing was loaded and the store still records {old}; to accept the move, run `loadhost pull {reference}` and then run again, or pin the new digest with `loadhost pin {reference}` (it prints {reference}@{new}) and run that",
+        old = .0.old,
+        new = .0.new,
+        reference = .0.reference
+    )]
+    TagMoved(Box<TagMove>),
     /// Something the user gave (a file, a certificate) cannot be read.
     #[error("{0}")]
     Input(String),
@@ -114,7 +125,11 @@ impl RegistryError {
     pub fn is_usage_error(&self) -> bool {
         !matches!(
             self,
-            Self::NotWasm { .. } | Self::DigestMismatch { .. } | Self::UnknownLayer { .. } | Self::BundleGrants { .. }
+            Self::NotWasm { .. }
+                | Self::DigestMismatch { .. }
+                | Self::UnknownLayer { .. }
+                | Self::BundleGrants { .. }
+                | Self::TagMoved(_)
         )
     }
 }

@@ -11,6 +11,7 @@
 //! - `store`: the local content-addressed store, every blob checked against its digest.
 //! - `bundle`: a plugin pushed with its run's TOML and data feed as extra layers.
 //! - `auth`: registry credentials, from the command line or the Docker credentials file.
+//! - `moved`: a tag that resolves to another digest than the store recorded (warned, or refused).
 //! - `error`: why a registry operation failed, one line naming the reference.
 
 mod artifact;
@@ -18,6 +19,7 @@ mod auth;
 mod bundle;
 mod client;
 mod error;
+mod moved;
 mod reference;
 mod store;
 
@@ -29,6 +31,7 @@ pub use bundle::{
 };
 pub use client::{Pull, Pulled, Registry, RegistryOptions};
 pub use error::RegistryError;
+pub use moved::{OnMove, SettingChange, SettingsChange, TagMove, diff_settings};
 pub use reference::{PluginRef, looks_like_reference};
 pub use store::{Store, StoreEntry, store_entries};
 

@@ -1,4 +1,4 @@
-//! `loadhost push PLUGIN REF` and `loadhost pin REF`: plugins shared through OCI registries (see
+//! `loadhost push PLUGIN REF`, `loadhost pin REF` and `loadhost pull REF`: plugins shared through OCI registries (see
 //! docs/sharing.md); reaching a registry and resolving a reference are [`crate::registry`]'s.
 
 use std::io::Write as _;
@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use loadhost_registry::{BUNDLE_CONFIG_MEDIA_TYPE, check_bundle_toml, data_media_type};
+use loadhost_registry::{BUNDLE_CONFIG_MEDIA_TYPE, OnMove, Pull, check_bundle_toml, data_media_type};
 
 use crate::exit::Failure;
 use crate::registry::{ConnArgs, parse_ref, registry, registry_failure};
@@ -77,6 +77,28 @@ pub fn pin(args: PinArgs) -> Result<ExitCode, Failure> {
     let r = parse_ref(&args.reference)?;
     let digest = registry(&args.conn)?.pin(&r).map_err(registry_failure)?;
     crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `loadhost pull`.
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// The reference to fetch: HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX].
+    reference: String,
+
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Fetch the reference into the store (verified) and print `REF@sha256:…`. For a tag this records
+/// the digest it resolves to now: it is how a user accepts a moved tag, so `run --pin-tags REF`
+/// passes again, and a plain `run REF` no longer warns.
+pub fn pull(args: PullArgs) -> Result<ExitCode, Failure> {
+    let r = parse_ref(&args.reference)?;
+    let registry = registry(&args.conn)?;
+    let pulled = registry.resolve(&r, Pull::Always, OnMove::Accept).map_err(registry_failure)?;
+    tracing::info!("{} is {} ({})", pulled.reference, pulled.digest, pulled.wasm.display());
+    crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&pulled.digest)))?;
     Ok(ExitCode::SUCCESS)
 }
 
