@@ -278,6 +278,7 @@ fn bad_plugin_references_fail_with_one_line() {
     );
     let wasm_config = "application/vnd.wasm.config.v0+json";
     crate::registry::push_raw(addr, "team/odd", "1", wasm_config, &["application/wasm", "application/x-unknown"]);
+    crate::registry::push_raw(addr, "team/twice", "1", wasm_config, &["application/wasm", "application/wasm"]);
     let store = tempfile::tempdir().unwrap();
     // A stored blob whose bytes do not match its name.
     let digest = crate::registry::sha256(b"the manifest that was stored");
@@ -301,6 +302,12 @@ fn bad_plugin_references_fail_with_one_line() {
             "not a wasm artifact (config media type application/vnd.oci.image.config.v1+json".to_owned(),
         ),
         (format!("{addr}/team/odd:1"), vec![], 3, "unknown layer media type application/x-unknown".to_owned()),
+        (
+            format!("{addr}/team/twice:1"),
+            vec![],
+            3,
+            "2 layers of media type application/wasm: a loadhost artifact has one of each".to_owned(),
+        ),
         (format!("{addr}/team/x@{digest}"), vec!["--pull", "never"], 3, "does not match its digest".to_owned()),
         (
             format!("{addr}/team/none:1"),

@@ -132,15 +132,29 @@ impl Registry {
         }
     }
 
-    /// Push the component `wasm` (and `extra` layers, as (media type, bytes)) to `r`; the pushed
-    /// manifest's digest. The blobs also go into the local store.
-    pub fn push(&self, r: &PluginRef, wasm: Vec<u8>, extra: Vec<(String, Vec<u8>)>) -> Result<String, RegistryError> {
+    /// Push the component `wasm` (its file name `title`) and `extra` layers (as (media type,
+    /// bytes)) to `r`; the pushed manifest's digest. The blobs also go into the local store.
+    pub fn push(
+        &self,
+        r: &PluginRef,
+        title: &str,
+        wasm: Vec<u8>,
+        extra: Vec<(String, Vec<u8>)>,
+    ) -> Result<String, RegistryError> {
         let client = self.client(r)?;
         let creds = self.credentials(r)?;
         let mut layers = vec![(WASM_LAYER_MEDIA_TYPE.to_owned(), wasm)];
         layers.extend(extra);
-        let descriptors: Vec<serde_json::Value> =
-            layers.iter().map(|(media, bytes)| descriptor(media, &sha256_digest(bytes), bytes.len())).collect();
+        // Each layer named (`org.opencontainers.image.title`), so `oras pull` saves it by that name
+        // rather than by its digest.
+        let descriptors: Vec<serde_json::Value> = layers
+            .iter()
+            .map(|(media, bytes)| {
+                let mut d = descriptor(media, &sha256_digest(bytes), bytes.len());
+                d["annotations"] = serde_json::json!({ TITLE_ANNOTATION: layer_title(media, title) });
+                d
+            })
+            .collect();
         let layer_digests: Vec<String> = layers.iter().map(|(_, b)| sha256_digest(b)).collect();
         let config = serde_json::to_vec(&serde_json::json!({
             "architecture": "wasm",
@@ -384,7 +398,33 @@ fn parse_manifest(text: &str, bytes: &[u8]) -> Result<OciImageManifest, Registry
     if let Some(unknown) = manifest.layers.iter().find(|l| !crate::bundle::known_layer(&l.media_type)) {
         return Err(RegistryError::UnknownLayer { reference: text.to_owned(), media_type: unknown.media_type.clone() });
     }
+    // Two components (or two TOMLs, two feeds) would leave which one runs to the order of the
+    // layers: refused, never picked.
+    for (i, layer) in manifest.layers.iter().enumerate() {
+        let count = manifest.layers.iter().filter(|l| l.media_type == layer.media_type).count();
+        if count > 1 && manifest.layers[..i].iter().all(|l| l.media_type != layer.media_type) {
+            return Err(RegistryError::DuplicateLayer {
+                reference: text.to_owned(),
+                media_type: layer.media_type.clone(),
+                count,
+            });
+        }
+    }
     Ok(manifest)
+}
+
+/// The OCI annotation naming a layer's file.
+const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
+
+/// A layer's file name: the plugin's own for the component, the bundle's usual names for the rest.
+fn layer_title(media_type: &str, plugin: &str) -> String {
+    match media_type {
+        WASM_LAYER_MEDIA_TYPE => plugin.to_owned(),
+        crate::bundle::BUNDLE_CONFIG_MEDIA_TYPE => "run.toml".to_owned(),
+        crate::bundle::BUNDLE_DATA_JSONL_MEDIA_TYPE => "data.jsonl".to_owned(),
+        crate::bundle::BUNDLE_DATA_CSV_MEDIA_TYPE => "data.csv".to_owned(),
+        other => other.replace(['/', '+'], "-"),
+    }
 }
 
 fn not_wasm(text: &str, manifest: &OciImageManifest) -> RegistryError {

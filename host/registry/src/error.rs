@@ -106,6 +106,18 @@ pub enum RegistryError {
         /// The layer's media type.
         media_type: String,
     },
+    /// More than one layer of one media type (two components, two TOMLs, two feeds).
+    #[error(
+        "{reference}: {count} layers of media type {media_type}: a loadhost artifact has one of each, and which one would run is not guessed"
+    )]
+    DuplicateLayer {
+        /// The reference.
+        reference: String,
+        /// The repeated media type.
+        media_type: String,
+        /// How many layers have it.
+        count: usize,
+    },
     /// `--pin-tags`: the tag resolves to another manifest than the store recorded for it. A
     /// plugin problem (exit 3): what the tag names changed under the runner, not their input.
     #[error(
@@ -128,6 +140,7 @@ impl RegistryError {
             Self::NotWasm { .. }
                 | Self::DigestMismatch { .. }
                 | Self::UnknownLayer { .. }
+                | Self::DuplicateLayer { .. }
                 | Self::BundleGrants { .. }
                 | Self::TagMoved(_)
         )

@@ -57,7 +57,10 @@ pub fn push(args: PushArgs) -> Result<ExitCode, Failure> {
         )));
     }
     let extra = bundle_layers(&args)?;
-    let digest = registry(&args.conn)?.push(&r, wasm, extra).map_err(registry_failure)?;
+    // The layer's title: the file pushed, as a component (a script goes as its runner's component).
+    let stem = args.plugin.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plugin".into());
+    let title = format!("{stem}.wasm");
+    let digest = registry(&args.conn)?.push(&r, &title, wasm, extra).map_err(registry_failure)?;
     crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
     Ok(ExitCode::SUCCESS)
 }
