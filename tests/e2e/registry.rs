@@ -62,6 +62,12 @@ impl RegistryProcess {
         registry
     }
 
+    /// Where the registry keeps its blobs (`docker/registry/v2/blobs/sha256/XX/HEX/data`).
+    pub fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self._dir.path().join("storage/docker/registry/v2/blobs/sha256").join(&hex[..2]).join(hex).join("data")
+    }
+
     /// Wait until `GET /v2/` answers.
     fn wait_ready(&self) {
         let began = Instant::now();
@@ -595,4 +601,25 @@ fn a_moved_tag_is_warned_about_refused_under_pin_tags_and_accepted_by_pull() {
     let unknown = run(&[]);
     assert_eq!(unknown.code, 0, "{}", unknown.stderr);
     assert!(unknown.stderr.contains("no longer in the local store"), "{}", unknown.stderr);
+}
+
+#[test]
+fn a_manifest_tampered_with_on_the_registry_is_refused_once_with_exit_3() {
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    let publisher = tempfile::tempdir().unwrap();
+    let pinned = push_http_get(publisher.path(), &format!("{}/team/tampered:1", registry.addr));
+    let digest = pinned.rsplit_once('@').unwrap().1.to_owned();
+    // Change the manifest's bytes on the registry's disk: it is served under its old digest.
+    let file = registry.blob_file(&digest);
+    let mut manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    manifest["annotations"] = serde_json::json!({ "changed": "after the push" });
+    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let runner = tempfile::tempdir().unwrap();
+    let run = run_against(runner.path(), &target, &pinned, &[]);
+    assert_eq!(run.code, 3, "a plugin problem: {}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {}", run.stderr);
+    assert!(lines[0].contains("does not match its digest"), "{}", lines[0]);
+    assert_eq!(lines[0].matches(&digest).count(), 2, "the digest named, the message said once: {}", lines[0]);
 }

@@ -473,6 +473,11 @@ fn map_err(r: &PluginRef, creds: &Credentials, err: &OciDistributionError) -> Re
                 RegistryError::Unreachable { reference, why: envelope.to_string() }
             }
         }
+        // What the registry served is not what the digest names (a manifest tampered with on its
+        // disk): refused as any blob that fails its digest, a plugin problem.
+        OciDistributionError::DigestError(oci_client::errors::DigestError::VerificationError { expected, actual }) => {
+            RegistryError::DigestMismatch { reference, expected: expected.clone(), actual: actual.clone() }
+        }
         _ => unreachable_err(r, err),
     }
 }
@@ -482,8 +487,12 @@ fn unreachable_err(r: &PluginRef, err: &dyn std::error::Error) -> RegistryError 
     let mut why = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {
-        why.push_str(": ");
-        why.push_str(&s.to_string());
+        // An error whose message already quotes its source's would say it twice.
+        let said = s.to_string();
+        if !why.contains(&said) {
+            why.push_str(": ");
+            why.push_str(&said);
+        }
         source = s.source();
     }
     RegistryError::Unreachable { reference: r.to_string(), why: why.replace('\n', " ") }
