@@ -623,3 +623,111 @@ fn a_manifest_tampered_with_on_the_registry_is_refused_once_with_exit_3() {
     assert!(lines[0].contains("does not match its digest"), "{}", lines[0]);
     assert_eq!(lines[0].matches(&digest).count(), 2, "the digest named, the message said once: {}", lines[0]);
 }
+
+/// A folder holding the credential helper `docker-credential-loadhosttest`, a shell script that
+/// checks its action and the server address on its stdin, then runs `then` (with `$address`).
+fn credential_helper(expected_address: &str, then: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let bin = tempfile::tempdir().unwrap();
+    let path = bin.path().join("docker-credential-loadhosttest");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = get ] || {{ echo \"unexpected action: $1\"; exit 1; }}\nread -r address\n[ \"$address\" = \"{expected_address}\" ] || {{ echo \"unexpected server address: $address\"; exit 1; }}\n{then}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// `loadhost ARGS…` in a fresh folder, with the store `store`, the credentials file
+/// `DOCKER_CONFIG/config.json` (no `REGISTRY_AUTH_FILE`) and `bin` first on `PATH`: its exit code,
+/// stderr and folder.
+fn loadhost_with_helper(
+    store: &Path,
+    docker_config: &Path,
+    bin: &Path,
+    args: &[&str],
+) -> (i32, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .current_dir(dir.path())
+        .env("LOADHOST_CACHE_DIR", store)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env("DOCKER_CONFIG", docker_config)
+        .env("PATH", path)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned(), dir)
+}
+
+#[test]
+fn a_docker_credential_helper_named_by_creds_store_or_cred_helpers_answers_for_the_registry() {
+    let registry = RegistryProcess::start_with_auth();
+    let target = TargetProcess::start(&[]);
+    let wasm = plugin(Example::HttpGet).display().to_string();
+    let right = credential_helper(
+        &registry.addr,
+        r#"printf '{"ServerURL":"%s","Username":"tester","Secret":"right-password"}\n' "$address""#,
+    );
+    let docker_config = tempfile::tempdir().unwrap();
+    let config = docker_config.path().join("config.json");
+    let url = format!("TARGET_URL={}/", target.url);
+    let run_args = ["-e", url.as_str(), "--allow-host", target.authority.as_str(), "-n", "5"];
+
+    // credsStore: the default helper, for every registry. Then credHelpers for this registry,
+    // which wins over a wrong password in its auths entry.
+    let wrong = base64_free::encode("tester:wrong-password");
+    let configs = [
+        (r#"{"credsStore":"loadhosttest"}"#.to_owned(), "credsStore"),
+        (
+            format!(
+                r#"{{"auths":{{"{0}":{{"auth":"{wrong}"}}}},"credHelpers":{{"{0}":"loadhosttest"}}}}"#,
+                registry.addr
+            ),
+            "credHelpers",
+        ),
+    ];
+    for (text, setting) in configs {
+        std::fs::write(&config, text).unwrap();
+        let store = tempfile::tempdir().unwrap();
+        let tag = format!("{}/team/helped-{}:1", registry.addr, setting.to_lowercase());
+        let (code, stderr, dir) =
+            loadhost_with_helper(store.path(), docker_config.path(), right.path(), &["push", &wasm, &tag]);
+        assert_eq!(code, 0, "push with the {setting} helper: {stderr}");
+        assert!(!stderr.contains("right-password"), "the secret is never printed: {stderr}");
+        drop(dir);
+        let fresh = tempfile::tempdir().unwrap();
+        let args = [&["run", tag.as_str()][..], &run_args, &["--summary-json", "summary.json"]].concat();
+        let (code, stderr, dir) = loadhost_with_helper(fresh.path(), docker_config.path(), right.path(), &args);
+        assert_eq!(code, 0, "run by reference with the {setting} helper: {stderr}");
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["tasks"]["passed"], 5, "{setting}: {summary}");
+    }
+
+    // A helper with no credentials for the registry: anonymous, so the registry's 401.
+    std::fs::write(&config, r#"{"credsStore":"loadhosttest"}"#).unwrap();
+    let tag = format!("{}/team/helped-credsstore:1", registry.addr);
+    let none = credential_helper(&registry.addr, "echo 'credentials not found in native keychain'; exit 1");
+    let fresh = tempfile::tempdir().unwrap();
+    let (code, stderr, _dir) = loadhost_with_helper(fresh.path(), docker_config.path(), none.path(), &["pin", &tag]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("the registry refused access"), "{stderr}");
+    assert!(stderr.contains("credentials tried: none (anonymous: docker-credential-loadhosttest"), "{stderr}");
+
+    // A helper that fails otherwise: an error naming it and what it said, in one line.
+    let broken = credential_helper(&registry.addr, "echo 'the keychain is locked'; exit 1");
+    let (code, stderr, _dir) = loadhost_with_helper(fresh.path(), docker_config.path(), broken.path(), &["pin", &tag]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("docker-credential-loadhosttest") && stderr.contains("the keychain is locked"), "{stderr}");
+}
