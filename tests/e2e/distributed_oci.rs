@@ -162,3 +162,90 @@ fn a_start_ten_seconds_past_with_max_start_lateness_1s_refuses_to_run() {
     let lenient = Loadhost::run_plugin(&fixture(Fixture::Metrics), &["-r", "100", "-n", "10", "--start-at", &past]);
     assert_eq!(lenient.code, 0, "{}", lenient.stderr);
 }
+
+/// `loadhost registry prune ARGS… oci://REPO` with the test store.
+fn prune(repo: &str, args: &[&str]) -> Run {
+    let results = format!("oci://{repo}");
+    Loadhost::new().args(["registry", "prune", results.as_str()]).args(args).run()
+}
+
+/// Two segments of `run_id` that met at the barrier and pushed their results: four tags.
+fn two_segments(repo: &str, run_id: &str) {
+    let handles: Vec<_> = (0..2)
+        .map(|i| {
+            let (repo, run_id) = (repo.to_owned(), run_id.to_owned());
+            std::thread::spawn(move || segment(i, 2, &repo, &run_id, &["--barrier", "--barrier-timeout", "20s"]))
+        })
+        .collect();
+    for handle in handles {
+        let run = handle.join().unwrap();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+}
+
+#[test]
+fn registry_prune_deletes_a_runs_results_and_arrivals_and_leaves_the_rest() {
+    let registry = RegistryProcess::start_with_deletes();
+    let repo = format!("{}/loadhost/runs", registry.addr);
+    two_segments(&repo, "old-run");
+    two_segments(&repo, "new-run");
+    // A plugin in the same repository: not a run's, so never pruned.
+    let noop = crate::common::plugin(crate::common::Example::Noop);
+    let pushed = Loadhost::new().args(["push".as_ref(), noop.as_os_str(), format!("{repo}:1.0").as_ref()]).run();
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    let all = registry.tags("loadhost/runs");
+    assert_eq!(all.len(), 9, "2 runs × 2 segments × (results, arrival) and the plugin: {all:?}");
+
+    let dry = prune(&repo, &["--run-id", "old-run", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(dry.stdout.contains("would delete run old-run: 2 results, 2 arrivals"), "{}", dry.stdout);
+    assert_eq!(registry.tags("loadhost/runs"), all, "--dry-run deletes nothing");
+
+    let run = prune(&repo, &["--run-id", "old-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("deleted run old-run: 2 results, 2 arrivals"), "{}", run.stdout);
+    assert!(run.stdout.contains("1 run(s) pruned, 4 manifest(s) deleted"), "{}", run.stdout);
+    let left = registry.tags("loadhost/runs");
+    assert!(left.iter().all(|t| !t.starts_with("old-run-")), "{left:?}");
+    assert_eq!(left.len(), 5, "the other run and the plugin stay: {left:?}");
+    // What is left is whole: the other run still merges, the pruned one is gone.
+    let (code, stderr, summary) = merge(&[&format!("oci://{repo}"), "--run-id", "new-run"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary.unwrap()["tasks"]["scheduled"], 1000);
+    let (code, stderr, _) = merge(&[&format!("oci://{repo}"), "--run-id", "old-run"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no results of run 'old-run'"), "{stderr}");
+
+    // A run id with nothing to delete is named, with the runs there are.
+    let typo = prune(&repo, &["--run-id", "nwe-run"]);
+    assert_eq!(typo.code, 2, "{}", typo.stderr);
+    assert!(
+        typo.stderr.contains("no artifacts of run 'nwe-run'") && typo.stderr.contains("runs there: new-run"),
+        "{}",
+        typo.stderr
+    );
+
+    // By age: the run is a few seconds old, so an hour keeps it and a second does not.
+    let kept = prune(&repo, &["--older-than", "1h"]);
+    assert_eq!(kept.code, 0, "{}", kept.stderr);
+    assert!(kept.stdout.contains("0 run(s) pruned"), "{}", kept.stdout);
+    std::thread::sleep(Duration::from_millis(1100));
+    let aged = prune(&repo, &["--older-than", "1s"]);
+    assert_eq!(aged.code, 0, "{}", aged.stderr);
+    assert!(aged.stdout.contains("deleted run new-run: 2 results, 2 arrivals"), "{}", aged.stdout);
+    assert_eq!(registry.tags("loadhost/runs"), ["1.0"], "only the plugin is left");
+}
+
+#[test]
+fn a_registry_that_refuses_deletes_is_said_so() {
+    let registry = RegistryProcess::start();
+    let repo = format!("{}/loadhost/runs", registry.addr);
+    let run = segment(0, 1, &repo, "kept", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let refused = prune(&repo, &["--run-id", "kept"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("the registry refuses to delete"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("storage.delete.enabled: true"), "{}", refused.stderr);
+    assert_eq!(refused.stderr.trim().lines().count(), 1, "one line: {}", refused.stderr);
+    assert_eq!(registry.tags("loadhost/runs"), ["kept-results-0"]);
+}

@@ -24,6 +24,11 @@ impl RegistryProcess {
         Self::start_with("")
     }
 
+    /// A registry that allows deleting manifests (`storage.delete.enabled`), as `registry prune` needs.
+    pub fn start_with_deletes() -> Self {
+        Self::start_with("{STORAGE}  delete:\n    enabled: true\n")
+    }
+
     /// A registry that asks for basic auth: user `tester`, password `right-password`.
     pub fn start_with_auth() -> Self {
         Self::start_with("auth:\n  htpasswd:\n    realm: loadhost-test\n    path: {DIR}/htpasswd\n")
@@ -37,7 +42,11 @@ impl RegistryProcess {
             "tester:$2b$05$xerj1c8.Mo8Tq3nvoMkTr.lPMb9AqWq3HlDlu.Vy/4oL5FY7Wz66.\n",
         )
         .unwrap();
-        let extra = extra.replace("{DIR}", &dir.path().display().to_string());
+        // `{STORAGE}` puts the rest under `storage:`, the rest goes at the top level.
+        let (storage_extra, extra) = match extra.strip_prefix("{STORAGE}") {
+            Some(rest) => (rest.to_owned(), String::new()),
+            None => (String::new(), extra.replace("{DIR}", &dir.path().display().to_string())),
+        };
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
         let config = dir.path().join("config.yml");
@@ -45,7 +54,7 @@ impl RegistryProcess {
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n{extra}",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n{storage_extra}http:\n  addr: {addr}\n{extra}",
                 storage.display()
             ),
         )
@@ -66,6 +75,22 @@ impl RegistryProcess {
     pub fn blob_file(&self, digest: &str) -> PathBuf {
         let hex = digest.trim_start_matches("sha256:");
         self._dir.path().join("storage/docker/registry/v2/blobs/sha256").join(&hex[..2]).join(hex).join("data")
+    }
+
+    /// The tags of `repository`, sorted, read over plain HTTP (`GET /v2/REPO/tags/list`); none for
+    /// a repository the registry does not know.
+    pub fn tags(&self, repository: &str) -> Vec<String> {
+        let mut stream = TcpStream::connect(&self.addr).unwrap();
+        write!(stream, "GET /v2/{repository}/tags/list HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.addr)
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let body = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
+        let list: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let mut tags: Vec<String> =
+            list["tags"].as_array().into_iter().flatten().filter_map(|t| t.as_str().map(str::to_owned)).collect();
+        tags.sort();
+        tags
     }
 
     /// Wait until `GET /v2/` answers.

@@ -79,6 +79,9 @@ enum Command {
     /// Fetch a registry reference into the local store; prints `REF@sha256:…`. For a tag, records
     /// the digest it resolves to now: how a moved tag is accepted (see `run --pin-tags`).
     Pull(commands::registry::PullArgs),
+    /// Registry housekeeping: `registry prune` deletes distributed runs' results and arrivals.
+    #[command(subcommand)]
+    Registry(commands::registry_prune::RegistryCommand),
     /// The compiled-plugin cache.
     #[command(subcommand)]
     Cache(commands::cache::CacheCommand),
@@ -117,6 +120,7 @@ fn main() -> ExitCode {
         Command::Push(args) => commands::registry::push(args),
         Command::Pin(args) => commands::registry::pin(args),
         Command::Pull(args) => commands::registry::pull(args),
+        Command::Registry(command) => commands::registry_prune::run(command),
         Command::Cache(command) => commands::cache::run(command),
     };
     match result {

@@ -1,6 +1,7 @@
 //! Results files through a registry instead of a shared volume: a segment pushes its file as an
 //! artifact tagged `RUN_ID-results-I` (`--results oci://REGISTRY/REPO`), and `loadhost merge
-//! oci://REGISTRY/REPO --run-id RUN_ID` pulls every part of that run.
+//! oci://REGISTRY/REPO --run-id RUN_ID` pulls every part of that run. [`Part`] names the tags a
+//! run leaves (also its barrier's arrivals), for them and for `loadhost registry prune`.
 
 use std::path::{Path, PathBuf};
 
@@ -12,8 +13,45 @@ use crate::registry::{parse_ref, registry_failure};
 const RESULTS_TYPE: &str = "application/vnd.loadhost.results.v1";
 const RESULTS_LAYER: &str = "application/vnd.loadhost.results.v1+jsonl";
 
-fn tag_prefix(run_id: &str) -> String {
-    format!("{run_id}-results-")
+/// What a distributed run keeps in its registry repository, one tag per segment:
+/// `RUN_ID-results-I` (its results file) and `RUN_ID-arrive-I` (its arrival at the barrier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// A segment's results file.
+    Results,
+    /// A segment's arrival at the barrier.
+    Arrival,
+}
+
+impl Part {
+    const ALL: [Part; 2] = [Part::Results, Part::Arrival];
+
+    fn word(self) -> &'static str {
+        match self {
+            Part::Results => "results",
+            Part::Arrival => "arrive",
+        }
+    }
+
+    /// The tags of this part of `run_id` start with this.
+    pub fn tag_prefix(self, run_id: &str) -> String {
+        format!("{run_id}-{}-", self.word())
+    }
+
+    /// The tag of segment `index`'s part of `run_id`.
+    pub fn tag(self, run_id: &str, index: u32) -> String {
+        format!("{}{index}", self.tag_prefix(run_id))
+    }
+
+    /// The run, part and segment a tag names, when it is one of a run's.
+    pub fn of_tag(tag: &str) -> Option<(&str, Part, u32)> {
+        let (rest, index) = tag.rsplit_once('-')?;
+        let index = index.parse().ok().filter(|_| index.bytes().all(|b| b.is_ascii_digit()))?;
+        Part::ALL.into_iter().find_map(|part| {
+            let run_id = rest.strip_suffix(part.word())?.strip_suffix('-').filter(|r| !r.is_empty())?;
+            Some((run_id, part, index))
+        })
+    }
 }
 
 /// Push the results file at `path` for segment `index` of `run_id` to `repository`.
@@ -21,7 +59,7 @@ pub fn push(registry: &Registry, repository: &str, run_id: &str, index: u32, pat
     let bytes = std::fs::read(path).map_err(|err| {
         Failure::runtime(anyhow::anyhow!("{}: cannot read the results to push: {err}", path.display()))
     })?;
-    let r = parse_ref(&format!("{repository}:{}{index}", tag_prefix(run_id)))?;
+    let r = parse_ref(&format!("{repository}:{}", Part::Results.tag(run_id, index)))?;
     let about = serde_json::json!({ "run_id": run_id, "segment": index, "part": "results" });
     let layer = (RESULTS_LAYER.to_owned(), bytes);
     let digest = registry.push_artifact(&r, RESULTS_TYPE, &about, vec![layer]).map_err(registry_failure)?;
@@ -31,9 +69,9 @@ pub fn push(registry: &Registry, repository: &str, run_id: &str, index: u32, pat
 
 /// Pull every part of `run_id` in `repository` into files under `dir`, in segment order.
 pub fn pull_parts(registry: &Registry, repository: &str, run_id: &str, dir: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let probe = parse_ref(&format!("{repository}:{}0", tag_prefix(run_id)))?;
+    let probe = parse_ref(&format!("{repository}:{}", Part::Results.tag(run_id, 0)))?;
     let tags = registry.tags(&probe).map_err(registry_failure)?;
-    let prefix = tag_prefix(run_id);
+    let prefix = Part::Results.tag_prefix(run_id);
     let mut indices: Vec<u32> = tags.iter().filter_map(|t| t.strip_prefix(&prefix)?.parse().ok()).collect();
     indices.sort_unstable();
     if indices.is_empty() {
@@ -58,4 +96,19 @@ pub fn pull_parts(registry: &Registry, repository: &str, run_id: &str, dir: &Pat
         files.push(path);
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Part;
+
+    #[test]
+    fn a_run_tag_names_its_run_part_and_segment() {
+        assert_eq!(Part::of_tag("run-7-results-2"), Some(("run-7", Part::Results, 2)));
+        assert_eq!(Part::of_tag("a-arrive-0"), Some(("a", Part::Arrival, 0)));
+        assert_eq!(Part::of_tag(&Part::Arrival.tag("x-results-1", 3)), Some(("x-results-1", Part::Arrival, 3)));
+        for other in ["1.0", "latest", "-results-1", "run-results-", "run-results-+1", "run-logs-1"] {
+            assert_eq!(Part::of_tag(other), None, "{other}");
+        }
+    }
 }

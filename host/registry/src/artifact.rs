@@ -6,6 +6,7 @@
 use crate::OCI_MANIFEST_MEDIA_TYPE;
 use crate::client::{Registry, descriptor, http_header};
 use crate::error::RegistryError;
+use crate::prune::CREATED_ANNOTATION;
 use crate::reference::PluginRef;
 use crate::store::sha256_digest;
 
@@ -67,6 +68,8 @@ impl Registry {
             "artifactType": artifact_type,
             "config": descriptor(PART_CONFIG_MEDIA_TYPE, &sha256_digest(config), config.len()),
             "layers": descriptors,
+            // When it was made, so `registry prune --older-than` can date it.
+            "annotations": { CREATED_ANNOTATION: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string() },
         }))
         .map_err(|err| RegistryError::Input(err.to_string()))?;
         let digest = sha256_digest(&manifest);

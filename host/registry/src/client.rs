@@ -86,15 +86,28 @@ impl Registry {
         &self.store
     }
 
+    /// Whether `r`'s registry is spoken to over plain http: loopback, or `--insecure-registry`.
+    pub(crate) fn plain_http(&self, r: &PluginRef) -> bool {
+        is_loopback(r.host()) || self.options.insecure.iter().any(|h| h == r.registry() || h == r.host())
+    }
+
+    /// The extra PEM roots of `--registry-ca-cert`, read.
+    pub(crate) fn root_certificates(&self) -> Result<Vec<Vec<u8>>, RegistryError> {
+        let read = |path: &PathBuf| {
+            loadhost_input::read(path, loadhost_input::PEM)
+                .map_err(|err| RegistryError::Input(format!("--registry-ca-cert {}: {err}", path.display())))
+        };
+        self.options.ca_certs.iter().map(read).collect()
+    }
+
     fn client(&self, r: &PluginRef) -> Result<Client, RegistryError> {
         check_host(r)?;
-        let plain = is_loopback(r.host()) || self.options.insecure.iter().any(|h| h == r.registry() || h == r.host());
-        let mut extra = Vec::new();
-        for path in &self.options.ca_certs {
-            let data = loadhost_input::read(path, loadhost_input::PEM)
-                .map_err(|err| RegistryError::Input(format!("--registry-ca-cert {}: {err}", path.display())))?;
-            extra.push(Certificate { encoding: CertificateEncoding::Pem, data });
-        }
+        let plain = self.plain_http(r);
+        let extra = self
+            .root_certificates()?
+            .into_iter()
+            .map(|data| Certificate { encoding: CertificateEncoding::Pem, data })
+            .collect();
         let config = ClientConfig {
             protocol: if plain {
                 ClientProtocol::HttpsExcept(vec![r.registry().to_owned()])
@@ -112,7 +125,7 @@ impl Registry {
 
     /// A client for `r`'s registry and the credentials to use there.
     pub(crate) fn connect(&self, r: &PluginRef) -> Result<(Client, Credentials), RegistryError> {
-        Ok((self.client(r)?, self.credentials(r)?))
+        Ok((self.client(r)?, self.credentials_for(r)?))
     }
 
     /// Run a registry exchange on the client's own runtime.
@@ -125,7 +138,8 @@ impl Registry {
         map_err(r, creds, err)
     }
 
-    fn credentials(&self, r: &PluginRef) -> Result<Credentials, RegistryError> {
+    /// The credentials for `r`'s registry: the command line's, else the Docker configuration's.
+    pub(crate) fn credentials_for(&self, r: &PluginRef) -> Result<Credentials, RegistryError> {
         match &self.options.credentials {
             Some(c) => Ok(c.clone()),
             None => Credentials::from_environment(r.registry()),
@@ -142,7 +156,7 @@ impl Registry {
         extra: Vec<(String, Vec<u8>)>,
     ) -> Result<String, RegistryError> {
         let client = self.client(r)?;
-        let creds = self.credentials(r)?;
+        let creds = self.credentials_for(r)?;
         let mut layers = vec![(WASM_LAYER_MEDIA_TYPE.to_owned(), wasm)];
         layers.extend(extra);
         // Each layer named (`org.opencontainers.image.title`), so `oras pull` saves it by that name
@@ -318,7 +332,7 @@ impl Registry {
     /// Fetch the manifest `r` names and every blob it names into the store, verifying each; its digest.
     fn fetch(&self, r: &PluginRef) -> Result<String, RegistryError> {
         let client = self.client(r)?;
-        let creds = self.credentials(r)?;
+        let creds = self.credentials_for(r)?;
         let text = r.to_string();
         let accepted = [OCI_MANIFEST_MEDIA_TYPE, "application/vnd.docker.distribution.manifest.v2+json"];
         self.tokio.block_on(async {
@@ -357,7 +371,7 @@ impl Registry {
 
 /// Look the registry's host name up first, so a misspelt host is told as such rather than as a
 /// transport error; a `.invalid` name (RFC 6761) is refused without asking any resolver.
-fn check_host(r: &PluginRef) -> Result<(), RegistryError> {
+pub(crate) fn check_host(r: &PluginRef) -> Result<(), RegistryError> {
     use std::net::ToSocketAddrs as _;
     let host = r.host();
     if host.parse::<std::net::IpAddr>().is_ok() {
@@ -483,7 +497,7 @@ fn map_err(r: &PluginRef, creds: &Credentials, err: &OciDistributionError) -> Re
 }
 
 /// The error with its sources, on one line (reqwest hides "connection refused" in a source).
-fn unreachable_err(r: &PluginRef, err: &dyn std::error::Error) -> RegistryError {
+pub(crate) fn unreachable_err(r: &PluginRef, err: &dyn std::error::Error) -> RegistryError {
     let mut why = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {

@@ -127,6 +127,16 @@ pub enum RegistryError {
         reference = .0.reference
     )]
     TagMoved(Box<TagMove>),
+    /// The registry does not allow deleting manifests.
+    #[error(
+        "{registry}: the registry refuses to delete ({why}); deleting must be enabled there (docker-registry: storage.delete.enabled: true)"
+    )]
+    DeleteRefused {
+        /// The registry, `HOST[:PORT]`.
+        registry: String,
+        /// What it answered.
+        why: String,
+    },
     /// Something the user gave (a file, a certificate) cannot be read.
     #[error("{0}")]
     Input(String),

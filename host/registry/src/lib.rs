@@ -12,6 +12,7 @@
 //! - `bundle`: a plugin pushed with its run's TOML and data feed as extra layers.
 //! - `auth`: registry credentials, from the command line or the Docker credentials file.
 //! - `moved`: a tag that resolves to another digest than the store recorded (warned, or refused).
+//! - `prune`: deleting manifests (a distributed run's artifacts), which oci-client cannot.
 //! - `error`: why a registry operation failed, one line naming the reference.
 
 mod artifact;
@@ -20,6 +21,7 @@ mod bundle;
 mod client;
 mod error;
 mod moved;
+mod prune;
 mod reference;
 mod store;
 
@@ -32,6 +34,7 @@ pub use bundle::{
 pub use client::{Pull, Pulled, Registry, RegistryOptions};
 pub use error::RegistryError;
 pub use moved::{OnMove, SettingChange, SettingsChange, TagMove, diff_settings};
+pub use prune::Described;
 pub use reference::{PluginRef, looks_like_reference};
 pub use store::{Store, StoreEntry, store_entries};
 

@@ -13,7 +13,8 @@
 //! - [`new`]: `loadhost new`, a plugin project.
 //! - [`build`]: `loadhost build`, a script made a standalone component.
 //! - [`componentize`]: `loadhost componentize`, a core module wrapped into a plugin component.
-//! - [`registry`]: `loadhost push` and `loadhost pin`.
+//! - [`registry`]: `loadhost push`, `loadhost pin` and `loadhost pull`.
+//! - [`registry_prune`]: `loadhost registry prune`, a results repository's old runs deleted.
 //! - [`cache`]: `loadhost cache`, the compiled-plugin cache.
 
 pub mod build;
@@ -26,5 +27,6 @@ pub mod inspect;
 pub mod merge;
 pub mod new;
 pub mod registry;
+pub mod registry_prune;
 pub mod run;
 pub mod target;

@@ -19,6 +19,7 @@ use loadhost_registry::{PluginRef, Registry};
 
 use crate::exit::Failure;
 use crate::registry::registry_failure;
+use crate::results_oci::Part;
 
 /// How long after the last arrival the segments start: every segment polls the registry, so
 /// each must see the last arrival and still be waiting when the start comes.
@@ -89,7 +90,7 @@ pub fn decide(arrivals: &BTreeMap<u32, u64>, count: u32, timeout: Duration, now:
 
 impl Barrier<'_> {
     fn tag(&self, index: u32) -> Result<PluginRef, Failure> {
-        crate::registry::parse_ref(&format!("{}:{}-arrive-{index}", self.repository, self.run_id))
+        crate::registry::parse_ref(&format!("{}:{}", self.repository, Part::Arrival.tag(self.run_id, index)))
     }
 
     /// Announce this segment and wait until the start is decided (or a stop is asked for).
@@ -178,7 +179,7 @@ impl Barrier<'_> {
 
     /// Add the arrivals of this run not seen yet.
     fn look(&self, seen: &mut BTreeMap<u32, u64>) -> Result<(), Failure> {
-        let prefix = format!("{}-arrive-", self.run_id);
+        let prefix = Part::Arrival.tag_prefix(self.run_id);
         let tags = match self.registry.tags(&self.tag(self.index)?) {
             Ok(tags) => tags,
             Err(loadhost_registry::RegistryError::NotFound { .. }) => Vec::new(),
