@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::summary::PluginFile;
 
-use super::format::{IntervalRecord, RunResults, segment_name};
+use super::format::{IntervalRecord, IntervalRef, LineRef, RunResults, RunStart, segment_name};
 use super::generator::{self, PartGenerator};
 use super::read::{EncodedInterval, ResultsFile};
 
@@ -146,6 +146,13 @@ pub enum MergeError {
         /// The figure.
         overflow: Overflow,
     },
+    /// A part that is itself a merge (`loadhost merge --results`): merging it again with its own
+    /// segments would count them twice.
+    #[error("{part} is already a merged run (loadhost merge --results): merge the segments' own results files instead")]
+    AlreadyMerged {
+        /// The merged part.
+        part: String,
+    },
     /// The same segment twice.
     #[error("{first} and {other} are both segment {}: each segment must be merged once", segment_name(.segment))]
     SegmentTwice {
@@ -189,6 +196,33 @@ pub struct Merged {
     pub cut: Vec<String>,
     /// Each part's generator, in the parts' order (those whose figures were measured).
     pub generators: Vec<PartGenerator>,
+    /// The whole plan's planned average rate, missing segments included (see
+    /// [`super::PlannedScenario::target_rate_whole`]), where `report.target_rate` is only the
+    /// merged parts' plans added up: what the outputs state the achieved rate against. Parts
+    /// that ran whole plans add up; for files that did not record it, the merged parts' rate
+    /// scaled by the segments there should have been. `None` in the closed model.
+    pub target_rate_whole: Option<f64>,
+    /// Each scenario's whole-plan rate, by name, likewise (scenarios without one are absent).
+    pub scenario_target_rates_whole: BTreeMap<String, f64>,
+    /// The run the parts belong to (the first part's run id).
+    pub run_id: Option<String>,
+    /// The first part's planned start.
+    pub planned_start: Option<SystemTime>,
+    /// The row interval (the same in every part).
+    pub interval: Duration,
+    /// Each row's interval line, encoded, in the order of `rows` (for the merged run's own results
+    /// file); empty unless asked for with [`Windows::Keep`].
+    pub(super) lines: Vec<Box<str>>,
+}
+
+/// Whether a merge keeps each merged row's window (encoded, a few kilobytes a row) for writing the
+/// merged run's results file, or only the row's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Windows {
+    /// Only the rows' figures (for the outputs of `loadhost merge`).
+    Drop,
+    /// Also each row's whole window, for [`super::write_merged`].
+    Keep,
 }
 
 /// Merge the parts of one distributed run (see docs/merge.md); parts are named "part 1", "part 2",
@@ -205,25 +239,32 @@ pub fn merge_labelled(parts: Vec<(String, RunResults)>) -> Result<Merged, MergeE
             label,
             results,
             cut: false,
+            start: None,
             records: results.intervals.iter().map(Placed::decoded).collect(),
         })
         .collect();
-    merge_parts(views)
+    merge_parts(views, Windows::Drop)
 }
 
 /// [`merge_labelled`] of files read with [`super::read_for_merge`]: each merged row decodes only its
 /// own intervals, so memory holds the files' text and one row's windows at a time.
 pub fn merge_files(files: Vec<(String, ResultsFile)>) -> Result<Merged, MergeError> {
+    merge_files_with(files, Windows::Drop)
+}
+
+/// [`merge_files`], keeping each merged row's window when `windows` says so.
+pub fn merge_files_with(files: Vec<(String, ResultsFile)>, windows: Windows) -> Result<Merged, MergeError> {
     let views = files
         .iter()
         .map(|(label, file)| Part {
             label,
             results: &file.results,
             cut: file.cut,
+            start: file.start.as_ref(),
             records: file.intervals.iter().map(Placed::encoded).collect(),
         })
         .collect();
-    merge_parts(views)
+    merge_parts(views, windows)
 }
 
 /// One part as the merge sees it: its results (intervals aside) and its intervals, decoded or not.
@@ -232,6 +273,8 @@ struct Part<'a> {
     results: &'a RunResults,
     /// Cut off before its end line (its reports rebuilt from its intervals).
     cut: bool,
+    /// Its start line, when it was read from a file that has one.
+    start: Option<&'a RunStart>,
     records: Vec<Placed<'a>>,
 }
 
@@ -269,10 +312,13 @@ enum WindowRef<'a> {
     Encoded(&'a EncodedInterval),
 }
 
-fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
+fn merge_parts(parts: Vec<Part<'_>>, windows: Windows) -> Result<Merged, MergeError> {
     let Some(first_part) = parts.first() else {
         return Err(MergeError::NoParts);
     };
+    if let Some(merged) = parts.iter().find(|p| p.results.merged.is_some()) {
+        return Err(MergeError::AlreadyMerged { part: merged.label.to_owned() });
+    }
     let first = first_part.results;
     let first_config = check_one_plan(&parts)?;
     let (segments, missing) = check_segments(&parts)?;
@@ -282,7 +328,7 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         report.try_absorb(&part.results.report).map_err(|overflow| overflowed(part.label, overflow))?;
     }
     let mut scenarios = merge_scenarios(&parts)?;
-    let rows = merge_rows(&parts, first.interval)?;
+    let (rows, lines) = merge_rows(&parts, first.interval, windows)?;
     if !rows.is_empty() {
         let mut per_scenario: HashMap<&str, u64> = HashMap::new();
         for row in &rows {
@@ -293,7 +339,14 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         }
         report.intervals = per_scenario.values().copied().max().unwrap_or(0);
     }
+    let (target_rate_whole, scenario_target_rates_whole) = whole_rates(&parts, &segments, &report, &scenarios);
     Ok(Merged {
+        target_rate_whole,
+        scenario_target_rates_whole,
+        run_id: first.run_id.clone(),
+        planned_start: first.planned_start,
+        interval: first.interval,
+        lines,
         report,
         scenarios,
         rows,
@@ -314,6 +367,35 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
             })
             .collect(),
     })
+}
+
+/// The whole plan's rate, and each scenario's (see [`Merged::target_rate_whole`]): as a part's
+/// start line recorded it; else (parts that ran whole plans, or files written before it was
+/// kept) the merged reports' own, scaled up by the segments missing when there are any.
+fn whole_rates(
+    parts: &[Part<'_>],
+    segments: &[Segment],
+    report: &RunReport,
+    scenarios: &[RunReport],
+) -> (Option<f64>, BTreeMap<String, f64>) {
+    let whole = |merged: &RunReport| -> Option<f64> {
+        let present = merged.target_rate?;
+        let Some(count) = segments.first().map(|s| s.count()) else {
+            // Whole plans side by side: their load adds up, as the report's rate does.
+            return Some(present);
+        };
+        let recorded = parts.iter().find_map(|p| {
+            p.start?.scenarios.iter().find(|planned| planned.scenario == merged.scenario)?.target_rate_whole
+        });
+        Some(recorded.unwrap_or(present * f64::from(count) / segments.len() as f64))
+    };
+    if scenarios.is_empty() {
+        return (whole(report), BTreeMap::new());
+    }
+    let each: BTreeMap<String, f64> = scenarios.iter().filter_map(|s| Some((s.scenario.clone(), whole(s)?))).collect();
+    // As the run's own rate adds its scenarios' up: none when any scenario has none.
+    let run = (each.len() == scenarios.len()).then(|| each.values().sum());
+    (run, each)
 }
 
 /// Refuse parts that ran different plugins, plans or row intervals; the plan's config (without
@@ -377,9 +459,10 @@ fn warn_of_gaps(parts: &[Part<'_>], segments: &[Segment], missing: &[Segment]) {
     if !missing.is_empty() {
         let names: Vec<String> = missing.iter().map(segment_name).collect();
         tracing::warn!(
-            "segment{} {} missing: the merged run covers {} of {} segments of the plan",
-            if missing.len() == 1 { " is" } else { "s are" },
+            "segment{} {} {} missing: the merged run covers {} of {} segments of the plan",
+            if missing.len() == 1 { "" } else { "s" },
             names.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
             segments.len(),
             segments.len() + missing.len()
         );
@@ -481,7 +564,11 @@ fn check_segments(parts: &[Part<'_>]) -> Result<(Vec<Segment>, Vec<Segment>), Me
 /// Every part's intervals on one timeline ([`Timeline`]: each lands on the row its absolute start
 /// rounds to, counted from its scenario's earliest start among the parts). Buckets are merged one
 /// at a time, so encoded intervals are decoded only while their row is built.
-fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>, MergeError> {
+fn merge_rows(
+    parts: &[Part<'_>],
+    interval: Duration,
+    windows: Windows,
+) -> Result<(Vec<IntervalRow>, Vec<Box<str>>), MergeError> {
     // Where each part's rows of each scenario count from: the scenario's own start when it has a
     // report, else the run's start.
     let anchor = |part: &RunResults, scenario: &str| {
@@ -509,6 +596,7 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
     }
     let names: Vec<Arc<str>> = order.iter().map(|n| Arc::from(*n)).collect();
     let mut rows = Vec::with_capacity(buckets.len());
+    let mut lines = Vec::new();
     for ((index, position), members) in buckets {
         let mut window = Window::default();
         let mut gauges = Gauges::default();
@@ -528,9 +616,29 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
         let start = timeline.row_start(index);
         let mut row = IntervalRow::from_window(index, start, start.saturating_add(length), &window, gauges);
         row.scenario = names[position].clone();
+        if windows == Windows::Keep {
+            lines.push(
+                interval_line(&row, &window)
+                    .map_err(|why| MergeError::Damaged { part: "the merged run".into(), why })?,
+            );
+        }
         rows.push(row);
     }
-    Ok(rows)
+    Ok((rows, lines))
+}
+
+/// A merged row's interval line, as a run writes its own (`ResultsWriter::interval`).
+fn interval_line(row: &IntervalRow, window: &Window) -> Result<Box<str>, String> {
+    let line = LineRef::Interval(IntervalRef {
+        scenario: &row.scenario,
+        index: row.index,
+        start: row.start,
+        end: row.end,
+        window,
+        gauges: super::format::gauges_of(row),
+        generator: row.generator,
+    });
+    serde_json::to_string(&line).map(String::into_boxed_str).map_err(|err| err.to_string())
 }
 
 #[cfg(test)]
@@ -785,5 +893,65 @@ mod tests {
             }
             assert_same_window(&merged.report.totals, &whole);
         }
+    }
+
+    /// `loadhost merge --results`: the merged run as a results file, read back as any run's: one
+    /// interval per merged row (its window whole), the merge's reports, the missing segment and
+    /// the whole plan's rate; merged again, it is refused (its segments would count twice).
+    #[test]
+    fn a_merged_run_writes_a_results_file_that_reads_back_whole() {
+        use crate::results::{ResultsWriter, RunStart, read, write_merged};
+        use crate::summary::MergedFrom;
+        let dir = tempfile::tempdir().unwrap();
+        let parts: Vec<RunResults> =
+            [0u32, 2].iter().map(|&i| synthetic(u64::from(i), Some(seg(i, 3)), Duration::ZERO, 4, 30)).collect();
+        // Without start lines (parts given whole), the whole plan's rate is estimated from the
+        // segments there are.
+        assert_eq!(merge(parts.clone()).unwrap().target_rate_whole, Some(90.0));
+        let files = parts
+            .iter()
+            .map(|part| {
+                let index = part.segment.map_or(0, |s| s.index());
+                let path = dir.path().join(format!("segment-{index}.lhr"));
+                // The start line as a run writes it: the whole plan's rate beside the segment's.
+                let mut start = RunStart::of(part);
+                start.scenarios[0].target_rate_whole = Some(100.0);
+                let mut writer = ResultsWriter::create(&path, &start).unwrap();
+                writer.started(&part.report.scenario, part.started_at).unwrap();
+                writer.finish(part).unwrap();
+                (path.display().to_string(), read_for_merge(&path, CutFiles::Refuse).unwrap())
+            })
+            .collect();
+        let merged = merge_files_with(files, Windows::Keep).unwrap();
+        assert_eq!(merged.report.target_rate, Some(60.0), "what the two segments planned");
+        assert_eq!(merged.target_rate_whole, Some(100.0), "the whole plan, as the start lines say");
+        assert_eq!(merged.lines.len(), merged.rows.len());
+        let from = MergedFrom {
+            files: vec!["segment-0.lhr".into(), "segment-2.lhr".into()],
+            missing: vec!["1/3".into()],
+            missing_share: Some(0.4),
+            parts: 2,
+            segments: vec!["0/3".into(), "2/3".into()],
+            ..MergedFrom::default()
+        };
+        let path = dir.path().join("merged.lhr");
+        let mut bytes = Vec::new();
+        write_merged(&mut bytes, &merged, &from).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!((back.segment, back.merged.as_ref()), (None, Some(&from)));
+        assert_same_report(&back.report, &merged.report);
+        assert_eq!(back.intervals.len(), merged.rows.len());
+        for (record, row) in back.intervals.iter().zip(&merged.rows) {
+            assert_eq!((record.index, record.start, record.end), (row.index, row.start, row.end));
+            assert_eq!(record.window.counts, row.counts);
+        }
+        let tasks: u64 = back.intervals.iter().map(|r| r.window.latency.count()).sum();
+        assert_eq!(tasks, parts.iter().map(|p| p.report.totals.latency.count()).sum::<u64>(), "every task, once");
+        let file = read_for_merge(&path, CutFiles::Refuse).unwrap();
+        assert_eq!(file.start.as_ref().map(|s| s.scenarios[0].target_rate_whole), Some(Some(100.0)));
+        let again = merge_files(vec![("merged.lhr".into(), file)]).unwrap_err();
+        assert!(matches!(again, MergeError::AlreadyMerged { .. }), "{again}");
+        assert!(again.to_string().starts_with("merged.lhr is already a merged run"), "{again}");
     }
 }

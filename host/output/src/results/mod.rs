@@ -32,6 +32,6 @@ pub use format::{
 };
 pub use generator::PartGenerator;
 pub use loadhost_engine::Segment;
-pub use merge::{MergeError, Merged, PER_PROCESS_KEYS, merge, merge_files, merge_labelled};
+pub use merge::{MergeError, Merged, PER_PROCESS_KEYS, Windows, merge, merge_files, merge_files_with, merge_labelled};
 pub use read::{CutFiles, ResultsFile, read, read_for_merge};
-pub use write::{ResultsWriter, write};
+pub use write::{ResultsWriter, write, write_merged};
