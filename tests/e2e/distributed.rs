@@ -101,7 +101,16 @@ fn merged_segments_equal_the_whole_run_and_thresholds_judge_the_whole() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("segments 3/4 are missing"), "{:?}", refused);
     let mut partial = three.clone();
-    let outputs = ["--summary-json", "partial.json", "--markdown", "partial.md", "--junit", "partial.xml"];
+    let outputs = [
+        "--summary-json",
+        "partial.json",
+        "--markdown",
+        "partial.md",
+        "--junit",
+        "partial.xml",
+        "--html",
+        "partial.html",
+    ];
     partial.extend(["--partial", "--results", "partial.lhr"].iter().chain(&outputs).map(std::ffi::OsStr::new));
     let out = merge(&partial, dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -124,6 +133,8 @@ fn merged_segments_equal_the_whole_run_and_thresholds_judge_the_whole() {
     // JUnit, read by a real XML parser: the whole plan's case fails naming the segment.
     let junit = crate::ci_reports::parse_junit(&dir.path().join("partial.xml"));
     assert!(junit.contains(&format!("failed whole plan merged | {said}\n")), "{junit}");
+    let html = std::fs::read_to_string(dir.path().join("partial.html")).unwrap();
+    assert!(html.contains("<p class=\"bad\">⚠️ Partial: 1 of 4 segments missing (segment 3/4)"), "the report says it");
 
     // The merged run's results file, read back: the whole plan's run, short of segment 3/4.
     let results = loadhost_output::results::read(&dir.path().join("partial.lhr")).unwrap();
