@@ -9,7 +9,7 @@ use crate::target_process::TargetProcess;
 
 /// The JUnit file read by Python's XML parser: per suite (name, tests, failures), and each
 /// failing case as "suite / case: message".
-fn parse_junit(path: &std::path::Path) -> String {
+pub(crate) fn parse_junit(path: &std::path::Path) -> String {
     let script = r#"
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()

@@ -88,6 +88,64 @@ fn identical_runs_pass_and_a_slower_target_fails_naming_the_metric() {
     assert_eq!(std::fs::read_to_string(&job_summary).unwrap().trim_end(), markdown.trim_end());
 }
 
+/// Two distributed runs (two `--segment I/2` processes each, started together, 3 s at 200/s of
+/// `/delay?ms=DELAY`), each merged with `merge --results`, compared with the significance test as
+/// single runs are.
+#[test]
+fn merged_distributed_runs_compare_with_the_significance_test() {
+    let target = TargetProcess::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let start = humantime::format_rfc3339(std::time::SystemTime::now() + std::time::Duration::from_secs(2)).to_string();
+    let runs = [("base", 20), ("slower", 32)];
+    std::thread::scope(|scope| {
+        let (target, start) = (&target, &start);
+        let handles: Vec<_> = runs
+            .iter()
+            .flat_map(|&(name, delay)| (0..2).map(move |i| (name, delay, i)))
+            .map(|(name, delay, i)| {
+                scope.spawn(move || {
+                    let url = format!("TARGET_URL={}/delay?ms={delay}", target.url);
+                    let results = d.join(format!("{name}-{i}.lhr"));
+                    let run = Loadhost::new()
+                        .args(["run".as_ref(), plugin(Example::HttpGet).as_os_str()])
+                        .args(["-e", &url, "--allow-host", &target.authority, "-r", "200", "-d", "3s"])
+                        .args(["--segment", &format!("{i}/2"), "--start-at", start, "--run-id", name])
+                        .args(["--results".as_ref(), results.as_os_str()])
+                        .run();
+                    assert_eq!(run.code, 0, "{name} {i}/2: {}", run.stderr);
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+    });
+    drop(target);
+    for (name, _) in runs {
+        let merged = Loadhost::new()
+            .args([
+                "merge".as_ref(),
+                d.join(format!("{name}-0.lhr")).as_os_str(),
+                d.join(format!("{name}-1.lhr")).as_os_str(),
+            ])
+            .args(["--results".as_ref(), d.join(format!("{name}.lhr")).as_os_str()])
+            .run();
+        assert_eq!(merged.code, 0, "{name}: {}", merged.stderr);
+    }
+    let slower =
+        compare(d, "base.lhr", "slower.lhr", &["--fail-on", "latency_ms:p(50)>+20%", "--json", "{dir}/cmp.json"]);
+    assert_eq!(slower.code, 99, "{}\n{}", slower.stdout, slower.stderr);
+    assert!(slower.stdout.contains("merged from 2 of 2 segments"), "{}", slower.stdout);
+    let verdict = last_line(&slower.stdout);
+    assert!(verdict.starts_with("compare: 1 of 1 rule failed: latency_ms:p(50) +"), "{verdict}");
+    assert!(verdict.contains("% (p"), "the change and the test's p-value: {verdict}");
+    let rule = &json(d, "cmp.json")["rules"][0];
+    assert_eq!((rule["verdict"].as_str(), rule["significant"].as_bool()), (Some("failed"), Some(true)), "{rule}");
+    assert!(rule["test"]["n_base"].as_u64().unwrap() >= 2 && rule["test"]["n_new"].as_u64().unwrap() >= 2, "{rule}");
+    // The same run against itself holds.
+    let same = compare(d, "base.lhr", "base.lhr", &["--fail-on", "latency_ms:p(50)>+20%"]);
+    assert_eq!(same.code, 0, "{}", same.stdout);
+}
+
 #[test]
 fn summary_json_is_compared_on_tolerance_alone_and_agrees_with_the_results_file() {
     let target = TargetProcess::start(&[]);

@@ -101,12 +101,58 @@ fn merged_segments_equal_the_whole_run_and_thresholds_judge_the_whole() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("segments 3/4 are missing"), "{:?}", refused);
     let mut partial = three.clone();
-    partial.extend(["--partial", "--summary-json", "partial.json"].map(std::ffi::OsStr::new));
-    assert_eq!(merge(&partial, dir.path()).status.code(), Some(0));
+    let outputs = [
+        "--summary-json",
+        "partial.json",
+        "--markdown",
+        "partial.md",
+        "--junit",
+        "partial.xml",
+        "--html",
+        "partial.html",
+    ];
+    partial.extend(["--partial", "--results", "partial.lhr"].iter().chain(&outputs).map(std::ffi::OsStr::new));
+    let out = merge(&partial, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = "partial: 1 of 4 segments missing (segment 3/4): 25% of the plan did not run";
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("\n  ⚠ {said}\n")), "{out:?}");
     let partial: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("partial.json")).unwrap()).unwrap();
     assert_eq!(partial["tasks"]["scheduled"], 750);
     assert_eq!(partial["merged"]["missing"], serde_json::json!(["3/4"]));
+    assert_eq!(partial["merged"]["missing_share"], 0.25);
+    // The rate is stated against the whole plan (2000/s), not the three segments' 1500/s.
+    assert_eq!(partial["rate"]["target_per_s"], 2000.0, "{}", partial["rate"]);
+
+    // Markdown: not a clean ✅, the missing segment on its first lines, the rate against the plan.
+    let markdown = std::fs::read_to_string(dir.path().join("partial.md")).unwrap();
+    let mut lines = markdown.lines().filter(|l| !l.is_empty());
+    assert!(lines.next().is_some_and(|l| l.starts_with("### ⚠️ loadhost")), "{markdown}");
+    assert_eq!(lines.next(), Some(format!("> ⚠️ {said}").as_str()), "{markdown}");
+    assert!(markdown.contains("/s of 2000.0/s planned (25% of the plan was in the missing segment 3/4)"), "{markdown}");
+    // JUnit, read by a real XML parser: the whole plan's case fails naming the segment.
+    let junit = crate::ci_reports::parse_junit(&dir.path().join("partial.xml"));
+    assert!(junit.contains(&format!("failed whole plan merged | {said}\n")), "{junit}");
+    let html = std::fs::read_to_string(dir.path().join("partial.html")).unwrap();
+    assert!(html.contains("<p class=\"bad\">⚠️ Partial: 1 of 4 segments missing (segment 3/4)"), "the report says it");
+
+    // The merged run's results file, read back: the whole plan's run, short of segment 3/4.
+    let results = loadhost_output::results::read(&dir.path().join("partial.lhr")).unwrap();
+    assert_eq!(results.segment, None);
+    assert_eq!(results.report.counts().scheduled, 750);
+    assert_eq!(results.intervals.iter().map(|i| i.window.counts.scheduled).sum::<u64>(), 750, "rows hold every task");
+    let from = results.merged.as_ref().expect("the file says it is a merge");
+    assert_eq!((from.missing.clone(), from.parts), (vec!["3/4".to_owned()], 3));
+    let file = loadhost_output::results::read_for_merge(
+        &dir.path().join("partial.lhr"),
+        loadhost_output::results::CutFiles::Refuse,
+    )
+    .unwrap();
+    assert_eq!(file.start.map(|s| s.scenarios[0].target_rate_whole), Some(Some(2000.0)));
+    // Merged again with the segment that was missing, it is refused: its segments would count twice.
+    let again = merge(&[dir.path().join("partial.lhr").as_os_str(), files[3].as_os_str()], dir.path());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("partial.lhr is already a merged run"), "{again:?}");
 }
 
 #[test]

@@ -586,11 +586,22 @@ impl Plan {
     /// The open model's average rate (tasks/s) over its planned generation: exact with even
     /// arrivals, the expectation with Poisson ones.
     pub fn expected_rate(&self) -> Option<f64> {
+        self.rate_of(self.planned_tasks()?)
+    }
+
+    /// [`Plan::target_rate`] of the whole plan, every segment's share together (the same without
+    /// `--segment`): what a merge of the segments states the achieved rate against, so a missing
+    /// segment shows as a shortfall rather than shrinking the plan.
+    pub fn target_rate_whole(&self) -> Option<f64> {
+        if self.planned_is_exact() { self.rate_of(self.planned_tasks_whole()?) } else { None }
+    }
+
+    /// `tasks` over the open model's planned generation, per second; `None` in the closed model.
+    fn rate_of(&self, tasks: u64) -> Option<f64> {
         match &self.model {
             Model::Open { .. } => {
                 let secs = self.planned_generation()?.as_secs_f64();
-                let tasks = self.planned_tasks()? as f64;
-                Some(if secs > 0.0 { tasks / secs } else { 0.0 })
+                Some(if secs > 0.0 { tasks as f64 / secs } else { 0.0 })
             }
             Model::Closed { .. } => None,
         }
@@ -634,6 +645,8 @@ mod tests {
         assert_eq!(open(90_000.0, 2).with_threads(auto).event_loops(false), 2, "never more than the workers");
         let quarter = open(25_000.0, 100).with_segment(Segment::new(0, 4).unwrap()).with_threads(auto);
         assert_eq!(quarter.event_loops(false), 1, "a segment's share of the rate");
+        assert_eq!(quarter.target_rate_whole(), open(25_000.0, 100).target_rate(), "the whole plan's rate");
+        assert_eq!(quarter.target_rate(), Some(6_250.0), "the segment's share");
         let closed = Plan::new(Model::Closed { workers: 3, duration: Some(Duration::from_secs(1)), max_tasks: None });
         assert_eq!(closed.unwrap().with_threads(auto).event_loops(false), 3);
     }

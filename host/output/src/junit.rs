@@ -8,6 +8,12 @@
 //! alone is told in its output, not failed); a scenario's suite has its own accounting case and
 //! the thresholds that name it (`{scenario:NAME}`).
 //!
+//! A merged run (`loadhost merge`) has a case "whole plan merged", failed for a partial merge
+//! (segments missing, files cut off) with the sentence that names them, and the missing segments
+//! as the suite property `merged.missing`: a run that is not the plan must not look green in a
+//! CI's test view, even when every threshold held on what did run (the exit code stays the
+//! thresholds', as `--partial` asked for the merge).
+//!
 //! A generator that could not keep up is a failure only when the user asks for it, with the
 //! threshold `generator_saturated:rate==0`: that case's failure message is the generator's own
 //! sentence (when it was saturated, what to do), not only the share measured.
@@ -96,6 +102,15 @@ fn run_suite(s: &Summary, name: &str, check_rate: f64, scenario_names: &[&str]) 
         suite.add_test_case(check(name, c, check_rate));
     }
     suite.add_test_case(accounting(s.tasks.scheduled, s.tasks.ended(), s.identity_holds));
+    if let Some(merged) = &s.merged {
+        if !merged.missing.is_empty() {
+            suite.add_property(("merged.missing", merged.missing.join(",").as_str()));
+        }
+        suite.add_test_case(match merged.partial() {
+            Some(partial) => failed("whole plan merged", partial),
+            None => passed("whole plan merged"),
+        });
+    }
     let words = match (&s.verdict.limit, &s.verdict.why) {
         (None, None) => None,
         (Some(limit), why) => Some(format!("limited by the {limit}: {}", why.as_deref().unwrap_or(""))),
@@ -195,6 +210,24 @@ mod tests {
         let xml = to_string(&s, 1.0).unwrap();
         assert!(xml.contains("122 tasks released late"), "{xml}");
         assert!(!xml.contains("<failure message=\"limited by"), "{xml}");
+    }
+
+    #[test]
+    fn a_partial_merge_fails_its_whole_plan_case_naming_the_missing_segment() {
+        let mut s = sample();
+        assert!(!to_string(&s, 1.0).unwrap().contains("whole plan merged"), "a run is no merge");
+        s.merged = Some(crate::summary::tests::partial());
+        let xml = to_string(&s, 1.0).unwrap();
+        assert!(
+            xml.contains(
+                "<testcase name=\"whole plan merged\">\n            <failure message=\"partial: 1 of 3 segments missing (segment 2/3): 33% of the plan did not run\"/>"
+            ),
+            "{xml}"
+        );
+        assert!(xml.contains("<property name=\"merged.missing\" value=\"2/3\"/>"), "{xml}");
+        s.merged = Some(crate::summary::MergedFrom { missing: Vec::new(), ..crate::summary::tests::partial() });
+        let xml = to_string(&s, 1.0).unwrap();
+        assert!(xml.contains("<testcase name=\"whole plan merged\">\n        </testcase>"), "{xml}");
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! the verdict, the thresholds with their values, tasks by outcome, the rate, the latency views,
 //! the checks and the most frequent errors. A degraded or saturated generator is a warning under
 //! the verdict (its sentence) and a line of its own beside the rate; a healthy one is not mentioned.
+//! A partial merge (segments missing, files cut off) is never a clean ✅: its headline is ⚠️ (❌
+//! when it failed), its first line says what is missing, and the rate is stated against the whole
+//! plan with the missing share.
 
 use std::fmt::Write as _;
 
@@ -25,8 +28,18 @@ fn ms(v: f64) -> String {
 /// The whole Markdown text.
 pub fn render(s: &Summary) -> String {
     let mut out = String::new();
-    let mark = if s.failed() { "❌" } else { "✅" };
+    let partial = s.partial();
+    let mark = if s.failed() {
+        "❌"
+    } else if partial.is_some() {
+        "⚠️"
+    } else {
+        "✅"
+    };
     let _ = writeln!(out, "### {mark} loadhost · `{}`\n", cell(&s.plugin.path));
+    if let Some(partial) = partial {
+        let _ = writeln!(out, "> ⚠️ {partial}\n");
+    }
     let verdict = match (&s.verdict.limit, &s.verdict.why) {
         (Some(limit), why) => format!("limited by the {limit}: {}", why.as_deref().unwrap_or("")),
         (None, Some(why)) => why.clone(),
@@ -69,7 +82,8 @@ fn tasks(out: &mut String, s: &Summary) {
     let others = if outcomes.is_empty() { String::new() } else { format!(" · {}", outcomes.join(" · ")) };
     let _ = writeln!(out, "**Tasks:** {} scheduled · {} passed{others}  ", t.scheduled, t.passed);
     let rate = rate_text(t.started, s.rate.achieved_per_s).unwrap_or_else(|| "too few tasks for a rate".to_owned());
-    let planned = s.rate.target_per_s.map(|r| format!(" of {r:.1}/s planned")).unwrap_or_default();
+    let missing = s.merged.as_ref().and_then(|m| m.missing_rate_note()).map(|n| format!(" ({n})")).unwrap_or_default();
+    let planned = s.rate.target_per_s.map(|r| format!(" of {r:.1}/s planned{missing}")).unwrap_or_default();
     let _ = writeln!(out, "**Rate:** {rate}{planned} · **Duration:** {:.1} s\n", s.duration_s);
 }
 
@@ -184,6 +198,27 @@ mod tests {
         s.gate_wait_ms = Default::default();
         let text = render(&s);
         assert!(text.contains("| wait |") && !text.contains("| gate_wait |"), "{text}");
+    }
+
+    /// A partial merge is never a clean ✅: ⚠️, the missing segment named on the first line, and
+    /// the rate against the whole plan with the missing share.
+    #[test]
+    fn a_partial_merge_warns_at_the_top_and_states_the_rate_against_the_whole_plan() {
+        let mut s = sample();
+        s.thresholds.0.retain(|(_, t)| t.ok);
+        (s.tasks.failed, s.tasks.trapped) = (0, 0);
+        assert!(render(&s).starts_with("### ✅ loadhost"), "the sample passes");
+        s.merged = Some(crate::summary::tests::partial());
+        s.rate.target_per_s = Some(6.0);
+        let text = render(&s);
+        assert!(
+            text.starts_with(
+                "### ⚠️ loadhost · `noop.wasm`\n\n> ⚠️ partial: 1 of 3 segments missing (segment 2/3): 33% of the plan did not run\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("of 6.0/s planned (33% of the plan was in the missing segment 2/3)"), "{text}");
+        assert!(render(&sample()).starts_with("### ❌"), "a failed run stays ❌");
     }
 
     #[test]

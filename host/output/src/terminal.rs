@@ -56,7 +56,11 @@ pub(crate) fn rate_text(started: u64, achieved: f64) -> Option<String> {
 fn render_run(s: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\n  loadhost {VERSION} · {} (sha256 {}…)", s.plugin.path, short_sha(&s.plugin.sha256));
-    let _ = writeln!(out, "  {}\n", s.notes.model);
+    let _ = writeln!(out, "  {}", s.notes.model);
+    if let Some(partial) = s.partial() {
+        let _ = writeln!(out, "  ⚠ {partial}");
+    }
+    out.push('\n');
     tasks(&mut out, s);
     errors(&mut out, s);
     rate(&mut out, s);
@@ -241,8 +245,9 @@ fn rate(out: &mut String, s: &Summary) {
         let _ = writeln!(out, "no rate: {} started, too few to measure one", plural(s.tasks.started, "task", "tasks"));
         return;
     };
+    let missing = s.merged.as_ref().and_then(|m| m.missing_rate_note()).map(|n| format!(" ({n})")).unwrap_or_default();
     let _ = match s.rate.target_per_s {
-        Some(target) => writeln!(out, "{achieved} achieved of {target:.1}/s planned"),
+        Some(target) => writeln!(out, "{achieved} achieved of {target:.1}/s planned{missing}"),
         None => writeln!(out, "{achieved} achieved (closed model)"),
     };
 }
@@ -507,6 +512,26 @@ fn render_verdict(s: &Summary) -> String {
 mod tests {
     use super::*;
     use crate::summary::tests::sample;
+
+    #[test]
+    fn a_partial_merge_is_said_under_the_model_line_and_beside_the_rate() {
+        let mut s = sample();
+        s.notes.model = "merged from 2 results files (segments 0/3, 1/3; missing 2/3)".into();
+        s.merged = Some(crate::summary::tests::partial());
+        s.rate.target_per_s = Some(6.0);
+        let text = render(&s);
+        assert!(
+            text.contains(
+                "(segments 0/3, 1/3; missing 2/3)\n  ⚠ partial: 1 of 3 segments missing (segment 2/3): 33% of the plan did not run\n\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("2.7/s achieved of 6.0/s planned (33% of the plan was in the missing segment 2/3)"),
+            "{text}"
+        );
+        assert!(!render(&sample()).contains("partial"), "a run is no partial merge");
+    }
 
     #[test]
     fn the_text_has_every_section_in_order() {

@@ -56,6 +56,12 @@ pub struct MergeArgs {
     #[arg(long, value_name = "PCT")]
     check_rate: Option<loadhost_config::units::Percent>,
 
+    /// Write the merged run's results file to FILE (the format `run --results` writes, of the whole
+    /// plan, with the segments it came from and any missing), which `loadhost compare` tests as it
+    /// tests a single run's.
+    #[arg(long, value_name = "FILE")]
+    results: Option<PathBuf>,
+
     /// Write a compact Markdown summary of the merged run to FILE (also appended to
     /// $GITHUB_STEP_SUMMARY when that is set).
     #[arg(long, value_name = "FILE")]
@@ -91,7 +97,6 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
     let Merged {
         report,
         scenarios,
-        rows,
         plugin_path,
         plugin_sha256,
         plugin_ref,
@@ -103,9 +108,13 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
         missing,
         cut,
         generators,
-    } = merged;
+        target_rate_whole,
+        scenario_target_rates_whole,
+        ..
+    } = &merged;
     let segment_names: Vec<String> = segments.iter().map(results::segment_name).collect();
     let missing_names: Vec<String> = missing.iter().map(results::segment_name).collect();
+    let missing_share = missing_share(&missing_names, report.target_rate, *target_rate_whole);
     // The parts were one run, so their tags are the run's (they travel in its echoed config).
     let tags = config["tag"]
         .as_array()
@@ -114,29 +123,36 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Failure> {
         })
         .unwrap_or_default();
     let info = RunInfo {
-        plugin_path,
-        plugin_sha256,
-        plugin_ref,
-        plugin_digest,
-        scenario_plugins,
-        config,
-        model: describe(parts, &segment_names, &missing_names, &cut),
+        plugin_path: plugin_path.clone(),
+        plugin_sha256: plugin_sha256.clone(),
+        plugin_ref: plugin_ref.clone(),
+        plugin_digest: plugin_digest.clone(),
+        scenario_plugins: scenario_plugins.clone(),
+        config: config.clone(),
+        model: describe(*parts, &segment_names, &missing_names, cut),
         peak_rss: None,
         tags,
     };
-    let thresholds = LiveJudge::new(args.threshold.clone()).finish(&report, &scenarios);
-    let mut summary = Summary::new(&info, &report, &scenarios, &thresholds);
+    let thresholds = LiveJudge::new(args.threshold.clone()).finish(report, scenarios);
+    // The verdict is judged on what the merged parts planned (a missing segment is not the
+    // emitter falling short); the rate is stated against the whole plan, missing segments included.
+    let mut summary = Summary::new(&info, report, scenarios, &thresholds);
+    summary.rate.target_per_s = *target_rate_whole;
+    for (name, scenario) in summary.scenarios.iter_mut().flat_map(|s| s.0.iter_mut()) {
+        scenario.rate.target_per_s = scenario_target_rates_whole.get(name.as_str()).copied();
+    }
     // Each process had its own generator: judged segment by segment, the worst one named.
-    summary.generator = loadhost_output::summary::Generator::of_segments(&generators);
+    summary.generator = loadhost_output::summary::Generator::of_segments(generators);
     summary.merged = Some(MergedFrom {
-        cut,
+        cut: cut.clone(),
         files: args.files.iter().map(|p| p.display().to_string()).collect(),
         missing: missing_names,
-        parts: parts as u64,
+        missing_share,
+        parts: *parts as u64,
         segments: segment_names,
     });
     let mut failed = Failed::default();
-    files.write(&summary, &rows, &mut failed);
+    files.write(&summary, &merged, &mut failed);
     print!("{}", terminal::render(&summary));
     failed.check()?;
     Ok(if summary.thresholds_ok() { ExitCode::SUCCESS } else { ExitCode::from(THRESHOLDS_FAILED) })
@@ -168,7 +184,8 @@ fn read_and_merge(args: &MergeArgs) -> Result<Merged, Failure> {
         }
         parts.push((path.display().to_string(), part));
     }
-    let merged = results::merge_files(parts).map_err(Failure::usage)?;
+    let windows = if args.results.is_some() { results::Windows::Keep } else { results::Windows::Drop };
+    let merged = results::merge_files_with(parts, windows).map_err(Failure::usage)?;
     if !merged.missing.is_empty() && !args.partial {
         // Merging a partial set would report a fraction of the plan as if it were the run.
         let missing: Vec<String> = merged.missing.iter().map(results::segment_name).collect();
@@ -212,26 +229,37 @@ struct Opened {
     summary: Created,
     junit: Created,
     markdown: Created,
+    results: Created,
     check_rate: f64,
 }
 
 impl Opened {
     /// Create every output asked for; when one cannot be, remove the ones already made (exit 2).
     fn create(args: &MergeArgs) -> Result<Self, Failure> {
-        let [csv, html, summary, junit, markdown] = create_all([
+        if let Some(path) = &args.results
+            && path.to_str().is_some_and(|p| p.starts_with("oci://"))
+        {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "--results {}: merge writes its results file to a path (oci:// is where segments push theirs)",
+                path.display()
+            )));
+        }
+        let [csv, html, summary, junit, markdown, results] = create_all([
             ("csv", args.csv.as_deref()),
             ("html", args.html.as_deref()),
             ("summary-json", args.summary_json.as_deref()),
             ("junit", args.junit.as_deref()),
             ("markdown", args.markdown.as_deref()),
+            ("results", args.results.as_deref()),
         ])?;
         let check_rate = args.check_rate.map_or(1.0, |p| p.0);
-        Ok(Opened { csv, html, summary, junit, markdown, check_rate })
+        Ok(Opened { csv, html, summary, junit, markdown, results, check_rate })
     }
 
     /// Write the merged run into each file, each whole or not at all, whatever became of the
     /// others; those that failed are noted in `failed`.
-    fn write(self, summary: &Summary, rows: &[IntervalRow], failed: &mut Failed) {
+    fn write(self, summary: &Summary, merged: &Merged, failed: &mut Failed) {
+        let rows = &merged.rows[..];
         if let Some((path, file)) = self.csv {
             let written = write_whole(&path, file, |out| write_csv(out, summary, rows));
             failed.note("csv", &path, written.err(), false);
@@ -243,6 +271,10 @@ impl Opened {
         if let Some((path, file)) = self.summary {
             let written = json::to_bytes(summary).and_then(|text| write_whole(&path, file, |out| out.write_all(&text)));
             failed.note("summary-json", &path, written.err(), false);
+        }
+        if let (Some((path, file)), Some(from)) = (self.results, &summary.merged) {
+            let written = write_whole(&path, file, |out| results::write_merged(out, merged, from));
+            failed.note("results", &path, written.err(), false);
         }
         write_ci_reports(summary, self.junit, self.markdown, self.check_rate, failed);
     }
@@ -257,6 +289,17 @@ fn check_thresholds(args: &MergeArgs, merged: &Merged) -> Result<(), Failure> {
         merged.scenarios.iter().map(|s| s.scenario.as_str()).collect()
     };
     loadhost_config::criteria::check(&args.metric, &args.threshold, &scenarios).map_err(Failure::usage)
+}
+
+/// The share of the whole plan's tasks in the missing segments: 1 − what the merged parts planned
+/// ÷ the whole plan's rate (the segments' tasks are shared out over the same planned time); 0 when
+/// none is missing; `None` without a planned rate (the closed model).
+fn missing_share(missing: &[String], merged: Option<f64>, whole: Option<f64>) -> Option<f64> {
+    let (merged, whole) = (merged?, whole?);
+    if missing.is_empty() {
+        return Some(0.0);
+    }
+    (whole > 0.0).then(|| ((1.0 - merged / whole).clamp(0.0, 1.0) * 1e6).round() / 1e6)
 }
 
 /// The model line: how many files, which segments, and which files were cut off.

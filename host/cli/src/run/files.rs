@@ -170,7 +170,9 @@ pub(super) fn results_start(settings: &RunSettings, info: &RunInfo) -> RunStart 
                 scenario: plan.scenario().to_owned(),
                 offset: plan.start_delay(),
                 target_rate: plan.target_rate(),
+                target_rate_whole: plan.target_rate_whole(),
             })
             .collect(),
+        merged: None,
     }
 }

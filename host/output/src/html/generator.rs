@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use loadhost_metrics::GeneratorVerdict;
 use serde_json::{Value, json};
 
-use super::text::esc;
+use super::text::{capitalised, esc};
 use crate::summary::Summary;
 
 /// The unit of a latency chart: these charts get the bands.
@@ -90,11 +90,6 @@ pub(super) fn legend(out: &mut String, summary: &Summary) {
         "<p class=\"note\" id=\"generator-shading\">Shaded on the latency charts: {}. See the verdict at the top.</p>",
         kinds.join("; ")
     );
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use loadhost_metrics::Outcome;
 
-use super::text::{count, esc, num, yes_no};
+use super::text::{capitalised, count, esc, num, yes_no};
 use crate::summary::{HttpMetrics, Named, PercentileView, PluginMetric, ScenarioSummary, Summary};
 use crate::terminal::rate_text;
 
@@ -55,6 +55,9 @@ pub(super) fn verdict(out: &mut String, s: &Summary) {
         writeln!(out, "<div class=\"verdict bad\">✗ {failed} of {total} thresholds failed.{limit}</div>")
     };
     let mut notes = Vec::new();
+    if let Some(partial) = s.partial() {
+        notes.push(format!("⚠️ {}", esc(&capitalised(&partial))));
+    }
     if let Some(message) = &s.aborted {
         notes.push(format!("The run was aborted: {}", esc(message)));
     }
@@ -121,7 +124,11 @@ fn percentile_row(out: &mut String, label: &str, p: &PercentileView) {
 pub(super) fn summary(out: &mut String, s: &Summary) {
     out.push_str("<h2>Summary</h2>\n<div class=\"grid\">\n");
     tasks(out, s);
-    let target = s.rate.target_per_s.map_or_else(|| "none (closed model)".to_owned(), |r| format!("{}/s", num(r)));
+    let missing = s.merged.as_ref().and_then(|m| m.missing_rate_note()).map(|n| format!(" ({})", esc(&n)));
+    let target = s
+        .rate
+        .target_per_s
+        .map_or_else(|| "none (closed model)".to_owned(), |r| format!("{}/s{}", num(r), missing.unwrap_or_default()));
     let achieved = rate_text(s.tasks.started, s.rate.achieved_per_s)
         .unwrap_or_else(|| "no rate: too few tasks to measure one".to_owned());
     pairs(

@@ -9,6 +9,12 @@ pub(super) fn script_json(value: &Value) -> String {
     value.to_string().replace("</", "<\\/").replace("<!--", "<\\u0021--")
 }
 
+/// A sentence with its first letter in capitals, for a line of its own.
+pub(super) fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 /// Escape text for HTML content and quoted attribute values.
 pub(super) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

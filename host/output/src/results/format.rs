@@ -32,7 +32,7 @@ use loadhost_metrics::{Gauges, GeneratorHealth, IntervalRow, MeasuredInterval, O
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::summary::PluginFile;
+use crate::summary::{MergedFrom, PluginFile};
 
 /// The first word of every results file.
 pub const MAGIC: &str = "loadhost-results";
@@ -193,6 +193,10 @@ pub struct RunStart {
     pub interval: Duration,
     /// The scenarios planned, in order ("default" alone without `[[scenario]]` blocks).
     pub scenarios: Vec<PlannedScenario>,
+    /// Where a merged run came from (`loadhost merge --results`): its parts, and the segments
+    /// missing from it; absent for a run's own file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedFrom>,
 }
 
 /// A scenario as planned: what its report takes from the plan rather than from its intervals.
@@ -202,8 +206,15 @@ pub struct PlannedScenario {
     pub scenario: String,
     /// How long after the run's start it starts.
     pub offset: Duration,
-    /// The planned average rate (tasks/s); `None` in the closed model.
+    /// The planned average rate (tasks/s) of this file's share of the plan (its segment's);
+    /// `None` in the closed model.
     pub target_rate: Option<f64>,
+    /// The whole plan's planned average rate, every segment's share together (equal to
+    /// `target_rate` when the plan is not split): what a merge states its achieved rate against,
+    /// missing segments or not. Absent from files written before it was kept, and in the closed
+    /// model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate_whole: Option<f64>,
 }
 
 impl RunStart {
@@ -227,6 +238,7 @@ impl RunStart {
             report,
             scenarios,
             intervals: Vec::new(),
+            merged: self.merged,
         }
     }
 
@@ -250,8 +262,15 @@ impl RunStart {
             interval: results.interval,
             scenarios: reports
                 .iter()
-                .map(|r| PlannedScenario { scenario: r.scenario.clone(), offset: r.offset, target_rate: r.target_rate })
+                .map(|r| PlannedScenario {
+                    scenario: r.scenario.clone(),
+                    offset: r.offset,
+                    target_rate: r.target_rate,
+                    // A measured run's reports do not say the whole plan: the start line did.
+                    target_rate_whole: None,
+                })
                 .collect(),
+            merged: results.merged.clone(),
         }
     }
 }
@@ -303,6 +322,9 @@ pub struct RunResults {
     pub scenarios: Vec<RunReport>,
     /// Every interval, in the order they ended.
     pub intervals: Vec<IntervalRecord>,
+    /// Where a merged run came from (`loadhost merge --results`); `None` for a run's own file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedFrom>,
 }
 
 /// The `end` line: everything but the intervals, and how many there were.
@@ -332,6 +354,8 @@ pub(super) struct EndRef<'a> {
     pub(super) report: &'a RunReport,
     pub(super) scenarios: &'a [RunReport],
     pub(super) intervals: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) merged: Option<&'a MergedFrom>,
 }
 
 #[derive(Deserialize)]
@@ -361,6 +385,8 @@ pub(super) struct EndOwned {
     #[serde(default)]
     pub(super) scenarios: Vec<RunReport>,
     pub(super) intervals: u64,
+    #[serde(default)]
+    pub(super) merged: Option<MergedFrom>,
 }
 
 /// A `started` line: when a scenario's load started (its rows count from there).
@@ -409,6 +435,7 @@ impl EndOwned {
             report: self.report,
             scenarios: self.scenarios,
             intervals: Vec::new(),
+            merged: self.merged,
         }
     }
 }

@@ -1,9 +1,11 @@
 //! `loadhost merge`: the results files of one distributed run merged into the run one machine
 //! would have reported (docs/merge.md).
 //!
-//! What is here is about files and parts: refusing parts that are not one run's (different
-//! plugins, plans, row intervals or segment splits), noting missing segments, and building each
-//! merged row from the parts' intervals, decoding an encoded window only while its row is built.
+//! What is here is about files and parts: refusing parts that are not one run's (`one_run`:
+//! different plugins, plans, row intervals or segment splits), noting missing segments and the
+//! whole plan's rate, and building each merged row from the parts' intervals, decoding an encoded
+//! window only while its row is built (and keeping it encoded for the merged run's own results
+//! file when asked).
 //! How the measurements add up — reports, windows, gauges, and which row an interval lands on —
 //! is the merge policy, which is domain logic and lives in `loadhost_metrics::combine`, so
 //! `loadhost run` combines its scenarios by the very same rules.
@@ -18,26 +20,10 @@ use serde_json::Value;
 
 use crate::summary::PluginFile;
 
-use super::format::{IntervalRecord, RunResults, segment_name};
+use super::format::{IntervalRecord, IntervalRef, LineRef, RunResults, RunStart, segment_name};
 use super::generator::{self, PartGenerator};
+use super::one_run::{check_one_plan, check_segments};
 use super::read::{EncodedInterval, ResultsFile};
-
-/// Config keys that may differ between the parts of one run: where each process writes, which
-/// segment it is, when it starts, and its live endpoints. Every other key must be equal.
-pub const PER_PROCESS_KEYS: &[&str] = &[
-    "run-id",
-    "segment",
-    "segments",
-    "results",
-    "start-at",
-    "summary-json",
-    "csv",
-    "html",
-    "out",
-    "metrics-addr",
-    "control",
-    "control-token",
-];
 
 /// Why parts cannot be merged. Parts are named by their labels (file names in `loadhost merge`).
 #[derive(Debug, thiserror::Error)]
@@ -146,6 +132,13 @@ pub enum MergeError {
         /// The figure.
         overflow: Overflow,
     },
+    /// A part that is itself a merge (`loadhost merge --results`): merging it again with its own
+    /// segments would count them twice.
+    #[error("{part} is already a merged run (loadhost merge --results): merge the segments' own results files instead")]
+    AlreadyMerged {
+        /// The merged part.
+        part: String,
+    },
     /// The same segment twice.
     #[error("{first} and {other} are both segment {}: each segment must be merged once", segment_name(.segment))]
     SegmentTwice {
@@ -177,7 +170,7 @@ pub struct Merged {
     pub plugin_digest: Option<String>,
     /// The first part's scenarios that ran plugins of their own.
     pub scenario_plugins: BTreeMap<String, PluginFile>,
-    /// The plan's options: the first part's config without [`PER_PROCESS_KEYS`].
+    /// The plan's options: the first part's config without [`super::PER_PROCESS_KEYS`].
     pub config: Value,
     /// How many parts were merged.
     pub parts: usize,
@@ -189,6 +182,33 @@ pub struct Merged {
     pub cut: Vec<String>,
     /// Each part's generator, in the parts' order (those whose figures were measured).
     pub generators: Vec<PartGenerator>,
+    /// The whole plan's planned average rate, missing segments included (see
+    /// [`super::PlannedScenario::target_rate_whole`]), where `report.target_rate` is only the
+    /// merged parts' plans added up: what the outputs state the achieved rate against. Parts
+    /// that ran whole plans add up; for files that did not record it, the merged parts' rate
+    /// scaled by the segments there should have been. `None` in the closed model.
+    pub target_rate_whole: Option<f64>,
+    /// Each scenario's whole-plan rate, by name, likewise (scenarios without one are absent).
+    pub scenario_target_rates_whole: BTreeMap<String, f64>,
+    /// The run the parts belong to (the first part's run id).
+    pub run_id: Option<String>,
+    /// The first part's planned start.
+    pub planned_start: Option<SystemTime>,
+    /// The row interval (the same in every part).
+    pub interval: Duration,
+    /// Each row's interval line, encoded, in the order of `rows` (for the merged run's own results
+    /// file); empty unless asked for with [`Windows::Keep`].
+    pub(super) lines: Vec<Box<str>>,
+}
+
+/// Whether a merge keeps each merged row's window (encoded, a few kilobytes a row) for writing the
+/// merged run's results file, or only the row's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Windows {
+    /// Only the rows' figures (for the outputs of `loadhost merge`).
+    Drop,
+    /// Also each row's whole window, for [`super::write_merged`].
+    Keep,
 }
 
 /// Merge the parts of one distributed run (see docs/merge.md); parts are named "part 1", "part 2",
@@ -205,33 +225,42 @@ pub fn merge_labelled(parts: Vec<(String, RunResults)>) -> Result<Merged, MergeE
             label,
             results,
             cut: false,
+            start: None,
             records: results.intervals.iter().map(Placed::decoded).collect(),
         })
         .collect();
-    merge_parts(views)
+    merge_parts(views, Windows::Drop)
 }
 
 /// [`merge_labelled`] of files read with [`super::read_for_merge`]: each merged row decodes only its
 /// own intervals, so memory holds the files' text and one row's windows at a time.
 pub fn merge_files(files: Vec<(String, ResultsFile)>) -> Result<Merged, MergeError> {
+    merge_files_with(files, Windows::Drop)
+}
+
+/// [`merge_files`], keeping each merged row's window when `windows` says so.
+pub fn merge_files_with(files: Vec<(String, ResultsFile)>, windows: Windows) -> Result<Merged, MergeError> {
     let views = files
         .iter()
         .map(|(label, file)| Part {
             label,
             results: &file.results,
             cut: file.cut,
+            start: file.start.as_ref(),
             records: file.intervals.iter().map(Placed::encoded).collect(),
         })
         .collect();
-    merge_parts(views)
+    merge_parts(views, windows)
 }
 
 /// One part as the merge sees it: its results (intervals aside) and its intervals, decoded or not.
-struct Part<'a> {
-    label: &'a str,
-    results: &'a RunResults,
+pub(super) struct Part<'a> {
+    pub(super) label: &'a str,
+    pub(super) results: &'a RunResults,
     /// Cut off before its end line (its reports rebuilt from its intervals).
     cut: bool,
+    /// Its start line, when it was read from a file that has one.
+    start: Option<&'a RunStart>,
     records: Vec<Placed<'a>>,
 }
 
@@ -269,10 +298,13 @@ enum WindowRef<'a> {
     Encoded(&'a EncodedInterval),
 }
 
-fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
+fn merge_parts(parts: Vec<Part<'_>>, windows: Windows) -> Result<Merged, MergeError> {
     let Some(first_part) = parts.first() else {
         return Err(MergeError::NoParts);
     };
+    if let Some(merged) = parts.iter().find(|p| p.results.merged.is_some()) {
+        return Err(MergeError::AlreadyMerged { part: merged.label.to_owned() });
+    }
     let first = first_part.results;
     let first_config = check_one_plan(&parts)?;
     let (segments, missing) = check_segments(&parts)?;
@@ -282,7 +314,7 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         report.try_absorb(&part.results.report).map_err(|overflow| overflowed(part.label, overflow))?;
     }
     let mut scenarios = merge_scenarios(&parts)?;
-    let rows = merge_rows(&parts, first.interval)?;
+    let (rows, lines) = merge_rows(&parts, first.interval, windows)?;
     if !rows.is_empty() {
         let mut per_scenario: HashMap<&str, u64> = HashMap::new();
         for row in &rows {
@@ -293,7 +325,14 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
         }
         report.intervals = per_scenario.values().copied().max().unwrap_or(0);
     }
+    let (target_rate_whole, scenario_target_rates_whole) = whole_rates(&parts, &segments, &report, &scenarios);
     Ok(Merged {
+        target_rate_whole,
+        scenario_target_rates_whole,
+        run_id: first.run_id.clone(),
+        planned_start: first.planned_start,
+        interval: first.interval,
+        lines,
         report,
         scenarios,
         rows,
@@ -316,60 +355,33 @@ fn merge_parts(parts: Vec<Part<'_>>) -> Result<Merged, MergeError> {
     })
 }
 
-/// Refuse parts that ran different plugins, plans or row intervals; the plan's config (without
-/// the keys each process sets for itself) when they are one run's.
-fn check_one_plan(parts: &[Part<'_>]) -> Result<serde_json::Map<String, Value>, MergeError> {
-    let Some(first_part) = parts.first() else {
-        return Err(MergeError::NoParts);
+/// The whole plan's rate, and each scenario's (see [`Merged::target_rate_whole`]): as a part's
+/// start line recorded it; else (parts that ran whole plans, or files written before it was
+/// kept) the merged reports' own, scaled up by the segments missing when there are any.
+fn whole_rates(
+    parts: &[Part<'_>],
+    segments: &[Segment],
+    report: &RunReport,
+    scenarios: &[RunReport],
+) -> (Option<f64>, BTreeMap<String, f64>) {
+    let whole = |merged: &RunReport| -> Option<f64> {
+        let present = merged.target_rate?;
+        let Some(count) = segments.first().map(|s| s.count()) else {
+            // Whole plans side by side: their load adds up, as the report's rate does.
+            return Some(present);
+        };
+        let recorded = parts.iter().find_map(|p| {
+            p.start?.scenarios.iter().find(|planned| planned.scenario == merged.scenario)?.target_rate_whole
+        });
+        Some(recorded.unwrap_or(present * f64::from(count) / segments.len() as f64))
     };
-    let (first_label, first) = (first_part.label, first_part.results);
-    let first_config = plan_config(&first.config);
-    for part in &parts[1..] {
-        let (label, p) = (part.label, part.results);
-        if let (Some(a), Some(b)) = (&first.run_id, &p.run_id)
-            && a != b
-        {
-            return Err(MergeError::Run {
-                first: first_label.to_owned(),
-                other: label.to_owned(),
-                first_run: a.clone(),
-                other_run: b.clone(),
-            });
-        }
-        if p.plugin_sha256 != first.plugin_sha256 {
-            return Err(MergeError::Plugin {
-                first: first_label.to_owned(),
-                other: label.to_owned(),
-                first_sha256: first.plugin_sha256.clone(),
-                other_sha256: p.plugin_sha256.clone(),
-            });
-        }
-        if let Some((key, a, b)) = config_difference(&first_config, &plan_config(&p.config)) {
-            return Err(MergeError::Config {
-                first: first_label.to_owned(),
-                other: label.to_owned(),
-                key,
-                first_value: a.to_string(),
-                other_value: b.to_string(),
-            });
-        }
-        if p.interval != first.interval {
-            return Err(MergeError::Interval {
-                first: first_label.to_owned(),
-                other: label.to_owned(),
-                first_interval: first.interval,
-                other_interval: p.interval,
-            });
-        }
-        if p.loadhost_version != first.loadhost_version {
-            tracing::warn!(
-                "{label} was written by loadhost {} and {first_label} by {}",
-                p.loadhost_version,
-                first.loadhost_version
-            );
-        }
+    if scenarios.is_empty() {
+        return (whole(report), BTreeMap::new());
     }
-    Ok(first_config)
+    let each: BTreeMap<String, f64> = scenarios.iter().filter_map(|s| Some((s.scenario.clone(), whole(s)?))).collect();
+    // As the run's own rate adds its scenarios' up: none when any scenario has none.
+    let run = (each.len() == scenarios.len()).then(|| each.values().sum());
+    (run, each)
 }
 
 /// Warn of what makes the merged run less than the plan: missing segments, parts started far apart.
@@ -377,9 +389,10 @@ fn warn_of_gaps(parts: &[Part<'_>], segments: &[Segment], missing: &[Segment]) {
     if !missing.is_empty() {
         let names: Vec<String> = missing.iter().map(segment_name).collect();
         tracing::warn!(
-            "segment{} {} missing: the merged run covers {} of {} segments of the plan",
-            if missing.len() == 1 { " is" } else { "s are" },
+            "segment{} {} {} missing: the merged run covers {} of {} segments of the plan",
+            if missing.len() == 1 { "" } else { "s" },
             names.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
             segments.len(),
             segments.len() + missing.len()
         );
@@ -415,73 +428,14 @@ fn overflowed(part: &str, overflow: Overflow) -> MergeError {
     MergeError::Overflow { part: part.to_owned(), overflow }
 }
 
-/// The config without the keys each process may set its own way.
-fn plan_config(config: &Value) -> serde_json::Map<String, Value> {
-    match config {
-        Value::Object(map) => map
-            .iter()
-            .filter(|(k, _)| !PER_PROCESS_KEYS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        Value::Null => serde_json::Map::new(),
-        other => std::iter::once(("config".to_owned(), other.clone())).collect(),
-    }
-}
-
-/// The first key (in order) whose values differ; an absent key is null.
-fn config_difference(
-    a: &serde_json::Map<String, Value>,
-    b: &serde_json::Map<String, Value>,
-) -> Option<(String, Value, Value)> {
-    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter().find_map(|key| {
-        let (x, y) = (a.get(key).unwrap_or(&Value::Null), b.get(key).unwrap_or(&Value::Null));
-        (x != y).then(|| (key.clone(), x.clone(), y.clone()))
-    })
-}
-
-/// The parts' segments (sorted) and the missing ones; an error when they cannot be one plan.
-fn check_segments(parts: &[Part<'_>]) -> Result<(Vec<Segment>, Vec<Segment>), MergeError> {
-    let segmented: Vec<(&str, Segment)> =
-        parts.iter().filter_map(|p| p.results.segment.map(|s| (p.label, s))).collect();
-    let Some(&(first, first_segment)) = segmented.first() else {
-        return Ok((Vec::new(), Vec::new()));
-    };
-    if let Some(whole) = parts.iter().find(|p| p.results.segment.is_none()) {
-        return Err(MergeError::SegmentMix {
-            segmented: first.to_owned(),
-            segment: first_segment,
-            whole: whole.label.to_owned(),
-        });
-    }
-    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
-    for &(label, segment) in &segmented {
-        if segment.count() != first_segment.count() {
-            return Err(MergeError::SegmentCount {
-                first: first.to_owned(),
-                other: label.to_owned(),
-                first_segment,
-                other_segment: segment,
-            });
-        }
-        if let Some(earlier) = seen.insert(segment.index(), label) {
-            return Err(MergeError::SegmentTwice { first: earlier.to_owned(), other: label.to_owned(), segment });
-        }
-    }
-    let count = first_segment.count();
-    // Every index below the count makes a segment that exists.
-    let segment = |index| Segment::new(index, count).ok();
-    let present = seen.keys().filter_map(|&index| segment(index)).collect();
-    let missing = (0..count).filter(|i| !seen.contains_key(i)).filter_map(segment).collect();
-    Ok((present, missing))
-}
-
 /// Every part's intervals on one timeline ([`Timeline`]: each lands on the row its absolute start
 /// rounds to, counted from its scenario's earliest start among the parts). Buckets are merged one
 /// at a time, so encoded intervals are decoded only while their row is built.
-fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>, MergeError> {
+fn merge_rows(
+    parts: &[Part<'_>],
+    interval: Duration,
+    windows: Windows,
+) -> Result<(Vec<IntervalRow>, Vec<Box<str>>), MergeError> {
     // Where each part's rows of each scenario count from: the scenario's own start when it has a
     // report, else the run's start.
     let anchor = |part: &RunResults, scenario: &str| {
@@ -509,6 +463,7 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
     }
     let names: Vec<Arc<str>> = order.iter().map(|n| Arc::from(*n)).collect();
     let mut rows = Vec::with_capacity(buckets.len());
+    let mut lines = Vec::new();
     for ((index, position), members) in buckets {
         let mut window = Window::default();
         let mut gauges = Gauges::default();
@@ -528,9 +483,29 @@ fn merge_rows(parts: &[Part<'_>], interval: Duration) -> Result<Vec<IntervalRow>
         let start = timeline.row_start(index);
         let mut row = IntervalRow::from_window(index, start, start.saturating_add(length), &window, gauges);
         row.scenario = names[position].clone();
+        if windows == Windows::Keep {
+            lines.push(
+                interval_line(&row, &window)
+                    .map_err(|why| MergeError::Damaged { part: "the merged run".into(), why })?,
+            );
+        }
         rows.push(row);
     }
-    Ok(rows)
+    Ok((rows, lines))
+}
+
+/// A merged row's interval line, as a run writes its own (`ResultsWriter::interval`).
+fn interval_line(row: &IntervalRow, window: &Window) -> Result<Box<str>, String> {
+    let line = LineRef::Interval(IntervalRef {
+        scenario: &row.scenario,
+        index: row.index,
+        start: row.start,
+        end: row.end,
+        window,
+        gauges: super::format::gauges_of(row),
+        generator: row.generator,
+    });
+    serde_json::to_string(&line).map(String::into_boxed_str).map_err(|err| err.to_string())
 }
 
 #[cfg(test)]
@@ -539,7 +514,6 @@ mod tests {
 
     use loadhost_metrics::WorkerStats;
     use proptest::prelude::*;
-    use serde_json::json;
 
     use super::*;
     use crate::results::testkit::*;
@@ -680,77 +654,6 @@ mod tests {
         assert!(merged.segments.is_empty(), "unsegmented parts merge as they are");
     }
 
-    #[test]
-    fn parts_that_are_not_one_run_are_refused_naming_both() {
-        let seg = |index, count| Some(crate::results::testkit::seg(index, count));
-        let refuse = |parts: Vec<RunResults>, says: &str| {
-            let labelled = parts.into_iter().enumerate().map(|(i, p)| (format!("seg-{i}.lhr"), p)).collect();
-            let err = merge_labelled(labelled).unwrap_err().to_string();
-            assert!(err.contains(says), "{err}");
-            err
-        };
-        assert!(matches!(merge(Vec::new()), Err(MergeError::NoParts)));
-
-        let mut other_plugin = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
-        other_plugin.plugin_sha256 = "cd".repeat(32);
-        let err = refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), other_plugin], "different plugins");
-        let mut stale = synthetic(1, seg(1, 2), Duration::ZERO, 1, 1);
-        stale.run_id = Some("run-6".into());
-        refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), stale], "is part of run 'run-6' but");
-        assert!(
-            err.starts_with("seg-1.lhr: the plugin's sha256 is cdcd") && err.contains("seg-0.lhr's is abab"),
-            "{err}"
-        );
-
-        let mut other_rate = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
-        other_rate.config["rate"] = json!("2000/s");
-        let err = refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), other_rate], "option 'rate'");
-        assert!(err.contains("\"2000/s\"") && err.contains("\"4000/s\"") && err.contains("seg-0.lhr"), "{err}");
-        let mut extra = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
-        extra.config["insecure"] = json!(true);
-        refuse(
-            vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), extra],
-            "option 'insecure' is true but seg-0.lhr's is null",
-        );
-
-        // Per-process keys may differ.
-        let mut own = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
-        for (k, v) in [
-            ("csv", "b.csv"),
-            ("summary-json", "b.json"),
-            ("start-at", "2026-01-01T00:00:00Z"),
-            ("control", "127.0.0.1:1"),
-        ] {
-            own.config[k] = json!(v);
-        }
-        assert!(merge(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), own]).is_ok());
-
-        let mut slower = synthetic(2, seg(1, 2), Duration::ZERO, 1, 1);
-        slower.interval = Duration::from_secs(2);
-        refuse(vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), slower], "row interval is 2s but seg-0.lhr's is 1s");
-
-        refuse(
-            vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), synthetic(2, seg(0, 2), Duration::ZERO, 1, 1)],
-            "seg-0.lhr and seg-1.lhr are both segment 0/2",
-        );
-        refuse(
-            vec![synthetic(1, seg(0, 2), Duration::ZERO, 1, 1), synthetic(2, seg(1, 3), Duration::ZERO, 1, 1)],
-            "seg-1.lhr is segment 1/3 but seg-0.lhr is segment 0/2",
-        );
-        refuse(
-            vec![synthetic(1, None, Duration::ZERO, 1, 1), synthetic(2, seg(1, 2), Duration::ZERO, 1, 1)],
-            "seg-1.lhr is segment 1/2 but seg-0.lhr ran the whole plan",
-        );
-
-        // A missing segment merges (with a warning) and is reported.
-        let merged =
-            merge(vec![synthetic(1, seg(0, 3), Duration::ZERO, 1, 1), synthetic(2, seg(2, 3), Duration::ZERO, 1, 1)])
-                .unwrap();
-        let named: Vec<String> = merged.segments.iter().map(segment_name).collect();
-        assert_eq!(named, ["0/3", "2/3"]);
-        assert_eq!(merged.missing.iter().map(segment_name).collect::<Vec<_>>(), ["1/3"]);
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(32))]
 
@@ -785,5 +688,65 @@ mod tests {
             }
             assert_same_window(&merged.report.totals, &whole);
         }
+    }
+
+    /// `loadhost merge --results`: the merged run as a results file, read back as any run's: one
+    /// interval per merged row (its window whole), the merge's reports, the missing segment and
+    /// the whole plan's rate; merged again, it is refused (its segments would count twice).
+    #[test]
+    fn a_merged_run_writes_a_results_file_that_reads_back_whole() {
+        use crate::results::{ResultsWriter, RunStart, read, write_merged};
+        use crate::summary::MergedFrom;
+        let dir = tempfile::tempdir().unwrap();
+        let parts: Vec<RunResults> =
+            [0u32, 2].iter().map(|&i| synthetic(u64::from(i), Some(seg(i, 3)), Duration::ZERO, 4, 30)).collect();
+        // Without start lines (parts given whole), the whole plan's rate is estimated from the
+        // segments there are.
+        assert_eq!(merge(parts.clone()).unwrap().target_rate_whole, Some(90.0));
+        let files = parts
+            .iter()
+            .map(|part| {
+                let index = part.segment.map_or(0, |s| s.index());
+                let path = dir.path().join(format!("segment-{index}.lhr"));
+                // The start line as a run writes it: the whole plan's rate beside the segment's.
+                let mut start = RunStart::of(part);
+                start.scenarios[0].target_rate_whole = Some(100.0);
+                let mut writer = ResultsWriter::create(&path, &start).unwrap();
+                writer.started(&part.report.scenario, part.started_at).unwrap();
+                writer.finish(part).unwrap();
+                (path.display().to_string(), read_for_merge(&path, CutFiles::Refuse).unwrap())
+            })
+            .collect();
+        let merged = merge_files_with(files, Windows::Keep).unwrap();
+        assert_eq!(merged.report.target_rate, Some(60.0), "what the two segments planned");
+        assert_eq!(merged.target_rate_whole, Some(100.0), "the whole plan, as the start lines say");
+        assert_eq!(merged.lines.len(), merged.rows.len());
+        let from = MergedFrom {
+            files: vec!["segment-0.lhr".into(), "segment-2.lhr".into()],
+            missing: vec!["1/3".into()],
+            missing_share: Some(0.4),
+            parts: 2,
+            segments: vec!["0/3".into(), "2/3".into()],
+            ..MergedFrom::default()
+        };
+        let path = dir.path().join("merged.lhr");
+        let mut bytes = Vec::new();
+        write_merged(&mut bytes, &merged, &from).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!((back.segment, back.merged.as_ref()), (None, Some(&from)));
+        assert_same_report(&back.report, &merged.report);
+        assert_eq!(back.intervals.len(), merged.rows.len());
+        for (record, row) in back.intervals.iter().zip(&merged.rows) {
+            assert_eq!((record.index, record.start, record.end), (row.index, row.start, row.end));
+            assert_eq!(record.window.counts, row.counts);
+        }
+        let tasks: u64 = back.intervals.iter().map(|r| r.window.latency.count()).sum();
+        assert_eq!(tasks, parts.iter().map(|p| p.report.totals.latency.count()).sum::<u64>(), "every task, once");
+        let file = read_for_merge(&path, CutFiles::Refuse).unwrap();
+        assert_eq!(file.start.as_ref().map(|s| s.scenarios[0].target_rate_whole), Some(Some(100.0)));
+        let again = merge_files(vec![("merged.lhr".into(), file)]).unwrap_err();
+        assert!(matches!(again, MergeError::AlreadyMerged { .. }), "{again}");
+        assert!(again.to_string().starts_with("merged.lhr is already a merged run"), "{again}");
     }
 }

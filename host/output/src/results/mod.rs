@@ -10,7 +10,8 @@
 //! - `cut`: a file cut off before its end: its reports rebuilt from the intervals it completed.
 //! - `error`: why a file could not be read ([`ResultsError`]).
 //! - `generator`: each part's generator for a merge ([`PartGenerator`]), from its intervals' figures.
-//! - [`merge`](mod@merge): refusing parts that are not one run's, and building the merged run and its rows.
+//! - `one_run`: refusing parts that are not one run's (plugin, plan, row interval, segment split).
+//! - [`merge`](mod@merge): building the merged run and its rows.
 //!   The rules by which measurements add up are the merge policy, in `loadhost_metrics::combine`
 //!   (why there: see [`merge`](mod@merge)).
 
@@ -19,6 +20,7 @@ mod error;
 pub mod format;
 mod generator;
 pub mod merge;
+mod one_run;
 #[cfg(test)]
 mod properties;
 mod read;
@@ -32,6 +34,7 @@ pub use format::{
 };
 pub use generator::PartGenerator;
 pub use loadhost_engine::Segment;
-pub use merge::{MergeError, Merged, PER_PROCESS_KEYS, merge, merge_files, merge_labelled};
+pub use merge::{MergeError, Merged, Windows, merge, merge_files, merge_files_with, merge_labelled};
+pub use one_run::PER_PROCESS_KEYS;
 pub use read::{CutFiles, ResultsFile, read, read_for_merge};
-pub use write::{ResultsWriter, write};
+pub use write::{ResultsWriter, write, write_merged};

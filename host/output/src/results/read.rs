@@ -9,7 +9,7 @@ use loadhost_metrics::{Gauges, MeasuredInterval, Window};
 
 use super::cut::SoFar;
 use super::error::ResultsError;
-use super::format::{FORMAT_VERSION, IntervalRecord, LineOwned, MAGIC, OLDEST_VERSION, RunResults};
+use super::format::{FORMAT_VERSION, IntervalRecord, LineOwned, MAGIC, OLDEST_VERSION, RunResults, RunStart};
 
 /// What to do with a results file that has no `end` line (its process was killed, or it is
 /// still running).
@@ -26,7 +26,7 @@ pub enum CutFiles {
 pub fn read(path: &Path) -> Result<RunResults, ResultsError> {
     let file = loadhost_input::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
     let mut intervals = Vec::new();
-    let (mut results, _) =
+    let (mut results, _, _) =
         read_lines(path, BufReader::new(file), CutFiles::Refuse, |record, _| intervals.push(*record))?;
     results.intervals = intervals;
     Ok(results)
@@ -42,6 +42,9 @@ pub struct ResultsFile {
     /// Whether the file had no `end` line (read with [`CutFiles::Accept`]): its reports were
     /// rebuilt from the intervals it completed, and say it was cut off (`stopped`).
     pub cut: bool,
+    /// The `start` line: the plan as the run saw it before any load (the whole plan's rate among
+    /// it); `None` in a version 1 file, which has none.
+    pub start: Option<RunStart>,
     pub(super) intervals: Vec<EncodedInterval>,
 }
 
@@ -79,7 +82,7 @@ impl EncodedInterval {
 pub fn read_for_merge(path: &Path, cut: CutFiles) -> Result<ResultsFile, ResultsError> {
     let file = loadhost_input::open(path).map_err(|error| ResultsError::Read { path: path.to_owned(), error })?;
     let mut intervals = Vec::new();
-    let (results, was_cut) = read_lines(path, BufReader::new(file), cut, |record, line| {
+    let (results, was_cut, start) = read_lines(path, BufReader::new(file), cut, |record, line| {
         let generator = record.measured();
         intervals.push(EncodedInterval {
             generator,
@@ -91,17 +94,18 @@ pub fn read_for_merge(path: &Path, cut: CutFiles) -> Result<ResultsFile, Results
             line: String::from_utf8_lossy(line).into(),
         });
     })?;
-    Ok(ResultsFile { results, cut: was_cut, intervals })
+    Ok(ResultsFile { results, cut: was_cut, start, intervals })
 }
 
 /// Read the header and every line; hand each interval to `on_interval` with its line's bytes. The
-/// results, and whether they were rebuilt from a file cut off before its `end` line.
+/// results, whether they were rebuilt from a file cut off before its `end` line, and the `start`
+/// line (none in version 1).
 fn read_lines(
     path: &Path,
     mut reader: impl io::BufRead,
     cut: CutFiles,
     mut on_interval: impl FnMut(Box<IntervalRecord>, &[u8]),
-) -> Result<(RunResults, bool), ResultsError> {
+) -> Result<(RunResults, bool, Option<RunStart>), ResultsError> {
     let io_error = |error| ResultsError::Read { path: path.to_owned(), error };
     let corrupt = |line: usize, why: String| ResultsError::Corrupt { path: path.to_owned(), line, why };
     let version = read_header(path, &mut reader)?;
@@ -114,11 +118,15 @@ fn read_lines(
         // Line by line, none longer than 256 MiB: a file of one endless line is refused, not held.
         if loadhost_input::read_line(&mut reader, &mut line, loadhost_input::RESULTS_LINE).map_err(io_error)? == 0 {
             let why = format!("after {} intervals, with no end line", sofar.count);
-            return sofar.cut_off(path, why);
+            let start = sofar.start.clone();
+            return sofar.cut_off(path, why).map(|(results, cut)| (results, cut, start));
         }
         if line.last() != Some(&b'\n') {
             // Written up to the kill: the interval it was is not complete.
-            return sofar.cut_off(path, format!("line {number} is cut off"));
+            let start = sofar.start.clone();
+            return sofar
+                .cut_off(path, format!("line {number} is cut off"))
+                .map(|(results, cut)| (results, cut, start));
         }
         let parsed: LineOwned = serde_json::from_slice(&line).map_err(|err| corrupt(number, err.to_string()))?;
         let end = match parsed {
@@ -165,7 +173,7 @@ fn read_lines(
         };
         return match why {
             Some(why) => Err(corrupt(number, why)),
-            None => Ok((end.into_results(), false)),
+            None => Ok((end.into_results(), false, sofar.start)),
         };
     }
 }

@@ -202,6 +202,7 @@ pub(crate) fn synthetic(
         report,
         scenarios: Vec::new(),
         intervals: records,
+        merged: None,
     }
 }
 

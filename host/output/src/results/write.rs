@@ -1,5 +1,5 @@
-//! Writing a results file: as the run goes ([`ResultsWriter`]), or a measured run in one go
-//! ([`write`]).
+//! Writing a results file: as the run goes ([`ResultsWriter`]), a measured run in one go
+//! ([`write`]), or a merged run ([`write_merged`]).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write as _};
@@ -9,8 +9,11 @@ use std::time::SystemTime;
 use loadhost_metrics::{IntervalRow, Window};
 
 use super::format::{
-    EndRef, FORMAT_VERSION, IntervalRecord, IntervalRef, LineRef, MAGIC, RunResults, RunStart, StartedLine, gauges_of,
+    EndRef, FORMAT_VERSION, IntervalRecord, IntervalRef, LineRef, MAGIC, PlannedScenario, RunResults, RunStart,
+    StartedLine, gauges_of,
 };
+use super::merge::Merged;
+use crate::summary::MergedFrom;
 
 /// Writes a results file as the run goes: the header and the `start` line now, a `started` line
 /// as each scenario starts and a line per interval as each ends (nothing is kept in memory; each
@@ -71,8 +74,7 @@ impl ResultsWriter {
     }
 
     fn line(&mut self, line: &LineRef<'_>) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, line)?;
-        self.out.write_all(b"\n")?;
+        write_line(&mut self.out, line)?;
         if matches!(line, LineRef::Interval(_)) {
             self.intervals += 1;
         }
@@ -95,29 +97,96 @@ impl ResultsWriter {
         for record in &results.intervals {
             self.record(record)?;
         }
-        let end = EndRef {
-            version: results.version,
-            loadhost_version: &results.loadhost_version,
-            plugin_path: &results.plugin_path,
-            plugin_sha256: &results.plugin_sha256,
-            plugin_ref: results.plugin_ref.as_deref(),
-            plugin_digest: results.plugin_digest.as_deref(),
-            scenario_plugins: &results.scenario_plugins,
-            config: &results.config,
-            segment: results.segment,
-            run_id: results.run_id.as_deref(),
-            planned_start: results.planned_start,
-            interval: results.interval,
-            started_at: results.started_at,
-            cores_allowed: results.cores_allowed,
-            report: &results.report,
-            scenarios: &results.scenarios,
-            intervals: self.intervals,
-        };
-        self.line(&LineRef::End(end))?;
+        self.line(&LineRef::End(end_line(results, self.intervals)))?;
         let file = self.out.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.sync_all()
     }
+}
+
+/// One line: compact JSON and a newline.
+fn write_line(out: &mut dyn io::Write, line: &LineRef<'_>) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, line)?;
+    out.write_all(b"\n")
+}
+
+/// The `end` line of `results`, after `intervals` interval lines.
+fn end_line(results: &RunResults, intervals: u64) -> EndRef<'_> {
+    EndRef {
+        version: results.version,
+        loadhost_version: &results.loadhost_version,
+        plugin_path: &results.plugin_path,
+        plugin_sha256: &results.plugin_sha256,
+        plugin_ref: results.plugin_ref.as_deref(),
+        plugin_digest: results.plugin_digest.as_deref(),
+        scenario_plugins: &results.scenario_plugins,
+        config: &results.config,
+        segment: results.segment,
+        run_id: results.run_id.as_deref(),
+        planned_start: results.planned_start,
+        interval: results.interval,
+        started_at: results.started_at,
+        cores_allowed: results.cores_allowed,
+        report: &results.report,
+        scenarios: &results.scenarios,
+        intervals,
+        merged: results.merged.as_ref(),
+    }
+}
+
+/// Write a merged run as a results file (`loadhost merge --results`) into `out`: the file one
+/// process running the plan would have written (no segment; the merged rows as its intervals, each
+/// with its whole window, so `loadhost compare` tests it as any run), with `from` (the parts, the
+/// missing segments) in its `start` and `end` lines. `merged` must have kept its windows
+/// ([`super::Windows::Keep`]). Its start line records the whole plan's rate, and each report's
+/// own rate is what the merged parts planned, as in any segment's file.
+pub fn write_merged(out: &mut dyn io::Write, merged: &Merged, from: &MergedFrom) -> io::Result<()> {
+    if merged.lines.len() != merged.rows.len() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "the merge did not keep its rows' windows"));
+    }
+    let reports =
+        if merged.scenarios.is_empty() { std::slice::from_ref(&merged.report) } else { &merged.scenarios[..] };
+    let whole = |r: &loadhost_metrics::RunReport| {
+        if merged.scenarios.is_empty() {
+            merged.target_rate_whole
+        } else {
+            merged.scenario_target_rates_whole.get(&r.scenario).copied()
+        }
+    };
+    let start = RunStart {
+        version: FORMAT_VERSION,
+        loadhost_version: crate::VERSION.to_owned(),
+        plugin_path: merged.plugin_path.clone(),
+        plugin_sha256: merged.plugin_sha256.clone(),
+        plugin_ref: merged.plugin_ref.clone(),
+        plugin_digest: merged.plugin_digest.clone(),
+        scenario_plugins: merged.scenario_plugins.clone(),
+        config: merged.config.clone(),
+        segment: None,
+        run_id: merged.run_id.clone(),
+        planned_start: merged.planned_start,
+        interval: merged.interval,
+        scenarios: reports
+            .iter()
+            .map(|r| PlannedScenario {
+                scenario: r.scenario.clone(),
+                offset: r.offset,
+                target_rate: r.target_rate,
+                target_rate_whole: whole(r),
+            })
+            .collect(),
+        merged: Some(from.clone()),
+    };
+    writeln!(out, "{MAGIC} {FORMAT_VERSION}")?;
+    write_line(out, &LineRef::Start(&start))?;
+    for r in reports {
+        write_line(out, &LineRef::Started(StartedLine { scenario: r.scenario.clone(), at: r.started_at }))?;
+    }
+    for line in &merged.lines {
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    let results = start.into_results(merged.report.clone(), merged.scenarios.clone());
+    write_line(out, &LineRef::End(end_line(&results, merged.lines.len() as u64)))
 }
 
 /// Write `results` to `path` in one go.

@@ -225,6 +225,12 @@ impl Summary {
         Timing::ALL.into_iter().filter(|t| *t != Timing::GateWait || self.gate_was_used())
     }
 
+    /// For a merge that is less than its plan (`loadhost merge --partial`), the sentence every
+    /// output leads with: which segments are missing, their share, which files were cut off.
+    pub fn partial(&self) -> Option<String> {
+        self.merged.as_ref()?.partial()
+    }
+
     /// Whether the run ended on its own: neither aborted by the plugin nor stopped.
     pub fn complete(&self) -> bool {
         self.aborted.is_none() && self.stopped.is_none()
@@ -356,6 +362,40 @@ pub(crate) mod tests {
         Summary::new(&info, &report("all", 0), &[report("browse", 0), report("buy", 500)], &results)
     }
 
+    /// A merge of segments 0/3 and 1/3 with 2/3 missing (a third of the plan).
+    pub(crate) fn partial() -> MergedFrom {
+        MergedFrom {
+            cut: Vec::new(),
+            files: vec!["seg-0.lhr".into(), "seg-1.lhr".into()],
+            missing: vec!["2/3".into()],
+            missing_share: Some(1.0 / 3.0),
+            parts: 2,
+            segments: vec!["0/3".into(), "1/3".into()],
+        }
+    }
+
+    #[test]
+    fn a_partial_merge_is_said_in_one_sentence_naming_what_is_missing() {
+        let mut m = partial();
+        assert_eq!(
+            m.partial().as_deref(),
+            Some("partial: 1 of 3 segments missing (segment 2/3): 33% of the plan did not run")
+        );
+        assert_eq!(m.missing_rate_note().as_deref(), Some("33% of the plan was in the missing segment 2/3"));
+        m.cut = vec!["seg-1.lhr".into()];
+        m.missing = vec!["2/4".into(), "3/4".into()];
+        m.missing_share = None;
+        assert_eq!(
+            m.partial().as_deref(),
+            Some(
+                "partial: 2 of 4 segments missing (segments 2/4, 3/4); cut off before the end: seg-1.lhr (only the intervals it completed are in)"
+            )
+        );
+        assert_eq!(m.missing_rate_note().as_deref(), Some("the plan includes the missing segments 2/4, 3/4"));
+        let whole = MergedFrom { missing: Vec::new(), cut: Vec::new(), missing_share: Some(0.0), ..partial() };
+        assert_eq!((whole.partial(), whole.missing_rate_note()), (None, None));
+    }
+
     #[test]
     fn it_writes_the_keys_of_docs_outputs_md_in_the_order_they_always_had() {
         let summary = sample();
@@ -419,6 +459,7 @@ pub(crate) mod tests {
             cut: vec!["b.lhr".into()],
             files: vec!["a.lhr".into(), "b.lhr".into()],
             missing: vec!["2/3".into()],
+            missing_share: Some(0.25),
             parts: 2,
             segments: vec!["0/3".into(), "1/3".into()],
         });

@@ -517,7 +517,7 @@ impl ScenarioSummary {
 }
 
 /// Where a merged run came from (`merged`, written by `loadhost merge` only).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MergedFrom {
     /// The results files that were cut off before their end (a killed process, merged with
     /// `--partial`): only the intervals they completed are in.
@@ -527,10 +527,71 @@ pub struct MergedFrom {
     pub files: Vec<String>,
     /// Segments of the split that no file was (`I/N`).
     pub missing: Vec<String>,
+    /// The share of the whole plan's tasks that the missing segments were to run (0 when none is
+    /// missing); `None` (null) when the plan has no rate to tell it by (the closed model).
+    #[serde(default)]
+    pub missing_share: Option<f64>,
     /// How many files were merged.
     pub parts: u64,
     /// The files' segments, sorted (`I/N`); empty when they ran whole plans.
     pub segments: Vec<String>,
+}
+
+impl MergedFrom {
+    /// Whether the merged run is less than its plan: a segment is missing or a file was cut off
+    /// (`loadhost merge --partial`).
+    pub fn is_partial(&self) -> bool {
+        !self.missing.is_empty() || !self.cut.is_empty()
+    }
+
+    /// The missing segments as every output names them: `segment 2/3`, `segments 1/4, 3/4`.
+    fn missing_named(&self) -> String {
+        let noun = if self.missing.len() == 1 { "segment" } else { "segments" };
+        format!("{noun} {}", self.missing.join(", "))
+    }
+
+    /// The missing share in words, `25%`, when it is known and there is one.
+    fn share_text(&self) -> Option<String> {
+        let share = self.missing_share.filter(|s| *s > 0.0)?;
+        let pct = share * 100.0;
+        Some(if pct < 10.0 { format!("{pct:.1}%") } else { format!("{pct:.0}%") })
+    }
+
+    /// The one sentence a partial merge shows at the top of every output (terminal, Markdown,
+    /// JUnit, HTML): `partial: 1 of 3 segments missing (segment 2/3), 33% of the plan; cut off
+    /// before the end: seg-1.lhr (only the intervals it completed are in)`. `None` for a merge of
+    /// the whole plan.
+    pub fn partial(&self) -> Option<String> {
+        if !self.is_partial() {
+            return None;
+        }
+        let mut said = Vec::new();
+        if !self.missing.is_empty() {
+            let of = self.segments.len() + self.missing.len();
+            let share = self.share_text().map(|s| format!(": {s} of the plan did not run")).unwrap_or_default();
+            said.push(format!("{} of {of} segments missing ({}){share}", self.missing.len(), self.missing_named()));
+        }
+        if !self.cut.is_empty() {
+            let it = if self.cut.len() == 1 { "it" } else { "each" };
+            said.push(format!(
+                "cut off before the end: {} (only the intervals {it} completed are in)",
+                self.cut.join(", ")
+            ));
+        }
+        Some(format!("partial: {}", said.join("; ")))
+    }
+
+    /// What the rate line adds after the whole plan's rate when segments are missing: `25% of the
+    /// plan was in the missing segment 3/4`.
+    pub fn missing_rate_note(&self) -> Option<String> {
+        if self.missing.is_empty() {
+            return None;
+        }
+        Some(match self.share_text() {
+            Some(share) => format!("{share} of the plan was in the missing {}", self.missing_named()),
+            None => format!("the plan includes the missing {}", self.missing_named()),
+        })
+    }
 }
 
 /// Entries keyed by name in the order the run gave them (thresholds as the user listed them,

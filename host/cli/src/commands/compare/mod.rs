@@ -80,6 +80,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Failure> {
     let new = Run::read(&args.new, "NEW").map_err(Failure::usage)?;
     let mut notes = check_plugins(&base, &new, args.allow_different_plugin)?;
     notes.extend(plan_difference(&base.summary.config, &new.summary.config));
+    notes.extend([base.partial_note(), new.partial_note()].into_iter().flatten());
     let kinds = validate(&args.fail_on, &base, &new)?;
     let judged = judge_all(&args.fail_on, &kinds, &base, &new, args.alpha)?;
     let report = Report::new(&base, &new, &args.fail_on, &kinds, &judged, args.alpha, notes);

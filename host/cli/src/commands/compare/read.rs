@@ -55,7 +55,8 @@ impl Run {
                 peak_rss: None,
                 tags: Vec::new(),
             };
-            let summary = Summary::new(&info, &results.report, &results.scenarios, &[]);
+            let mut summary = Summary::new(&info, &results.report, &results.scenarios, &[]);
+            summary.merged = results.merged.clone();
             return Ok(Run { path, role, summary, results: Some(results), intervals });
         }
         if head.trim_ascii_start().starts_with(b"{") {
@@ -81,14 +82,33 @@ impl Run {
         format!("{} {}", self.role, self.path.display())
     }
 
-    /// What kind of file it is, for people.
+    /// What kind of file it is, for people: a merged run says its segments.
     pub fn describe(&self) -> String {
-        match self.results {
+        let kind = match self.results {
             Some(_) => {
                 format!("results file, {}", loadhost_output::plural(self.intervals as u64, "interval", "intervals"))
             }
             None => "summary JSON".to_owned(),
+        };
+        match &self.summary.merged {
+            Some(m) if !m.segments.is_empty() => {
+                let of = m.segments.len() + m.missing.len();
+                format!("{kind}, merged from {} of {of} segments", m.segments.len())
+            }
+            Some(m) => format!("{kind}, merged from {}", loadhost_output::plural(m.parts, "file", "files")),
+            None => kind,
         }
+    }
+
+    /// A note when the run is a partial merge: it is compared, but its rates and counts are short
+    /// of the plan by what is missing.
+    pub fn partial_note(&self) -> Option<String> {
+        let partial = self.summary.partial()?;
+        let what = partial.strip_prefix("partial: ").unwrap_or(&partial);
+        Some(format!(
+            "{} is a partial merge: {what}. Compared anyway: its latencies and shares are those of the segments that ran; its rates and counts are short by what is missing",
+            self.name()
+        ))
     }
 
     /// The scenarios a `{scenario:NAME}` tag may name.
