@@ -127,6 +127,15 @@ pub enum RegistryError {
         reference = .0.reference
     )]
     TagMoved(Box<TagMove>),
+    /// The trust policy refuses the plugin: no signature by its keys verifies, or no rule covers
+    /// its repository. A plugin problem (exit 3): nothing was loaded.
+    #[error("{reference}: {why}")]
+    Untrusted {
+        /// The reference, pinned to the digest that was checked.
+        reference: String,
+        /// What the policy asks and what was found.
+        why: String,
+    },
     /// Something the user gave (a file, a certificate) cannot be read.
     #[error("{0}")]
     Input(String),
@@ -143,6 +152,7 @@ impl RegistryError {
                 | Self::DuplicateLayer { .. }
                 | Self::BundleGrants { .. }
                 | Self::TagMoved(_)
+                | Self::Untrusted { .. }
         )
     }
 }
