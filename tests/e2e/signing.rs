@@ -224,6 +224,22 @@ fn a_signed_plugin_runs_under_the_policy_and_every_other_is_refused_before_any_l
         block.stderr
     );
 
+    // LOADHOST_TRUST_POLICY names the policy as --trust-policy does.
+    let out = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .current_dir(work.path())
+        .env("LOADHOST_CACHE_DIR", runner.path())
+        .env("LOADHOST_TRUST_POLICY", &policy)
+        .args(["inspect", &unsigned])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // `loadhost sign REF --key KEY` signs a plugin already pushed: it runs then.
+    let sign = loadhost_in(work.path(), publisher.path(), &["sign", &unsigned, "--key", "team.key"]);
+    assert_eq!((sign.code, sign.stdout.trim()), (0, unsigned.as_str()), "sign: {}", sign.stderr);
+    let now_signed = run(&unsigned, &[]);
+    assert_eq!(now_signed.code, 0, "signed after the push: {}", now_signed.stderr);
+
     // The manifest changed after signing (an annotation added, put back under the tag) and the
     // old signature copied into the new digest's referrers index: the signature names the old
     // digest, so it is refused.
@@ -245,6 +261,7 @@ fn a_signed_plugin_runs_under_the_policy_and_every_other_is_refused_before_any_l
 
     // The tag moved (it names the changed manifest now): the policy's pin-tags refuses it.
     let moved = run(&signed_tag, &[]);
+    eprintln!("moved tag under the policy:\n{}", moved.stderr);
     assert_eq!(moved.code, 3, "moved tag: {}", moved.stderr);
     assert!(moved.stderr.contains("has MOVED") && moved.stderr.contains("pin-tags = true"), "{}", moved.stderr);
     assert!(moved.stderr.contains(&policy_arg), "{}", moved.stderr);
