@@ -200,6 +200,8 @@ fn a_signed_plugin_runs_under_the_policy_and_every_other_is_refused_before_any_l
     assert!(inspect.stderr.contains("it has no signature") && inspect.stdout.is_empty(), "{}", inspect.stderr);
     let inspect = loadhost_in(work.path(), runner.path(), &["inspect", &signed, "--trust-policy", &policy_arg]);
     assert_eq!(inspect.code, 0, "inspect signed: {}", inspect.stderr);
+    let signed_by = format!("  signed: by {} (signature sha256:", work.path().join("team.pub").display());
+    assert!(inspect.stdout.contains(&signed_by), "inspect names the key: {}", inspect.stdout);
     let find_max = loadhost_in(
         work.path(),
         runner.path(),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use loadhost_registry::{
     BUNDLE_CONFIG_MEDIA_TYPE, Credentials, OnMove, PluginRef, Pull, Registry, RegistryError, RegistryOptions,
-    TrustPolicy, check_bundle_toml, data_extension, looks_like_reference,
+    TrustPolicy, Verified, check_bundle_toml, data_extension, looks_like_reference,
 };
 use loadhost_runtime::cache;
 
@@ -83,6 +83,9 @@ pub struct Resolved {
     pub oci: Option<(String, String)>,
     /// The bundle's options, when the reference is a bundle.
     pub bundle: Option<Bundle>,
+    /// The signature that verified under the trust policy (none without a policy, or when its
+    /// rule requires none).
+    pub signature: Option<Verified>,
 }
 
 /// A registry client with `conn`'s settings.
@@ -160,7 +163,7 @@ impl<'a> Resolver<'a> {
         let pin_tags = self.policy()?.is_some_and(|p| p.pin_tags);
         // A local file is in no repository: the trust policy covers what comes from registries.
         if input.exists() || !looks_like_reference(&text) {
-            return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None });
+            return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None, signature: None });
         }
         let r = parse_ref(&text)?;
         if self.args.require_digest && r.digest().is_none() {
@@ -183,21 +186,21 @@ impl<'a> Resolver<'a> {
             }
             err => registry_failure(err),
         })?;
-        self.check_signature(&r, &pulled.digest, pull)?;
+        let signature = self.check_signature(&r, &pulled.digest, pull)?;
         tracing::info!("plugin {r} is {} ({})", pulled.digest, pulled.wasm.display());
         let bundle = bundle(&pulled.reference, &pulled.layers)?;
-        Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle })
+        Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle, signature })
     }
 }
 
 impl Resolver<'_> {
     /// The trust policy's verdict on the manifest `digest` of `r` (pulled, not yet loaded): the
     /// rule for its repository, and a signature by one of that rule's keys.
-    fn check_signature(&mut self, r: &PluginRef, digest: &str, pull: Pull) -> Result<(), Failure> {
+    fn check_signature(&mut self, r: &PluginRef, digest: &str, pull: Pull) -> Result<Option<Verified>, Failure> {
         let repository = format!("{}/{}", r.registry(), r.repository());
         let pinned = r.pinned(digest);
         // Taken out for the check, so that the registry can be borrowed beside it.
-        let Some(Some(policy)) = self.policy.take() else { return Ok(()) };
+        let Some(Some(policy)) = self.policy.take() else { return Ok(None) };
         let outcome = self.verify(r, digest, pull, &policy, &repository, &pinned);
         self.policy = Some(Some(policy));
         outcome
@@ -211,7 +214,7 @@ impl Resolver<'_> {
         policy: &TrustPolicy,
         repository: &str,
         pinned: &str,
-    ) -> Result<(), Failure> {
+    ) -> Result<Option<Verified>, Failure> {
         let file = policy.path().display();
         let untrusted = |why: String| registry_failure(RegistryError::Untrusted { reference: pinned.to_owned(), why });
         let Some(rule) = policy.rule_for(repository) else {
@@ -225,7 +228,7 @@ impl Resolver<'_> {
                 "{repository}: the trust policy {file} requires no signature (rule {:?})",
                 rule.repositories
             );
-            return Ok(());
+            return Ok(None);
         }
         let keys: Vec<String> = rule.keys.iter().map(|k| k.path().display().to_string()).collect();
         match self.registry()?.verify(r, digest, &rule.keys, pull).map_err(registry_failure)? {
@@ -235,7 +238,7 @@ impl Resolver<'_> {
                     verified.key.display(),
                     verified.signature
                 );
-                Ok(())
+                Ok(Some(verified))
             }
             Err(unverified) => Err(untrusted(format!(
                 "the trust policy {file} requires a signature of the repository {repository} by {} (rule {:?}), \

@@ -344,4 +344,56 @@ mod tests {
         assert!(p["optional"].is_null());
         assert_eq!(referrers_tag("sha256:ab"), "sha256-ab");
     }
+
+    /// A signature manifest of `subject` over `payload`, signed by `key`.
+    fn signature_manifest(subject: &str, payload: &[u8], key: &PrivateKey) -> Vec<u8> {
+        let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(payload));
+        let mut layer = descriptor(SIMPLE_SIGNING_MEDIA_TYPE, &sha256_digest(payload), payload.len());
+        layer["annotations"] = serde_json::json!({ SIGNATURE_ANNOTATION: signature });
+        serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST_MEDIA_TYPE,
+            "artifactType": SIGNATURE_ARTIFACT_TYPE,
+            "config": descriptor(EMPTY_MEDIA_TYPE, &sha256_digest(b"{}"), 2),
+            "layers": [layer],
+            "subject": descriptor(OCI_MANIFEST_MEDIA_TYPE, subject, 10),
+        }))
+        .expect("JSON")
+    }
+
+    #[test]
+    fn a_signature_verifies_only_for_its_digest_its_repository_and_its_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let keys: Vec<(PrivateKey, PublicKey)> = ["a", "b"]
+            .iter()
+            .map(|name| {
+                let (private, public) =
+                    crate::keys::keygen(&dir.path().join(name).display().to_string()).expect("keygen");
+                (PrivateKey::read(&private).expect("private"), PublicKey::read(&public).expect("public"))
+            })
+            .collect();
+        let (a, a_pub) = (&keys[0].0, std::slice::from_ref(&keys[0].1));
+        let b_pub = std::slice::from_ref(&keys[1].1);
+        let d1 = format!("sha256:{}", "1".repeat(64));
+        let d2 = format!("sha256:{}", "2".repeat(64));
+        let r: PluginRef = "127.0.0.1:5000/team/x:1".parse().expect("a reference");
+        let good = payload("127.0.0.1:5000/team/x", &d1);
+        let manifest = signature_manifest(&d1, &good, a);
+        assert!(check(&r, &d1, &manifest, Some(&good), a_pub).is_ok());
+        let why = |result: Result<&PublicKey, String>| result.expect_err("refused");
+        assert!(why(check(&r, &d1, &manifest, Some(&good), b_pub)).starts_with("made by another key than"));
+        assert!(why(check(&r, &d2, &manifest, Some(&good), a_pub)).starts_with(&format!("its subject is {d1}")));
+        // A payload of another digest (its subject forged to match): refused by the payload.
+        let other = payload("127.0.0.1:5000/team/x", &d1);
+        let forged = signature_manifest(&d2, &other, a);
+        assert!(why(check(&r, &d2, &forged, Some(&other), a_pub)).starts_with(&format!("it signs {d1}")));
+        // The same digest signed for another repository.
+        let elsewhere = payload("127.0.0.1:5000/team/y", &d1);
+        let copied = signature_manifest(&d1, &elsewhere, a);
+        assert!(why(check(&r, &d1, &copied, Some(&elsewhere), a_pub)).contains("not 127.0.0.1:5000/team/x"));
+        // A payload changed after signing.
+        let mut tampered = good.clone();
+        tampered.extend_from_slice(b" ");
+        assert!(why(check(&r, &d1, &manifest, Some(&tampered), a_pub)).starts_with("made by another key"));
+    }
 }
