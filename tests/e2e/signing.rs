@@ -57,6 +57,12 @@ fn keygen_writes_a_private_key_only_its_owner_reads_and_never_overwrites_one() {
     assert!(half.stderr.contains("solo.pub: already exists"), "{}", half.stderr);
     assert!(!work.path().join("solo.key").exists(), "no half pair");
     assert_eq!(std::fs::read_to_string(work.path().join("solo.pub")).unwrap(), "mine");
+
+    // A public key is not a signing key: refused before any registry is contacted.
+    let wasm = plugin(Example::HttpGet).display().to_string();
+    let push = loadhost_in(work.path(), store.path(), &["push", &wasm, "127.0.0.1:9/team/x:1", "--sign", "team.pub"]);
+    assert_eq!(push.code, 2, "{}", push.stderr);
+    assert!(push.stderr.contains("team.pub: not an ECDSA P-256 private key in PKCS#8 PEM"), "{}", push.stderr);
 }
 
 /// The Python check: read the signature of `digest` in `repo` from the registry over HTTP (the
@@ -155,6 +161,11 @@ fn a_signed_plugin_runs_under_the_policy_and_every_other_is_refused_before_any_l
     // The verified signature is kept in the store: --pull never verifies against it.
     let offline = run(&signed, &["--pull", "never"]);
     assert_eq!(offline.code, 0, "signed run from the store: {}", offline.stderr);
+    // The publisher's store holds the plugin but no verified signature: offline, refused.
+    let args = ["inspect", signed.as_str(), "--trust-policy", policy_arg.as_str(), "--pull", "never"];
+    let unkept = loadhost_in(work.path(), publisher.path(), &args);
+    assert_eq!(unkept.code, 3, "{}", unkept.stderr);
+    assert!(unkept.stderr.contains("no signature of it is in the local store (--pull never"), "{}", unkept.stderr);
 
     // Refused before any load: exit 3, one line naming the repository and the key, no request
     // to the target, no results file.

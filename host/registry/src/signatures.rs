@@ -53,15 +53,23 @@ pub struct Verified {
 pub struct Unverified {
     /// One note per signature found and refused (another key, another digest…).
     pub refused: Vec<String>,
+    /// Only the store was looked at (`--pull never`).
+    pub offline: bool,
 }
 
 impl std::fmt::Display for Unverified {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let offline = if self.offline {
+            " (--pull never: only the signatures the local store kept from earlier verifications were looked at)"
+        } else {
+            ""
+        };
         match self.refused.len() {
+            0 if self.offline => write!(f, "no signature of it is in the local store{offline}"),
             0 => f.write_str("it has no signature"),
             n => {
                 let plural = if n == 1 { "signature" } else { "signatures" };
-                write!(f, "{n} {plural} found and none verifies: {}", self.refused.join("; "))
+                write!(f, "{n} {plural} found and none verifies{offline}: {}", self.refused.join("; "))
             }
         }
     }
@@ -187,9 +195,7 @@ impl Registry {
             }
         }
         if pull == Pull::Never {
-            if unverified.refused.is_empty() {
-                unverified.refused.push("none in the local store, and --pull never".to_owned());
-            }
+            unverified.offline = true;
             return Ok(Err(unverified));
         }
         let (client, creds) = self.connect(r)?;
