@@ -46,6 +46,7 @@ mod say_why;
 mod scenarios;
 mod scripts;
 mod sdk_checks;
+mod signing;
 mod steps;
 mod stop_signal;
 mod streams;

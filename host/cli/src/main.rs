@@ -79,6 +79,12 @@ enum Command {
     /// Fetch a registry reference into the local store; prints `REF@sha256:…`. For a tag, records
     /// the digest it resolves to now: how a moved tag is accepted (see `run --pin-tags`).
     Pull(commands::registry::PullArgs),
+    /// Sign a pushed plugin with a private key: the signature goes to the registry beside it.
+    Sign(commands::registry::SignArgs),
+    /// Make a signing key pair: NAME.key (private, 0600) and NAME.pub (for a trust policy).
+    Keygen(commands::registry::KeygenArgs),
+    /// Print an example trust policy (`--example`) for `run --trust-policy FILE`.
+    TrustPolicy(commands::registry::TrustPolicyArgs),
     /// Registry housekeeping: `registry prune` deletes distributed runs' results and arrivals.
     #[command(subcommand)]
     Registry(commands::registry_prune::RegistryCommand),
@@ -120,6 +126,9 @@ fn main() -> ExitCode {
         Command::Push(args) => commands::registry::push(args),
         Command::Pin(args) => commands::registry::pin(args),
         Command::Pull(args) => commands::registry::pull(args),
+        Command::Sign(args) => commands::registry::sign(args),
+        Command::Keygen(args) => commands::registry::keygen_command(args),
+        Command::TrustPolicy(args) => commands::registry::trust_policy(args),
         Command::Registry(command) => commands::registry_prune::run(command),
         Command::Cache(command) => commands::cache::run(command),
     };

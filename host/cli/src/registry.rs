@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use loadhost_registry::{
     BUNDLE_CONFIG_MEDIA_TYPE, Credentials, OnMove, PluginRef, Pull, Registry, RegistryError, RegistryOptions,
-    check_bundle_toml, data_extension, looks_like_reference,
+    TrustPolicy, Verified, check_bundle_toml, data_extension, looks_like_reference,
 };
 use loadhost_runtime::cache;
 
@@ -64,6 +64,12 @@ pub struct ResolveArgs {
     #[arg(long = "pin-tags")]
     pin_tags: bool,
 
+    /// A trust policy (TOML): which repositories need a signature by which public keys, checked
+    /// after the pull and before anything is loaded (exit 3 otherwise); `loadhost trust-policy
+    /// --example` prints one to start from. Local plugin files are not checked.
+    #[arg(long = "trust-policy", value_name = "FILE", env = "LOADHOST_TRUST_POLICY")]
+    trust_policy: Option<PathBuf>,
+
     #[command(flatten)]
     conn: ConnArgs,
 }
@@ -77,6 +83,9 @@ pub struct Resolved {
     pub oci: Option<(String, String)>,
     /// The bundle's options, when the reference is a bundle.
     pub bundle: Option<Bundle>,
+    /// The signature that verified under the trust policy (none without a policy, or when its
+    /// rule requires none).
+    pub signature: Option<Verified>,
 }
 
 /// A registry client with `conn`'s settings.
@@ -120,12 +129,24 @@ pub fn resolve(input: &Path, args: &ResolveArgs) -> Result<Resolved, Failure> {
 pub struct Resolver<'a> {
     args: &'a ResolveArgs,
     registry: Option<Registry>,
+    /// The trust policy, read on first use (`Some(None)`: none given).
+    policy: Option<Option<TrustPolicy>>,
 }
 
 impl<'a> Resolver<'a> {
     /// A resolver that contacts no registry until a reference needs one.
     pub fn new(args: &'a ResolveArgs) -> Self {
-        Self { args, registry: None }
+        Self { args, registry: None, policy: None }
+    }
+
+    /// The trust policy, read (with its keys) on first use: a bad one is refused (exit 2) even
+    /// when the run names only local files.
+    fn policy(&mut self) -> Result<Option<&TrustPolicy>, Failure> {
+        if self.policy.is_none() {
+            let read = self.args.trust_policy.as_deref().map(TrustPolicy::read).transpose();
+            self.policy = Some(read.map_err(registry_failure)?);
+        }
+        Ok(self.policy.as_ref().and_then(Option::as_ref))
     }
 
     /// The registry client, made on first use (a password on stdin is read once).
@@ -139,8 +160,10 @@ impl<'a> Resolver<'a> {
     /// [`resolve`] one plugin.
     pub fn resolve(&mut self, input: &Path) -> Result<Resolved, Failure> {
         let text = input.to_string_lossy();
+        let pin_tags = self.policy()?.is_some_and(|p| p.pin_tags);
+        // A local file is in no repository: the trust policy covers what comes from registries.
         if input.exists() || !looks_like_reference(&text) {
-            return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None });
+            return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None, signature: None });
         }
         let r = parse_ref(&text)?;
         if self.args.require_digest && r.digest().is_none() {
@@ -153,12 +176,77 @@ impl<'a> Resolver<'a> {
             PullArg::Missing => Pull::Missing,
             PullArg::Never => Pull::Never,
         };
-        // A moved tag is a plugin problem under --pin-tags (exit 3, nothing loaded), else a warning.
-        let on_move = if self.args.pin_tags { OnMove::Refuse } else { OnMove::Warn };
-        let pulled = self.registry()?.resolve(&r, pull, on_move).map_err(registry_failure)?;
+        // A moved tag is a plugin problem under --pin-tags or a policy's `pin-tags` (exit 3,
+        // nothing loaded), else a warning.
+        let on_move = if self.args.pin_tags || pin_tags { OnMove::Refuse } else { OnMove::Warn };
+        let pulled = self.registry()?.resolve(&r, pull, on_move).map_err(|err| match err {
+            RegistryError::TagMoved(_) if !self.args.pin_tags => {
+                let policy = self.args.trust_policy.as_deref().unwrap_or(Path::new("?"));
+                registry_failure(err).context(format!("the trust policy {} has pin-tags = true", policy.display()))
+            }
+            err => registry_failure(err),
+        })?;
+        let signature = self.check_signature(&r, &pulled.digest, pull)?;
         tracing::info!("plugin {r} is {} ({})", pulled.digest, pulled.wasm.display());
         let bundle = bundle(&pulled.reference, &pulled.layers)?;
-        Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle })
+        Ok(Resolved { path: pulled.wasm, oci: Some((pulled.reference, pulled.digest)), bundle, signature })
+    }
+}
+
+impl Resolver<'_> {
+    /// The trust policy's verdict on the manifest `digest` of `r` (pulled, not yet loaded): the
+    /// rule for its repository, and a signature by one of that rule's keys.
+    fn check_signature(&mut self, r: &PluginRef, digest: &str, pull: Pull) -> Result<Option<Verified>, Failure> {
+        let repository = format!("{}/{}", r.registry(), r.repository());
+        let pinned = r.pinned(digest);
+        // Taken out for the check, so that the registry can be borrowed beside it.
+        let Some(Some(policy)) = self.policy.take() else { return Ok(None) };
+        let outcome = self.verify(r, digest, pull, &policy, &repository, &pinned);
+        self.policy = Some(Some(policy));
+        outcome
+    }
+
+    fn verify(
+        &mut self,
+        r: &PluginRef,
+        digest: &str,
+        pull: Pull,
+        policy: &TrustPolicy,
+        repository: &str,
+        pinned: &str,
+    ) -> Result<Option<Verified>, Failure> {
+        let file = policy.path().display();
+        let untrusted = |why: String| registry_failure(RegistryError::Untrusted { reference: pinned.to_owned(), why });
+        let Some(rule) = policy.rule_for(repository) else {
+            return Err(untrusted(format!(
+                "the trust policy {file} has no rule for the repository {repository} (and no default rule \
+                 repositories = \"*\"), so it is refused; nothing was loaded"
+            )));
+        };
+        if rule.keys.is_empty() {
+            tracing::info!(
+                "{repository}: the trust policy {file} requires no signature (rule {:?})",
+                rule.repositories
+            );
+            return Ok(None);
+        }
+        let keys: Vec<String> = rule.keys.iter().map(|k| k.path().display().to_string()).collect();
+        match self.registry()?.verify(r, digest, &rule.keys, pull).map_err(registry_failure)? {
+            Ok(verified) => {
+                tracing::info!(
+                    "{repository}: {digest} is signed by {} (signature {})",
+                    verified.key.display(),
+                    verified.signature
+                );
+                Ok(Some(verified))
+            }
+            Err(unverified) => Err(untrusted(format!(
+                "the trust policy {file} requires a signature of the repository {repository} by {} (rule {:?}), \
+                 and {unverified}; nothing was loaded",
+                keys.join(" or "),
+                rule.repositories
+            ))),
+        }
     }
 }
 

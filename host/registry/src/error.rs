@@ -137,6 +137,15 @@ pub enum RegistryError {
         /// What it answered.
         why: String,
     },
+    /// The trust policy refuses the plugin: no signature by its keys verifies, or no rule covers
+    /// its repository. A plugin problem (exit 3): nothing was loaded.
+    #[error("{reference}: {why}")]
+    Untrusted {
+        /// The reference, pinned to the digest that was checked.
+        reference: String,
+        /// What the policy asks and what was found.
+        why: String,
+    },
     /// Something the user gave (a file, a certificate) cannot be read.
     #[error("{0}")]
     Input(String),
@@ -153,6 +162,7 @@ impl RegistryError {
                 | Self::DuplicateLayer { .. }
                 | Self::BundleGrants { .. }
                 | Self::TagMoved(_)
+                | Self::Untrusted { .. }
         )
     }
 }

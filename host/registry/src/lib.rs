@@ -11,6 +11,9 @@
 //! - `store`: the local content-addressed store, every blob checked against its digest.
 //! - `bundle`: a plugin pushed with its run's TOML and data feed as extra layers.
 //! - `auth`: registry credentials, from the command line or the Docker credentials file.
+//! - `keys`: signing keys (ECDSA P-256, PKCS#8 and SPKI PEM), `loadhost keygen`.
+//! - `signatures`: cosign-shaped signatures stored as OCI 1.1 referrers, pushed and verified.
+//! - `policy`: the trust policy, which repositories need which keys.
 //! - `moved`: a tag that resolves to another digest than the store recorded (warned, or refused).
 //! - `prune`: deleting manifests (a distributed run's artifacts), which oci-client cannot.
 //! - `error`: why a registry operation failed, one line naming the reference.
@@ -20,9 +23,12 @@ mod auth;
 mod bundle;
 mod client;
 mod error;
+mod keys;
 mod moved;
+mod policy;
 mod prune;
 mod reference;
+mod signatures;
 mod store;
 
 pub use artifact::Artifact;
@@ -33,9 +39,12 @@ pub use bundle::{
 };
 pub use client::{Pull, Pulled, Registry, RegistryOptions};
 pub use error::RegistryError;
+pub use keys::{PrivateKey, PublicKey, keygen};
 pub use moved::{OnMove, SettingChange, SettingsChange, TagMove, diff_settings};
+pub use policy::{EXAMPLE_POLICY, Rule, TrustPolicy};
 pub use prune::Described;
 pub use reference::{PluginRef, looks_like_reference};
+pub use signatures::{SIGNATURE_ANNOTATION, SIGNATURE_ARTIFACT_TYPE, SIMPLE_SIGNING_MEDIA_TYPE, Unverified, Verified};
 pub use store::{Store, StoreEntry, store_entries};
 
 /// The config media type of a wasm artifact (CNCF TAG Runtime wasm OCI artifact layout).

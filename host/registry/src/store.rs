@@ -1,7 +1,8 @@
 //! The local content-addressed store: `BASE/oci/blobs/sha256/HEX` (manifests, configs and layers,
 //! each written atomically and checked against its name before use), `BASE/oci/tags/REGISTRY/REPO/TAG`
 //! (the manifest digest a tag last resolved to) and `BASE/oci/refs/HEX` (the references a manifest
-//! was pulled or pushed as, for `loadhost cache ls`).
+//! was pulled or pushed as, for `loadhost cache ls`) and `BASE/oci/signatures/REGISTRY/REPO/HEX` (the
+//! signature manifests that verified for a manifest, kept as blobs).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -159,15 +160,52 @@ impl Store {
         self.write_atomic(&path, format!("{}\n", lines.join("\n")).as_bytes())
     }
 
+    /// The signature manifests kept for the manifest `digest` of a repository (each verified
+    /// when it was kept).
+    pub(crate) fn signatures(&self, registry: &str, repository: &str, digest: &str) -> Vec<String> {
+        let Some(path) = self.signatures_path(registry, repository, digest) else { return Vec::new() };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        text.lines().filter(|l| hex_of(l).is_some()).map(str::to_owned).collect()
+    }
+
+    /// Keep the signature manifest `signature` (already a blob) for the manifest `digest` of a
+    /// repository.
+    pub(crate) fn note_signature(
+        &self,
+        registry: &str,
+        repository: &str,
+        digest: &str,
+        signature: &str,
+    ) -> Result<(), RegistryError> {
+        let Some(path) = self.signatures_path(registry, repository, digest) else { return Ok(()) };
+        let mut lines = self.signatures(registry, repository, digest);
+        if !lines.iter().any(|l| l == signature) {
+            lines.push(signature.to_owned());
+        }
+        self.write_atomic(&path, format!("{}\n", lines.join("\n")).as_bytes())
+    }
+
+    /// `BASE/oci/signatures/REGISTRY/REPO/HEX`: a signature names its repository, so it is kept
+    /// by it.
+    fn signatures_path(&self, registry: &str, repository: &str, digest: &str) -> Option<PathBuf> {
+        let hex = hex_of(digest)?;
+        Some(self.repository_path("signatures", registry, repository).join(hex))
+    }
+
     fn tag_path(&self, registry: &str, repository: &str, tag: &str) -> PathBuf {
+        self.repository_path("tags", registry, repository).join(format!("{tag}.digest"))
+    }
+
+    /// `BASE/oci/KIND/REGISTRY/REPO`.
+    fn repository_path(&self, kind: &str, registry: &str, repository: &str) -> PathBuf {
         // Registry hosts may hold ':' (ports) and '[' (IPv6): keep the names plain.
         let registry: String =
             registry.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
-        let mut path = self.root.join("tags").join(registry);
+        let mut path = self.root.join(kind).join(registry);
         for part in repository.split('/').filter(|p| !p.is_empty() && *p != "." && *p != "..") {
             path.push(part);
         }
-        path.join(format!("{tag}.digest"))
+        path
     }
 
     /// Write `bytes` to `path` through a temporary file in the same folder and a rename, so no

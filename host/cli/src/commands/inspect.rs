@@ -188,6 +188,9 @@ pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
                     "files": s.files.iter().map(|(p, b)| json!({"path": p, "size": b.len()})).collect::<Vec<_>>(),
                 });
             }
+            if let Some(v) = &resolved.signature {
+                value["signature"] = json!({"key": v.key.display().to_string(), "manifest": v.signature});
+            }
             if let Some(b) = bundle {
                 value["bundle"] = json!({
                     "config": b.toml,
@@ -197,7 +200,23 @@ pub fn run(args: InspectArgs) -> Result<ExitCode, Failure> {
             writeln!(out, "{value:#}")
         } else {
             let script = script.as_ref().map(script_text).unwrap_or_default();
-            write!(out, "{}{script}{}", to_text(&path, &inspection), bundle.map(bundle_text).unwrap_or_default())
+            let signature = resolved
+                .signature
+                .as_ref()
+                .map(|v| {
+                    format!(
+                        "  signed: by {} (signature {}), as the trust policy requires\n",
+                        v.key.display(),
+                        v.signature
+                    )
+                })
+                .unwrap_or_default();
+            write!(
+                out,
+                "{}{signature}{script}{}",
+                to_text(&path, &inspection),
+                bundle.map(bundle_text).unwrap_or_default()
+            )
         }
     })?;
     Ok(ExitCode::SUCCESS)

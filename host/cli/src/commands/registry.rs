@@ -1,12 +1,16 @@
 //! `loadhost push PLUGIN REF`, `loadhost pin REF` and `loadhost pull REF`: plugins shared through OCI registries (see
-//! docs/sharing.md); reaching a registry and resolving a reference are [`crate::registry`]'s.
+//! docs/sharing.md); `loadhost keygen NAME`, `loadhost sign REF --key KEY` and `loadhost trust-policy
+//! --example`: signed plugins. Reaching a registry, resolving a reference and enforcing a trust
+//! policy are [`crate::registry`]'s.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use loadhost_registry::{BUNDLE_CONFIG_MEDIA_TYPE, OnMove, Pull, check_bundle_toml, data_media_type};
+use loadhost_registry::{
+    BUNDLE_CONFIG_MEDIA_TYPE, EXAMPLE_POLICY, OnMove, PrivateKey, Pull, check_bundle_toml, data_media_type, keygen,
+};
 
 use crate::exit::Failure;
 use crate::registry::{ConnArgs, parse_ref, registry, registry_failure};
@@ -32,6 +36,11 @@ pub struct PushArgs {
     /// The bundle's data feed (JSON lines or CSV, by extension).
     #[arg(long = "data", value_name = "FILE", requires = "bundle")]
     data: Option<PathBuf>,
+
+    /// Sign the pushed manifest with this private key (`loadhost keygen NAME` writes NAME.key):
+    /// the signature goes to the registry beside it, as an OCI 1.1 referrer.
+    #[arg(long = "sign", value_name = "KEY")]
+    sign: Option<PathBuf>,
 
     #[command(flatten)]
     conn: ConnArgs,
@@ -60,8 +69,78 @@ pub fn push(args: PushArgs) -> Result<ExitCode, Failure> {
     // The layer's title: the file pushed, as a component (a script goes as its runner's component).
     let stem = args.plugin.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plugin".into());
     let title = format!("{stem}.wasm");
-    let digest = registry(&args.conn)?.push(&r, &title, wasm, extra).map_err(registry_failure)?;
+    // The key is read first: a bad one is told before anything is pushed.
+    let key = args.sign.as_deref().map(PrivateKey::read).transpose().map_err(Failure::usage)?;
+    let registry = registry(&args.conn)?;
+    let digest = registry.push(&r, &title, wasm, extra).map_err(registry_failure)?;
+    if let Some(key) = &key {
+        let signature = registry.sign(&r, &digest, key).map_err(registry_failure)?;
+        tracing::info!("signed {} with {} (signature {signature})", r.pinned(&digest), key.path().display());
+    }
     crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `loadhost sign`.
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// The plugin to sign, already pushed: HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX].
+    reference: String,
+
+    /// The private key (`loadhost keygen NAME` writes NAME.key).
+    #[arg(long = "key", value_name = "KEY")]
+    key: PathBuf,
+
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Sign a pushed plugin: resolve the reference to its digest (as `pin` does), push the signature
+/// beside it, and print `REF@sha256:…`, what was signed.
+pub fn sign(args: SignArgs) -> Result<ExitCode, Failure> {
+    let r = parse_ref(&args.reference)?;
+    let key = PrivateKey::read(&args.key).map_err(Failure::usage)?;
+    let registry = registry(&args.conn)?;
+    let digest = match r.digest() {
+        Some(_) => registry.resolve(&r, Pull::Missing, OnMove::Accept).map_err(registry_failure)?.digest,
+        None => registry.pin(&r).map_err(registry_failure)?,
+    };
+    let signature = registry.sign(&r, &digest, &key).map_err(registry_failure)?;
+    tracing::info!("signed {} with {} (signature {signature})", r.pinned(&digest), key.path().display());
+    crate::stdout::write(|out| writeln!(out, "{}", r.pinned(&digest)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `loadhost keygen`.
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// The key pair's name: writes NAME.key (private, 0600) and NAME.pub (public), never over
+    /// existing files.
+    name: String,
+}
+
+/// Make a signing key pair and print the two files' names.
+pub fn keygen_command(args: KeygenArgs) -> Result<ExitCode, Failure> {
+    let (private, public) = keygen(&args.name).map_err(Failure::usage)?;
+    crate::stdout::write(|out| {
+        writeln!(out, "{}  (private: loadhost push --sign {0})", private.display())?;
+        writeln!(out, "{}  (public: name it in a trust policy's keys)", public.display())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `loadhost trust-policy`.
+#[derive(Debug, Args)]
+pub struct TrustPolicyArgs {
+    /// Print an example policy to start from (placeholders REGISTRY and KEY.pub).
+    #[arg(long, required = true)]
+    example: bool,
+}
+
+/// Print the example trust policy.
+pub fn trust_policy(args: TrustPolicyArgs) -> Result<ExitCode, Failure> {
+    debug_assert!(args.example);
+    crate::stdout::write(|out| out.write_all(EXAMPLE_POLICY.as_bytes()))?;
     Ok(ExitCode::SUCCESS)
 }
 
