@@ -43,13 +43,17 @@ fn git_commit(root: &Path) -> Option<String> {
     };
     let commit = git(&["rev-parse", "--short=7", "HEAD"])?;
     // A worktree keeps HEAD in its own git dir and the refs in the common one: `--git-path`
-    // answers both. A detached HEAD names no ref.
+    // answers both. A detached HEAD names no ref. Only files that exist are watched: cargo reruns
+    // the script, and rebuilds the binary, on every build for a missing one (packed-refs often
+    // is; a ref that is not a loose file is in packed-refs, which then is there).
     let mut watched = vec!["HEAD".to_owned(), "packed-refs".to_owned()];
     if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"]) {
         watched.push(reference);
     }
     for path in watched {
-        if let Some(file) = git(&["rev-parse", "--path-format=absolute", "--git-path", &path]) {
+        if let Some(file) = git(&["rev-parse", "--path-format=absolute", "--git-path", &path])
+            && Path::new(&file).exists()
+        {
             println!("cargo::rerun-if-changed={file}");
         }
     }
