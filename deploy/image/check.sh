@@ -113,6 +113,9 @@ pids+=("$!")
 wait_port "$port" || die "docker-registry did not listen on $registry: $(cat "$work/registry/log")"
 ok "docker-registry on $registry"
 
+# The files exist before the background process opens them: the loop below may read first.
+: >"$work/target.out"
+: >"$work/target.err"
 "$binary" target --addr 127.0.0.1:0 --duration 10m >"$work/target.out" 2>"$work/target.err" &
 pids+=("$!")
 target_url=""
