@@ -147,7 +147,8 @@ for file in "$here"/base/*.yaml "$here"/setup/*.yaml "$here"/demo-target/*.yaml 
     manifests+=("$file")
 done
 
-exec "$venv/bin/python" - "$here" "$KUBERNETES_VERSIONS" "$("$venv/bin/kubectl" version --client 2>/dev/null | tr '\n' ' ')" \
+# Not exec: the EXIT trap must still remove $work (the renders) when the checks end.
+"$venv/bin/python" - "$here" "$KUBERNETES_VERSIONS" "$("$venv/bin/kubectl" version --client 2>/dev/null | tr '\n' ' ')" \
     "$shellcheck_label=$shellcheck_out" "${manifests[@]}" -- "${variants[@]}" <<'PY'
 import os
 import re
