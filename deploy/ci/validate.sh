@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Offline validation of the CI pipelines in deploy/ci (no network once the tools are installed):
 #
-#   1. github-actions.yml with actionlint: the workflow syntax, the `${{ }}` expressions, the
-#      inputs of the actions it uses (for the versions it pins), and every `run:` script run
-#      through shellcheck; then against the GitHub workflow JSON schema (check-jsonschema's copy);
+#   1. github-actions.yml and release.yml with actionlint: the workflow syntax, the `${{ }}`
+#      expressions, the inputs of the actions they use (at the release each pin names), and every
+#      `run:` script run through shellcheck; then against the GitHub workflow JSON schema (check-jsonschema's copy); and
+#      every action pinned by a 40-hex commit SHA with its release tag as a comment;
 #   2. gitlab-ci.yml against the GitLab CI JSON schema (check-jsonschema's vendored copy), and its
 #      job scripts, joined as the runner runs them, through shellcheck.
 #
@@ -86,11 +87,41 @@ for name, job in doc.items():
 PY
 }
 
+# Every `uses:` of a GitHub workflow names its action by the 40-hex commit of a release, with that
+# release's tag as a comment (`uses: OWNER/REPO@SHA # vX.Y.Z`): a tag can be moved to other code,
+# a commit cannot. Local actions (./path) and docker:// images are not in these workflows.
+pinned_actions() {
+    local file bad=0
+    for file in "$@"; do
+        while IFS= read -r line; do
+            if ! [[ "$line" =~ uses:\ [A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}\ \#\ v[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+                echo "$file: not pinned by commit with its tag: ${line#"${line%%[![:space:]]*}"}"
+                bad=1
+            fi
+        done < <(grep -E '^[[:space:]-]*uses:' "$file")
+    done
+    return "$bad"
+}
+
+# actionlint knows the inputs of popular actions by tag (actions/checkout@v6), not by commit: it
+# reads a copy of the workflow whose pins say the major version of the tag in their comment
+# (`@SHA # v6.1.0` -> `@v6`), so an input misspelt for that release still fails. The copy differs
+# in those refs only, so its line numbers are the workflow's. (pinned_actions checks the pins.)
+lint_workflow() {
+    sed -E 's/@[0-9a-f]{40} # (v[0-9]+)(\.[0-9]+)*[[:space:]]*$/@\1/' "$1" \
+        | "$tools/actionlint" -no-color -stdin-filename "$1" -
+}
+
 cd "$here"
-check "github-actions.yml: actionlint $("$tools/actionlint" -version | head -n1 | awk '{print $NF}') (with shellcheck $(shellcheck --version | awk '/^version:/ {print $2}') on run: scripts)" \
-    "$tools/actionlint" -no-color github-actions.yml
+check "github-actions.yml: actionlint $("$tools/actionlint" -version | head -n1 | awk '{print $NF}') (with shellcheck $(shellcheck --version | awk '/^version:/ {print $2}') on run: scripts; inputs at each pin's tag)" \
+    lint_workflow github-actions.yml
 check "github-actions.yml: schema vendor.github-workflows (check-jsonschema $("$tools/check-jsonschema" --version | awk '{print $NF}'))" \
     "$tools/check-jsonschema" --builtin-schema vendor.github-workflows github-actions.yml
+check "release.yml: actionlint $("$tools/actionlint" -version | head -n1 | awk '{print $NF}') (with shellcheck $(shellcheck --version | awk '/^version:/ {print $2}') on run: scripts; inputs at each pin's tag)" \
+    lint_workflow release.yml
+check "release.yml: schema vendor.github-workflows (check-jsonschema $("$tools/check-jsonschema" --version | awk '{print $NF}'))" \
+    "$tools/check-jsonschema" --builtin-schema vendor.github-workflows release.yml
+check "GitHub workflows: every action pinned by a commit SHA with its tag in a comment" pinned_actions github-actions.yml release.yml
 check "gitlab-ci.yml: schema vendor.gitlab-ci (check-jsonschema $("$tools/check-jsonschema" --version | awk '{print $NF}'))" \
     "$tools/check-jsonschema" --builtin-schema vendor.gitlab-ci gitlab-ci.yml
 if gitlab_scripts >"$work/extract" 2>&1 && compgen -G "$work/gitlab-job-*.sh" >/dev/null; then

@@ -17,7 +17,8 @@
 #      failure policy); the merge Job is created suspended and pulls the same run; every pod is
 #      Guaranteed QoS (requests = limits; whole CPUs for segments), runs as non-root with a
 #      read-only root filesystem and no capabilities; every mount has its volume, every $(VAR)
-#      and every `-e KEY` passed through has a source; a render uses one image, never the bare
+#      and every `-e KEY` passed through has a source in env (no container has envFrom: each key
+#      is named); a render uses one image, never the bare
 #      `loadhost` (which a cluster would look up on a public registry); run.toml is valid TOML,
 #      sets max-workers (the memory limit derives from it) and has no thresholds (those belong to
 #      the merge).
@@ -146,7 +147,8 @@ for file in "$here"/base/*.yaml "$here"/setup/*.yaml "$here"/demo-target/*.yaml 
     manifests+=("$file")
 done
 
-exec "$venv/bin/python" - "$here" "$KUBERNETES_VERSIONS" "$("$venv/bin/kubectl" version --client 2>/dev/null | tr '\n' ' ')" \
+# Not exec: the EXIT trap must still remove $work (the renders) when the checks end.
+"$venv/bin/python" - "$here" "$KUBERNETES_VERSIONS" "$("$venv/bin/kubectl" version --client 2>/dev/null | tr '\n' ' ')" \
     "$shellcheck_label=$shellcheck_out" "${manifests[@]}" -- "${variants[@]}" <<'PY'
 import os
 import re
@@ -238,7 +240,10 @@ def check_pod(where, spec, problems, segments=False):
             if m.get("name") not in volumes:
                 problems.append(f"{cw}: volumeMount {m.get('name')} has no volume")
         env = {e["name"] for e in c.get("env") or []}
-        has_env_from = bool(c.get("envFrom"))
+        # envFrom hands a whole Secret or ConfigMap to loadhost's environment (LOADHOST_* keys
+        # included, which configure loadhost itself): each key is named in env instead.
+        if c.get("envFrom"):
+            problems.append(f"{cw}: envFrom is refused: name each key in env (valueFrom.secretKeyRef / configMapKeyRef)")
         args = container_args(c)
         for arg in args:
             for var in re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", arg):
@@ -253,10 +258,10 @@ def check_pod(where, spec, problems, segments=False):
                 problems.append(f"{cw}: LOADHOST_CACHE_DIR must be set (the root filesystem is read-only)")
             elif cache.rstrip("/") in mounts:
                 problems.append(f"{cw}: LOADHOST_CACHE_DIR {cache} is a mount's root: use a folder below it")
-        # `-e KEY` with no value passes loadhost's own KEY on: it needs a source (env or envFrom).
+        # `-e KEY` with no value passes loadhost's own KEY on: it needs a source in env.
         for flag, value in zip(args, args[1:]):
-            if flag in ("-e", "--env") and "=" not in value and value not in env and not has_env_from:
-                problems.append(f"{cw}: -e {value} passes loadhost's own {value} on, but nothing sets it (env or envFrom)")
+            if flag in ("-e", "--env") and "=" not in value and value not in env:
+                problems.append(f"{cw}: -e {value} passes loadhost's own {value} on, but nothing in env sets it")
 
 
 def flag_value(args, flag):

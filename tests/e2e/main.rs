@@ -52,3 +52,4 @@ mod stop_signal;
 mod streams;
 mod target_process;
 mod thresholds;
+mod version;

