@@ -44,7 +44,10 @@ impl PreciseTimer {
         let spec = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: libc::timespec {
-                tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+                // Capped at i32::MAX seconds (68 years, far past any run), which every platform's
+                // `time_t` holds, so the cast cannot wrap; the type is not named because libc
+                // deprecates `time_t` on musl (its width changes there).
+                tv_sec: after.as_secs().min(i32::MAX as u64) as _,
                 // Below 10⁹, so it fits every platform's `c_long`.
                 tv_nsec: after.subsec_nanos() as libc::c_long,
             },
