@@ -9,7 +9,7 @@
 #      carrying RUN_ID and RESULTS_REPO, the image and the extra flags asked for;
 #   2. applies it (the namespace must exist: ../setup), waits for the segments Job to finish;
 #   3. resumes the merge Job (rendered suspended), waits for the merge, copies its reports
-#      (summary.json, report.html, junit.xml, intervals.csv, summary.md) and the logs into --out;
+#      (summary.json, report.html, junit.xml, intervals.csv, summary.md, run.lhr) and the logs into --out;
 #   4. deletes what it applied (also on failure or Ctrl-C; --keep leaves it) and exits with the
 #      merge's exit code: 0, 99 when a threshold failed, 2 when a segment is missing (without
 #      --partial) or parts belong to another run, ...
