@@ -88,6 +88,27 @@ fn payload(repository: &str, digest: &str) -> Vec<u8> {
     value.to_string().into_bytes()
 }
 
+/// OCI's empty config (`{}`), of [`EMPTY_MEDIA_TYPE`].
+const EMPTY_CONFIG: &[u8] = b"{}";
+
+/// The signature artifact's manifest: `payload` signed by `key`, its subject the plugin manifest
+/// `subject` (`subject_size` bytes).
+fn signature_manifest(subject: &str, subject_size: usize, payload: &[u8], key: &PrivateKey) -> Vec<u8> {
+    let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(payload));
+    let mut layer = descriptor(SIMPLE_SIGNING_MEDIA_TYPE, &sha256_digest(payload), payload.len());
+    layer["annotations"] = serde_json::json!({ SIGNATURE_ANNOTATION: signature });
+    serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST_MEDIA_TYPE,
+        "artifactType": SIGNATURE_ARTIFACT_TYPE,
+        "config": descriptor(EMPTY_MEDIA_TYPE, &sha256_digest(EMPTY_CONFIG), EMPTY_CONFIG.len()),
+        "layers": [layer],
+        "subject": descriptor(OCI_MANIFEST_MEDIA_TYPE, subject, subject_size),
+    })
+    .to_string()
+    .into_bytes()
+}
+
 /// `HOST[:PORT]/REPO`: what a signature names as the plugin's identity.
 fn repository_of(r: &PluginRef) -> String {
     format!("{}/{}", r.registry(), r.repository())
@@ -107,24 +128,14 @@ impl Registry {
         let manifest =
             self.store().read_verified(digest, &text)?.ok_or(RegistryError::NotStored { reference: text })?;
         let payload = payload(&repository_of(r), digest);
-        let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(&payload));
-        let config = b"{}".to_vec();
-        let mut layer = descriptor(SIMPLE_SIGNING_MEDIA_TYPE, &sha256_digest(&payload), payload.len());
-        layer["annotations"] = serde_json::json!({ SIGNATURE_ANNOTATION: signature });
-        let signature_manifest = serde_json::to_vec(&serde_json::json!({
-            "schemaVersion": 2,
-            "mediaType": OCI_MANIFEST_MEDIA_TYPE,
-            "artifactType": SIGNATURE_ARTIFACT_TYPE,
-            "config": descriptor(EMPTY_MEDIA_TYPE, &sha256_digest(&config), config.len()),
-            "layers": [layer],
-            "subject": descriptor(OCI_MANIFEST_MEDIA_TYPE, digest, manifest.len()),
-        }))
-        .map_err(|err| RegistryError::Input(err.to_string()))?;
+        let config = EMPTY_CONFIG.to_vec();
+        let signature_manifest = signature_manifest(digest, manifest.len(), &payload, key);
         let signature_digest = sha256_digest(&signature_manifest);
         let (client, creds) = self.connect(r)?;
         let at = r.at_digest(&signature_digest);
         let index_ref =
             oci_client::Reference::with_tag(r.registry().to_owned(), r.repository().to_owned(), referrers_tag(digest));
+        let index_text = index_ref.to_string();
         self.block_on(async {
             client.store_auth_if_needed(r.registry(), &creds.auth).await;
             for bytes in [&payload, &config] {
@@ -144,7 +155,7 @@ impl Registry {
             let mut index = match client.pull_manifest_raw(&index_ref, &creds.auth, &accepted).await {
                 Ok((bytes, _)) => {
                     serde_json::from_slice::<serde_json::Value>(&bytes).map_err(|err| RegistryError::Unreachable {
-                        reference: format!("{}/{}:{}", r.registry(), r.repository(), referrers_tag(digest)),
+                        reference: index_text.clone(),
                         why: format!("the referrers index is not JSON: {err}"),
                     })?
                 }
@@ -161,7 +172,7 @@ impl Registry {
             entry["artifactType"] = SIGNATURE_ARTIFACT_TYPE.into();
             let Some(entries) = index["manifests"].as_array_mut() else {
                 return Err(RegistryError::Unreachable {
-                    reference: format!("{}/{}:{}", r.registry(), r.repository(), referrers_tag(digest)),
+                    reference: index_text.clone(),
                     why: "the referrers index has no manifests array".to_owned(),
                 });
             };
@@ -352,19 +363,8 @@ mod tests {
     }
 
     /// A signature manifest of `subject` over `payload`, signed by `key`.
-    fn signature_manifest(subject: &str, payload: &[u8], key: &PrivateKey) -> Vec<u8> {
-        let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(payload));
-        let mut layer = descriptor(SIMPLE_SIGNING_MEDIA_TYPE, &sha256_digest(payload), payload.len());
-        layer["annotations"] = serde_json::json!({ SIGNATURE_ANNOTATION: signature });
-        serde_json::to_vec(&serde_json::json!({
-            "schemaVersion": 2,
-            "mediaType": OCI_MANIFEST_MEDIA_TYPE,
-            "artifactType": SIGNATURE_ARTIFACT_TYPE,
-            "config": descriptor(EMPTY_MEDIA_TYPE, &sha256_digest(b"{}"), 2),
-            "layers": [layer],
-            "subject": descriptor(OCI_MANIFEST_MEDIA_TYPE, subject, 10),
-        }))
-        .expect("JSON")
+    fn signed(subject: &str, payload: &[u8], key: &PrivateKey) -> Vec<u8> {
+        signature_manifest(subject, 10, payload, key)
     }
 
     #[test]
@@ -384,18 +384,18 @@ mod tests {
         let d2 = format!("sha256:{}", "2".repeat(64));
         let r: PluginRef = "127.0.0.1:5000/team/x:1".parse().expect("a reference");
         let good = payload("127.0.0.1:5000/team/x", &d1);
-        let manifest = signature_manifest(&d1, &good, a);
+        let manifest = signed(&d1, &good, a);
         assert!(check(&r, &d1, &manifest, Some(&good), a_pub).is_ok());
         let why = |result: Result<&PublicKey, String>| result.expect_err("refused");
         assert!(why(check(&r, &d1, &manifest, Some(&good), b_pub)).starts_with("made by another key than"));
         assert!(why(check(&r, &d2, &manifest, Some(&good), a_pub)).starts_with(&format!("its subject is {d1}")));
         // A payload of another digest (its subject forged to match): refused by the payload.
         let other = payload("127.0.0.1:5000/team/x", &d1);
-        let forged = signature_manifest(&d2, &other, a);
+        let forged = signed(&d2, &other, a);
         assert!(why(check(&r, &d2, &forged, Some(&other), a_pub)).starts_with(&format!("it signs {d1}")));
         // The same digest signed for another repository.
         let elsewhere = payload("127.0.0.1:5000/team/y", &d1);
-        let copied = signature_manifest(&d1, &elsewhere, a);
+        let copied = signed(&d1, &elsewhere, a);
         assert!(why(check(&r, &d1, &copied, Some(&elsewhere), a_pub)).contains("not 127.0.0.1:5000/team/x"));
         // A payload changed after signing.
         let mut tampered = good.clone();
