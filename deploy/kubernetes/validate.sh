@@ -331,6 +331,15 @@ def check_merge(where, spec, args, problems):
         problems.append(f"{where}: the merge pulls the parts from oci://$(RESULTS_REPO)")
     if flag_value(args, "--run-id") != "$(RUN_ID)":
         problems.append(f"{where}: the merge takes one run's parts: --run-id $(RUN_ID)")
+    # run.sh copies /out and nothing else: an output written elsewhere is lost with the pod. The
+    # summary and the merged results file (what `loadhost compare` tests) are always written.
+    for flag in ("--summary-json", "--results"):
+        if flag_value(args, flag) is None:
+            problems.append(f"{where}: the merge writes {flag} /out/…")
+    for flag in ("--summary-json", "--html", "--junit", "--csv", "--markdown", "--results"):
+        value = flag_value(args, flag)
+        if value is not None and not value.startswith("/out/"):
+            problems.append(f"{where}: {flag} {value} is outside /out, which run.sh copies back")
 
 
 def check_job(where, doc, problems):
