@@ -309,3 +309,59 @@ fn tag_digest(registry: &RegistryProcess, repo: &str, digest: &str) -> String {
         .join(format!("repositories/{repo}/_manifests/tags/{}/current/link", digest.replace(':', "-")));
     std::fs::read_to_string(&link).unwrap_or_else(|e| panic!("{}: {e}", link.display())).trim().to_owned()
 }
+
+#[test]
+fn a_protected_repository_spelt_otherwise_is_refused_not_let_through_by_the_default_rule() {
+    // Issue 41, defect 1: with a rule for 127.0.0.1:PORT/team/* and the documented default rule
+    // `*` (no keys), `localhost:PORT/team/evil` and `127.0.0.1:0PORT/team/evil` ran an unsigned
+    // plugin from the protected repository: the rules were matched on the spelling.
+    let registry = RegistryProcess::start();
+    let target = TargetProcess::start(&[]);
+    let addr = registry.addr.clone();
+    let port = addr.rsplit_once(':').unwrap().1.to_owned();
+    let work = tempfile::tempdir().unwrap();
+    let store = tempfile::tempdir().unwrap();
+    assert_eq!(loadhost_in(work.path(), store.path(), &["keygen", "team"]).code, 0);
+    let wasm = plugin(Example::HttpGet).display().to_string();
+    for repo in ["team/evil:1", "elsewhere/free:1"] {
+        let pushed = loadhost_in(work.path(), store.path(), &["push", &wasm, &format!("{addr}/{repo}")]);
+        assert_eq!(pushed.code, 0, "push {repo}: {}", pushed.stderr);
+    }
+    std::fs::write(
+        work.path().join("policy.toml"),
+        format!("[[rule]]\nrepositories = \"{addr}/team/*\"\nkeys = [\"team.pub\"]\n\n[[rule]]\nrepositories = \"*\"\nkeys = []\n"),
+    )
+    .unwrap();
+    let url = format!("TARGET_URL={}/", target.url);
+    let run = |reference: &str| {
+        let args = ["run", reference, "--trust-policy", "policy.toml", "-e", &url, "--allow-host", &target.authority];
+        loadhost_in(work.path(), store.path(), &[&args[..], &["-n", "3"]].concat())
+    };
+    for spelling in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:0{port}"),
+        format!("LOCALHOST:{port}"),
+        format!("127.1:{port}"),
+    ] {
+        let reference = format!("{spelling}/team/evil:1");
+        let before = target.stats()["requests"].as_u64().unwrap();
+        let refused = run(&reference);
+        eprintln!("{reference}:\n{}", refused.stderr);
+        assert_eq!(refused.code, 3, "{reference}: {}", refused.stderr);
+        assert_eq!(refused.stderr.lines().count(), 1, "one line: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains(&format!("names it {addr}"))
+                && refused.stderr.contains("nothing was pulled or loaded"),
+            "{}",
+            refused.stderr
+        );
+        assert_eq!(target.stats()["requests"].as_u64().unwrap(), before + 1, "only /stats reached the target");
+    }
+    // As the rule writes it, the unsigned plugin is refused for want of a signature…
+    let unsigned = run(&format!("{addr}/team/evil:1"));
+    assert_eq!(unsigned.code, 3, "{}", unsigned.stderr);
+    assert!(unsigned.stderr.contains("it has no signature"), "{}", unsigned.stderr);
+    // …and the default rule still lets through what no other rule names, in any spelling.
+    let free = run(&format!("localhost:{port}/elsewhere/free:1"));
+    assert_eq!(free.code, 0, "{}", free.stderr);
+}

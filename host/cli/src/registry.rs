@@ -166,6 +166,7 @@ impl<'a> Resolver<'a> {
             return Ok(Resolved { path: input.to_path_buf(), oci: None, bundle: None, signature: None });
         }
         let r = parse_ref(&text)?;
+        self.refuse_another_spelling(&r)?;
         if self.args.require_digest && r.digest().is_none() {
             return Err(Failure::usage(anyhow::anyhow!(
                 "{r}: --require-digest refuses a reference without a digest; pin it with `loadhost pin {r}`"
@@ -194,6 +195,24 @@ impl<'a> Resolver<'a> {
 }
 
 impl Resolver<'_> {
+    /// A reference that writes a registry otherwise than the trust policy's rule for it does
+    /// (`localhost:5000` for `127.0.0.1:5000`) is refused before anything is pulled: what was
+    /// signed names the registry as it was pushed, and the policy's reader approved that spelling.
+    fn refuse_another_spelling(&mut self, r: &PluginRef) -> Result<(), Failure> {
+        let Some(policy) = self.policy()? else { return Ok(()) };
+        let Some(rule) = policy.rule_for(r) else { return Ok(()) };
+        let Some(written) = rule.spelt_otherwise(r) else { return Ok(()) };
+        let why = format!(
+            "the registry {} is {written} spelt otherwise, and the trust policy {} names it {written} (rule {:?}): \
+             write the reference as {written}/{}; nothing was pulled or loaded",
+            r.registry(),
+            policy.path().display(),
+            rule.repositories,
+            r.repository()
+        );
+        Err(registry_failure(RegistryError::Untrusted { reference: r.to_string(), why }))
+    }
+
     /// The trust policy's verdict on the manifest `digest` of `r` (pulled, not yet loaded): the
     /// rule for its repository, and a signature by one of that rule's keys.
     fn check_signature(&mut self, r: &PluginRef, digest: &str, pull: Pull) -> Result<Option<Verified>, Failure> {
@@ -217,12 +236,13 @@ impl Resolver<'_> {
     ) -> Result<Option<Verified>, Failure> {
         let file = policy.path().display();
         let untrusted = |why: String| registry_failure(RegistryError::Untrusted { reference: pinned.to_owned(), why });
-        let Some(rule) = policy.rule_for(repository) else {
+        let Some(rule) = policy.rule_for(r) else {
             return Err(untrusted(format!(
                 "the trust policy {file} has no rule for the repository {repository} (and no default rule \
                  repositories = \"*\"), so it is refused; nothing was loaded"
             )));
         };
+
         if rule.keys.is_empty() {
             tracing::info!(
                 "{repository}: the trust policy {file} requires no signature (rule {:?})",

@@ -64,7 +64,9 @@ pub struct Registry {
 
 /// Whether a registry host may be reached over plain http without `--insecure-registry`.
 pub(crate) fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    // In every spelling the trust policy takes for loopback (`LOCALHOST`, `127.1`), not only two.
+    host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        || crate::reference::canonical_registry(host).is_some_and(|c| c.starts_with("localhost:"))
 }
 
 impl Registry {

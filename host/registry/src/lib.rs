@@ -43,7 +43,7 @@ pub use keys::{PrivateKey, PublicKey, keygen};
 pub use moved::{OnMove, SettingChange, SettingsChange, TagMove, diff_settings};
 pub use policy::{EXAMPLE_POLICY, Rule, TrustPolicy};
 pub use prune::Described;
-pub use reference::{PluginRef, looks_like_reference};
+pub use reference::{PluginRef, canonical_registry, looks_like_reference};
 pub use signatures::{SIGNATURE_ANNOTATION, SIGNATURE_ARTIFACT_TYPE, SIMPLE_SIGNING_MEDIA_TYPE, Unverified, Verified};
 pub use store::{Store, StoreEntry, store_entries};
 

@@ -94,6 +94,13 @@ impl PluginRef {
         Reference::with_digest(self.registry().to_owned(), self.repository().to_owned(), digest.to_owned())
     }
 
+    /// `REGISTRY/REPOSITORY` with the registry in its one spelling ([`canonical_registry`]), as a
+    /// trust policy matches it.
+    pub fn canonical_repository(&self) -> String {
+        let registry = canonical_registry(self.registry()).unwrap_or_else(|| self.registry().to_ascii_lowercase());
+        format!("{registry}/{}", self.repository())
+    }
+
     /// The registry host without its port, for the loopback check.
     pub fn host(&self) -> &str {
         let registry = self.registry();
@@ -102,6 +109,42 @@ impl PluginRef {
         }
         registry.rsplit_once(':').map_or(registry, |(host, _)| host)
     }
+}
+
+/// One spelling for a registry `HOST[:PORT]`, so that a trust policy cannot be passed by writing
+/// the same registry another way: the host as a URL parser reads it (lower case, IPv4 in any
+/// form `127.1`, `0x7f.0.0.1`, `2130706433` as dotted decimal, IPv6 compressed), every loopback
+/// spelling (`localhost`, `*.localhost`, `127.0.0.0/8`, `::1`) as `localhost`, and the port as a
+/// number (`05000` is `5000`), 443 when none is written (80 for loopback, which is spoken to over
+/// plain http). `None` when `registry` is not a host and port at all.
+pub fn canonical_registry(registry: &str) -> Option<String> {
+    let (host, port) = match registry.strip_prefix('[') {
+        Some(rest) => {
+            let (host, after) = rest.split_once(']')?;
+            (format!("[{host}]"), after.strip_prefix(':').map(str::to_owned).or(after.is_empty().then(String::new))?)
+        }
+        None => match registry.rsplit_once(':') {
+            Some((host, port)) => (host.to_owned(), port.to_owned()),
+            None => (registry.to_owned(), String::new()),
+        },
+    };
+    let host = url::Host::parse(&host).ok()?;
+    let loopback = match &host {
+        url::Host::Domain(name) => name == "localhost" || name.ends_with(".localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    };
+    let port = if port.is_empty() {
+        if loopback { 80 } else { 443 }
+    } else if port.bytes().all(|b| b.is_ascii_digit()) {
+        // Leading zeros are the same port; more than 65535 is no port.
+        let digits = port.trim_start_matches('0');
+        if digits.is_empty() { 0 } else { digits.parse::<u16>().ok()? }
+    } else {
+        return None;
+    };
+    let host = if loopback { "localhost".to_owned() } else { host.to_string() };
+    Some(format!("{host}:{port}"))
 }
 
 impl fmt::Display for PluginRef {
@@ -137,6 +180,33 @@ mod tests {
         {
             assert!(bad.parse::<PluginRef>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn one_registry_has_one_spelling() {
+        let same = |a: &str, b: &str| {
+            assert_eq!(canonical_registry(a), canonical_registry(b), "{a} and {b}");
+            assert!(canonical_registry(a).is_some(), "{a}");
+        };
+        for spelling in ["localhost:5000", "LOCALHOST:5000", "127.0.0.1:05000", "127.1:5000", "[::1]:5000"] {
+            same("127.0.0.1:5000", spelling);
+        }
+        for spelling in ["0x7f.0.0.1:5000", "2130706433:5000", "127.0.0.2:5000", "api.localhost:5000"] {
+            same("localhost:5000", spelling);
+        }
+        same("Registry.Example:443", "registry.example");
+        same("registry.example:0443", "registry.example");
+        same("localhost", "127.0.0.1:80");
+        same("[0:0:0:0:0:0:0:1]:7", "[::1]:7");
+        assert_eq!(canonical_registry("127.0.0.1:5000").as_deref(), Some("localhost:5000"));
+        assert_eq!(canonical_registry("10.0.0.1:5000").as_deref(), Some("10.0.0.1:5000"));
+        assert_ne!(canonical_registry("127.0.0.1:5000"), canonical_registry("127.0.0.1:5001"));
+        assert_ne!(canonical_registry("reg.example"), canonical_registry("reg.example:80"));
+        for bad in ["reg:65536", "reg:5x", "[::1", "[::1]x", "a b:1"] {
+            assert_eq!(canonical_registry(bad), None, "{bad}");
+        }
+        let r: PluginRef = "LocalHost:05000/team/evil".parse().expect("parses");
+        assert_eq!(r.canonical_repository(), "localhost:5000/team/evil");
     }
 
     #[test]
