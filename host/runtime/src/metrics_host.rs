@@ -28,11 +28,15 @@ impl metrics::Host for DoerCtx {
 }
 
 impl DoerCtx {
-    /// A metric's name (a check's is free text) and tag values with the run's secrets redacted;
-    /// their lengths are the metrics' to bound. Free when the run has no secrets.
+    /// A metric's name (a check's is free text), tag keys and tag values with the run's secrets
+    /// redacted; their lengths are the metrics' to bound. A key is text the plugin makes as much
+    /// as a value is: a secret once went out verbatim as a tag key. A redacted key or metric name
+    /// is no longer a well-formed one, so that sample is refused and counted as invalid. Free
+    /// when the run has no secrets.
     fn tidy(&self, name: String, mut tags: types::Tags) -> (String, types::Tags) {
         let text = &self.text;
-        for (_, value) in &mut tags {
+        for (key, value) in &mut tags {
+            *key = text.redact_owned(std::mem::take(key));
             *value = text.redact_owned(std::mem::take(value));
         }
         (text.redact_owned(name), tags)

@@ -12,7 +12,7 @@
 //!   (through the raw bindings: the SDK's `metrics::trend` refuses a NaN before the host sees it)
 //! - `trap-init`: trap in the lifecycle's `init`, so no worker can start
 //! - `echo-secret`: write the `-e SECRET` value everywhere a plugin can (stdout, stderr, a tag
-//!   value, a check's name, an endpoint's name when `TARGET_URL` is set, a path segment of its
+//!   value and a tag key, a check's name, an endpoint's name when `TARGET_URL` is set, a path segment of its
 //!   URL) and fail with it in the message: none of it may reach an output
 //! - `huge-error`: fail with a 100 MiB message
 
@@ -89,6 +89,8 @@ fn echo_secret() -> TaskResult {
     println!("stdout says {secret}");
     eprintln!("stderr says {secret}");
     counter("echoed", 1, &[("token", &secret)]);
+    // As a tag key too: a key is the plugin's text as much as a value is.
+    counter("echoed_key", 1, &[(&secret, "value")]);
     check(&format!("check named {secret}"), false, &[("token", &secret)]);
     let target = env_or("TARGET_URL", String::new());
     if !target.is_empty() {
