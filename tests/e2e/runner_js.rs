@@ -163,6 +163,25 @@ fn an_exception_in_a_task_names_the_scripts_own_file_and_line() {
 }
 
 #[test]
+fn fetch_is_a_js_error_that_names_the_sdks_get_not_a_trap() {
+    // Issue 41, defect 10: fetch() trapped the instance ("unreachable … [constructor]fields").
+    let dir =
+        folder(&[("journey.js", "export async function doTask(task) {\n  await fetch('http://127.0.0.1:9/');\n}\n")]);
+    let run = run_script(dir.path(), "journey.js", &["-n", "2"]);
+    let s = run.summary();
+    assert_eq!(task_count(&s, "failed"), 2, "{}", s["tasks"]);
+    assert_eq!(task_count(&s, "trapped"), 0, "{}", s["tasks"]);
+    let example = s["errors"][0]["example"].as_str().unwrap_or_default();
+    assert!(
+        example.starts_with("TypeError: fetch() is not available to a loadhost plugin")
+            && example.contains("get(url).send()")
+            && example.ends_with("(journey.js:2)"),
+        "{}",
+        s["errors"]
+    );
+}
+
+#[test]
 fn a_script_reads_its_own_folder_only_and_cannot_write_in_it() {
     let outside = folder(&[("secret.js", "export const secret = 'outside';\n")]);
     let inside = outside.path().join("script");

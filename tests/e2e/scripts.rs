@@ -63,3 +63,65 @@ fn a_new_python_script_runs_as_generated_without_any_toolchain() {
 fn a_new_js_script_runs_as_generated_without_any_toolchain() {
     generated_script_runs_and_an_edit_shows("js", "plugin.js");
 }
+
+#[test]
+fn k6_options_in_a_script_are_warned_about_and_refused_under_ci() {
+    // Issue 41, defect 13: `export const options` was ignored without a word (one iteration, no
+    // thresholds, exit 0: a CI gate passing by mistake).
+    let target = TargetProcess::start(&[]);
+    let made = Loadhost::new().args(["new", "shop", "--lang", "js"]).run();
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let script = made.dir.path().join("shop").join("plugin.js");
+    let mut text = std::fs::read_to_string(&script).expect("the script");
+    text.push_str(
+        "\nexport const options = { vus: 10, duration: '30s', thresholds: { http_req_failed: ['rate<0.01'] } };\n",
+    );
+    let line = text.lines().count();
+    std::fs::write(&script, &text).expect("the edit");
+    let script_arg = script.to_str().expect("a UTF-8 path");
+    let url = format!("TARGET_URL={}/", target.url);
+    let args = ["run", script_arg, "-e", &url, "--allow-host", &target.authority, "-n", "3"];
+    let says = format!("plugin.js:{line}: sets k6's `options`, which loadhost does not read");
+
+    let warned = Loadhost::new().env("CI", "").args(args).run();
+    assert_eq!(warned.code, 0, "{}", warned.stderr);
+    assert!(warned.stderr.contains(&says), "{}", warned.stderr);
+    let before = target.stats()["requests"].as_u64().expect("a count");
+    let refused = Loadhost::new().env("CI", "true").args(args).run();
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(&says) && refused.stderr.contains("refused because CI is set"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(target.stats()["requests"].as_u64(), Some(before + 1), "the refused run sent nothing");
+
+    // `build` never writes over the script or another file of its folder (defect 10).
+    for output in ["plugin.js", "notes.txt"] {
+        let path = made.dir.path().join("shop").join(output);
+        std::fs::write(made.dir.path().join("shop").join("notes.txt"), "mine").expect("notes");
+        let before = std::fs::read(&path).expect("the file");
+        let built = Loadhost::new().args(["build", script_arg, "-o", path.to_str().expect("UTF-8")]).run();
+        assert_eq!(built.code, 2, "-o {output}: {}", built.stderr);
+        assert!(built.stderr.contains("of the script's folder, which the component carries"), "{}", built.stderr);
+        assert_eq!(std::fs::read(&path).expect("the file"), before, "{output} unchanged");
+    }
+}
+
+#[test]
+fn a_script_folder_past_its_limits_is_refused_as_docs_scripts_md_says() {
+    // Exit 2, naming the folder, before any load (the docs said 3 while the code said 2).
+    let work = tempfile::tempdir().expect("a temp dir");
+    std::fs::write(work.path().join("app.py"), "def do_task(task):\n    pass\n").expect("the script");
+    for i in 0..1000 {
+        std::fs::write(work.path().join(format!("f{i}.txt")), "x").expect("a file");
+    }
+    let script = work.path().join("app.py");
+    let run = Loadhost::new().args(["run", script.to_str().expect("UTF-8"), "-n", "1"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("holds more than 1000 files"), "{}", run.stderr);
+    let out = work.path().join("app.wasm");
+    let built =
+        Loadhost::new().args(["build", script.to_str().expect("UTF-8"), "-o", out.to_str().expect("UTF-8")]).run();
+    assert_eq!(built.code, 2, "{}", built.stderr);
+}

@@ -31,6 +31,13 @@ pub(crate) fn load_plugin(path: &Path, source: &str, settings: &RunSettings) -> 
 /// [`load_plugin`] for every plugin of the run (`(file, as named)`), from one runtime: the
 /// thresholds are checked with the metrics any of them declares.
 pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> Result<Vec<Plugin>, Failure> {
+    // Every file named goes through the input gate before anything reads it: the readers below
+    // (declarations, options, the async check) each ignore a file they cannot read, and one of
+    // them once read `/dev/zero` without end.
+    for (path, _) in files {
+        gate(path, settings.plugin_cap())?;
+        unread_k6_options(path)?;
+    }
     let mut declared = Vec::new();
     let mut all_read = true;
     for (path, _) in files {
@@ -62,6 +69,45 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
         check_plugin_metrics(settings, &declared).map_err(Failure::usage)?;
     }
     Ok(plugins)
+}
+
+/// `path` is a file loadhost may read as a plugin: a regular file (a script's folder is checked
+/// when it is collected) no larger than `cap`. Refused in one line, exit 2, before it is read.
+fn gate(path: &Path, cap: loadhost_input::Cap) -> Result<(), Failure> {
+    let checked = if loadhost_component::script::Language::of(path).is_some() {
+        loadhost_input::open(path).map(drop)
+    } else {
+        loadhost_input::reader(path, cap).map(drop)
+    };
+    checked.map_err(|err| Failure::usage(anyhow::anyhow!("{}: cannot read the plugin: {err}", path.display())))
+}
+
+/// A script that sets k6's `options` is told that loadhost does not read them (its load,
+/// thresholds and scenarios would silently not apply: one iteration, no thresholds, exit 0); under
+/// CI (`CI` set, as CI services set it) that is refused, exit 2, so a gate cannot pass by mistake.
+fn unread_k6_options(path: &Path) -> Result<(), Failure> {
+    use loadhost_component::script;
+    if script::Language::of(path).is_none() {
+        return Ok(());
+    }
+    let Ok(files) = script::collect(path) else { return Ok(()) };
+    let Some(at) = script::k6_options(&files) else { return Ok(()) };
+    let what = format!(
+        "{at}: sets k6's `options`, which loadhost does not read: its vus, duration, stages, scenarios and \
+         thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"
+    );
+    if under_ci() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "{what} (refused because CI is set: a CI gate must not pass on options that were never applied)"
+        )));
+    }
+    tracing::warn!("{what}");
+    Ok(())
+}
+
+/// Whether this runs under CI: the `CI` variable most CI services set, to anything but false.
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// How many instances the run's pool must hold: one per worker, checked against the machine's
@@ -121,7 +167,7 @@ fn check_plugin_options(files: &[(&Path, &str)], settings: &RunSettings) -> Resu
     let mut declared = Vec::with_capacity(files.len());
     let mut refused = Vec::new();
     for (path, named) in files {
-        let options = plugin_options(path)?;
+        let options = plugin_options(path, settings.plugin_cap())?;
         if let Some(options) = &options {
             let problems: Vec<String> =
                 options::check(options, &settings.env).iter().map(ToString::to_string).collect();
@@ -171,7 +217,7 @@ fn option_names(declared: &[DeclaredOption]) -> String {
 /// `declare_options(…)` literals). `None` when the file is not readable WebAssembly or a script
 /// whose folder can be read: loading it says why. A malformed declaration rejects the plugin
 /// (exit 3), naming it.
-pub(crate) fn plugin_options(path: &Path) -> Result<Option<Vec<DeclaredOption>>, Failure> {
+pub(crate) fn plugin_options(path: &Path, cap: loadhost_input::Cap) -> Result<Option<Vec<DeclaredOption>>, Failure> {
     use loadhost_component::script;
     let rejected = |why: String| Failure::plugin(anyhow::anyhow!("{}: {why}", path.display()));
     if script::Language::of(path).is_some() {
@@ -179,7 +225,7 @@ pub(crate) fn plugin_options(path: &Path) -> Result<Option<Vec<DeclaredOption>>,
         let lines = script::option_declarations(&files).map_err(|err| rejected(err.to_string()))?;
         return options::parse(&lines.join("\n")).map(Some).map_err(|err| rejected(err.to_string()));
     }
-    let Ok(bytes) = std::fs::read(path) else { return Ok(None) };
+    let Ok(bytes) = loadhost_input::read(path, cap) else { return Ok(None) };
     if !bytes.starts_with(b"\0asm") {
         return Ok(None);
     }

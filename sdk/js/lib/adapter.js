@@ -8,6 +8,16 @@
 
 import { TaskError, takeBadSetting } from './loadhost.js';
 
+// The engine's own fetch() needs wasi:http, which no plugin is given: a script that called it
+// trapped its instance with an opaque "unreachable … [constructor]fields". A JS error instead,
+// thrown where the script called it, that says what to use.
+globalThis.fetch = function fetch() {
+  throw new TypeError(
+    "fetch() is not available to a loadhost plugin: send requests with the SDK's get(url).send() " +
+      '(or post, put, del, request) from loadhost.js, which the host paces, measures and grants',
+  );
+};
+
 const KINDS = new Set(['retryable', 'failed', 'abort']);
 const OK = Object.freeze({ tag: 'ok', val: undefined });
 

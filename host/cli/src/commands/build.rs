@@ -25,6 +25,7 @@ pub struct BuildArgs {
 
 /// Build the component and say what it is.
 pub fn run(args: BuildArgs) -> Result<ExitCode, Failure> {
+    refuse_overwriting_sources(&args)?;
     let built = loadhost_runtime::script_component(&args.script)
         .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
     std::fs::File::create(&args.output)
@@ -46,4 +47,24 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, Failure> {
         )
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-o` must not name the script or another file of its folder that goes into the component:
+/// `build app.py -o app.py` once replaced the script with the component and exited 0. A `.wasm`
+/// there is fine (a script's folder never carries one into the component).
+fn refuse_overwriting_sources(args: &BuildArgs) -> Result<(), Failure> {
+    let Ok(output) = std::fs::canonicalize(&args.output) else { return Ok(()) };
+    let Ok(script) = std::fs::canonicalize(&args.script) else { return Ok(()) };
+    let folder = script.parent().unwrap_or(&script);
+    let is_component = output.extension().is_some_and(|ext| ext == "wasm" || ext == "cwasm");
+    if output == script || (output.starts_with(folder) && !is_component) {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "-o {}: it is {} of the script's folder, which the component carries; write the component \
+             to a .wasm file or outside {}",
+            args.output.display(),
+            if output == script { "the script itself, a file" } else { "a file" },
+            folder.display()
+        )));
+    }
+    Ok(())
 }
