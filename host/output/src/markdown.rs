@@ -40,12 +40,7 @@ pub fn render(s: &Summary) -> String {
     if let Some(partial) = partial {
         let _ = writeln!(out, "> ⚠️ {partial}\n");
     }
-    let verdict = match (&s.verdict.limit, &s.verdict.why) {
-        (Some(limit), why) => format!("limited by the {limit}: {}", why.as_deref().unwrap_or("")),
-        (None, Some(why)) => why.clone(),
-        (None, None) => "the host kept up and every threshold held; nothing limited the run".to_owned(),
-    };
-    let _ = writeln!(out, "**Verdict:** {}\n", cell(&verdict));
+    let _ = writeln!(out, "**Verdict:** {}\n", cell(&s.verdict_sentence()));
     if let Some((_, why)) = generator_warning(s) {
         // Whole, unlike a table cell: the sentence ends with what to do.
         let _ = writeln!(out, "> ⚠️ {}\n", why.replace('\n', " "));

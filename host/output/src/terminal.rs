@@ -501,11 +501,7 @@ fn render_thresholds(s: &Summary) -> String {
 
 /// The verdict line: what limited the run and why, or that nothing did.
 fn render_verdict(s: &Summary) -> String {
-    match (&s.verdict.limit, &s.verdict.why) {
-        (Some(limit), why) => format!("\n  verdict: limited by the {limit}: {}\n", why.as_deref().unwrap_or("")),
-        (None, Some(why)) => format!("\n  verdict: {why}\n"),
-        (None, None) => "\n  verdict: the host kept up and every threshold held; nothing limited the run\n".to_owned(),
-    }
+    format!("\n  verdict: {}\n", s.verdict_sentence())
 }
 
 #[cfg(test)]
@@ -631,6 +627,11 @@ mod tests {
         clean.tasks.trapped = 0;
         clean.verdict = crate::summary::Verdict::new(None, &[], &clean.tasks, &clean.errors);
         assert!(render(&clean).contains("every threshold held; nothing limited the run"));
+        // Without thresholds it claims none held: it says none was set.
+        clean.thresholds = Default::default();
+        let text = render(&clean);
+        assert!(!text.contains("every threshold held"), "{text}");
+        assert!(text.contains("no threshold was set (--threshold), so nothing was judged"), "{text}");
     }
 
     #[test]

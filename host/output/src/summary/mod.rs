@@ -209,6 +209,22 @@ impl Summary {
         !self.thresholds_ok() || !self.identity_holds || errors
     }
 
+    /// The verdict as a sentence: what limited the run and why, what else speaks against it, or
+    /// that nothing did. Only a run with thresholds is said to have held them: a clean run
+    /// without any says none were set, so a CI gate with none is not mistaken for a passing one.
+    pub fn verdict_sentence(&self) -> String {
+        match (&self.verdict.limit, &self.verdict.why) {
+            (Some(limit), why) => format!("limited by the {limit}: {}", why.as_deref().unwrap_or("")),
+            (None, Some(why)) => why.clone(),
+            (None, None) if self.thresholds.is_empty() => {
+                "the host kept up and nothing limited the run; no threshold was set (--threshold), so nothing \
+                 was judged"
+                    .to_owned()
+            }
+            (None, None) => "the host kept up and every threshold held; nothing limited the run".to_owned(),
+        }
+    }
+
     /// Whether every threshold held (true when there are none).
     pub fn thresholds_ok(&self) -> bool {
         self.thresholds.iter().all(|(_, t)| t.ok)
