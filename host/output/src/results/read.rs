@@ -113,6 +113,7 @@ fn read_lines(
     let mut sofar = SoFar::new(cut == CutFiles::Accept);
     let mut line = Vec::new();
     let mut number = 1;
+    let mut furthest = Furthest::default();
     loop {
         number += 1;
         // Line by line, none longer than 256 MiB: a file of one endless line is refused, not held.
@@ -150,6 +151,7 @@ fn read_lines(
             }
             LineOwned::Interval(record) => {
                 sofar.interval(&record).map_err(|why| corrupt(number, why))?;
+                furthest.see(number, &record).map_err(|why| corrupt(number, why))?;
                 on_interval(record, &line);
                 continue;
             }
@@ -166,6 +168,8 @@ fn read_lines(
             Some(format!("the end line counts {} intervals but the file has {}", end.intervals, sofar.count))
         } else if end.interval.is_zero() {
             Some("the row interval is zero".into())
+        } else if let Some((line, why)) = furthest.past(&end.report, &end.scenarios, end.interval) {
+            return Err(corrupt(line, why));
         } else if !rest.iter().all(u8::is_ascii_whitespace) {
             Some("more follows the end line".into())
         } else {
@@ -175,6 +179,57 @@ fn read_lines(
             Some(why) => Err(corrupt(number, why)),
             None => Ok((end.into_results(), false, sofar.start)),
         };
+    }
+}
+
+/// The interval lines that reach furthest, by end time and by index, with their line numbers:
+/// an interval past the run's own length (index 4,000,000,000 in a 3 s run) is no interval of
+/// it, and a merge or compare would place it there without a word.
+#[derive(Default)]
+struct Furthest {
+    /// The latest end, and its line.
+    end: Option<(usize, Duration)>,
+    /// The highest index, and its line.
+    index: Option<(usize, u64)>,
+}
+
+impl Furthest {
+    fn see(&mut self, line: usize, record: &IntervalRecord) -> Result<(), String> {
+        if record.end < record.start {
+            return Err(format!("the interval ends ({:?}) before it starts ({:?})", record.end, record.start));
+        }
+        if self.end.is_none_or(|(_, end)| record.end > end) {
+            self.end = Some((line, record.end));
+        }
+        if self.index.is_none_or(|(_, index)| record.index > index) {
+            self.index = Some((line, record.index));
+        }
+        Ok(())
+    }
+
+    /// The line of an interval past the run's length (its report's and its scenarios', each
+    /// with a row's slack), and why; `None` when every interval is within it.
+    fn past(
+        &self,
+        report: &loadhost_metrics::RunReport,
+        scenarios: &[loadhost_metrics::RunReport],
+        interval: Duration,
+    ) -> Option<(usize, String)> {
+        let length = scenarios.iter().map(|s| s.elapsed).chain([report.elapsed]).max().unwrap_or_default();
+        // A row is cut when the run ends, so none ends past it; the last may be reported a tick late.
+        let limit = length.saturating_add(interval.saturating_mul(2));
+        if let Some((line, end)) = self.end.filter(|(_, end)| *end > limit) {
+            return Some((line, format!("an interval ends at {end:?}, past the run's length ({length:?})")));
+        }
+        let rows = (limit.as_secs_f64() / interval.as_secs_f64()).ceil() as u64;
+        self.index.filter(|(_, index)| *index > rows).map(|(line, index)| {
+            (
+                line,
+                format!(
+                    "interval index {index} is past the {rows} rows of {interval:?} the run's length ({length:?}) has"
+                ),
+            )
+        })
     }
 }
 
@@ -271,6 +326,35 @@ mod tests {
             matches!(err, ResultsError::Corrupt { .. }) && text.contains("counts 2 intervals but the file has 1"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_interval_past_the_runs_length_is_refused_naming_its_line() {
+        // Issue 41, defect 9: index 4,000,000,000 in a 3 s run was merged and compared silently.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.lhr");
+        let results = synthetic(7, None, Duration::ZERO, 3, 10);
+        write(&path, &results).unwrap();
+        assert!(read(&path).is_ok(), "the file as written reads");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let edit = |from: &str, to: &str| {
+            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            let at =
+                lines.iter().position(|l| l.starts_with("{\"interval\"") && l.contains(from)).expect("an interval");
+            let mut lines = lines;
+            lines[at] = lines[at].replacen(from, to, 1);
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            at + 1
+        };
+        let line = edit("\"index\":2,", "\"index\":4000000000,");
+        let err = read(&path).unwrap_err();
+        assert!(matches!(err, ResultsError::Corrupt { line: l, .. } if l == line), "{err}");
+        assert!(err.to_string().contains("interval index 4000000000 is past the"), "{err}");
+        assert!(read_for_merge(&path, CutFiles::Refuse).is_err(), "a merge refuses it too");
+        let line = edit("\"end\":{\"secs\":3,", "\"end\":{\"secs\":4000000000,");
+        let err = read(&path).unwrap_err();
+        assert!(matches!(err, ResultsError::Corrupt { line: l, .. } if l == line), "{err}");
+        assert!(err.to_string().contains("past the run's length"), "{err}");
     }
 
     #[test]
