@@ -89,6 +89,43 @@ fn a_task_that_never_awaits_ends_its_instance_within_the_runaway_limit() {
     assert_identity(&s);
 }
 
+/// Busy loops in processes of their own, ended when dropped: the load of other work on the machine.
+struct CpuHogs(Vec<std::process::Child>);
+
+impl CpuHogs {
+    fn start(n: usize) -> Self {
+        let spawn = || std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        Self((0..n).map(|_| spawn()).collect())
+    }
+}
+
+impl Drop for CpuHogs {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
+#[test]
+fn on_a_machine_loaded_by_other_work_the_guard_still_ends_a_task_that_never_awaits() {
+    // Issue 41, defect 8: with the load average at 5-8 the wall-time guard read the gaps between
+    // ticks as "not running" and never fired (13.2 s for a 6 s plan, no runaway). The guard
+    // counts CPU time now: a fraction of a CPU only makes it fire later.
+    let hogs = CpuHogs::start(3);
+    let started = std::time::Instant::now();
+    let args = ["-w", "10", "-d", "10s", "--threads", "1", "-e", "SLEEP_MS=50", "-e", "SPIN_ON=20"];
+    let run = Loadhost::run_plugin(&plugin(Example::SleepAsync), &args);
+    drop(hogs);
+    let s = run.summary();
+    eprintln!("loaded: {:?}, {}", started.elapsed(), s["tasks"]);
+    assert!(task_count(&s, "trapped") >= 1, "{}", s["tasks"]);
+    assert!(errors(&run).contains("of CPU time without awaiting"), "{}", errors(&run));
+    assert!(task_count(&s, "passed") > 20, "the run went on with a new instance: {}", s["tasks"]);
+    assert_identity(&s);
+}
+
 #[test]
 fn tasks_abandoned_at_their_deadline_cannot_pile_up_in_an_instance() {
     // Every task outlives its 10 ms deadline by a minute: each is abandoned (it keeps running in

@@ -38,14 +38,10 @@ use crate::protocol_metrics::Slots;
 /// budget and memory cap, to a thousand tasks.
 pub const WORKERS_PER_INSTANCE: u32 = 1_000;
 
-/// How long a shared instance may run wasm without any task starting, ending or making an async
-/// host call before it is ended as a runaway: while one task computes, or blocks in a synchronous
-/// call, no other task of the instance runs.
+/// How much CPU time a shared instance may run wasm without any task starting, ending or making an
+/// async host call before it is ended as a runaway: while one task computes, or blocks in a
+/// synchronous call, no other task of the instance runs.
 pub const RUNAWAY_LIMIT: Duration = Duration::from_secs(2);
-
-/// The epoch callback sees a running instance once a tick (`limits::EPOCH_TICK`, 10 ms); a gap of
-/// this many ticks means the instance was not running wasm in between.
-const RUNNING_GAP: Duration = Duration::from_millis(35);
 
 /// The most calls a shared instance has under way: one per attached worker, and as many again
 /// abandoned at their deadline (still running: see the module's docs). Past it the instance is
@@ -103,8 +99,9 @@ type Filling = Arc<tokio::sync::Mutex<Weak<Shared>>>;
 /// One shared instance, as its workers see it.
 struct Shared {
     jobs: mpsc::UnboundedSender<Job>,
-    /// Workers attached (at most [`WORKERS_PER_INSTANCE`]).
-    attached: AtomicU32,
+    /// Workers attached (at most [`WORKERS_PER_INSTANCE`]); the instance's slots for
+    /// connections are sized by it (`Slots::for_attached`).
+    attached: Arc<AtomicU32>,
     /// Set once the instance has ended: why (a trap's description).
     fate: watch::Receiver<Option<Arc<str>>>,
 }
@@ -158,7 +155,8 @@ impl Instances {
         let capture = Capture::new(m.output.clone(), m.http_debug, scenario.clone(), None, m.grants.text.clone());
         let mut ctx = DoerCtx::new(&m.grants, &capture, &m.connections, event_loop, metrics.clone(), m.max_memory)
             .map_err(|err| WorkerError::new(format!("granting the plugin's directories: {err:#}")))?;
-        ctx.slots = Slots::for_workers(WORKERS_PER_INSTANCE);
+        let attached = Arc::new(AtomicU32::new(0));
+        ctx.slots = Slots::for_attached(attached.clone());
         let mut store = Store::new(&m.engine, ctx);
         store.limiter(|ctx| &mut ctx.limits);
         let mut runaway = Runaway::default();
@@ -177,7 +175,7 @@ impl Instances {
         let (jobs, queue) = mpsc::unbounded_channel();
         let (ended, fate) = watch::channel(None);
         tokio::spawn(drive(store, do_task, queue, ended, capture));
-        Ok(Arc::new(Shared { jobs, attached: AtomicU32::new(0), fate }))
+        Ok(Arc::new(Shared { jobs, attached, fate }))
     }
 }
 
@@ -237,28 +235,64 @@ fn progressed(store: &Accessor<DoerCtx>) {
     store.with(|mut access| access.get().progressed());
 }
 
-/// Whether the instance has run wasm for [`RUNAWAY_LIMIT`] without progress (see `DoerCtx::progress`).
+/// Whether the instance has run wasm for [`RUNAWAY_LIMIT`] of CPU time without progress (see
+/// `DoerCtx::progress`), or has held its co-tenants in long stretches most of the time.
+///
+/// Time on the CPU, not wall time: on a machine loaded by other work, wall time between epoch
+/// ticks is mostly time the thread waited for a CPU, and the wall-time guard (which took a gap
+/// between ticks as "not running") missed a task that never awaited (13.2 s for a 6 s plan, no
+/// runaway). The thread's CPU time since the last check of any shared instance on it is this
+/// instance's: other instances' wasm on the same event loop is theirs, checked by them.
 #[derive(Debug)]
 struct Runaway {
     progress: u64,
-    /// Since when wasm has been running with `progress` unchanged.
-    since: Instant,
-    /// When the epoch callback last ran.
+    /// CPU time wasm has run since `progress` last changed.
+    stretch: Duration,
+    /// Seconds of past stretches longer than [`HOLD`], less [`DEBT_DECAY`] of the wall time since:
+    /// a task that awaits once every 1.9 s holds its co-tenants as surely as one that never does.
+    debt: f64,
+    /// When the last check ran.
     seen: Instant,
+}
+
+/// Checks this close together saw the instance running throughout (the epoch callback runs once
+/// a tick, `limits::EPOCH_TICK`, while wasm runs).
+const RUNNING_GAP: Duration = Duration::from_millis(35);
+
+/// A stretch of wasm without progress longer than this holds the instance's other tasks (their
+/// awaited calls may be done, but none can run) and counts towards its debt.
+const HOLD: Duration = Duration::from_millis(100);
+
+/// How fast the debt of long stretches is paid back, in seconds per second: an instance held more
+/// than this share of the time, in stretches over [`HOLD`], ends as a runaway once its debt
+/// passes [`RUNAWAY_LIMIT`].
+const DEBT_DECAY: f64 = 0.75;
+
+thread_local! {
+    /// This thread's CPU time when a shared instance on it was last checked.
+    static LAST_CHECK_CPU: std::cell::Cell<Option<Duration>> = const { std::cell::Cell::new(None) };
+}
+
+/// The CPU time this thread has used; `None` where the clock cannot be read.
+fn thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(3) writes one timespec, which we own, and reads nothing else.
+    let read = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (read == 0).then(|| Duration::new(u64::try_from(ts.tv_sec).unwrap_or(0), u32::try_from(ts.tv_nsec).unwrap_or(0)))
 }
 
 impl Default for Runaway {
     fn default() -> Self {
-        let now = Instant::now();
-        Self { progress: 0, since: now, seen: now }
+        Self { progress: 0, stretch: Duration::ZERO, debt: 0.0, seen: Instant::now() }
     }
 }
 
 /// A shared instance's task ran wasm too long without awaiting.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "a task ran for over {limit:?} without awaiting (a loop, or a blocking call such as std::thread::sleep or a \
-     synchronous import): no other task of its instance could run, so they all end"
+    "a task ran for over {limit:?} of CPU time without awaiting, or held its instance most of the time in long \
+     stretches (a loop, or a blocking call such as std::thread::sleep or a synchronous import): no other task of \
+     its instance could run, so they all end"
 )]
 pub struct RunawayTask {
     /// The limit passed.
@@ -267,18 +301,37 @@ pub struct RunawayTask {
 
 impl Runaway {
     fn check(&mut self, progress: u64) -> Result<(), RunawayTask> {
-        self.check_at(progress, Instant::now())
+        // The CPU this thread used since any shared instance on it was last checked: ours.
+        let ran = match thread_cpu() {
+            Some(now) => {
+                let last = LAST_CHECK_CPU.with(|c| c.replace(Some(now)));
+                last.map_or(Duration::ZERO, |last| now.saturating_sub(last))
+            }
+            None => crate::limits::EPOCH_TICK,
+        };
+        self.check_at(progress, ran, Instant::now())
     }
 
-    fn check_at(&mut self, progress: u64, now: Instant) -> Result<(), RunawayTask> {
-        let running = now.duration_since(self.seen) <= RUNNING_GAP;
+    /// `ran`: the thread's CPU time since the last check on it; `now`: the wall clock.
+    fn check_at(&mut self, progress: u64, ran: Duration, now: Instant) -> Result<(), RunawayTask> {
+        let wall = now.saturating_duration_since(self.seen);
         self.seen = now;
-        if progress != self.progress || !running {
+        // Checked a tick ago, the instance ran throughout and the thread's time is its own. After
+        // a longer gap it had yielded or waited (every task awaiting a slow host) and the thread
+        // did other work meanwhile: at most two ticks of that are the instance's.
+        let ran = if wall <= RUNNING_GAP { ran } else { ran.min(crate::limits::EPOCH_TICK * 2) };
+        self.debt = (self.debt - wall.as_secs_f64() * DEBT_DECAY).max(0.0);
+        // What ran since the last check belongs to the stretch it ends.
+        self.stretch += ran;
+        if progress != self.progress {
+            if self.stretch > HOLD {
+                self.debt += self.stretch.as_secs_f64();
+            }
             self.progress = progress;
-            self.since = now;
-            return Ok(());
+            self.stretch = Duration::ZERO;
         }
-        if now.duration_since(self.since) > RUNAWAY_LIMIT {
+        let holding = if self.stretch > HOLD { self.stretch.as_secs_f64() } else { 0.0 };
+        if self.stretch > RUNAWAY_LIMIT || self.debt + holding > RUNAWAY_LIMIT.as_secs_f64() {
             return Err(RunawayTask { limit: RUNAWAY_LIMIT });
         }
         Ok(())
@@ -366,35 +419,91 @@ impl Drop for SharedWorker {
 mod tests {
     use super::*;
 
-    #[test]
-    fn wasm_running_without_progress_past_the_limit_is_a_runaway() {
-        let start = Instant::now();
-        let mut runaway = Runaway { progress: 0, since: start, seen: start };
-        let tick = Duration::from_millis(10);
-        let mut now = start;
-        // Every tick sees wasm running and no progress: fine until the limit, then a runaway.
-        while now.duration_since(start) <= RUNAWAY_LIMIT {
-            assert!(runaway.check_at(0, now).is_ok(), "{:?}", now.duration_since(start));
-            now += tick;
-        }
-        assert!(runaway.check_at(0, now + tick).is_err());
+    const TICK: Duration = Duration::from_millis(10);
+
+    fn runaway(start: Instant) -> Runaway {
+        Runaway { seen: start, ..Runaway::default() }
     }
 
     #[test]
-    fn progress_or_a_pause_in_running_resets_the_clock() {
+    fn wasm_running_without_progress_past_the_limit_of_cpu_time_is_a_runaway() {
         let start = Instant::now();
-        let tick = Duration::from_millis(10);
-        let mut runaway = Runaway { progress: 0, since: start, seen: start };
+        let mut guard = runaway(start);
         let mut now = start;
-        for step in 0..1_000u64 {
-            now += tick;
-            // A busy instance: tasks start and end all the time.
-            assert!(runaway.check_at(step, now).is_ok());
+        let mut cpu = Duration::ZERO;
+        // Every tick a full tick on the CPU and no progress: fine until the limit, then a runaway.
+        while cpu + TICK <= RUNAWAY_LIMIT {
+            now += TICK;
+            cpu += TICK;
+            assert!(guard.check_at(0, TICK, now).is_ok(), "{cpu:?}");
         }
-        // The same count after a long wait (every task awaiting a slow host): not running in between.
+        assert!(guard.check_at(0, TICK + TICK, now + TICK).is_err());
+    }
+
+    #[test]
+    fn on_a_loaded_machine_the_cpu_time_counts_not_the_wall_time() {
+        // A fifth of a CPU: 50 ms between checks, 10 ms of them running. The wall-time guard took
+        // every such gap for "not running" and never fired; this one fires after 2 s of CPU.
+        let start = Instant::now();
+        let mut guard = runaway(start);
+        let mut now = start;
+        let mut fired_at = None;
+        for i in 1..=1_000u32 {
+            now += Duration::from_millis(50);
+            if guard.check_at(0, TICK, now).is_err() {
+                fired_at = Some(i);
+                break;
+            }
+        }
+        assert_eq!(fired_at, Some(201), "after 2 s of CPU, 10 s of wall time");
+    }
+
+    #[test]
+    fn awaiting_once_a_stretch_still_counts_long_stretches_held() {
+        // 1.9 s of CPU, then one await, over and over: under the limit each time, but it held its
+        // co-tenants nearly all the time (9.5 s once).
+        let start = Instant::now();
+        let mut guard = runaway(start);
+        let mut now = start;
+        let mut fired = false;
+        'run: for progress in 0..10u64 {
+            for _ in 0..190 {
+                now += TICK;
+                if guard.check_at(progress, TICK, now).is_err() {
+                    fired = true;
+                    break 'run;
+                }
+            }
+        }
+        assert!(fired, "held 1.9 s of every 1.9 s");
+        assert!(now.duration_since(start) < Duration::from_secs(6), "{:?}", now.duration_since(start));
+    }
+
+    #[test]
+    fn progress_short_stretches_or_idle_time_never_add_up() {
+        let start = Instant::now();
+        let mut guard = runaway(start);
+        let mut now = start;
+        for step in 0..10_000u64 {
+            now += TICK;
+            // A busy instance: tasks start and end all the time.
+            assert!(guard.check_at(step, TICK, now).is_ok());
+        }
+        // Stretches of 80 ms, each ending in an await: under HOLD, never a debt.
+        for step in 0..1_000u64 {
+            now += Duration::from_millis(80);
+            assert!(guard.check_at(20_000 + step, Duration::from_millis(80), now).is_ok());
+        }
+        // Stretches of 300 ms half the time: held less than DEBT_DECAY of the time.
+        for step in 0..200u64 {
+            now += Duration::from_millis(600);
+            assert!(guard.check_at(30_000 + step, Duration::from_millis(300), now).is_ok(), "{step}");
+        }
+        // A long wait with every task awaiting a slow host, the thread busy elsewhere (3 s of
+        // its CPU): not the instance's, no runaway.
         now += Duration::from_secs(5);
-        assert!(runaway.check_at(999, now).is_ok());
-        now += tick;
-        assert!(runaway.check_at(999, now).is_ok());
+        assert!(guard.check_at(40_000, Duration::from_secs(3), now).is_ok());
+        assert!(guard.check_at(40_001, Duration::from_secs(3), now + Duration::from_secs(60)).is_ok());
+        assert!(guard.debt < 0.1, "{}", guard.debt);
     }
 }
