@@ -249,3 +249,67 @@ fn a_registry_that_refuses_deletes_is_said_so() {
     assert_eq!(refused.stderr.trim().lines().count(), 1, "one line: {}", refused.stderr);
     assert_eq!(registry.tags("loadhost/runs"), ["kept-results-0"]);
 }
+
+/// The manifest `reference` (a tag or digest) of `repo` names, as the registry serves it.
+fn manifest_bytes(addr: &str, repo: &str, reference: &str) -> Vec<u8> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET /v2/{repo}/manifests/{reference} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/vnd.oci.image.manifest.v1+json\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let at = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(response.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&response[..at]));
+    response[at..].to_vec()
+}
+
+#[test]
+fn registry_prune_spares_a_manifest_another_tag_names_and_says_which() {
+    // Issue 41, defect 6: a run's results manifest also tagged `prod` and `baseline` (a results
+    // file kept as a baseline, a plugin tag pointing at it): deleting it by digest would delete
+    // those tags too, so it is spared, and said, with --dry-run too.
+    let registry = RegistryProcess::start_with_deletes();
+    let repo = format!("{}/loadhost/runs", registry.addr);
+    let run = segment(0, 1, &repo, "kept-run", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = segment(0, 1, &repo, "gone-run", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let manifest = manifest_bytes(&registry.addr, "loadhost/runs", "kept-run-results-0");
+    for tag in ["prod", "baseline"] {
+        let status = crate::registry::http(
+            &registry.addr,
+            "PUT",
+            &format!("/v2/loadhost/runs/manifests/{tag}"),
+            "application/vnd.oci.image.manifest.v1+json",
+            &manifest,
+        );
+        assert!(status.starts_with("HTTP/1.1 201"), "{status}");
+    }
+    let all = registry.tags("loadhost/runs");
+    assert_eq!(all, ["baseline", "gone-run-results-0", "kept-run-results-0", "prod"]);
+
+    let dry = prune(&repo, &["--run-id", "kept-run", "--run-id", "gone-run", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(dry.stdout.contains("spared kept-run-results-0"), "{}", dry.stdout);
+    assert!(dry.stdout.contains("also tagged baseline, prod"), "{}", dry.stdout);
+    assert!(dry.stdout.contains("would delete run gone-run: 1 results"), "{}", dry.stdout);
+    assert!(dry.stdout.contains("1 tag(s) would be deleted, 1 tag(s) spared"), "{}", dry.stdout);
+    assert_eq!(registry.tags("loadhost/runs"), all, "--dry-run deletes nothing");
+
+    let run = prune(&repo, &["--run-id", "kept-run", "--run-id", "gone-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("spared kept-run-results-0") && run.stdout.contains("baseline, prod"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("1 manifest(s) deleted, 1 tag(s) spared"), "{}", run.stdout);
+    assert_eq!(
+        registry.tags("loadhost/runs"),
+        ["baseline", "kept-run-results-0", "prod"],
+        "prod and baseline (and the run tag naming their manifest) are kept"
+    );
+}

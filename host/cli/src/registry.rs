@@ -88,8 +88,30 @@ pub struct Resolved {
     pub signature: Option<Verified>,
 }
 
+/// The environment variable that sets the deadline of each registry operation, in seconds
+/// (docs/sharing.md); the default is [`loadhost_registry::DEFAULT_DEADLINE`].
+const DEADLINE_ENV: &str = "LOADHOST_REGISTRY_DEADLINE";
+
 /// A registry client with `conn`'s settings.
 pub(crate) fn registry(conn: &ConnArgs) -> Result<Registry, Failure> {
+    registry_with(conn, None)
+}
+
+/// The deadline `LOADHOST_REGISTRY_DEADLINE` sets (seconds, fractions allowed), if it is set.
+fn deadline_from_env() -> Result<Option<std::time::Duration>, Failure> {
+    let Some(text) = std::env::var_os(DEADLINE_ENV) else { return Ok(None) };
+    let text = text.to_string_lossy();
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs <= 86_400.0 => Ok(Some(std::time::Duration::from_secs_f64(secs))),
+        _ => {
+            Err(Failure::usage(anyhow::anyhow!("{DEADLINE_ENV}={text:?}: not a number of seconds between 0 and 86400")))
+        }
+    }
+}
+
+/// A registry client with `conn`'s settings, pulling components of at most `max_plugin_size`
+/// bytes (`--max-plugin-size`; `None`: a plugin file's default cap).
+pub(crate) fn registry_with(conn: &ConnArgs, max_plugin_size: Option<u64>) -> Result<Registry, Failure> {
     let credentials = match &conn.registry_user {
         Some(user) => {
             let password = loadhost_input::read_all(std::io::stdin(), loadhost_input::TEXT)
@@ -103,6 +125,8 @@ pub(crate) fn registry(conn: &ConnArgs) -> Result<Registry, Failure> {
         insecure: conn.insecure_registry.clone(),
         ca_certs: conn.registry_ca_cert.clone(),
         credentials,
+        max_plugin_size,
+        deadline: deadline_from_env()?,
     };
     let base = cache::default_dir().ok_or_else(|| {
         Failure::usage(anyhow::anyhow!("no folder for the plugin store: set LOADHOST_CACHE_DIR or HOME"))
@@ -131,12 +155,21 @@ pub struct Resolver<'a> {
     registry: Option<Registry>,
     /// The trust policy, read on first use (`Some(None)`: none given).
     policy: Option<Option<TrustPolicy>>,
+    /// `--max-plugin-size` from the command line: the largest component pulled.
+    max_plugin_size: Option<u64>,
 }
 
 impl<'a> Resolver<'a> {
     /// A resolver that contacts no registry until a reference needs one.
     pub fn new(args: &'a ResolveArgs) -> Self {
-        Self { args, registry: None, policy: None }
+        Self { args, registry: None, policy: None, max_plugin_size: None }
+    }
+
+    /// Pull no component larger than `bytes` (`--max-plugin-size`), refused by its descriptor
+    /// before it is read.
+    pub fn max_plugin_size(mut self, bytes: Option<u64>) -> Self {
+        self.max_plugin_size = bytes;
+        self
     }
 
     /// The trust policy, read (with its keys) on first use: a bad one is refused (exit 2) even
@@ -153,7 +186,7 @@ impl<'a> Resolver<'a> {
     pub fn registry(&mut self) -> Result<&Registry, Failure> {
         match &mut self.registry {
             Some(registry) => Ok(registry),
-            empty => Ok(empty.insert(registry(&self.args.conn)?)),
+            empty => Ok(empty.insert(registry_with(&self.args.conn, self.max_plugin_size)?)),
         }
     }
 

@@ -12,6 +12,9 @@ use crate::registry::{parse_ref, registry_failure};
 
 const RESULTS_TYPE: &str = "application/vnd.loadhost.results.v1";
 const RESULTS_LAYER: &str = "application/vnd.loadhost.results.v1+jsonl";
+/// The largest results file pulled from a registry: it is held in memory whole (as the segment
+/// that pushed it held it), and a segment's results of a long run are a few hundred MiB.
+pub const RESULTS_LAYER_CAP: u64 = 1 << 30;
 
 /// What a distributed run keeps in its registry repository, one tag per segment:
 /// `RUN_ID-results-I` (its results file) and `RUN_ID-arrive-I` (its arrival at the barrier).
@@ -83,7 +86,7 @@ pub fn pull_parts(registry: &Registry, repository: &str, run_id: &str, dir: &Pat
     let mut files = Vec::with_capacity(indices.len());
     for index in indices {
         let r = parse_ref(&format!("{repository}:{prefix}{index}"))?;
-        let artifact = registry.pull_artifact(&r, RESULTS_TYPE).map_err(registry_failure)?;
+        let artifact = registry.pull_artifact(&r, RESULTS_TYPE, RESULTS_LAYER_CAP).map_err(registry_failure)?;
         let bytes = artifact
             .layers
             .into_iter()

@@ -6,6 +6,7 @@
 use crate::OCI_MANIFEST_MEDIA_TYPE;
 use crate::client::{Registry, descriptor, http_header};
 use crate::error::RegistryError;
+use crate::limits::{MANIFEST_CAP, TAG_LIST_CAP};
 use crate::prune::CREATED_ANNOTATION;
 use crate::reference::PluginRef;
 use crate::store::sha256_digest;
@@ -73,7 +74,7 @@ impl Registry {
         }))
         .map_err(|err| RegistryError::Input(err.to_string()))?;
         let digest = sha256_digest(&manifest);
-        self.block_on(async {
+        self.within(r, "push", async {
             client.store_auth_if_needed(r.registry(), &creds.auth).await;
             for bytes in layers.iter().map(|(_, b)| b.as_slice()).chain(std::iter::once(config)) {
                 let d = sha256_digest(bytes);
@@ -87,16 +88,13 @@ impl Registry {
     }
 
     /// The artifact at `r`, which must be of `artifact_type`; every blob checked against its
-    /// digest. Nothing goes into the plugin store.
-    pub fn pull_artifact(&self, r: &PluginRef, artifact_type: &str) -> Result<Artifact, RegistryError> {
-        let (client, creds) = self.connect(r)?;
+    /// digest, none larger than `max_layer` bytes. Nothing goes into the plugin store.
+    pub fn pull_artifact(&self, r: &PluginRef, artifact_type: &str, max_layer: u64) -> Result<Artifact, RegistryError> {
+        let mut transport = self.transport(r)?;
         let text = r.to_string();
-        self.block_on(async {
-            let accepted = [OCI_MANIFEST_MEDIA_TYPE];
-            let (bytes, _) = client
-                .pull_manifest_raw(r.oci(), &creds.auth, &accepted)
-                .await
-                .map_err(|e| self.map_err(r, &creds, &e))?;
+        let name = r.digest().or(r.tag()).unwrap_or("latest").to_owned();
+        self.within(r, "pull", async {
+            let bytes = transport.manifest(&name, &[OCI_MANIFEST_MEDIA_TYPE], MANIFEST_CAP, "the manifest").await?;
             let manifest: oci_client::manifest::OciImageManifest = serde_json::from_slice(&bytes)
                 .map_err(|err| RegistryError::Input(format!("{text}: unreadable manifest: {err}")))?;
             let found = manifest.artifact_type.clone().unwrap_or_default();
@@ -105,37 +103,40 @@ impl Registry {
                     "{text}: an artifact of type {found:?}, not {artifact_type:?}"
                 )));
             }
-            let at = r.at_digest(&sha256_digest(&bytes));
-            let mut layers = Vec::with_capacity(manifest.layers.len());
+            let mut layers = Vec::with_capacity(manifest.layers.len().min(64));
             for layer in &manifest.layers {
-                let mut out = Vec::new();
-                client.pull_blob(&at, layer, &mut out).await.map_err(|e| self.map_err(r, &creds, &e))?;
-                let actual = sha256_digest(&out);
-                if actual != layer.digest {
-                    return Err(RegistryError::DigestMismatch {
-                        reference: text.clone(),
-                        expected: layer.digest.clone(),
-                        actual,
-                    });
-                }
+                let out = transport.blob(layer, max_layer, "such an artifact's layer may be").await?;
                 layers.push((layer.media_type.clone(), out));
             }
             Ok(Artifact { artifact_type: found, layers })
         })
     }
 
-    /// Every tag of `r`'s repository (paged through).
+    /// Every tag of `r`'s repository (paged through, each page at most [`TAG_LIST_CAP`]).
     pub fn tags(&self, r: &PluginRef) -> Result<Vec<String>, RegistryError> {
-        let (client, creds) = self.connect(r)?;
-        self.block_on(async {
+        let mut transport = self.transport(r)?;
+        self.within(r, "listing tags", async {
             let mut all: Vec<String> = Vec::new();
             loop {
-                let page = client
-                    .list_tags(r.oci(), &creds.auth, Some(1000), all.last().map(String::as_str))
-                    .await
-                    .map_err(|e| self.map_err(r, &creds, &e))?;
-                let done = page.tags.len() < 1000;
-                all.extend(page.tags);
+                let mut query = vec![("n", "1000")];
+                if let Some(last) = all.last() {
+                    query.push(("last", last.as_str()));
+                }
+                let response = transport.get("tags/list", &query, "application/json").await?;
+                let bytes = transport.body(response, TAG_LIST_CAP, "the tag list").await?;
+                let page: serde_json::Value =
+                    serde_json::from_slice(&bytes).map_err(|err| RegistryError::Unreachable {
+                        reference: r.to_string(),
+                        why: format!("the tag list is not JSON: {err}"),
+                    })?;
+                let tags: Vec<String> = page["tags"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.as_str().map(str::to_owned))
+                    .collect();
+                let done = tags.len() < 1000 || all.last() == tags.last();
+                all.extend(tags);
                 if done {
                     return Ok(all);
                 }

@@ -1,4 +1,5 @@
-//! Push and pull of plugins, through oci-client, into and out of the local store.
+//! Push and pull of plugins, into and out of the local store: pushes through oci-client, pulls
+//! through [`crate::transport`] (every body capped), each operation within its deadline.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -6,11 +7,12 @@ use std::time::Duration;
 use oci_client::Client;
 use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::manifest::{OciDescriptor, OciImageManifest};
+use oci_client::manifest::OciImageManifest;
 
 use crate::auth::Credentials;
 use crate::bundle::{BUNDLE_CONFIG_MEDIA_TYPE, data_extension};
 use crate::error::RegistryError;
+use crate::limits::{DEFAULT_DEADLINE, MANIFEST_CAP, SMALL_BLOB_CAP};
 use crate::moved::{OnMove, SettingsChange, TagMove, diff_settings};
 use crate::reference::PluginRef;
 use crate::store::{Store, sha256_digest};
@@ -37,6 +39,10 @@ pub struct RegistryOptions {
     pub ca_certs: Vec<PathBuf>,
     /// Credentials given on the command line; `None` reads the Docker credentials file.
     pub credentials: Option<Credentials>,
+    /// The largest component layer pulled (`--max-plugin-size`); `None`: a plugin file's default cap.
+    pub max_plugin_size: Option<u64>,
+    /// How long one registry operation may take in all; `None`: [`DEFAULT_DEADLINE`].
+    pub deadline: Option<Duration>,
 }
 
 /// A plugin resolved to files in the store.
@@ -130,9 +136,38 @@ impl Registry {
         Ok((self.client(r)?, self.credentials_for(r)?))
     }
 
-    /// Run a registry exchange on the client's own runtime.
-    pub(crate) fn block_on<T>(&self, work: impl std::future::Future<Output = T>) -> T {
-        self.tokio.block_on(work)
+    /// Run the registry operation `operation` on `r` on the client's own runtime, within the
+    /// deadline: a registry that answers slowly, or drips its answer, is given up on with one line
+    /// naming it, the operation and the deadline.
+    pub(crate) fn within<T>(
+        &self,
+        r: &PluginRef,
+        operation: &'static str,
+        work: impl std::future::Future<Output = Result<T, RegistryError>>,
+    ) -> Result<T, RegistryError> {
+        let deadline = self.options.deadline.unwrap_or(DEFAULT_DEADLINE);
+        // The timer is made inside the runtime, which it needs.
+        self.tokio.block_on(async { tokio::time::timeout(deadline, work).await }).unwrap_or_else(|_| {
+            Err(RegistryError::Deadline {
+                reference: r.to_string(),
+                registry: r.registry().to_owned(),
+                operation,
+                deadline,
+            })
+        })
+    }
+
+    /// The most bytes a layer of `media_type` may have, and what sets that.
+    fn layer_cap(&self, media_type: &str) -> (u64, &'static str) {
+        match media_type {
+            WASM_LAYER_MEDIA_TYPE => match self.options.max_plugin_size {
+                Some(bytes) => (bytes, "--max-plugin-size allows"),
+                None => (loadhost_input::PLUGIN.bytes, "a plugin may be (--max-plugin-size raises it)"),
+            },
+            BUNDLE_CONFIG_MEDIA_TYPE => (loadhost_input::CONFIG.bytes, "a bundle's TOML may be"),
+            m if data_extension(m).is_some() => (loadhost_input::DATA.bytes, "a data feed may be"),
+            _ => (SMALL_BLOB_CAP, "a config blob may be"),
+        }
     }
 
     /// One line for an oci-client failure with `r`.
@@ -188,7 +223,7 @@ impl Registry {
         .map_err(|err| RegistryError::Input(err.to_string()))?;
         let digest = sha256_digest(&manifest);
         let text = r.to_string();
-        self.tokio.block_on(async {
+        self.within(r, "push", async {
             client.store_auth_if_needed(r.registry(), &creds.auth).await;
             for bytes in layers.iter().map(|(_, b)| b).chain(std::iter::once(&config)) {
                 let d = sha256_digest(bytes);
@@ -331,31 +366,25 @@ impl Registry {
         Some((toml, data))
     }
 
-    /// Fetch the manifest `r` names and every blob it names into the store, verifying each; its digest.
+    /// Fetch the manifest `r` names and every blob it names into the store, verifying each; its
+    /// digest. Each body read is capped (docs/sharing.md): the manifest at [`MANIFEST_CAP`], a blob
+    /// at its descriptor's size, which must be within what its kind may be.
     fn fetch(&self, r: &PluginRef) -> Result<String, RegistryError> {
-        let client = self.client(r)?;
-        let creds = self.credentials_for(r)?;
+        let mut transport = self.transport(r)?;
         let text = r.to_string();
         let accepted = [OCI_MANIFEST_MEDIA_TYPE, "application/vnd.docker.distribution.manifest.v2+json"];
-        self.tokio.block_on(async {
-            let (bytes, _) =
-                client.pull_manifest_raw(r.oci(), &creds.auth, &accepted).await.map_err(|e| map_err(r, &creds, &e))?;
+        let name = r.digest().or(r.tag()).unwrap_or("latest").to_owned();
+        self.within(r, "pull", async {
+            let bytes = transport.manifest(&name, &accepted, MANIFEST_CAP, "the manifest").await?;
             let digest = sha256_digest(&bytes);
-            if let Some(expected) = r.digest().filter(|d| *d != digest) {
-                return Err(RegistryError::DigestMismatch {
-                    reference: text.clone(),
-                    expected: expected.to_owned(),
-                    actual: digest,
-                });
-            }
             let manifest = parse_manifest(&text, &bytes)?;
-            let at = r.at_digest(&digest);
             for d in std::iter::once(&manifest.config).chain(&manifest.layers) {
                 if matches!(self.store.read_verified(&d.digest, &text), Ok(Some(_))) {
                     continue;
                 }
-                let mut out = Vec::new();
-                client.pull_blob(&at, d, &mut out).await.map_err(|e| blob_err(r, &creds, d, &e))?;
+                // The config has the wasm config media type (parse_manifest checked): a small blob.
+                let (cap, limit) = self.layer_cap(&d.media_type);
+                let out = transport.blob(d, cap, limit).await?;
                 self.store.write_blob(&d.digest, &out, &text)?;
             }
             self.store.write_blob(&digest, &bytes, &text)?;
@@ -448,17 +477,6 @@ fn not_wasm(text: &str, manifest: &OciImageManifest) -> RegistryError {
         reference: text.to_owned(),
         config: manifest.config.media_type.clone(),
         layers: manifest.layers.iter().map(|l| l.media_type.as_str()).collect::<Vec<_>>().join(", "),
-    }
-}
-
-fn blob_err(r: &PluginRef, creds: &Credentials, d: &OciDescriptor, err: &OciDistributionError) -> RegistryError {
-    match err {
-        OciDistributionError::DigestError(_) => RegistryError::DigestMismatch {
-            reference: r.to_string(),
-            expected: d.digest.clone(),
-            actual: "something else".to_owned(),
-        },
-        _ => map_err(r, creds, err),
     }
 }
 

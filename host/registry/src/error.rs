@@ -146,6 +146,34 @@ pub enum RegistryError {
         /// What the policy asks and what was found.
         why: String,
     },
+    /// The registry sent (or declared) more than loadhost accepts of that kind of body: a
+    /// manifest or index past 4 MiB, a blob past its descriptor's size or past what its kind may
+    /// be (`--max-plugin-size` for a component). See docs/sharing.md.
+    #[error("{reference}: {what} is refused: {why}")]
+    TooLarge {
+        /// The reference.
+        reference: String,
+        /// What was too large (the manifest, a blob and its media type, the referrers index).
+        what: String,
+        /// What was declared or sent, and the cap.
+        why: String,
+    },
+    /// A registry operation did not finish within its deadline (a registry that answers too
+    /// slowly, or drips its answer).
+    #[error(
+        "{reference}: {operation} at the registry {registry} did not finish within the deadline of {} s; LOADHOST_REGISTRY_DEADLINE (seconds) sets another",
+        .deadline.as_secs_f64()
+    )]
+    Deadline {
+        /// The reference.
+        reference: String,
+        /// The registry, `HOST[:PORT]`.
+        registry: String,
+        /// What was under way (pull, push, signature check, prune).
+        operation: &'static str,
+        /// The deadline.
+        deadline: std::time::Duration,
+    },
     /// Something the user gave (a file, a certificate) cannot be read.
     #[error("{0}")]
     Input(String),

@@ -7,7 +7,7 @@
 //!
 //! - `reference`: plugin references, `HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX]`.
 //! - `artifact`: small artifacts of a distributed run (segment results, barrier arrivals) as OCI 1.1 artifacts.
-//! - `client`: push and pull through oci-client, into and out of the local store.
+//! - `client`: push (through oci-client) and pull, into and out of the local store.
 //! - `store`: the local content-addressed store, every blob checked against its digest.
 //! - `bundle`: a plugin pushed with its run's TOML and data feed as extra layers.
 //! - `auth`: registry credentials, from the command line or the Docker credentials file.
@@ -15,6 +15,8 @@
 //! - `signatures`: cosign-shaped signatures stored as OCI 1.1 referrers, pushed and verified.
 //! - `policy`: the trust policy, which repositories need which keys.
 //! - `moved`: a tag that resolves to another digest than the store recorded (warned, or refused).
+//! - `limits`: what loadhost accepts from a registry: the cap on each body read, the deadline.
+//! - `transport`: every read from a registry (and prune's DELETE), each body capped.
 //! - `prune`: deleting manifests (a distributed run's artifacts), which oci-client cannot.
 //! - `error`: why a registry operation failed, one line naming the reference.
 
@@ -24,12 +26,14 @@ mod bundle;
 mod client;
 mod error;
 mod keys;
+mod limits;
 mod moved;
 mod policy;
 mod prune;
 mod reference;
 mod signatures;
 mod store;
+mod transport;
 
 pub use artifact::Artifact;
 pub use auth::{CredentialSource, Credentials};
@@ -40,6 +44,7 @@ pub use bundle::{
 pub use client::{Pull, Pulled, Registry, RegistryOptions};
 pub use error::RegistryError;
 pub use keys::{PrivateKey, PublicKey, keygen};
+pub use limits::{DEFAULT_DEADLINE, ERROR_BODY_CAP, MANIFEST_CAP};
 pub use moved::{OnMove, SettingChange, SettingsChange, TagMove, diff_settings};
 pub use policy::{EXAMPLE_POLICY, Rule, TrustPolicy};
 pub use prune::Described;

@@ -14,13 +14,15 @@
 //! the store is not asked about again while one of them verifies with the policy's keys.
 
 use base64::Engine as _;
-use oci_client::manifest::{OciDescriptor, OciImageManifest};
+use oci_client::manifest::{ImageIndexEntry, OciDescriptor, OciImageIndex, OciImageManifest};
 
 use crate::client::{Registry, descriptor, http_header};
 use crate::error::RegistryError;
 use crate::keys::{PrivateKey, PublicKey};
+use crate::limits::MANIFEST_CAP;
 use crate::reference::PluginRef;
 use crate::store::sha256_digest;
+use crate::transport::Transport;
 use crate::{OCI_MANIFEST_MEDIA_TYPE, Pull};
 
 /// The `artifactType` of a cosign signature stored as an OCI 1.1 referrer.
@@ -132,11 +134,12 @@ impl Registry {
         let signature_manifest = signature_manifest(digest, manifest.len(), &payload, key);
         let signature_digest = sha256_digest(&signature_manifest);
         let (client, creds) = self.connect(r)?;
+        let mut transport = self.transport(r)?;
         let at = r.at_digest(&signature_digest);
         let index_ref =
             oci_client::Reference::with_tag(r.registry().to_owned(), r.repository().to_owned(), referrers_tag(digest));
         let index_text = index_ref.to_string();
-        self.block_on(async {
+        self.within(r, "signing", async {
             client.store_auth_if_needed(r.registry(), &creds.auth).await;
             for bytes in [&payload, &config] {
                 let d = sha256_digest(bytes);
@@ -152,14 +155,15 @@ impl Registry {
             // a registry with the referrers API it is one redundant tag). Read, add, put back: two
             // signers of one digest at the same moment could lose one entry (run `sign` again).
             let accepted = [OCI_INDEX_MEDIA_TYPE];
-            let mut index = match client.pull_manifest_raw(&index_ref, &creds.auth, &accepted).await {
-                Ok((bytes, _)) => {
+            let what = format!("the referrers index {index_text}");
+            let mut index = match transport.manifest(&referrers_tag(digest), &accepted, MANIFEST_CAP, &what).await {
+                Ok(bytes) => {
                     serde_json::from_slice::<serde_json::Value>(&bytes).map_err(|err| RegistryError::Unreachable {
                         reference: index_text.clone(),
                         why: format!("the referrers index is not JSON: {err}"),
                     })?
                 }
-                Err(err) => match self.map_err(r, &creds, &err) {
+                Err(err) => match err {
                     RegistryError::NotFound { .. } => serde_json::json!({
                         "schemaVersion": 2,
                         "mediaType": OCI_INDEX_MEDIA_TYPE,
@@ -209,55 +213,49 @@ impl Registry {
             unverified.offline = true;
             return Ok(Err(unverified));
         }
-        let (client, creds) = self.connect(r)?;
+        let mut transport = self.transport(r)?;
         let text = r.to_string();
-        let subject = r.at_digest(digest);
-        let index = self.block_on(async {
-            client.store_auth_if_needed(r.registry(), &creds.auth).await;
-            client.pull_referrers(&subject, Some(SIGNATURE_ARTIFACT_TYPE)).await
-        });
-        let index = index.map_err(|e| self.map_err(r, &creds, &e))?;
-        for entry in index.manifests.iter().filter(|e| e.media_type == OCI_MANIFEST_MEDIA_TYPE).take(SIGNATURES_MAX) {
-            let at = r.at_digest(&entry.digest);
-            let fetched = self.block_on(async {
-                let accepted = [OCI_MANIFEST_MEDIA_TYPE];
-                let (bytes, _) = client.pull_manifest_raw(&at, &creds.auth, &accepted).await?;
-                let Ok(manifest) = serde_json::from_slice::<OciImageManifest>(&bytes) else {
-                    return Ok::<_, oci_client::errors::OciDistributionError>((bytes, None));
-                };
-                let Some(layer) = payload_layer(&manifest) else { return Ok((bytes, None)) };
-                if layer.size > PAYLOAD_MAX {
-                    return Ok((bytes, None));
-                }
-                let mut out = Vec::new();
-                client.pull_blob(&at, layer, &mut out).await?;
-                Ok((bytes, Some(out)))
-            });
-            let (manifest, payload) = match fetched {
-                Ok(fetched) => fetched,
-                Err(err) => {
-                    unverified.refused.push(format!("{}: {}", entry.digest, self.map_err(r, &creds, &err)));
-                    continue;
-                }
-            };
-            if sha256_digest(&manifest) != entry.digest {
-                unverified.refused.push(format!("{}: its manifest does not match its digest", entry.digest));
-                continue;
-            }
-            match check(r, digest, &manifest, payload.as_deref(), keys) {
-                Ok(key) => {
-                    // Kept, so that the next run (and --pull never) need not ask the registry.
-                    self.store().write_blob(&entry.digest, &manifest, &text)?;
-                    if let Some(payload) = &payload {
-                        self.store().write_blob(&sha256_digest(payload), payload, &text)?;
+        self.within(r, "signature check", async {
+            let index = referrers(&mut transport, digest).await?;
+            let entries = index.iter().filter(|e| e.media_type == OCI_MANIFEST_MEDIA_TYPE);
+            for entry in entries.take(SIGNATURES_MAX) {
+                let fetched = async {
+                    let accepted = [OCI_MANIFEST_MEDIA_TYPE];
+                    let what = format!("the signature manifest {}", entry.digest);
+                    let bytes = transport.manifest(&entry.digest, &accepted, MANIFEST_CAP, &what).await?;
+                    let Ok(manifest) = serde_json::from_slice::<OciImageManifest>(&bytes) else {
+                        return Ok::<_, RegistryError>((bytes, None));
+                    };
+                    let Some(layer) = payload_layer(&manifest) else { return Ok((bytes, None)) };
+                    if layer.size > PAYLOAD_MAX {
+                        return Ok((bytes, None));
                     }
-                    self.store().note_signature(r.registry(), r.repository(), digest, &entry.digest)?;
-                    return Ok(Ok(Verified { key: key.path().to_path_buf(), signature: entry.digest.clone() }));
+                    let payload =
+                        transport.blob(layer, PAYLOAD_MAX.unsigned_abs(), "a signature payload may be").await?;
+                    Ok((bytes, Some(payload)))
+                };
+                let (manifest, payload) = match fetched.await {
+                    Ok(fetched) => fetched,
+                    Err(err) => {
+                        unverified.refused.push(format!("{}: {err}", entry.digest));
+                        continue;
+                    }
+                };
+                match check(r, digest, &manifest, payload.as_deref(), keys) {
+                    Ok(key) => {
+                        // Kept, so that the next run (and --pull never) need not ask the registry.
+                        self.store().write_blob(&entry.digest, &manifest, &text)?;
+                        if let Some(payload) = &payload {
+                            self.store().write_blob(&sha256_digest(payload), payload, &text)?;
+                        }
+                        self.store().note_signature(r.registry(), r.repository(), digest, &entry.digest)?;
+                        return Ok(Ok(Verified { key: key.path().to_path_buf(), signature: entry.digest.clone() }));
+                    }
+                    Err(why) => unverified.refused.push(format!("{}: {why}", short(&entry.digest))),
                 }
-                Err(why) => unverified.refused.push(format!("{}: {why}", short(&entry.digest))),
             }
-        }
-        Ok(Err(unverified))
+            Ok(Err(unverified))
+        })
     }
 
     /// A signature the store kept, checked again with `keys`.
@@ -282,6 +280,32 @@ impl Registry {
             }
         }
     }
+}
+
+/// The signatures listed for the manifest `digest`: the referrers API's answer, or where the
+/// registry has none (a 404), the referrers tag schema's index (none when that tag is not there
+/// either). Either index is read to at most [`MANIFEST_CAP`] bytes, and filtered here to the
+/// signature artifact type (a registry may ignore the filter).
+async fn referrers(transport: &mut Transport, digest: &str) -> Result<Vec<ImageIndexEntry>, RegistryError> {
+    let accepted = [OCI_INDEX_MEDIA_TYPE];
+    let path = format!("referrers/{digest}");
+    let response = transport.get(&path, &[("artifactType", SIGNATURE_ARTIFACT_TYPE)], OCI_INDEX_MEDIA_TYPE).await?;
+    let bytes = if response.status() == reqwest::StatusCode::NOT_FOUND {
+        let what = format!("the referrers index (tag {})", referrers_tag(digest));
+        match transport.manifest(&referrers_tag(digest), &accepted, MANIFEST_CAP, &what).await {
+            Ok(bytes) => bytes,
+            Err(RegistryError::NotFound { .. }) => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        }
+    } else {
+        transport.body(response, MANIFEST_CAP, &format!("the referrers of {digest}")).await?
+    };
+    let mut index: OciImageIndex = serde_json::from_slice(&bytes).map_err(|err| RegistryError::Unreachable {
+        reference: transport.reference().to_owned(),
+        why: format!("the referrers index of {digest} is not an OCI image index: {err}"),
+    })?;
+    index.manifests.retain(|e| e.artifact_type.as_deref() == Some(SIGNATURE_ARTIFACT_TYPE));
+    Ok(index.manifests)
 }
 
 /// The simple-signing layer of a signature manifest.

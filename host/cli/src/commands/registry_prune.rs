@@ -3,7 +3,7 @@
 //! run id or by age. Plugins (any other tag) are never touched. Deleting is by manifest digest
 //! (the portable way); the registry reclaims the blobs in its own garbage collection.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -86,30 +86,67 @@ fn prune(args: &PruneArgs) -> Result<ExitCode, Failure> {
         Some(age) => aged(&registry, &at, &runs, age)?,
         None => named(&args.run_id, &runs, repository)?,
     };
+    // Deleting is by manifest digest, and takes every tag naming that manifest with it: a
+    // manifest another tag (a plugin's `prod`, a results file kept as `baseline`) also names is
+    // spared, and said, even under --dry-run.
+    let digests: BTreeMap<String, String> = if chosen.is_empty() {
+        BTreeMap::new()
+    } else {
+        registry.tag_digests(&at("latest")?, &tags).map_err(registry_failure)?.into_iter().collect()
+    };
+    let selected: BTreeSet<&str> = chosen.iter().flat_map(|id| runs[id].iter().map(|t| t.tag.as_str())).collect();
+    let mut kept_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (tag, digest) in &digests {
+        if !selected.contains(tag.as_str()) {
+            kept_by.entry(digest.as_str()).or_default().push(tag.as_str());
+        }
+    }
     let verb = if args.dry_run { "would delete" } else { "deleted" };
     let mut deleted = 0;
+    let mut doomed: BTreeSet<&str> = BTreeSet::new();
+    let mut spared = 0;
     for run_id in &chosen {
         let parts = &runs[run_id];
+        let mut going = Vec::new();
         for tagged in parts {
-            let r = at(&tagged.tag)?;
-            if args.dry_run {
+            // A tag gone since the list was read has nothing left to delete.
+            let Some(digest) = digests.get(&tagged.tag) else { continue };
+            if let Some(keepers) = kept_by.get(digest.as_str()) {
+                spared += 1;
+                let line = format!(
+                    "spared {}: its manifest {digest} is also tagged {}, which prune keeps (deleting the manifest \
+                     would delete those tags too)",
+                    tagged.tag,
+                    keepers.join(", ")
+                );
+                crate::stdout::write(|out| writeln!(out, "{line}"))?;
                 continue;
             }
-            let digest = registry.describe(&r).map_err(registry_failure)?.digest;
-            if registry.delete_manifest(&r, &digest).map_err(registry_failure)? {
+            going.push(tagged);
+            // Two run tags of one manifest: one delete.
+            if !doomed.insert(digest.as_str()) || args.dry_run {
+                continue;
+            }
+            let r = at(&tagged.tag)?;
+            if registry.delete_manifest(&r, digest).map_err(registry_failure)? {
                 deleted += 1;
             }
         }
-        let count = |part| parts.iter().filter(|t| t.part == part).count();
+        let count = |part| going.iter().filter(|t| t.part == part).count();
         let line = format!("{verb} run {run_id}: {} results, {} arrivals", count(Part::Results), count(Part::Arrival));
         crate::stdout::write(|out| writeln!(out, "{line}"))?;
     }
-    let tags_chosen: usize = chosen.iter().map(|id| runs[id].len()).sum();
+    let tags_chosen: usize = chosen.iter().map(|id| runs[id].len()).sum::<usize>() - spared;
+    let spared_note =
+        if spared > 0 { format!(", {spared} tag(s) spared (another tag names their manifest)") } else { String::new() };
     let line = if args.dry_run {
-        format!("{repository}: {} run(s), {tags_chosen} tag(s) would be deleted (--dry-run: nothing was)", chosen.len())
+        format!(
+            "{repository}: {} run(s), {tags_chosen} tag(s) would be deleted{spared_note} (--dry-run: nothing was)",
+            chosen.len()
+        )
     } else {
         format!(
-            "{repository}: {} run(s) pruned, {deleted} manifest(s) deleted; the registry frees their blobs in its garbage collection",
+            "{repository}: {} run(s) pruned, {deleted} manifest(s) deleted{spared_note}; the registry frees their blobs in its garbage collection",
             chosen.len()
         )
     };

@@ -127,7 +127,7 @@ impl<'a> Run<'a> {
     /// endpoints and the files are handed on to the outputs and the load.
     fn prepare(args: &'a RunArgs) -> Result<(Self, Endpoints, OutputFiles), Failure> {
         // A registry reference first: a bundle brings options of its own.
-        let mut resolver = Resolver::new(&args.registry);
+        let mut resolver = Resolver::new(&args.registry).max_plugin_size(args.options.max_plugin_size.map(|s| s.0));
         let mut main = match &args.plugin {
             Some(path) => {
                 let named = args.named.clone().unwrap_or_else(|| path.display().to_string());

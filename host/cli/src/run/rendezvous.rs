@@ -36,6 +36,8 @@ const RETRY_SLACK: Duration = Duration::from_secs(1);
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 const ARRIVAL_TYPE: &str = "application/vnd.loadhost.arrival.v1";
+/// An arrival record is a line of JSON (`{"arrived_ms": …}`): anything past 64 KiB is not one.
+const ARRIVAL_LAYER_CAP: u64 = 64 << 10;
 const ARRIVAL_LAYER: &str = "application/vnd.loadhost.arrival.v1+json";
 
 /// One run's barrier: where it is, who this segment is.
@@ -163,7 +165,7 @@ impl Barrier<'_> {
 
     /// The arrival time segment `index` recorded, if it has one.
     fn arrival(&self, index: u32) -> Result<Option<u64>, Failure> {
-        let artifact = match self.registry.pull_artifact(&self.tag(index)?, ARRIVAL_TYPE) {
+        let artifact = match self.registry.pull_artifact(&self.tag(index)?, ARRIVAL_TYPE, ARRIVAL_LAYER_CAP) {
             Ok(artifact) => artifact,
             Err(loadhost_registry::RegistryError::NotFound { .. }) => return Ok(None),
             Err(err) => return Err(registry_failure(err)),
