@@ -39,6 +39,7 @@ mod protocols;
 mod push;
 mod receivers;
 mod registry;
+mod rogue;
 mod runner_js;
 mod runner_python;
 mod sandbox;
