@@ -9,7 +9,7 @@
 //!
 //! It listens on loopback unless `--control-token` is given; with a token every request needs
 //! `Authorization: Bearer TOKEN`. A PATCH body is read up to [`BODY_CAP`] (413 past it) and for
-//! at most 10 s (408).
+//! at most 10 s (408); connections are capped and timed out by `http_serve`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -57,7 +57,10 @@ pub fn handle(run: &RunSettings) -> Control {
 /// Serve `control` on `listener` until the process ends.
 pub async fn serve(listener: std::net::TcpListener, control: Arc<Control>, token: Option<String>) {
     let token: Option<Arc<str>> = token.map(Arc::from);
-    super::http_serve::serve(listener, "control API", move |req| answer(req, control.clone(), token.clone())).await;
+    super::http_serve::serve(listener, "control API", super::http_serve::LIMITS, move |req| {
+        answer(req, control.clone(), token.clone())
+    })
+    .await;
 }
 
 fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {
