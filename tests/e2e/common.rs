@@ -123,6 +123,25 @@ impl Loadhost {
         self
     }
 
+    /// Run the command with a soft limit of `n` open files (a shell lowers its own, then becomes
+    /// loadhost): the limit a default shell gives, so a test can show what runs out first.
+    pub fn open_files(mut self, n: u32) -> Self {
+        let mut wrapped = Command::new("sh");
+        wrapped
+            .args(["-c", "ulimit -S -n \"$1\" && shift && exec \"$@\"", "sh"])
+            .arg(n.to_string())
+            .arg(self.cmd.get_program())
+            .args(self.cmd.get_args())
+            .current_dir(self.dir.path());
+        for (key, value) in self.cmd.get_envs() {
+            if let Some(value) = value {
+                wrapped.env(key, value);
+            }
+        }
+        self.cmd = wrapped;
+        self
+    }
+
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
         self.cmd.env(key, value);
         self
@@ -221,6 +240,11 @@ pub struct Running {
 }
 
 impl Running {
+    /// The process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Send `signal` (such as `libc::SIGINT`) to the process.
     pub fn signal(&self, signal: i32) {
         let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");

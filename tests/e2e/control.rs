@@ -141,3 +141,76 @@ fn max_workers_above_the_planned_ceiling_is_refused_naming_the_flag() {
     assert_eq!(run.code, 130, "{}", run.stderr);
     assert_identity(&run.summary());
 }
+
+/// A PATCH of `size` bytes sent 64 KiB at a time (with its `Content-Length`, or chunked without
+/// one), its answer read meanwhile on a second handle: the status (if one came), the bytes the
+/// test got out before the API stopped taking them, and how long it took.
+fn huge_patch(port: u16, size: usize, chunked: bool) -> (Option<u16>, usize, Duration) {
+    let started = Instant::now();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let framing = if chunked { "Transfer-Encoding: chunked".to_owned() } else { format!("Content-Length: {size}") };
+    write!(
+        stream,
+        "PATCH /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{framing}\r\n\r\n"
+    )
+    .unwrap();
+    let mut reader = stream.try_clone().unwrap();
+    let answer = std::thread::spawn(move || {
+        let mut response = Vec::new();
+        let _ = reader.read_to_end(&mut response);
+        String::from_utf8_lossy(&response).get(9..12).and_then(|s| s.parse::<u16>().ok())
+    });
+    let piece = vec![b' '; 64 << 10];
+    let mut sent = 0;
+    while sent < size {
+        let wrote = if chunked {
+            write!(stream, "{:x}\r\n", piece.len())
+                .and_then(|()| stream.write_all(&piece))
+                .and_then(|()| stream.write_all(b"\r\n"))
+        } else {
+            stream.write_all(&piece)
+        };
+        if wrote.is_err() {
+            break;
+        }
+        sent += piece.len();
+    }
+    if chunked && sent >= size {
+        let _ = stream.write_all(b"0\r\n\r\n");
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let status = answer.join().unwrap();
+    (status, sent, started.elapsed())
+}
+
+/// Issue 41, defect 4: a 64 MiB PATCH to the control API. Before: read whole into memory (a
+/// 1.2 GiB one took the process to 1,239 MiB), then refused as bad JSON (400).
+#[test]
+fn a_huge_patch_is_refused_with_413_after_a_few_kib_and_the_run_goes_on() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let cmd = Loadhost::new().arg_run(&plugin(Example::Noop), &["-r", "50", "-d", "60s", "--control", &addr]);
+    let child = std::thread::spawn(move || cmd.run());
+    wait_for(port, |s| s["state"] == "running");
+    for chunked in [false, true] {
+        let (status, sent, took) = huge_patch(port, 64 << 20, chunked);
+        eprintln!("a 64 MiB PATCH (chunked: {chunked}): {status:?} after {} KiB, {took:?}", sent >> 10);
+        assert_eq!(status, Some(413), "chunked: {chunked}: {} KiB sent", sent >> 10);
+        // The API stopped reading at its cap: what the test got out is what the sockets' buffers
+        // hold, never the whole body.
+        assert!(sent < 32 << 20, "chunked: {chunked}: {} KiB of 64 MiB taken", sent >> 10);
+    }
+    // The run went on, and the API still answers.
+    let (code, body) = call(port, "PATCH", "/v1/status", r#"{"rate": 40}"#).unwrap();
+    assert_eq!(code, 200, "{body}");
+    wait_for(port, |s| s["state"] == "running" && s["rate_per_s"] == 40.0);
+    call(port, "POST", "/v1/stop", "").unwrap();
+    let run = child.join().unwrap();
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    let s = run.summary();
+    assert_identity(&s);
+    let rss = s["host"]["peak_rss_mb"].as_f64().expect("host.peak_rss_mb");
+    assert!(rss < 200.0, "peak RSS {rss} MiB");
+}

@@ -40,6 +40,7 @@ mod push;
 mod receivers;
 mod registry;
 mod registry_hostile;
+mod rogue;
 mod runner_js;
 mod runner_python;
 mod sandbox;

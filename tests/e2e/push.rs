@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::common::{Example, Loadhost, Run, assert_identity, plugin};
 use crate::receivers::{Influx, OtlpReceiver, Prometheus, SlowReceiver, closed_port};
+use crate::rogue::{Answer, Rogue};
 use crate::target_process::TargetProcess;
 
 /// A native histogram's quantile is within one bucket (2^(1/32): 2.2%) of the HDR value the
@@ -330,4 +331,64 @@ fn a_slow_receiver_does_not_slow_the_run() {
         "a receiver slower than the intervals gets fewer: {r}"
     );
     assert_eq!(r["final_delivered"], true, "the final push waits out the slow answer: {r}");
+}
+
+/// Issue 41, defect 3: a receiver answering 307 to another host. Before: the push followed it,
+/// the other host got the body with the InfluxDB password in a `Referer`
+/// (`…/write?db=loadhost&u=pusher&p=hunter2`), and the terminal said "final figures delivered".
+#[test]
+fn a_receiver_s_redirect_is_not_followed_and_the_host_it_names_gets_nothing() {
+    let elsewhere = Rogue::start(Answer::NoContent);
+    let redirecting = Rogue::start(Answer::Redirect(format!("{}/write?db=loadhost", elsewhere.url())));
+    let target = TargetProcess::start(&[]);
+    let out = format!("influxdb={}/write?db=loadhost&u=pusher&p=hunter2", redirecting.url());
+    let run = run(&target, "50", "2s", &["--out", &out]);
+    assert_eq!(run.code, 0, "the exit code is the run's: {}", run.stderr);
+    assert_eq!(elsewhere.connections(), 0, "the redirect was followed; the other host got: {:#?}", elsewhere.heads());
+    assert!(redirecting.connections() >= 1, "the receiver was reached");
+    assert!(redirecting.heads().iter().all(|h| !h.to_ascii_lowercase().contains("\nreferer:")), "a Referer was sent");
+    let summary = run.summary();
+    assert_identity(&summary);
+    let r = receiver(&summary);
+    assert_eq!((r["sent"].as_u64(), r["final_delivered"].as_bool()), (Some(0), Some(false)), "{r}");
+    let err = r["last_error"].as_str().unwrap_or_default();
+    assert!(err.starts_with("answered 307 (a redirect, not followed: Location http://127.0.0.1:"), "{r}");
+    assert!(run.stdout.contains("final figures NOT delivered"), "{}", run.stdout);
+    for text in [&run.stdout, &run.stderr, &run.file("summary.json")] {
+        assert!(!text.contains("hunter2"), "the password shown: {text}");
+    }
+}
+
+/// Issue 41, defect 4: a receiver answering 500 with a body that never ends. Before: each body
+/// was read whole into memory (the peer offers 512 MiB a connection here; 4.1 GiB and the OOM
+/// killer in the issue), so the run lost its summary and its results file its end line.
+#[test]
+fn a_receiver_s_endless_error_body_is_read_a_few_kib_deep_and_the_run_ends_whole() {
+    let endless = Rogue::start(Answer::Endless500);
+    let target = TargetProcess::start(&[]);
+    let out = format!("prometheus-rw={}/api/v1/write", endless.url());
+    let run = run(&target, "50", "2s", &["--out", &out, "--results", "run.lhr"]);
+    assert_eq!(run.code, 0, "the exit code is the run's: {}", run.stderr);
+    let summary = run.summary();
+    assert_identity(&summary);
+    // What the peer got out on each connection before loadhost dropped it: the socket buffers
+    // (a few MiB on loopback), never the whole offer.
+    let sent = endless.sent();
+    let most = sent.iter().max().copied().unwrap_or(0);
+    let rss = summary["host"]["peak_rss_mb"].as_f64().expect("host.peak_rss_mb");
+    eprintln!(
+        "the endless body: {} connections, at most {} KiB taken from one; peak RSS {rss} MiB",
+        sent.len(),
+        most >> 10
+    );
+    assert!(!sent.is_empty(), "the receiver was reached");
+    assert!(most < 32 << 20, "{most} bytes taken from one connection: {sent:?}");
+    assert!(rss < 256.0, "peak RSS {rss} MiB");
+    let results = run.file("run.lhr");
+    assert!(results.lines().last().is_some_and(|l| l.starts_with(r#"{"end":"#)), "the results file's end line");
+    let r = receiver(&summary);
+    assert_eq!((r["sent"].as_u64(), r["final_delivered"].as_bool()), (Some(0), Some(false)), "{r}");
+    let err = r["last_error"].as_str().unwrap_or_default();
+    assert!(err.starts_with("HTTP 500 Internal Server Error: xxxx") && err.len() < 300, "one short line: {err}");
+    assert!(run.stdout.contains("final figures NOT delivered"), "{}", run.stdout);
 }

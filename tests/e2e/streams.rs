@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::common::{Example, Fixture, Loadhost, assert_ok, fixture, plugin, root};
 use crate::receivers::Prometheus;
+use crate::target_process::TargetProcess;
 
 #[test]
 fn json_lines_add_up_to_the_summary() {
@@ -335,4 +336,67 @@ fn prometheus_scrapes_native_histograms_whose_p99_is_the_summarys_and_keeps_the_
         rated >= min / (1.0 + error) && rated <= max * (1.0 + error),
         "p99 over rate(): {rated} s, the run's {min}..{max} s"
     );
+}
+
+/// The descriptors process `pid` has open.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(Iterator::count).unwrap_or(0)
+}
+
+/// Issue 41, defect 7: 1,100 idle connections to `--metrics-addr` (no token needed on loopback)
+/// during a run under a 1,024-descriptor limit. Before: each was accepted and kept for ever, so
+/// the run's own connections found no descriptor (773 of 1,500 tasks failed in the issue) and
+/// the accept loop spun on `EMFILE`.
+#[test]
+fn an_idle_connection_flood_on_the_metrics_endpoint_leaves_the_run_its_descriptors() {
+    let target = TargetProcess::start(&[]);
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let url = format!("TARGET_URL={}/delay?ms=20", target.url);
+    let args = ["-e", &url, "--allow-host", &target.authority, "-r", "20", "-d", "10s", "--stage", "10s:200"];
+    let metrics = addr.to_string();
+    let running = Loadhost::new()
+        .arg_run(&plugin(Example::HttpGet), &[&args[..], &["--metrics-addr", &metrics, "--overload", "queue"]].concat())
+        .open_files(1024)
+        .spawn();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while scrape(port).is_none() {
+        assert!(Instant::now() < deadline, "the endpoint never answered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = open_fds(running.pid());
+    // The flood, early in a ramp whose later tasks need new connections: 1,100 connections that
+    // send nothing, held for a few seconds.
+    let flood: Vec<TcpStream> =
+        (0..1100).filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()).collect();
+    let mut during = 0;
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(200));
+        during = during.max(open_fds(running.pid()));
+    }
+    let held = flood.len();
+    drop(flood);
+    // The endpoint answers a real scrape again once the flood has gone.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let after = loop {
+        if let Some((content_type, _)) = scrape(port) {
+            break content_type;
+        }
+        assert!(Instant::now() < deadline, "no scrape answered after the flood");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(after.starts_with("application/openmetrics-text"), "{after}");
+    // A scraper goes on until the process has gone (its final figures end the linger).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while scrape(port).is_some() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let run = running.finish();
+    eprintln!("the flood: {held} connections; loadhost's descriptors {before} before, at most {during} during");
+    assert_ok(&run);
+    let s = run.summary();
+    assert_eq!(s["tasks"]["failed"], 0, "{}\n{}", s["tasks"], run.stderr);
+    assert_eq!(s["tasks"]["passed"], s["tasks"]["scheduled"], "{}", s["tasks"]);
+    // The endpoint held at most its 64 connections (and a few being closed), never the flood.
+    assert!(during <= before + 64 + 16, "{during} descriptors during the flood, {before} before");
 }

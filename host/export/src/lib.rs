@@ -18,6 +18,8 @@
 //! - [`influx`]: InfluxDB 1.x line protocol, one point per series per interval.
 //! - [`formats`]: each receiver's format as the push task encodes it.
 //! - [`push`]: the push thread: a bounded queue per receiver, retries, the final flush.
+//! - [`reply`]: a receiver's answer judged: 2xx delivered, a redirect not followed, an error's
+//!   body read up to a cap.
 //! - [`exposition`]: the scrape endpoint's formats (OpenMetrics text with classic histograms,
 //!   Prometheus' protobuf with native ones) and their negotiation.
 //! - [`scrape`]: [`Scrape`], the latest snapshot, served to `--metrics-addr`'s scrapes.
@@ -35,6 +37,7 @@ pub mod otlp;
 pub mod payload;
 pub mod push;
 pub mod remote_write;
+pub mod reply;
 #[cfg(test)]
 mod sample;
 pub mod scrape;

@@ -18,6 +18,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::payload::Payload;
+use crate::reply;
 use crate::series::Snapshot;
 
 /// Bodies waiting for one receiver before the oldest is dropped.
@@ -26,7 +27,7 @@ pub const QUEUE: usize = 30;
 /// Tries per body before it is given up (counted as dropped).
 pub const ATTEMPTS: u32 = 4;
 
-/// The longest one request may take.
+/// The longest one request may take, its answer's body included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The pause before retry `n` (1-based): 250 ms, 500 ms, 1 s, … at most 4 s.
@@ -83,6 +84,24 @@ struct QueueState {
     closed: bool,
     delivery: Delivery,
     busy: bool,
+    /// The final snapshot had nothing new for this receiver of intervals: its final figures are
+    /// the bodies before, delivered only if none of them was dropped.
+    nothing_final: bool,
+}
+
+impl QueueState {
+    /// What the receiver got, once the run stops waiting: what is still waiting (or being sent)
+    /// will not be sent, and is dropped.
+    fn settle(&mut self) -> Delivery {
+        self.delivery.dropped += self.bodies.len() as u64 + u64::from(self.busy);
+        self.bodies.clear();
+        if self.nothing_final {
+            // Delivered only if every body reached it (a 2xx from the URL named), not merely
+            // because the last interval had nothing to add to bodies it refused.
+            self.delivery.final_delivered = self.delivery.dropped == 0;
+        }
+        self.delivery.clone()
+    }
 }
 
 /// One receiver's queue, shared by the outputs' thread and its push task.
@@ -164,18 +183,12 @@ impl Pusher {
     /// Start pushing to `receivers`, one push per `every` snapshots, with `token` as a bearer
     /// token when given.
     pub fn start(receivers: Vec<Receiver>, every: u64, token: Option<String>) -> std::io::Result<Self> {
-        // reqwest is built without a default crypto provider: use ring, as the rest of the host.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("loadhost-push")
             .enable_all()
             .build()?;
-        let client = reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
-            .connect_timeout(Duration::from_secs(3))
-            .build()
-            .map_err(std::io::Error::other)?;
+        let client = client().map_err(std::io::Error::other)?;
         let token: Option<Arc<str>> = token.map(Arc::from);
         let mut outlets = Vec::new();
         for receiver in receivers {
@@ -223,16 +236,7 @@ impl Pusher {
             .await
             .is_ok()
         });
-        let deliveries: Vec<Delivery> = outlets
-            .iter()
-            .map(|outlet| {
-                let mut state = outlet.queue.lock();
-                // What is still waiting (or being sent) will not be: it is dropped.
-                state.delivery.dropped += state.bodies.len() as u64 + u64::from(state.busy);
-                state.bodies.clear();
-                state.delivery.clone()
-            })
-            .collect();
+        let deliveries: Vec<Delivery> = outlets.iter().map(|outlet| outlet.queue.lock().settle()).collect();
         // The tasks still retrying are abandoned with the runtime.
         runtime.shutdown_background();
         for (outlet, d) in outlets.iter().zip(&deliveries) {
@@ -240,6 +244,21 @@ impl Pusher {
         }
         deliveries
     }
+}
+
+/// The push client. It never follows a redirect: a receiver answering 307 to another host had
+/// the body, and an InfluxDB `p=` password in the `Referer` reqwest adds on a redirect, sent
+/// there, and that host's answer counted as delivered. A push is delivered by a 2xx from the URL
+/// named, and no `Referer` is ever sent.
+fn client() -> reqwest::Result<reqwest::Client> {
+    // reqwest is built without a default crypto provider: use ring, as the rest of the host.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(Duration::from_secs(3))
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
+        .build()
 }
 
 fn log(name: &str, d: &Delivery, drained: bool, limit: Duration) {
@@ -271,8 +290,8 @@ impl Outlet {
             if due {
                 match self.pending.take() {
                     Some(body) => self.queue.put(body, snapshot.last, false),
-                    // Nothing in the intervals: the final push is vacuously delivered.
-                    None if snapshot.last => self.queue.lock().delivery.final_delivered = true,
+                    // Nothing in the intervals: the final figures are the bodies before.
+                    None if snapshot.last => self.queue.lock().nothing_final = true,
                     None => {}
                 }
             }
@@ -320,14 +339,19 @@ async fn post(client: &reqwest::Client, url: &str, token: Option<&str>, body: &P
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
+    // `REQUEST_TIMEOUT` bounds the whole exchange, the body read included.
     let response = request.send().await.map_err(|err| one_line(&err))?;
     let status = response.status();
     if status.is_success() {
+        // Its body is not read: dropped unread, at worst the connection is closed.
         return Ok(());
     }
-    let text = response.text().await.unwrap_or_default();
-    let text: String = text.chars().take(200).collect();
-    Err(format!("HTTP {status}: {}", text.trim()))
+    if status.is_redirection() {
+        let location = response.headers().get(reqwest::header::LOCATION).map(|l| String::from_utf8_lossy(l.as_bytes()));
+        return Err(reply::redirect(status, location.as_deref()));
+    }
+    let body = reply::error_body(response).await;
+    Err(reply::error(status, &body))
 }
 
 /// An error with its sources on one line (reqwest hides "connection refused" in a source).
@@ -376,6 +400,82 @@ mod tests {
         assert_eq!(waiting(&queue), [9]);
         let delivery = queue.lock().delivery.clone();
         assert_eq!((delivery.superseded, delivery.dropped), (5, 0), "replaced, not lost");
+    }
+
+    /// A loopback server for one connection: reads the request head, answers `head`, then
+    /// `chunk` over and over (a chunked body) until `limit` bytes or the client goes; returns
+    /// the bytes of body it got out.
+    fn answer_once(head: String, chunk: &'static [u8], limit: usize) -> (String, std::thread::JoinHandle<usize>) {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/write?db=x&u=u&p=hunter2", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") && seen.len() < 1 << 20 {
+                let n = stream.read(&mut buf).unwrap();
+                assert!(n > 0, "the request head");
+                seen.extend_from_slice(&buf[..n]);
+            }
+            stream.write_all(head.as_bytes()).unwrap();
+            let mut sent = 0;
+            let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
+            while !chunk.is_empty() && sent < limit && stream.write_all(&framed).is_ok() {
+                sent += chunk.len();
+            }
+            sent
+        });
+        (url, server)
+    }
+
+    fn post_once(url: &str) -> Result<(), String> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(post(&client().unwrap(), url, None, &body(1)))
+    }
+
+    #[test]
+    fn an_endless_error_body_is_read_up_to_its_cap_then_dropped() {
+        static CHUNK: [u8; 16 << 10] = [b'x'; 16 << 10];
+        let head = "HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n".to_owned();
+        let (url, server) = answer_once(head, &CHUNK, 1 << 30);
+        let started = std::time::Instant::now();
+        let err = post_once(&url).unwrap_err();
+        let sent = server.join().unwrap();
+        assert!(err.starts_with("HTTP 500 Internal Server Error: xxx") && err.ends_with("…"), "{err}");
+        assert!(err.len() < 300, "one short line: {} bytes", err.len());
+        // What the server got out before the dropped connection stopped it: the socket buffers,
+        // never the 1 GiB it offered (before: all of it, read into memory).
+        assert!(sent < 64 << 20, "{sent} bytes were taken from the server");
+        assert!(started.elapsed() < REQUEST_TIMEOUT, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_redirect_is_not_followed_and_the_place_it_names_gets_nothing() {
+        let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        elsewhere.set_nonblocking(true).unwrap();
+        let to = format!("http://{}/leak", elsewhere.local_addr().unwrap());
+        let head = format!("HTTP/1.1 307 Temporary Redirect\r\nLocation: {to}\r\nContent-Length: 0\r\n\r\n");
+        let (url, server) = answer_once(head, b"", 0);
+        let err = post_once(&url).unwrap_err();
+        server.join().unwrap();
+        assert_eq!(err, format!("answered 307 (a redirect, not followed: Location {to})"));
+        let reached = elsewhere.accept();
+        assert!(reached.is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock), "the redirect was followed");
+    }
+
+    #[test]
+    fn a_final_snapshot_with_nothing_new_is_delivered_only_if_every_body_was() {
+        let mut state = QueueState { nothing_final: true, ..QueueState::default() };
+        state.delivery.sent = 3;
+        assert!(state.settle().final_delivered, "every body reached it");
+        let mut state = QueueState { nothing_final: true, ..QueueState::default() };
+        state.delivery.dropped = 2;
+        assert!(!state.settle().final_delivered, "bodies were refused (a 307): not delivered");
+        let mut state = QueueState { nothing_final: true, busy: true, ..QueueState::default() };
+        let settled = state.settle();
+        assert_eq!((settled.final_delivered, settled.dropped), (false, 1), "one still being sent");
     }
 
     #[test]

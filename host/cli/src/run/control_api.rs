@@ -8,7 +8,8 @@
 //! - `POST /v1/stop`: stop generating; tasks not yet started end as interrupted (exit 130).
 //!
 //! It listens on loopback unless `--control-token` is given; with a token every request needs
-//! `Authorization: Bearer TOKEN`.
+//! `Authorization: Bearer TOKEN`. A PATCH body is read up to [`BODY_CAP`] (413 past it) and for
+//! at most 10 s (408); connections are capped and timed out by `http_serve`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -16,10 +17,19 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use loadhost_config::RunSettings;
 use loadhost_engine::{Changes, Control, ControlError, Plan};
+
+use super::request_body;
+
+/// The largest PATCH body read: a change is a few dozen bytes of JSON. Checked while reading, so
+/// a bigger body costs at most this (and a chunk) before it is refused with 413.
+pub const BODY_CAP: usize = 16 * 1024;
+
+/// The longest a PATCH body may take to arrive before it is refused with 408.
+const BODY_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Bind the API (before any load, so a bad address fails fast): loopback, or anything with a token.
 pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::TcpListener> {
@@ -47,7 +57,10 @@ pub fn handle(run: &RunSettings) -> Control {
 /// Serve `control` on `listener` until the process ends.
 pub async fn serve(listener: std::net::TcpListener, control: Arc<Control>, token: Option<String>) {
     let token: Option<Arc<str>> = token.map(Arc::from);
-    super::http_serve::serve(listener, "control API", move |req| answer(req, control.clone(), token.clone())).await;
+    super::http_serve::serve(listener, "control API", super::http_serve::LIMITS, move |req| {
+        answer(req, control.clone(), token.clone())
+    })
+    .await;
 }
 
 fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {
@@ -87,9 +100,10 @@ async fn answer(
     let response = match (req.method().clone(), req.uri().path()) {
         (Method::GET, "/v1/status") => json(StatusCode::OK, &status_json(&control)),
         (Method::PATCH, "/v1/status") => {
-            let body = match req.into_body().collect().await {
-                Ok(body) => body.to_bytes(),
-                Err(err) => return Ok(error(StatusCode::BAD_REQUEST, err)),
+            let (head, body) = req.into_parts();
+            let body = match request_body::read(&head.headers, body, BODY_CAP, BODY_TIME).await {
+                Ok(body) => body,
+                Err(err) => return Ok(error(err.status(), err)),
             };
             match serde_json::from_slice::<Changes>(&body) {
                 Err(err) => error(

@@ -27,7 +27,10 @@ pub fn bind(addr: SocketAddr, token: Option<&str>) -> anyhow::Result<std::net::T
 /// present it.
 pub async fn serve(listener: std::net::TcpListener, scrape: Arc<Scrape>, token: Option<String>) {
     let token: Option<Arc<str>> = token.map(Arc::from);
-    super::http_serve::serve(listener, "metrics endpoint", move |req| answer(req, scrape.clone(), token.clone())).await;
+    super::http_serve::serve(listener, "metrics endpoint", super::http_serve::LIMITS, move |req| {
+        answer(req, scrape.clone(), token.clone())
+    })
+    .await;
 }
 
 /// After the run: keep the endpoint up until a scrape has read the final figures (a scraper

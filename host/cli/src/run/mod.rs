@@ -33,6 +33,7 @@ mod observe;
 mod plugin_output;
 mod plugins;
 mod rendezvous;
+mod request_body;
 mod segments;
 
 use std::path::PathBuf;
