@@ -106,30 +106,23 @@ impl Loadhost {
 
     /// Run the command inside the cgroup whose `cgroup.procs` file is `procs` (a shell puts itself
     /// there, then becomes loadhost).
-    pub fn in_cgroup(mut self, procs: &Path) -> Self {
-        let mut wrapped = Command::new("sh");
-        wrapped
-            .args(["-c", "echo $$ > \"$1\" && shift && exec \"$@\"", "sh"])
-            .arg(procs)
-            .arg(self.cmd.get_program())
-            .args(self.cmd.get_args())
-            .current_dir(self.dir.path());
-        for (key, value) in self.cmd.get_envs() {
-            if let Some(value) = value {
-                wrapped.env(key, value);
-            }
-        }
-        self.cmd = wrapped;
-        self
+    pub fn in_cgroup(self, procs: &Path) -> Self {
+        self.through_shell("echo $$ > \"$1\" && shift && exec \"$@\"", procs.as_os_str())
     }
 
     /// Run the command with a soft limit of `n` open files (a shell lowers its own, then becomes
     /// loadhost): the limit a default shell gives, so a test can show what runs out first.
-    pub fn open_files(mut self, n: u32) -> Self {
+    pub fn open_files(self, n: u32) -> Self {
+        self.through_shell("ulimit -S -n \"$1\" && shift && exec \"$@\"", n.to_string().as_ref())
+    }
+
+    /// Run the command through `sh -c SCRIPT sh ARG PROGRAM ARGS…`, its environment kept: the
+    /// script does its part with `$1`, then `shift && exec "$@"` becomes the command.
+    fn through_shell(mut self, script: &str, arg: &std::ffi::OsStr) -> Self {
         let mut wrapped = Command::new("sh");
         wrapped
-            .args(["-c", "ulimit -S -n \"$1\" && shift && exec \"$@\"", "sh"])
-            .arg(n.to_string())
+            .args(["-c", script, "sh"])
+            .arg(arg)
             .arg(self.cmd.get_program())
             .args(self.cmd.get_args())
             .current_dir(self.dir.path());

@@ -518,6 +518,11 @@ fn map_err(r: &PluginRef, creds: &Credentials, err: &OciDistributionError) -> Re
 
 /// The error with its sources, on one line (reqwest hides "connection refused" in a source).
 pub(crate) fn unreachable_err(r: &PluginRef, err: &dyn std::error::Error) -> RegistryError {
+    RegistryError::Unreachable { reference: r.to_string(), why: with_sources(err) }
+}
+
+/// `err` and each of its sources, on one line.
+pub(crate) fn with_sources(err: &dyn std::error::Error) -> String {
     let mut why = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {
@@ -529,7 +534,7 @@ pub(crate) fn unreachable_err(r: &PluginRef, err: &dyn std::error::Error) -> Reg
         }
         source = s.source();
     }
-    RegistryError::Unreachable { reference: r.to_string(), why: why.replace('\n', " ") }
+    why.replace('\n', " ")
 }
 
 #[cfg(test)]

@@ -227,17 +227,7 @@ impl Transport {
     }
 
     fn unreachable(&self, err: &reqwest::Error) -> RegistryError {
-        let mut why = err.to_string();
-        let mut source = std::error::Error::source(err);
-        while let Some(s) = source {
-            let said = s.to_string();
-            if !why.contains(&said) {
-                why.push_str(": ");
-                why.push_str(&said);
-            }
-            source = s.source();
-        }
-        RegistryError::Unreachable { reference: self.reference.clone(), why: why.replace('\n', " ") }
+        RegistryError::Unreachable { reference: self.reference.clone(), why: crate::client::with_sources(err) }
     }
 
     /// Send a request with the credentials in hand; a bearer challenge is answered once.
