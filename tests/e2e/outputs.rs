@@ -48,7 +48,7 @@ fn the_summary_json_has_every_contract_key() {
             assert!(s[view][key].is_f64(), "missing {view}.{key}");
         }
     }
-    for key in ["min", "peak", "final", "grown", "retired", "replaced"] {
+    for key in ["min", "peak", "final", "grown", "retired", "replaced", "ceiling"] {
         assert!(s["workers"][key].is_u64(), "missing workers.{key}");
     }
     assert!(s["rate"]["target_per_s"].is_f64() && s["rate"]["achieved_per_s"].is_f64());

@@ -580,6 +580,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
             grown: self.crews.sum(|c| &c.grown),
             retired: self.crews.sum(|c| &c.retired),
             replaced: self.crews.sum(|c| &c.replaced),
+            ceiling: self.crews.sum(|c| &c.max_workers),
         }
     }
 }

@@ -180,7 +180,7 @@ mod tests {
             started: passed,
             target_rate: target,
             totals,
-            workers: WorkerStats { min: 1, peak: 4, final_: 2, grown: 3, retired: 1, replaced: 0 },
+            workers: WorkerStats { min: 1, peak: 4, final_: 2, grown: 3, retired: 1, replaced: 0, ceiling: 8 },
             intervals: elapsed_ms / 1000,
             aborted: None,
             stopped: None,

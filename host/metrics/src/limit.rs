@@ -76,13 +76,23 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
         let sentence = report.generator.as_ref().and_then(|g| crate::generator_verdict::sentence(&g.judged()));
         sentence.map(|s| format!("; {s}")).unwrap_or_default()
     };
+    // A crew at its ceiling is named before the pacer's lateness when it dropped more: every due
+    // task that finds the crew busy costs the pacer an event-loop round, so a full crew makes the
+    // pacer late too (1,717 drops were once blamed on the emitter's underrun, never on the flag).
+    // The pacer's own drops (slots it reached too late) are counted in both; what is left past
+    // the underrun found a busy crew for sure.
+    let crew = significant(crew_drops).then(|| (Limit::Crew, crew_sentence(report, crew_drops)));
+    if crew_drops.saturating_sub(t.underrun) >= t.underrun
+        && let Some(crew) = crew.clone()
+    {
+        return Some(crew);
+    }
     if significant(t.underrun) {
         let why = format!("{} tasks released late or dropped by the pacer (underrun){}", t.underrun, generator_said());
         return Some((Limit::Emitter, why));
     }
-    if significant(crew_drops) {
-        let why = format!("{crew_drops} due tasks found no idle worker (peak {} workers)", report.workers.peak);
-        return Some((Limit::Crew, why));
+    if crew.is_some() {
+        return crew;
     }
     if significant(t.dropped_at_gate) || gate_wait > GATE_WAIT_LIMIT_MS {
         let why = format!("{} due tasks found the gate full; gate wait p99 {gate_wait:.2} ms", t.dropped_at_gate);
@@ -94,6 +104,21 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
         return Some((Limit::Emitter, format!("achieved {achieved:.1}/s of {rate:.0}/s{}", generator_said())));
     }
     broken.map(|(expr, value)| (Limit::Target, format!("{expr} broke ({value:.3}) while the host kept up")))
+}
+
+/// Why the crew limited the run: the due tasks that found no idle worker and, when the crew was
+/// at its ceiling, the ceiling and the flag that sets it (as k6 says "Insufficient VUs").
+fn crew_sentence(report: &RunReport, drops: u64) -> String {
+    let w = &report.workers;
+    if w.ceiling > 0 && w.peak >= w.ceiling {
+        format!(
+            "{drops} due tasks found no idle worker: the crew was at its ceiling of {} workers (--max-workers); \
+             raise --max-workers, or lower the rate",
+            w.ceiling
+        )
+    } else {
+        format!("{drops} due tasks found no idle worker (peak {} workers; the crew grew too slowly)", w.peak)
+    }
 }
 
 /// The run's verdict: what limited it, judged after its thresholds. The host (emitter, crew,
@@ -141,6 +166,26 @@ mod tests {
             teardown_error: None,
             generator: None,
         }
+    }
+
+    #[test]
+    fn a_crew_at_its_ceiling_is_named_with_the_flag_before_the_pacer_it_made_late() {
+        // -w 10 --max-workers 10 and tasks needing 20: 1,049 dropped, 138 late releases.
+        let mut report = run(138, 0, 10);
+        report.totals.counts.dropped = 1_049;
+        report.workers = WorkerStats { min: 10, peak: 10, final_: 10, ceiling: 10, ..WorkerStats::default() };
+        let (limit, why) = limiting(&report, Some(200.0), None).unwrap();
+        assert_eq!(limit, Limit::Crew, "{why}");
+        assert!(why.contains("the crew was at its ceiling of 10 workers (--max-workers)"), "{why}");
+        // The pacer's own drops (late slots) alone still name the emitter.
+        let mut overrun = run(400, 0, 10);
+        overrun.totals.counts.dropped = 400;
+        overrun.workers.ceiling = 10;
+        assert_eq!(limiting(&overrun, Some(200.0), None).map(|(l, _)| l), Some(Limit::Emitter));
+        // A crew below its ceiling grew too slowly.
+        report.workers.ceiling = 100;
+        let (_, why) = limiting(&report, Some(200.0), None).unwrap();
+        assert!(why.contains("peak 10 workers; the crew grew too slowly"), "{why}");
     }
 
     #[test]

@@ -130,6 +130,10 @@ pub struct WorkerStats {
     pub retired: u64,
     /// Instances discarded after a trap and replaced by a fresh one.
     pub replaced: u64,
+    /// The most workers the crew could have at the end (`--max-workers`, or what live control or
+    /// the memory ceiling set); 0 where it is not known (older files).
+    #[serde(default)]
+    pub ceiling: u64,
 }
 
 impl WorkerStats {
@@ -145,6 +149,7 @@ impl WorkerStats {
         t.add(&mut self.grown, other.grown, "workers grown");
         t.add(&mut self.retired, other.retired, "workers retired");
         t.add(&mut self.replaced, other.replaced, "workers replaced");
+        t.add(&mut self.ceiling, other.ceiling, "workers (ceiling)");
     }
 }
 

@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(merged.report.target_rate, Some(0.0));
         assert_eq!(
             merged.report.workers,
-            WorkerStats { min: 24, peak: 36, final_: 30, grown: 12, retired: 6, replaced: 3 }
+            WorkerStats { min: 24, peak: 36, final_: 30, grown: 12, retired: 6, replaced: 3, ceiling: 48 }
         );
         assert_eq!(merged.rows.len(), 4);
         let row_tasks: u64 = merged.rows.iter().map(|r| r.counts.scheduled).sum();

@@ -171,7 +171,7 @@ pub(crate) fn synthetic(
         started: intervals * per_interval,
         target_rate: Some(per_interval as f64),
         totals,
-        workers: WorkerStats { min: 8, peak: 12, final_: 10, grown: 4, retired: 2, replaced: 1 },
+        workers: WorkerStats { min: 8, peak: 12, final_: 10, grown: 4, retired: 2, replaced: 1, ceiling: 16 },
         intervals,
         aborted: None,
         stopped: None,

@@ -334,7 +334,7 @@ pub(crate) mod tests {
             started: 8,
             target_rate: Some(4.0),
             totals: totals.clone(),
-            workers: WorkerStats { min: 1, peak: 3, final_: 2, grown: 2, retired: 1, replaced: 1 },
+            workers: WorkerStats { min: 1, peak: 3, final_: 2, grown: 2, retired: 1, replaced: 1, ceiling: 4 },
             intervals: 3,
             aborted: None,
             stopped: Some("SIGINT".into()),

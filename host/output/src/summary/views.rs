@@ -231,6 +231,11 @@ pub struct SeriesCap {
 /// How the crew changed (`workers`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Workers {
+    /// The most the crew could have at the end (`--max-workers`, or what live control or the
+    /// memory ceiling set); 0 when not known (a summary written before it was kept). The keys are
+    /// in alphabetical order, as they always were.
+    #[serde(default)]
+    pub ceiling: u64,
     /// Workers resident at the end.
     #[serde(rename = "final")]
     pub final_: u64,
@@ -248,7 +253,15 @@ pub struct Workers {
 
 impl From<&WorkerStats> for Workers {
     fn from(w: &WorkerStats) -> Self {
-        Workers { final_: w.final_, grown: w.grown, min: w.min, peak: w.peak, replaced: w.replaced, retired: w.retired }
+        Workers {
+            final_: w.final_,
+            grown: w.grown,
+            min: w.min,
+            peak: w.peak,
+            replaced: w.replaced,
+            retired: w.retired,
+            ceiling: w.ceiling,
+        }
     }
 }
 
