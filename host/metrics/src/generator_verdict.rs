@@ -44,6 +44,9 @@ pub const STEAL_DEGRADED: f64 = 0.05;
 pub const FDS_DEGRADED: f64 = 0.90;
 /// CPU share (of the cores allowed) that makes an interval degraded.
 pub const CPU_DEGRADED: f64 = 0.90;
+/// The busiest loop's share of the interval *on* a CPU (its load less its run-queue delay) that
+/// makes an interval degraded: the loop was busy with its own work, not waiting for a CPU.
+pub const LOOP_BUSY_DEGRADED: f64 = 0.90;
 
 /// The generator's state over an interval, or a run (its worst interval's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -82,6 +85,8 @@ pub enum Cause {
     Throttled,
     /// The VM's neighbours took the CPUs.
     Steal,
+    /// An event loop was busy on a CPU with its own work (its tasks, the plugin's and the host's).
+    LoopBusy,
     /// An event loop waited for a CPU.
     #[serde(rename = "run_queue_max")]
     RunQueue,
@@ -104,6 +109,7 @@ impl Cause {
         match self {
             Cause::Throttled => "throttled",
             Cause::Steal => "steal",
+            Cause::LoopBusy => "loop_busy",
             Cause::RunQueue => "run_queue_max",
             Cause::Cpu => "cpu",
             Cause::Overshoot => "overshoot_ms",
@@ -119,6 +125,10 @@ impl Cause {
         match self {
             Cause::Throttled => format!("the cgroup throttled the process {pct:.0}% of the time (its CPU limit)"),
             Cause::Steal => format!("the VM's neighbours took {pct:.0}% of the CPUs (steal)"),
+            Cause::LoopBusy => format!(
+                "an event loop was busy on its CPU {pct:.0}% of the time with its own tasks (the plugin's work and \
+                 the host's), so what came due waited behind them"
+            ),
             Cause::RunQueue => format!("an event loop waited for a CPU {pct:.0}% of the time (run-queue delay)"),
             Cause::Cpu => format!("the process used {pct:.0}% of the CPU it may use"),
             Cause::Overshoot => format!("the event loops' timers fired {value:.1} ms late (p99)"),
@@ -138,6 +148,10 @@ impl Cause {
         match self {
             Cause::Throttled => "raise the container's CPU limit or add a segment",
             Cause::Steal => "move the generator to a machine of its own or add a segment",
+            Cause::LoopBusy => {
+                "the tasks need more CPU than the event loops have: raise --threads if cores are free, or lower the \
+                 rate or the work a task does (a task that computes or blocks holds its loop)"
+            }
             Cause::RunQueue => {
                 "give the generator CPUs of its own (away from the target and other work) or add a segment"
             }
@@ -190,6 +204,11 @@ pub fn judge(health: &GeneratorHealth, service_p99_ms: Option<f64>) -> Option<Ju
     rule(count(health.ports_exhausted), Cause::PortsExhausted, Some(1.0), 1.0);
     rule(health.throttled, Cause::Throttled, Some(THROTTLED_SATURATED), THROTTLED_DEGRADED);
     rule(health.steal, Cause::Steal, None, STEAL_DEGRADED);
+    // A loop on its CPU nearly all the time was held by its own work: named before a smaller
+    // run-queue delay beside it (a burning plugin task once read as "give the generator CPUs of
+    // its own", with one core of two idle).
+    let busy = health.loop_load.map(|load| (load - health.run_queue_max.unwrap_or(0.0)).max(0.0));
+    rule(busy, Cause::LoopBusy, None, LOOP_BUSY_DEGRADED);
     rule(health.run_queue_max, Cause::RunQueue, Some(RUN_QUEUE_SATURATED), RUN_QUEUE_DEGRADED);
     rule(health.fds, Cause::Fds, None, FDS_DEGRADED);
     rule(health.cpu, Cause::Cpu, None, CPU_DEGRADED);
@@ -357,11 +376,12 @@ mod tests {
         let hog = judge(&health(0.43, 0.52, None, 6.2, 0.95), Some(3.1)).unwrap();
         assert_eq!(hog.verdict, GeneratorVerdict::Saturated);
         assert_eq!(hog.causes, [(Cause::RunQueue, 0.52), (Cause::Overshoot, 6.2)], "the resource before the overshoot");
-        // A loop never idle with its own backlog (no CPU waited for): its late timers decide.
+        // A loop never idle with its own backlog (no CPU waited for): its late timers decide, and
+        // the loop's own work is what it lacked.
         let backlog = judge(&health(0.5, 0.01, Some(0.0), 3.0, 1.0), Some(2.0)).unwrap();
         assert_eq!(
             (backlog.verdict, backlog.causes.as_slice()),
-            (GeneratorVerdict::Saturated, &[(Cause::Overshoot, 3.0)][..])
+            (GeneratorVerdict::Saturated, &[(Cause::Overshoot, 3.0), (Cause::LoopBusy, 0.99)][..])
         );
         // The closed model under a 20% CPU quota: throttled most of the time.
         let quota = judge(&health(1.04, 0.82, Some(0.93), 80.1, 1.0), Some(0.2)).unwrap();
@@ -371,6 +391,27 @@ mod tests {
         let slow = judge(&health(0.05, 0.02, Some(0.0), 3.0, 0.6), Some(52.0)).unwrap();
         assert_eq!(slow.verdict, GeneratorVerdict::Degraded);
         assert_eq!(slow.causes, [(Cause::Overshoot, 3.0)]);
+    }
+
+    #[test]
+    fn plugin_tasks_holding_their_loop_are_named_not_a_cpu_the_loop_waited_for() {
+        // One event loop (--threads 1) running tasks that burn ~450 ms of CPU each at 20/s, on a
+        // machine with other work (issue 41, defect 12): one core of two busy, the loop on its
+        // CPU 92% of the time and waiting 8%. It said "give the generator CPUs of its own".
+        let burning = judge(&health(0.5, 0.08, Some(0.0), 709.6, 1.0), Some(735.0)).unwrap();
+        assert_eq!(burning.verdict, GeneratorVerdict::Saturated);
+        assert_eq!(burning.causes[1].0, Cause::LoopBusy, "{burning:?}");
+        let intervals: Vec<JudgedInterval> = (0..9)
+            .map(|i| JudgedInterval {
+                start: Duration::from_secs(i),
+                end: Duration::from_secs(i + 1),
+                judgement: burning.clone(),
+            })
+            .collect();
+        let said = sentence(&intervals).unwrap();
+        assert!(said.contains("busy on its CPU 92% of the time with its own tasks"), "{said}");
+        assert!(said.contains("raise --threads if cores are free"), "{said}");
+        assert!(!said.contains("CPUs of its own"), "{said}");
     }
 
     #[test]
@@ -420,6 +461,7 @@ mod tests {
         for cause in [
             Cause::Throttled,
             Cause::Steal,
+            Cause::LoopBusy,
             Cause::RunQueue,
             Cause::Cpu,
             Cause::Overshoot,
