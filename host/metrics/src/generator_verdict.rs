@@ -127,7 +127,7 @@ impl Cause {
             Cause::Steal => format!("the VM's neighbours took {pct:.0}% of the CPUs (steal)"),
             Cause::LoopBusy => format!(
                 "an event loop was busy on its CPU {pct:.0}% of the time with its own tasks (the plugin's work and \
-                 the host's), so what came due waited behind them"
+                 the host's)"
             ),
             Cause::RunQueue => format!("an event loop waited for a CPU {pct:.0}% of the time (run-queue delay)"),
             Cause::Cpu => format!("the process used {pct:.0}% of the CPU it may use"),
