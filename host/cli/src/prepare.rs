@@ -86,12 +86,7 @@ fn gate(path: &Path, cap: loadhost_input::Cap) -> Result<(), Failure> {
 /// thresholds and scenarios would silently not apply: one iteration, no thresholds, exit 0); under
 /// CI (`CI` set, as CI services set it) that is refused, exit 2, so a gate cannot pass by mistake.
 fn unread_k6_options(path: &Path) -> Result<(), Failure> {
-    use loadhost_component::script;
-    if script::Language::of(path).is_none() {
-        return Ok(());
-    }
-    let Ok(files) = script::collect(path) else { return Ok(()) };
-    let Some(at) = script::k6_options(&files) else { return Ok(()) };
+    let Some(at) = loadhost_component::script::k6_options(path) else { return Ok(()) };
     let what = format!(
         "{at}: sets k6's `options`, which loadhost does not read: its vus, duration, stages, scenarios and \
          thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"

@@ -305,14 +305,22 @@ pub fn option_declarations(script: &Script) -> Result<Vec<String>, ScriptError> 
     literal_calls(script, "declare_options(", "declareOptions(")
 }
 
-/// Where the script's entry file sets k6's `options` (`export const options = …` in JavaScript, a
+/// Where the script `entry` sets k6's `options` (`export const options = …` in JavaScript, a
 /// module-level `options = …` in Python), as `FILE:LINE`: loadhost does not read it, so its load,
-/// thresholds and scenarios would be ignored without a word.
-pub fn k6_options(script: &Script) -> Option<String> {
-    let (_, bytes) = script.files.iter().find(|(path, _)| *path == script.entry)?;
-    let text = std::str::from_utf8(bytes).ok()?;
+/// thresholds and scenarios would be ignored without a word. Only the entry file is read (through
+/// the input gate, at most [`MAX_BYTES`]), not the folder.
+pub fn k6_options(entry: &Path) -> Option<String> {
+    let language = Language::of(entry)?;
+    let cap = loadhost_input::Cap::new(MAX_BYTES, "a script");
+    let text = loadhost_input::read_to_string(entry, cap).ok()?;
+    let name = entry.file_name()?.to_string_lossy();
+    k6_options_in(language, &name, &text)
+}
+
+/// [`k6_options`] of the entry file `name`'s `text`.
+fn k6_options_in(language: Language, name: &str, text: &str) -> Option<String> {
     let sets_options = |line: &str| -> bool {
-        let rest = match script.language {
+        let rest = match language {
             Language::JavaScript => {
                 let Some(rest) = line.trim_start().strip_prefix("export") else { return false };
                 let rest = rest.trim_start();
@@ -329,7 +337,7 @@ pub fn k6_options(script: &Script) -> Option<String> {
         })
     };
     let line = text.lines().position(sets_options)? + 1;
-    Some(format!("{}:{line}", script.entry))
+    Some(format!("{name}:{line}"))
 }
 
 /// The string literals of every call of `python` (`declare_metrics(`) or `javascript` in the
@@ -515,7 +523,7 @@ mod tests {
 
     #[test]
     fn k6_options_in_the_entry_file_are_found_with_their_line() {
-        let js = |text: &str| k6_options(&script(Language::JavaScript, "app.js", text));
+        let js = |text: &str| k6_options_in(Language::JavaScript, "app.js", text);
         assert_eq!(
             js("import http from 'k6/http';\nexport const options = { vus: 10 };\n").as_deref(),
             Some("app.js:2")
@@ -523,7 +531,7 @@ mod tests {
         assert_eq!(js("export let options={};").as_deref(), Some("app.js:1"));
         assert_eq!(js("const options = {};\nexport { options, other };").as_deref(), Some("app.js:2"));
         assert_eq!(js("export const optionsFor = 1;\nconst options = {};\n"), None);
-        let py = |text: &str| k6_options(&script(Language::Python, "app.py", text));
+        let py = |text: &str| k6_options_in(Language::Python, "app.py", text);
         assert_eq!(py("import x\noptions = {'vus': 10}\n").as_deref(), Some("app.py:2"));
         assert_eq!(py("options: dict = {}\n").as_deref(), Some("app.py:1"));
         assert_eq!(py("def f():\n    options = 1\nif options == 2: pass\n"), None);

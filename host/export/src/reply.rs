@@ -4,8 +4,9 @@
 //! is read only up to [`ERROR_BODY_CAP`] bytes and for at most [`ERROR_BODY_TIME`]: a receiver
 //! answering 500 with an endless body was read whole (4.1 GiB, then the OOM killer).
 
-use std::ops::ControlFlow;
 use std::time::Duration;
+
+use loadhost_input::Prefix;
 
 /// The most of an error's body read: enough for any receiver's message. Past it the response
 /// is dropped, which closes its connection.
@@ -18,45 +19,10 @@ pub const ERROR_BODY_TIME: Duration = Duration::from_secs(2);
 /// The characters of an error's body shown in the error: it ends up on one line of the summary.
 const SHOWN: usize = 200;
 
-/// A body read up to a cap, chunk by chunk, counting as it goes.
-#[derive(Debug)]
-pub struct Capped {
-    bytes: Vec<u8>,
-    cap: usize,
-    /// Whether a chunk brought bytes past the cap (they were not kept).
-    over: bool,
-}
-
-impl Capped {
-    /// An empty body that keeps at most `cap` bytes.
-    pub fn new(cap: usize) -> Self {
-        Self { bytes: Vec::new(), cap, over: false }
-    }
-
-    /// Keep what of `chunk` fits; `Break` once the cap is reached (the caller stops reading).
-    pub fn push(&mut self, chunk: &[u8]) -> ControlFlow<()> {
-        let room = self.cap - self.bytes.len();
-        let kept = chunk.len().min(room);
-        self.bytes.extend_from_slice(&chunk[..kept]);
-        self.over |= kept < chunk.len();
-        if self.bytes.len() >= self.cap { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-    }
-
-    /// The bytes kept (never more than the cap).
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// Whether bytes past the cap were seen.
-    pub fn over(&self) -> bool {
-        self.over
-    }
-}
-
 /// Read at most [`ERROR_BODY_CAP`] bytes of `response`'s body, for at most [`ERROR_BODY_TIME`],
 /// then drop it (an unread rest closes the connection instead of being drained).
-pub async fn error_body(mut response: reqwest::Response) -> Capped {
-    let mut body = Capped::new(ERROR_BODY_CAP);
+pub async fn error_body(mut response: reqwest::Response) -> Prefix {
+    let mut body = Prefix::new(ERROR_BODY_CAP);
     let read = async {
         // A read error ends the body early: what came before it is still the message.
         while let Ok(Some(chunk)) = response.chunk().await {
@@ -71,18 +37,11 @@ pub async fn error_body(mut response: reqwest::Response) -> Capped {
 }
 
 /// `text` as one line for the summary: control characters (newlines too) as spaces, runs of
-/// spaces as one, at most [`SHOWN`] characters.
+/// spaces as one, at most [`SHOWN`] characters (then `…`).
 pub fn one_line(text: &str) -> String {
-    let mut out = String::new();
-    for word in text.split(|c: char| c.is_whitespace() || c.is_control()).filter(|w| !w.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    match out.char_indices().nth(SHOWN) {
-        Some((end, _)) => format!("{}…", &out[..end]),
-        None => out,
+    match loadhost_input::one_line(text, SHOWN) {
+        (line, true) => format!("{line}…"),
+        (line, false) => line,
     }
 }
 
@@ -93,7 +52,7 @@ pub fn redirect(status: reqwest::StatusCode, location: Option<&str>) -> String {
 }
 
 /// The failure an error status is, with the start of its body.
-pub fn error(status: reqwest::StatusCode, body: &Capped) -> String {
+pub fn error(status: reqwest::StatusCode, body: &Prefix) -> String {
     let text = one_line(&String::from_utf8_lossy(body.bytes()));
     let more = if body.over() { " …" } else { "" };
     if text.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {text}{more}") }
@@ -104,20 +63,6 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-
-    #[test]
-    fn a_body_of_exactly_the_cap_is_kept_whole_and_not_over() {
-        let mut body = Capped::new(4);
-        assert!(body.push(b"ab").is_continue());
-        assert!(body.push(b"cd").is_break(), "full: stop reading");
-        assert_eq!((body.bytes(), body.over()), (&b"abcd"[..], false));
-        let mut body = Capped::new(4);
-        assert!(body.push(b"abcde").is_break());
-        assert_eq!((body.bytes(), body.over()), (&b"abcd"[..], true));
-        let mut body = Capped::new(4);
-        assert!(body.push(b"").is_continue(), "an empty chunk is no end");
-        assert_eq!(body.bytes(), b"");
-    }
 
     #[test]
     fn a_hostile_body_becomes_one_short_line() {
@@ -161,7 +106,7 @@ mod tests {
             cap in prop_oneof![Just(1usize), Just(ERROR_BODY_CAP), 1usize..10_000],
             lens in proptest::collection::vec(chunk_len(ERROR_BODY_CAP), 0..40),
         ) {
-            let mut body = Capped::new(cap);
+            let mut body = Prefix::new(cap);
             let (mut fed, mut asked) = (0usize, 0usize);
             for len in &lens {
                 // The bytes' values say where they came from, so the order is checked too. A

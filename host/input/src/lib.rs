@@ -1,4 +1,5 @@
-//! Reading the files a user names — a config, a plugin, a data feed, an `--env-file`, a token, a
+//! Reading what comes from outside: the start of a peer's error body ([`Prefix`], [`one_line`]),
+//! and the files a user names — a config, a plugin, a data feed, an `--env-file`, a token, a
 //! certificate, a results file, a summary JSON, a request body or a targets file — through one
 //! gate, so none of them can make loadhost hang or read without end:
 //!
@@ -13,6 +14,10 @@
 //! after the flag and the path as they already do for a file that cannot be read.
 
 #![deny(missing_docs)]
+
+mod peer;
+
+pub use peer::{Prefix, one_line};
 
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, Read};

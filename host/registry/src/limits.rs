@@ -107,17 +107,13 @@ pub(crate) async fn read_capped(
 /// The start of a non-2xx answer's body, at most [`ERROR_BODY_CAP`] bytes, as one line of at
 /// most 300 characters; what does not fit is never read (the connection is dropped).
 pub(crate) async fn error_body(mut response: reqwest::Response) -> String {
-    let mut kept: Vec<u8> = Vec::new();
-    while (kept.len() as u64) < ERROR_BODY_CAP {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                let room = usize::try_from(ERROR_BODY_CAP).unwrap_or(usize::MAX) - kept.len();
-                kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            }
-            _ => break,
+    let mut kept = loadhost_input::Prefix::new(usize::try_from(ERROR_BODY_CAP).unwrap_or(usize::MAX));
+    while let Ok(Some(chunk)) = response.chunk().await {
+        if kept.push(&chunk).is_break() {
+            break;
         }
     }
-    one_line(&String::from_utf8_lossy(&kept))
+    one_line(&String::from_utf8_lossy(kept.bytes()))
 }
 
 /// A size as the caps are stated: whole MiB or KiB when it is one, else bytes.
@@ -129,10 +125,10 @@ pub(crate) fn size(n: u64) -> String {
     }
 }
 
-/// A body as one short line.
+/// A body as one short line: at most 300 characters, `(no body)` for none.
 pub(crate) fn one_line(body: &str) -> String {
-    let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.is_empty() { "(no body)".to_owned() } else { line.chars().take(300).collect() }
+    let (line, _) = loadhost_input::one_line(body, 300);
+    if line.is_empty() { "(no body)".to_owned() } else { line }
 }
 
 #[cfg(test)]
