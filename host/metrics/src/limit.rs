@@ -82,10 +82,8 @@ pub fn limiting(report: &RunReport, planned_rate: Option<f64>, broken: Option<(&
     // The pacer's own drops (slots it reached too late) are counted in both; what is left past
     // the underrun found a busy crew for sure.
     let crew = significant(crew_drops).then(|| (Limit::Crew, crew_sentence(report, crew_drops)));
-    if crew_drops.saturating_sub(t.underrun) >= t.underrun
-        && let Some(crew) = crew.clone()
-    {
-        return Some(crew);
+    if crew.is_some() && crew_drops.saturating_sub(t.underrun) >= t.underrun {
+        return crew;
     }
     if significant(t.underrun) {
         let why = format!("{} tasks released late or dropped by the pacer (underrun){}", t.underrun, generator_said());
