@@ -21,7 +21,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
-use crate::histogram::LatencyHistogram;
+use crate::histogram::{LatencyHistogram, SIGNIFICANT_DIGITS};
 use crate::plugin::{PluginMetrics, Series, SeriesKey, SeriesValue};
 
 /// Why bytes are not a histogram.
@@ -90,6 +90,19 @@ pub fn histogram_from_bytes(bytes: &[u8]) -> Result<LatencyHistogram, HistogramE
     let payload = word(&plain, 4).ok_or_else(|| damaged("cut short"))? as usize;
     if plain.len() < V2_HEADER || plain.len() - V2_HEADER < payload {
         return Err(damaged("cut short"));
+    }
+    // A histogram's buckets (what decoding allocates, and what every merge and percentile walks)
+    // follow its precision and range, which the header sets: 5 significant digits over the widest
+    // range are 6.2 M buckets (47 MiB) from a 100-byte encoding, where loadhost's 3 digits are at
+    // most 56,000 (440 KiB). So only histograms of loadhost's own shape are read.
+    let digits = word(&plain, 12).ok_or_else(|| damaged("cut short"))?;
+    let lowest = plain.get(16..24).and_then(|w| w.try_into().ok()).map(u64::from_be_bytes);
+    if digits != u32::from(SIGNIFICANT_DIGITS) || lowest != Some(1) {
+        return Err(HistogramError::Damaged(format!(
+            "not a loadhost histogram: {digits} significant digits and a lowest value of {} \
+             (loadhost writes {SIGNIFICANT_DIGITS} and 1)",
+            lowest.unwrap_or_default()
+        )));
     }
     let mut inner: hdrhistogram::Histogram<u64> = HdrDeserializer::new()
         .deserialize(&mut plain.as_slice())
@@ -393,6 +406,31 @@ mod tests {
         flipped[12] ^= 0xff;
         let _ = histogram_from_bytes(&flipped); // an error or some histogram, never a panic
         assert_eq!(values(&histogram_from_bytes(&bytes).unwrap()), values(&h));
+    }
+
+    #[test]
+    fn histograms_of_another_precision_or_floor_are_refused_before_their_buckets_are_made() {
+        // Issue 41, defect 9: 5 digits over the widest range decode to 6.2 M buckets (47 MiB)
+        // from ~100 bytes; 700 of them in a 103 KiB results file cost `merge` 24 s and 436 MiB.
+        let encode = |low: u64, digits: u8| {
+            let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(low, u64::MAX / 2, digits).unwrap();
+            h.record(low.max(1)).unwrap();
+            h.record(u64::MAX / 2 - 1).unwrap();
+            let mut out = Vec::new();
+            V2DeflateSerializer::new().serialize(&h, &mut out).unwrap();
+            out
+        };
+        for (low, digits) in [(1, 5), (1, 2), (1000, 3)] {
+            let bytes = encode(low, digits);
+            assert!(bytes.len() < 200, "{} bytes", bytes.len());
+            let err = histogram_from_bytes(&bytes).map(|h| h.count()).unwrap_err().to_string();
+            assert!(err.contains("not a loadhost histogram") && err.contains(&format!("{digits} significant")), "{err}");
+        }
+        // loadhost's own widest histogram (a trend that saturated) still reads back.
+        let mut widest = LatencyHistogram::new();
+        widest.record_micros(1);
+        widest.record_micros(u64::MAX);
+        assert_eq!(round_trip(&widest).count(), 2);
     }
 
     #[test]
