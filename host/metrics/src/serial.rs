@@ -34,6 +34,9 @@ pub enum HistogramError {
     /// Not an HDR V2 (deflate) encoding, or a damaged one.
     #[error("a histogram is damaged: {0}")]
     Damaged(String),
+    /// Together with the histograms read before it, more buckets than [`with_bucket_budget`] allows.
+    #[error("its histograms hold more than {LINE_BUCKETS} buckets (256 MiB) together, the most one line may hold")]
+    Budget,
     /// The histogram could not be encoded.
     #[error("a histogram could not be encoded: {0}")]
     Encode(String),
@@ -49,6 +52,43 @@ const V2_HEADER: usize = 40;
 /// (microseconds up to `u64::MAX`) has about 56,000 buckets of at most 9 bytes each; the bound
 /// stops a damaged length field from making the decoder allocate gigabytes.
 const MAX_V2_BYTES: u64 = 1 << 20;
+
+/// The most buckets the histograms of one results-file line may hold together (256 MiB of counts),
+/// under [`with_bucket_budget`]. A line of a few hundred kilobytes can carry thousands of
+/// histograms of the widest range (a 3 MB file of them took `merge` 27 s and 5.2 GB); a real run
+/// comes near this only with hundreds of endpoints each spread over seconds (a 10 s spread is
+/// 14,000 buckets), and its own process would have held as much.
+pub const LINE_BUCKETS: u64 = 32 << 20;
+
+thread_local! {
+    /// Buckets still allowed to histograms decoded on this thread, while a budget is set.
+    static BUCKETS_LEFT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `decode` with at most `budget` buckets for the histograms it reads on this thread; one past
+/// it is [`HistogramError::Budget`]. Buckets are counted as each histogram is made, so what is
+/// allocated past the budget is one histogram (at most 440 KiB), not the rest of the line.
+pub fn with_bucket_budget<T>(budget: u64, decode: impl FnOnce() -> T) -> T {
+    let before = BUCKETS_LEFT.replace(Some(budget));
+    let out = decode();
+    BUCKETS_LEFT.set(before);
+    out
+}
+
+/// Count a histogram's buckets against the budget [`with_bucket_budget`] set, if any.
+fn spend_buckets(buckets: u64) -> Result<(), HistogramError> {
+    match BUCKETS_LEFT.get() {
+        Some(left) if buckets > left => {
+            BUCKETS_LEFT.set(Some(0));
+            Err(HistogramError::Budget)
+        }
+        Some(left) => {
+            BUCKETS_LEFT.set(Some(left - buckets));
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
 
 /// The histogram's V2-deflate encoding; empty for an empty histogram.
 pub fn histogram_bytes(h: &LatencyHistogram) -> Result<Vec<u8>, HistogramError> {
@@ -107,6 +147,7 @@ pub fn histogram_from_bytes(bytes: &[u8]) -> Result<LatencyHistogram, HistogramE
     let mut inner: hdrhistogram::Histogram<u64> = HdrDeserializer::new()
         .deserialize(&mut plain.as_slice())
         .map_err(|e| HistogramError::Damaged(format!("{e:?}")))?;
+    spend_buckets(inner.distinct_values() as u64)?;
     inner.auto(true);
     Ok(LatencyHistogram { inner })
 }
@@ -424,13 +465,38 @@ mod tests {
             let bytes = encode(low, digits);
             assert!(bytes.len() < 200, "{} bytes", bytes.len());
             let err = histogram_from_bytes(&bytes).map(|h| h.count()).unwrap_err().to_string();
-            assert!(err.contains("not a loadhost histogram") && err.contains(&format!("{digits} significant")), "{err}");
+            assert!(
+                err.contains("not a loadhost histogram") && err.contains(&format!("{digits} significant")),
+                "{err}"
+            );
         }
         // loadhost's own widest histogram (a trend that saturated) still reads back.
         let mut widest = LatencyHistogram::new();
         widest.record_micros(1);
         widest.record_micros(u64::MAX);
         assert_eq!(round_trip(&widest).count(), 2);
+    }
+
+    #[test]
+    fn a_budget_bounds_the_buckets_of_histograms_read_together() {
+        let mut widest = LatencyHistogram::new();
+        widest.record_micros(1);
+        widest.record_micros(u64::MAX);
+        let bytes = histogram_bytes(&widest).unwrap();
+        let buckets = widest.inner.distinct_values() as u64;
+        let read =
+            |n: usize| (0..n).map(|_| histogram_from_bytes(&bytes).map(|h| h.count())).collect::<Result<Vec<_>, _>>();
+        assert_eq!(with_bucket_budget(3 * buckets, || read(3)).unwrap(), vec![2, 2, 2]);
+        let err = with_bucket_budget(3 * buckets, || read(4)).unwrap_err();
+        assert!(matches!(err, HistogramError::Budget), "{err}");
+        assert!(err.to_string().contains(&format!("more than {LINE_BUCKETS} buckets")), "{err}");
+        // Outside a budget (and after one), histograms read as many as they are.
+        assert_eq!(read(5).unwrap().len(), 5);
+        // A budget set inside another gives the outer one back.
+        with_bucket_budget(buckets, || {
+            assert!(with_bucket_budget(10 * buckets, || read(4)).is_ok());
+            assert!(read(2).is_err());
+        });
     }
 
     #[test]
