@@ -176,6 +176,14 @@ fn bad_input_fails_with_one_specific_line_and_no_load() {
             2,
             "--metrics-addr 0.0.0.0:9: not a loopback address; binding elsewhere needs --metrics-token",
         ),
+        // k6's and Locust's flags name loadhost's (issue 42): one line, exit 2, no load.
+        with(run(&["--vus", "10", "-d", "5s"]), 2, "unexpected argument '--vus' found: k6's --vus is loadhost's -w N"),
+        with(run(&["-u", "10", "-d", "5s"]), 2, "found: Locust's (and k6's) -u is loadhost's -w N (--workers)"),
+        with(run(&["--headless", "-d", "5s"]), 2, "'--headless' found: loadhost has no web UI to leave out"),
+        with(run(&["-w", "2", "-t", "5s"]), 2, "'-t' found: Locust's run time is loadhost's -d DURATION"),
+        with(run(&["-w", "2", "-d", "5s", "--spawn-rate", "2"]), 2, "Locust's spawn rate is a ramp of workers"),
+        with(run(&["-i", "5"]), 2, "'-i' found: k6's -i is loadhost's -n N (--iterations)"),
+        with(run(&["-n", "5", "--summary-export=s.json"]), 2, "k6's --summary-export is loadhost's --summary-json"),
         // Segments of a distributed plan.
         with(run(&["-n", "5", "--segment", "4/4"]), 2, "'4/4': the index is 0-based, from 0 to N-1"),
         with(run(&["-n", "5", "--segments", "4"]), 2, "--segments 4 needs $JOB_COMPLETION_INDEX"),

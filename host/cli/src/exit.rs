@@ -97,7 +97,13 @@ pub fn usage_error(err: &clap::Error) -> ExitCode {
     let text = err.render().to_string();
     let first: Vec<&str> =
         text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
-    let line = if first.is_empty() { "error: invalid arguments".to_owned() } else { first.join(" ") };
+    let mut line = if first.is_empty() { "error: invalid arguments".to_owned() } else { first.join(" ") };
+    if err.kind() == ErrorKind::UnknownArgument
+        && let Some(clap::error::ContextValue::String(arg)) = err.get(clap::error::ContextKind::InvalidArg)
+        && let Some(instead) = crate::peer_flags::instead_of(arg)
+    {
+        line = format!("{line}: {instead}");
+    }
     eprintln!("{line}");
     ExitCode::from(USAGE)
 }

@@ -17,11 +17,13 @@
 //! - [`signals`]: Ctrl-C and SIGTERM as stop requests (`run`, `find-max`).
 //! - [`stdout`]: writing a command's result to standard output.
 //! - [`exit`]: failures and the documented exit codes.
+//! - [`peer_flags`]: k6's and Locust's flags that loadhost names otherwise, and what to write.
 
 mod commands;
 mod exit;
 mod judge;
 mod outputs;
+mod peer_flags;
 mod prepare;
 mod registry;
 mod results_oci;
