@@ -125,3 +125,53 @@ fn a_script_folder_past_its_limits_is_refused_as_docs_scripts_md_says() {
         Loadhost::new().args(["build", script.to_str().expect("UTF-8"), "-o", out.to_str().expect("UTF-8")]).run();
     assert_eq!(built.code, 2, "{}", built.stderr);
 }
+
+/// `sleep` in the JavaScript and Python SDKs (issue 42): the host's timer, in the task's time and in
+/// no request's. Two tasks on one worker, each a request then 300 ms asleep.
+#[test]
+fn sleep_is_think_time_in_the_task_not_in_its_request() {
+    let target = TargetProcess::start(&[]);
+    let url = format!("{}/", target.url.trim_end_matches('/'));
+    let scripts = [
+        (
+            "think.js",
+            format!(
+                "import {{ get, sleep }} from './lib/loadhost.js';\n\
+                 export function doTask() {{ get('{url}').send(); sleep(0.3); }}\n"
+            ),
+        ),
+        (
+            "think.py",
+            format!("from loadhost import http, sleep\n\ndef do_task(task):\n    http.get('{url}')\n    sleep(0.3)\n"),
+        ),
+    ];
+    for (entry, text) in scripts {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        std::fs::write(dir.path().join(entry), text).expect("the script");
+        let script = dir.path().join(entry);
+        let run = Loadhost::run_plugin(&script, &["--allow-host", &target.authority, "-n", "2", "-w", "1"]);
+        assert_ok(&run);
+        let s = run.summary();
+        assert_eq!(task_count(&s, "passed"), 2, "{entry}: {}", s["tasks"]);
+        let task_ms = s["latency_ms"]["min"].as_f64().expect("latency");
+        let request_ms = s["metrics"]["http_req_duration"]["max"].as_f64().expect("requests");
+        assert!(task_ms >= 300.0, "{entry}: each task slept 300 ms: {}", s["latency_ms"]);
+        assert!(request_ms < 300.0, "{entry}: the sleep is not in the request: {}", s["metrics"]["http_req_duration"]);
+        // A bad argument is a clear error in the task, naming the call.
+        let bad = dir.path().join(format!("bad{}", &entry[5..]));
+        let call = if entry.ends_with(".js") {
+            "import { sleep } from './lib/loadhost.js';\nexport function doTask() { sleep('1s'); }\n"
+        } else {
+            "from loadhost import sleep\n\ndef do_task(task):\n    sleep('1s')\n"
+        };
+        std::fs::write(&bad, call).expect("the bad script");
+        let run = Loadhost::run_plugin(&bad, &["-n", "1", "--allow-failures"]);
+        let s = run.summary();
+        assert_eq!(task_count(&s, "failed"), 1, "{entry}: {}\n{}", s["tasks"], run.stderr);
+        assert!(
+            s.to_string().contains("sleep(seconds): expected a finite number of seconds"),
+            "{entry}: {}",
+            s["errors"]
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! Host bindings generated from `wit/plugin.wit`: exports are called asynchronously (a task may
 //! wait on I/O while other workers run); imports are plain synchronous functions (recording a
 //! metric never waits), except `http.send` and its siblings and the WebSocket and gRPC calls,
-//! which await the network.
+//! which await the network, and `pause.sleep`, which awaits the host's timer.
 
 #![allow(missing_docs)]
 
@@ -13,6 +13,7 @@ wasmtime::component::bindgen!({
         "loadhost:plugin/http.send-with": async,
         "loadhost:plugin/http.send-opts": async,
         "loadhost:plugin/http.send-expecting": async,
+        "loadhost:plugin/pause.sleep": async,
         "loadhost:plugin/websocket": async | trappable,
         "loadhost:plugin/grpc": async | trappable,
     },

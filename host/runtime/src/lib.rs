@@ -35,7 +35,7 @@
 //! - [`worker`]: the engine's `WorkerFactory`/`Worker` implemented with instances.
 //! - `shared`: an async plugin's workers, sharing instances whose tasks run together
 //!   (`run_concurrent`), and their shared fate.
-//! - `timers_host`: the `loadhost:plugin/timers` import (an async task's sleep).
+//! - `timers_host`: the `loadhost:plugin/timers` and `pause` imports (an async and a synchronous task's sleep).
 //! - [`runners`]: the Python and JavaScript runners the binary carries, which run scripts.
 //! - [`plugin_text`]: what a plugin says, redacted and bounded on its way to an output.
 

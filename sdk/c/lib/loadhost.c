@@ -454,6 +454,10 @@ static void end_open_groups(void) {
     }
 }
 
+void loadhost_sleep_ms(uint32_t ms) {
+    loadhost_plugin_pause_sleep(ms);
+}
+
 bool loadhost_check(const char *name, bool ok, const loadhost_tag *tags, size_t tag_count) {
     if (!usable("check", name, ok ? "true" : "false", NULL, tags, tag_count)) {
         return ok;

@@ -19,7 +19,7 @@
  * - optional lifecycle: loadhost_setup, loadhost_init, loadhost_teardown (no-ops unless defined);
  * - metrics: loadhost_counter, loadhost_gauge, loadhost_trend, loadhost_check, LOADHOST_TAGS, and
  *   LOADHOST_METRIC to declare them; groups (k6's steps): loadhost_group_begin/end, timed as
- *   group_duration;
+ *   group_duration; think time: loadhost_sleep_ms;
  * - HTTP: loadhost_http_get, loadhost_http_post, loadhost_http_send (its request may leave the
  *   response headers and body out: discard_headers, discard_body; its options follow redirects,
  *   keep cookies and decode bodies: loadhost_http_options_default), loadhost_response_*, the
@@ -178,6 +178,11 @@ void loadhost_group_end(void);
 /* The path of the innermost open group ("::checkout::pay"), or NULL outside any; valid until a
  * group begins or ends. */
 const char *loadhost_group_current(void);
+
+/* Sleep `ms` milliseconds: think time in a journey (k6's and Locust's `sleep`), on the host's timer
+ * (`loadhost:plugin/pause`) while other workers run. The time is in the task's duration, not in any
+ * request's; a task's timeout still ends the task. */
+void loadhost_sleep_ms(uint32_t ms);
 
 /*
  * Declare a metric the plugin records, at file scope, one per use:

@@ -83,6 +83,11 @@ extern void __wasm_import_loadhost_plugin_grpc_method_streaming_call_receive(int
 __attribute__((__import_module__("loadhost:plugin/grpc@0.1.0"), __import_name__("[method]streaming-call.trailers")))
 extern void __wasm_import_loadhost_plugin_grpc_method_streaming_call_trailers(int32_t, uint8_t *);
 
+// Imported Functions from `loadhost:plugin/pause@0.1.0`
+
+__attribute__((__import_module__("loadhost:plugin/pause@0.1.0"), __import_name__("sleep")))
+extern void __wasm_import_loadhost_plugin_pause_sleep(int32_t);
+
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 
 __attribute__((__weak__, __export_name__("cabi_post_loadhost:plugin/lifecycle@0.1.0#setup")))
@@ -1782,6 +1787,10 @@ void loadhost_plugin_grpc_method_streaming_call_trailers(loadhost_plugin_grpc_bo
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_loadhost_plugin_grpc_method_streaming_call_trailers((self).__handle, ptr);
   *ret = (loadhost_plugin_grpc_metadata_t) { (workload_with_lifecycle_tuple2_string_list_u8_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
+}
+
+void loadhost_plugin_pause_sleep(uint32_t ms) {
+  __wasm_import_loadhost_plugin_pause_sleep((int32_t) (ms));
 }
 
 __attribute__((__export_name__("loadhost:plugin/lifecycle@0.1.0#setup")))

@@ -495,6 +495,10 @@ extern bool loadhost_plugin_grpc_method_streaming_call_receive(loadhost_plugin_g
 // The trailers, once `receive` has returned none (empty before).
 extern void loadhost_plugin_grpc_method_streaming_call_trailers(loadhost_plugin_grpc_borrow_streaming_call_t self, loadhost_plugin_grpc_metadata_t *ret);
 
+// Imported Functions from `loadhost:plugin/pause@0.1.0`
+// Resume after `ms` milliseconds (a task's timeout still ends it).
+extern void loadhost_plugin_pause_sleep(uint32_t ms);
+
 // Exported Functions from `loadhost:plugin/lifecycle@0.1.0`
 bool exports_loadhost_plugin_lifecycle_setup(workload_with_lifecycle_string_t *options, workload_with_lifecycle_string_t *ret, workload_with_lifecycle_string_t *err);
 bool exports_loadhost_plugin_lifecycle_init(uint32_t worker_id, workload_with_lifecycle_string_t *setup_data, workload_with_lifecycle_string_t *err);

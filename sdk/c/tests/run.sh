@@ -98,7 +98,7 @@ fi
 # headers or body, the data feed.
 printf '{"id": 1}\n{"id": 22}\n' >"$work/feed.jsonl"
 if run surface 0 surface -e TARGET_URL="$url" --allow-host "$addr" -e FLAG=" Yes " -w 2 -n 10 --data "$work/feed.jsonl"; then
-    expect surface 'tasks["passed"] == 10 and len(checks) == 17 and all(c == {"passes": 10, "fails": 0} for c in checks.values())'
+    expect surface 'tasks["passed"] == 10 and len(checks) == 18 and all(c == {"passes": 10, "fails": 0} for c in checks.values())'
     expect surface 'metrics["c_tasks{scenario:default}"]["count"] == 10 and metrics["c_input_len{kind:feed,lang:c}"]["count"] == 10'
     expect surface 's["teardown_error"] is None and "c_worker" in metrics'
 fi

@@ -11,9 +11,9 @@
 //     if (!check('status is 200', response.status === 200)) throw failed(`status ${response.status}`);
 //   }
 //
-// Layout: task errors (retryable/failed/abort), metrics (counter/gauge/trend/check, and
-// declareMetrics to state them for `loadhost inspect` and thresholds), groups (group, k6's steps,
-// timed as group_duration), configuration
+// Layout: task errors (retryable/failed/abort), sleep (think time on the host's timer), metrics
+// (counter/gauge/trend/check, and declareMetrics to state them for `loadhost inspect` and
+// thresholds), groups (group, k6's steps, timed as group_duration), configuration
 // from the environment (env/envOr/environment, and declareOptions to state the options read, typed,
 // with their defaults, for `loadhost inspect` and `loadhost run`'s checks), HTTP (get/post/put/del/request, with
 // withoutHeaders()/discardBody() for a plugin that reads only the status, and the host's
@@ -29,6 +29,7 @@ import {
   addCookie as hostAddCookie, clearCookies as hostClearCookies, cookiesFor as hostCookiesFor, sendOpts as hostSendOpts,
   sendExpecting as hostSendExpecting, setExpectedStatuses as hostSetExpectedStatuses,
 } from 'loadhost:plugin/http@0.1.0';
+import { sleep as hostSleep } from 'loadhost:plugin/pause@0.1.0';
 import { getEnvironment } from 'wasi:cli/environment@0.2.6';
 import { U32_MAX, bytes } from './values.js';
 
@@ -555,6 +556,22 @@ function optionValue(option) {
     if (error instanceof Unfit) throw refused(new ConfigError(option.name, raw, error.expected));
     throw error;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sleeping: think time in a journey, on the host's timer (`loadhost:plugin/pause`). The worker's
+// instance waits; other workers run meanwhile. The time slept is in the task's duration, not in
+// any request's.
+
+/**
+ * Wait `seconds` (a number, fractions allowed: `sleep(0.5)`), as k6's and Locust's `sleep` do. A
+ * part of a millisecond counts as a whole one; a task's timeout still ends the task.
+ */
+export function sleep(seconds) {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
+    throw new TypeError(`sleep(seconds): expected a finite number of seconds, at least 0, got ${show(seconds)}`);
+  }
+  hostSleep(Math.min(Math.ceil(seconds * 1000), U32_MAX));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -105,6 +105,7 @@ _module(
     TaskError_Abort=_case("TaskError_Abort"),
 )
 _module("wit_world.imports.metrics", **{k: _record(k) for k in ("counter", "gauge", "trend", "check")})
+_module("wit_world.imports.pause", sleep=_record("sleep"))
 HOST_HTTP = _module(
     "wit_world.imports.http",
     Request=Request,
@@ -240,6 +241,21 @@ def _entry(**app_functions):
     _module("app", __file__=os.path.join(_HERE, "app.py"), **app_functions)
     sys.modules.pop("loadhost_entry", None)
     return importlib.import_module("loadhost_entry")
+
+
+class Sleep(unittest.TestCase):
+    def setUp(self):
+        CALLS.clear()
+
+    def test_seconds_become_whole_milliseconds_and_a_bad_argument_names_the_call(self):
+        loadhost.sleep(0.25)
+        loadhost.sleep(0.0001)
+        loadhost.sleep(2)
+        self.assertEqual([c[1:] for c in CALLS], [(250,), (1,), (2000,)])
+        for bad in ("1s", -1, float("nan"), float("inf"), None, True):
+            with self.assertRaisesRegex(TypeError, r"^sleep\(seconds\): expected a finite number of seconds"):
+                loadhost.sleep(bad)
+        self.assertEqual(len(CALLS), 3, "nothing slept for a bad argument")
 
 
 class Metrics(unittest.TestCase):

@@ -31,6 +31,7 @@
 //!   bindings.
 //! - [`metrics`]: counters, gauges, trends and checks, aggregated by the host, and
 //!   [`declare_metrics!`], which states them in the component for `loadhost inspect` and thresholds.
+//! - [`pause::sleep`]: think time in a synchronous task, on the host's timer (k6's `sleep`).
 //! - [`group`] and [`Group`] ([`steps`]): a named block of a task, timed as `group_duration` and
 //!   nested k6's way (`::checkout::pay`); the checks made inside carry the group's path.
 //! - [`http`]: an HTTP client (the host pools connections, follows redirects, decodes bodies and
@@ -115,6 +116,7 @@ pub mod http;
 pub mod metrics;
 pub mod options;
 mod panic_hook;
+pub mod pause;
 pub mod steps;
 mod timers;
 pub mod ws;

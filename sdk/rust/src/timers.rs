@@ -15,7 +15,7 @@ pub async fn sleep(duration: Duration) {
 }
 
 /// `duration` in milliseconds, rounded up, at most `u32::MAX`.
-fn whole_millis(duration: Duration) -> u32 {
+pub(crate) fn whole_millis(duration: Duration) -> u32 {
     u32::try_from(duration.as_nanos().div_ceil(1_000_000)).unwrap_or(u32::MAX)
 }
 

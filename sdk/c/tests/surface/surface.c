@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "loadhost.h"
 
@@ -206,6 +207,14 @@ loadhost_result loadhost_do_task(const loadhost_task *task) {
     loadhost_check("basic auth request answered", status == LOADHOST_HTTP_OK && response.status == 200,
                    LOADHOST_NO_TAGS);
     loadhost_response_free(&response);
+
+    /* Think time on the host's timer: at least what was asked. */
+    struct timespec before, after;
+    clock_gettime(CLOCK_MONOTONIC, &before);
+    loadhost_sleep_ms(20);
+    clock_gettime(CLOCK_MONOTONIC, &after);
+    double slept_ms = (double)(after.tv_sec - before.tv_sec) * 1e3 + (double)(after.tv_nsec - before.tv_nsec) / 1e6;
+    loadhost_check("slept 20 ms", slept_ms >= 20.0, LOADHOST_NO_TAGS);
 
     /* A request the host must deny (no --allow-host for it). */
     status = loadhost_http_get("http://127.0.0.2:9/", &response);

@@ -9,6 +9,7 @@ export const fake = {
   metrics: [],
   sent: [],
   workerExpected: [],
+  slept: [],
 };
 
 export function hostError(tag, val) {
@@ -125,6 +126,10 @@ export function cookiesFor() {
 }
 export function addCookie() {}
 export function clearCookies() {}
+// loadhost:plugin/pause: what was slept, in ms.
+export function sleep(ms) {
+  fake.slept.push(ms);
+}
 export function getEnvironment() {
   return fake.env;
 }

@@ -73,6 +73,20 @@ describe('groups', () => {
   });
 });
 
+describe('sleep', () => {
+  test('seconds become whole milliseconds on the host timer; a bad argument names the call', () => {
+    fake.slept.length = 0;
+    loadhost.sleep(0.25);
+    loadhost.sleep(0.0001);
+    loadhost.sleep(0);
+    assert.deepEqual(fake.slept, [250, 1, 0]);
+    for (const bad of ['1s', -1, Number.NaN, Infinity, undefined]) {
+      assert.throws(() => loadhost.sleep(bad), /^TypeError: sleep\(seconds\): expected a finite number of seconds/);
+    }
+    assert.deepEqual(fake.slept, [250, 1, 0], 'nothing slept for a bad argument');
+  });
+});
+
 describe('expected statuses', () => {
   test('a request that expects statuses sends them as inclusive ranges', () => {
     loadhost.get('http://h/gone', { expectedStatuses: [{ min: 200, max: 299 }, 404] }).send();

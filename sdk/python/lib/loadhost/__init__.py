@@ -24,6 +24,7 @@ Layout:
 - `ws`: WebSocket connections (`ws.connect(url)`), owned by the host, kept across tasks if wanted.
 - `grpc`: gRPC unary calls (`grpc.call(target, method, message)`) and streams, protobuf bytes in
   and out.
+- `pause`: `sleep(seconds)`, think time on the host's timer (k6's and Locust's `sleep`).
 - `config`: `env(key, default)`, the settings passed with `loadhost run -e KEY=VALUE`.
 - `options`: `declare_options(...)`, the settings the plugin reads, each with a type, a default or
   `!` (required) and a help, for `loadhost inspect` and `loadhost run`'s checks; `env(key)` then
@@ -32,11 +33,12 @@ Layout:
 
 from wit_world.imports.types import Task
 
-from . import config, cookies, grpc, http, metrics, options, ws
+from . import config, cookies, grpc, http, metrics, options, pause, ws
 from .config import env
 from .errors import Abort, ConfigError, Failed, Retryable, TaskError
 from .metrics import check, counter, current_group, declare_metrics, gauge, group, trend
 from .options import declare_options
+from .pause import sleep
 
 __all__ = [
     "Task",
@@ -54,6 +56,7 @@ __all__ = [
     "current_group",
     "declare_metrics",
     "declare_options",
+    "sleep",
     "config",
     "cookies",
     "grpc",
