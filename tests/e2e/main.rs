@@ -27,6 +27,7 @@ mod http_cmd;
 mod http_features;
 mod http_phases;
 mod http_proxy_tls;
+mod k6_scripts;
 mod languages;
 mod lifecycle;
 mod memory;

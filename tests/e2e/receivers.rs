@@ -17,7 +17,7 @@ mod influx;
 mod otlp;
 mod process;
 mod prometheus;
-mod tools;
+pub(crate) mod tools;
 
 use std::net::{SocketAddr, TcpListener};
 

@@ -31,7 +31,7 @@ import {
 } from 'loadhost:plugin/http@0.1.0';
 import { sleep as hostSleep } from 'loadhost:plugin/pause@0.1.0';
 import { getEnvironment } from 'wasi:cli/environment@0.2.6';
-import { U32_MAX, bytes } from './values.js';
+import { U32_MAX, base64, bytes } from './values.js';
 
 // ---------------------------------------------------------------------------------------------
 // Task errors
@@ -592,18 +592,6 @@ export const DEFAULT_REDIRECTS = 10;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-// Standard base64 with padding (RFC 4648) of bytes, for basic authentication.
-function base64(data) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  let out = '';
-  for (let i = 0; i < data.length; i += 3) {
-    const n = (data[i] << 16) | ((data[i + 1] ?? 0) << 8) | (data[i + 2] ?? 0);
-    out += alphabet[(n >> 18) & 63] + alphabet[(n >> 12) & 63];
-    out += i + 1 < data.length ? alphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < data.length ? alphabet[n & 63] : '=';
-  }
-  return out;
-}
 
 // The bindings throw the WIT error variant ({tag, val}) as the `payload` of an Error: an HttpError
 // about `url` for it, anything else as it came.

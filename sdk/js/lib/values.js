@@ -1,5 +1,5 @@
 // Values as the WIT carries them, shared by the SDK's modules (loadhost.js, ws.js, grpc.js): bytes,
-// optional millisecond timeouts. It imports no host interface, so any module may use it.
+// optional millisecond timeouts, base64. It imports no host interface, so any module may use it.
 
 /** The largest u32, the WIT's limit for milliseconds and counts. */
 export const U32_MAX = 0xffffffff;
@@ -28,4 +28,19 @@ export function timeoutMs(ms) {
   if (ms === undefined || ms === null) return undefined;
   if (typeof ms !== 'number' || Number.isNaN(ms)) throw new TypeError(`timeout must be a number of milliseconds, got ${typeof ms}`);
   return Math.min(Math.max(0, Math.round(ms)), U32_MAX);
+}
+
+/** The standard base64 alphabet (RFC 4648). */
+export const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** Standard base64 with padding (RFC 4648) of bytes: basic authentication, k6/encoding. */
+export function base64(data) {
+  let out = '';
+  for (let i = 0; i < data.length; i += 3) {
+    const n = (data[i] << 16) | ((data[i + 1] ?? 0) << 8) | (data[i + 2] ?? 0);
+    out += BASE64[(n >> 18) & 63] + BASE64[(n >> 12) & 63];
+    out += i + 1 < data.length ? BASE64[(n >> 6) & 63] : '=';
+    out += i + 2 < data.length ? BASE64[n & 63] : '=';
+  }
+  return out;
 }

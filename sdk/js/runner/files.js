@@ -43,6 +43,16 @@ function why(e) {
 
 /** The text of the file at `path` in the script's folder; throws an Error saying why it cannot. */
 export function readScriptFile(path) {
+  const all = readScriptBytes(path);
+  try {
+    return decoder.decode(all);
+  } catch {
+    throw new Error('it is not UTF-8 text');
+  }
+}
+
+/** The bytes of the file at `path` in the script's folder; throws an Error saying why it cannot. */
+export function readScriptBytes(path) {
   let file;
   try {
     file = scriptFolder().openAt({ symlinkFollow: true }, path, {}, { read: true });
@@ -66,11 +76,7 @@ export function readScriptFile(path) {
       all.set(chunk, at);
       at += chunk.length;
     }
-    try {
-      return decoder.decode(all);
-    } catch {
-      throw new Error('it is not UTF-8 text');
-    }
+    return all;
   } catch (e) {
     if (e !== null && typeof e === 'object' && typeof e.payload === 'string') throw new Error(why(e));
     throw e;

@@ -95,6 +95,16 @@ export class ScriptLoader {
       return { path };
     }
     if (specifier.startsWith('/')) throw cannot("import a file of the script's folder by a relative path ('./name.js')");
+    if (specifier === 'k6' || specifier.startsWith('k6/')) {
+      const k6 = Object.keys(this.#builtins).filter((name) => name === 'k6' || name.startsWith('k6/'));
+      throw cannot(`loadhost runs k6 scripts with its own k6 modules, ${k6.join(', ')}; `
+        + `${specifier.startsWith('k6/x/') ? 'k6 extensions (Go code) cannot run in its sandbox' : 'this one is not among them'}`
+        + ' (docs/migrating.md)');
+    }
+    if (/^https?:\/\//.test(specifier)) {
+      throw cannot('a remote module: a script fetches nothing at run time; save the module in the script\'s '
+        + "folder and import it by a relative path ('./name.js')");
+    }
     if (/^[a-z][a-z0-9-]*:/.test(specifier)) {
       throw cannot(`the runner's interfaces are ${Object.keys(this.#builtins).join(', ')}`);
     }

@@ -12,6 +12,7 @@
 import * as http from 'loadhost:plugin/http@0.1.0';
 import * as grpcHost from 'loadhost:plugin/grpc@0.1.0';
 import * as metrics from 'loadhost:plugin/metrics@0.1.0';
+import * as pause from 'loadhost:plugin/pause@0.1.0';
 import * as websocket from 'loadhost:plugin/websocket@0.1.0';
 import * as environment from 'wasi:cli/environment@0.2.6';
 import * as preopens from 'wasi:filesystem/preopens@0.2.12';
@@ -23,6 +24,7 @@ import * as ws from '../ws.js';
 import { describeAt, missingDoTask, witExports } from '../adapter.js';
 import { parse } from './acorn.mjs';
 import { readScriptFile } from './files.js';
+import * as k6 from './k6.js';
 import { ScriptLoader } from './loader.js';
 import { ScriptError, transform } from './transform.js';
 
@@ -35,12 +37,21 @@ const SCRIPT_VARIABLE = 'LOADHOST_SCRIPT';
 const SDK = { 'loadhost.js': loadhost, 'ws.js': ws, 'grpc.js': grpc, 'values.js': values };
 const BUILTINS = {
   'loadhost:plugin/metrics@0.1.0': metrics,
+  'loadhost:plugin/pause@0.1.0': pause,
   'loadhost:plugin/http@0.1.0': http,
   'loadhost:plugin/websocket@0.1.0': websocket,
   'loadhost:plugin/grpc@0.1.0': grpcHost,
   'wasi:cli/environment@0.2.6': environment,
   'wasi:filesystem/preopens@0.2.12': preopens,
   'wasi:filesystem/types@0.2.12': filesystem,
+  // k6's modules, for a script written for k6 (k6.js).
+  k6: Object.freeze({ ...k6.k6, default: k6.k6 }),
+  'k6/http': k6.k6http,
+  'k6/metrics': k6.k6metrics,
+  'k6/execution': k6.k6execution,
+  'k6/data': k6.k6data,
+  'k6/encoding': k6.k6encoding,
+  'k6/timers': k6.k6timers,
 };
 
 // Parse a module of common syntax while the component is built, so the snapshot holds acorn's
@@ -96,7 +107,10 @@ async function load() {
     throw loadhost.abort(`${SCRIPT_VARIABLE} is not set: the runner runs the script it names (loadhost run FILE.js sets it)`);
   }
   const loader = new ScriptLoader({ entry, read: readScriptFile, parse, sdk: SDK, builtins: BUILTINS });
+  // k6's globals (__ENV, __VU, __ITER, open) exist before the script's init code runs.
+  k6.prepare();
   const ns = await loader.load();
+  if (k6.isK6Script(ns)) return k6.adapt(ns);
   if (typeof ns.doTask !== 'function') throw loadhost.abort(missingDoTask(loader.entry));
   return ns;
 }

@@ -139,6 +139,12 @@ export const later = (await import('./sub/late.js')).late;
       "journey.js:1: cannot import '../outside.js': it is outside the script's folder, the only one a script may read");
     await refused({ 'journey.js': "import 'lodash';" },
       "journey.js:1: cannot import 'lodash': a script has no packages: copy an ES-module build into the script's folder and import it by a relative path ('./lodash.js')");
+    await refused({ 'journey.js': "import 'k6/browser';" },
+      /^journey\.js:1: cannot import 'k6\/browser': loadhost runs k6 scripts with its own k6 modules, .*this one is not among them/);
+    await refused({ 'journey.js': "import 'k6/x/kafka';" },
+      /cannot import 'k6\/x\/kafka': .*k6 extensions \(Go code\) cannot run in its sandbox/);
+    await refused({ 'journey.js': "import { randomItem } from 'https://example.invalid/k6-utils.js';" },
+      "journey.js:1: cannot import 'https://example.invalid/k6-utils.js': a remote module: a script fetches nothing at run time; save the module in the script's folder and import it by a relative path ('./name.js')");
     await refused({ 'journey.js': "import '/etc/x.js';" },
       "journey.js:1: cannot import '/etc/x.js': import a file of the script's folder by a relative path ('./name.js')");
     await refused({ 'journey.js': "import 'wasi:filesystem/preopens@0.2.6';" },

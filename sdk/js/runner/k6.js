@@ -1,0 +1,468 @@
+// k6's JavaScript API, written for loadhost on its SDK, so that a script written for k6 runs on the
+// JavaScript runner unchanged (issue 42; docs/migrating.md says what maps and what does not). No
+// k6 code is copied: this follows k6's documented behaviour.
+//
+// The runner offers these namespaces as the modules `k6`, `k6/http`, `k6/metrics`,
+// `k6/execution`, `k6/data`, `k6/encoding` and `k6/timers`, sets the globals a k6 script reads
+// (`__ENV`, `__VU`, `__ITER`, `open`), and `adapt()` turns a script's `default` function (with its
+// `setup` and `teardown`) into the plugin functions the runner's adapter calls.
+//
+// What differs from k6, on purpose: a VU is a loadhost worker (an instance of the runner), its
+// iterations are loadhost's tasks; `__ENV` holds only the `-e` values (the sandbox passes no other
+// environment); `http.batch` sends its requests one after another; Counter deltas are whole numbers.
+
+import * as sdk from '../loadhost.js';
+import { BASE64, base64 } from '../values.js';
+import { readScriptBytes, readScriptFile } from './files.js';
+
+// ---------------------------------------------------------------------------------------------
+// The VU: which worker this instance is, and its iterations.
+
+const vu = {
+  // k6's VU ids start at 1; 0 is the init context (before the worker's init, and in setup).
+  id: 0,
+  iteration: 0,
+  scenario: 'default',
+  startedAt: Date.now(),
+};
+
+function defineGlobals() {
+  const env = Object.freeze(sdk.environment());
+  Object.defineProperty(globalThis, '__ENV', { value: env, configurable: true, enumerable: false });
+  Object.defineProperty(globalThis, '__VU', { get: () => vu.id, configurable: true });
+  Object.defineProperty(globalThis, '__ITER', { get: () => vu.iteration, configurable: true });
+  globalThis.open = open;
+}
+
+/**
+ * k6's `open(path, mode)`: a file of the script's folder (the only one a script may read), as text,
+ * or as an ArrayBuffer with mode 'b'. Paths are relative to the entry script's folder.
+ */
+function open(path, mode = undefined) {
+  const name = String(path).replace(/^\.\//, '');
+  try {
+    if (mode === 'b') {
+      const bytes = readScriptBytes(name);
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    }
+    return readScriptFile(name);
+  } catch (e) {
+    throw new Error(`open(${JSON.stringify(String(path))}): ${e.message} (a script reads files of its own folder only)`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// k6
+
+// k6's tags are an object of string values; loadhost's SDK takes the same.
+function tagsOf(tags) {
+  if (tags === undefined || tags === null) return undefined;
+  return Object.fromEntries(Object.entries(tags).map(([k, v]) => [k, String(v)]));
+}
+
+/** k6's `check(value, { name: fn }, tags)`: each condition is recorded; true when all passed. */
+function check(value, sets, tags = undefined) {
+  let all = true;
+  for (const [name, condition] of Object.entries(sets ?? {})) {
+    const ok = Boolean(typeof condition === 'function' ? condition(value) : condition);
+    sdk.check(name, ok, tagsOf(tags));
+    all &&= ok;
+  }
+  return all;
+}
+
+/** k6's `fail(message)`: the iteration ends failed with `message`. */
+function fail(message = '') {
+  throw sdk.failed(message);
+}
+
+/** k6's `sleep(seconds)`: on the host's timer. */
+function sleep(seconds) {
+  sdk.sleep(Number(seconds));
+}
+
+// k6's randomSeed: Math.random becomes a seeded generator (xorshift128+) in this VU.
+function randomSeed(seed) {
+  let a = BigInt.asUintN(64, BigInt(Math.trunc(Number(seed))) ^ 0x9e3779b97f4a7c15n) || 1n;
+  let b = BigInt.asUintN(64, a * 0xbf58476d1ce4e5b9n) || 2n;
+  Math.random = () => {
+    let s1 = a;
+    const s0 = b;
+    a = s0;
+    s1 = BigInt.asUintN(64, s1 ^ (s1 << 23n));
+    b = s1 ^ s0 ^ (s1 >> 17n) ^ (s0 >> 26n);
+    return Number(BigInt.asUintN(53, b + s0)) / 2 ** 53;
+  };
+}
+
+export const k6 = {
+  check,
+  fail,
+  group: (name, fn) => sdk.group(name, fn),
+  sleep,
+  randomSeed,
+};
+
+// ---------------------------------------------------------------------------------------------
+// k6/http
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+// Go's canonical header key, as k6's response headers are: `content-type` → `Content-Type`.
+function canonical(name) {
+  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_, dash, c) => dash + c.toUpperCase());
+}
+
+// A k6 duration (`'30s'`, `'1m'`, or milliseconds as a number) in milliseconds.
+function millis(value, what) {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value;
+  const ms = typeof value === 'string' ? sdk.durationMs(value) : undefined;
+  if (ms === undefined) throw new TypeError(`${what}: expected a duration such as '30s' or milliseconds, got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+// A request body as k6 sends it: a string or bytes as they are, an object as a URL-encoded form.
+function bodyOf(body, headers) {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string' || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return body;
+  if (typeof body === 'object') {
+    if (!Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) {
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    }
+    // As Go's url.Values.Encode, which k6 uses: keys sorted, spaces as '+', only A-Z a-z 0-9 - _ . ~ bare.
+    const escape = (text) => encodeURIComponent(text)
+      .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+      .replaceAll('%20', '+');
+    return Object.keys(body).sort()
+      .map((k) => `${escape(k)}=${escape(String(body[k]))}`)
+      .join('&');
+  }
+  return String(body);
+}
+
+// k6's error codes for a request that got no response (k6's documented table, the common ones).
+function errorCode(error) {
+  if (error.kind === 'denied') return 1000;
+  const text = error.message.toLowerCase();
+  if (text.includes('timed out') || text.includes('timeout')) return 1050;
+  if (text.includes('refused')) return 1212;
+  if (text.includes('resolve') || text.includes('lookup')) return 1100;
+  if (text.includes('tls') || text.includes('certificate')) return 1300;
+  return 1000;
+}
+
+// The value at a k6 JSON selector (`a.b.0.c`; `#` is an array's length) in `value`.
+function select(value, selector) {
+  let at = value;
+  for (const part of String(selector).split('.')) {
+    if (at === undefined || at === null) return undefined;
+    if (part === '#' && Array.isArray(at)) at = at.length;
+    else at = at[part];
+  }
+  return at;
+}
+
+// The reason phrases of k6's `status_text` ('200 OK'), for the statuses scripts meet.
+const REASONS = {
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found',
+  303: 'See Other', 304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  409: 'Conflict', 410: 'Gone', 422: 'Unprocessable Entity', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+
+const PARAMS = new Set(['headers', 'tags', 'timeout', 'redirects', 'auth', 'responseType', 'cookies', 'jar',
+  'compression', 'responseCallback']);
+
+/** A k6 response: what k6 scripts read of one. */
+class K6Response {
+  constructor(fields) {
+    Object.assign(this, fields);
+  }
+
+  /** The body parsed as JSON, or the value at `selector` in it. */
+  json(selector = undefined) {
+    if (typeof this.body !== 'string') throw new Error('json(): the response has no text body (responseType)');
+    const value = JSON.parse(this.body);
+    return selector === undefined ? value : select(value, selector);
+  }
+}
+
+function request(method, url, body = undefined, params = undefined) {
+  const p = params ?? {};
+  for (const key of Object.keys(p)) {
+    if (!PARAMS.has(key)) throw new TypeError(`http.request: unknown param '${key}' (known: ${[...PARAMS].join(', ')})`);
+  }
+  const headers = { ...(p.headers ?? {}) };
+  const sent = bodyOf(body, headers);
+  let target = String(url);
+  const options = { headers, redirects: p.redirects ?? sdk.DEFAULT_REDIRECTS };
+  if (sent !== undefined) options.body = sent;
+  if (p.timeout !== undefined) options.timeout = millis(p.timeout, 'params.timeout');
+  if (p.tags?.name !== undefined) options.name = String(p.tags.name);
+  if (p.responseType === 'none') options.discardBody = true;
+  // Credentials in the URL (k6's way of giving them) become basic authentication.
+  const creds = /^(https?:\/\/)([^/@:]+):([^/@]*)@/.exec(target);
+  if (creds !== null && (p.auth === undefined || p.auth === 'basic')) {
+    options.auth = [decodeURIComponent(creds[2]), decodeURIComponent(creds[3])];
+    target = creds[1] + target.slice(creds[0].length);
+  }
+  if (p.cookies !== undefined) {
+    const pairs = Object.entries(p.cookies).map(([k, v]) => `${k}=${typeof v === 'object' ? v.value : v}`);
+    if (pairs.length > 0) headers.Cookie = pairs.join('; ');
+  }
+  const started = performance.now();
+  const common = {
+    url: target,
+    request: { method: method.toUpperCase(), url: target, headers, body: sent ?? '' },
+    proto: 'HTTP/1.1',
+  };
+  let response;
+  try {
+    response = sdk.request(method, target, options).send();
+  } catch (e) {
+    if (!(e instanceof sdk.HttpError)) throw e;
+    const duration = performance.now() - started;
+    return new K6Response({
+      ...common,
+      status: 0,
+      status_text: '',
+      body: null,
+      headers: {},
+      cookies: {},
+      error: e.message,
+      error_code: errorCode(e),
+      timings: { duration, blocked: 0, connecting: 0, tls_handshaking: 0, sending: 0, waiting: duration, receiving: 0 },
+    });
+  }
+  const headersOut = {};
+  const cookies = {};
+  for (const [name, value] of response.headers) {
+    const key = canonical(name);
+    const text = decoder.decode(value);
+    headersOut[key] = headersOut[key] === undefined ? text : `${headersOut[key]}, ${text}`;
+    if (key === 'Set-Cookie') {
+      const [pair] = text.split(';');
+      const eq = pair.indexOf('=');
+      if (eq > 0) cookies[pair.slice(0, eq).trim()] = [{ name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim() }];
+    }
+  }
+  let text = null;
+  // k6 has no body for a 204 or 304 (null), and an empty string for any other empty one.
+  if (response.status === 204 || response.status === 304) {
+    text = null;
+  } else if (p.responseType === 'binary') {
+    text = response.body.buffer.slice(response.body.byteOffset, response.body.byteOffset + response.body.byteLength);
+  } else if (p.responseType !== 'none') {
+    text = decoder.decode(response.body);
+  }
+  const duration = response.elapsedMs;
+  return new K6Response({
+    ...common,
+    url: response.finalUrl || target,
+    status: response.status,
+    status_text: `${response.status} ${REASONS[response.status] ?? ''}`.trimEnd(),
+    body: text,
+    headers: headersOut,
+    cookies,
+    error: '',
+    error_code: 0,
+    // The whole exchange as the script saw it; the host's phases of each request are in the
+    // run's http_req_* metrics.
+    timings: { duration, blocked: 0, connecting: 0, tls_handshaking: 0, sending: 0, waiting: duration, receiving: 0 },
+  });
+}
+
+// A batch entry in k6's forms: a URL, [method, url, body, params], or { method, url, body, params }.
+function batchOne(entry) {
+  if (typeof entry === 'string') return request('GET', entry);
+  if (Array.isArray(entry)) return request(entry[0], entry[1], entry[2], entry[3]);
+  return request(entry.method ?? 'GET', entry.url, entry.body, entry.params);
+}
+
+const http = {
+  request,
+  get: (url, params) => request('GET', url, undefined, params),
+  head: (url, params) => request('HEAD', url, undefined, params),
+  post: (url, body, params) => request('POST', url, body, params),
+  put: (url, body, params) => request('PUT', url, body, params),
+  patch: (url, body, params) => request('PATCH', url, body, params),
+  del: (url, body, params) => request('DELETE', url, body, params),
+  options: (url, body, params) => request('OPTIONS', url, body, params),
+  /** k6's `http.batch`: every request, one after another (loadhost's sync tasks do not overlap). */
+  batch(requests) {
+    if (Array.isArray(requests)) return requests.map(batchOne);
+    return Object.fromEntries(Object.entries(requests).map(([k, v]) => [k, batchOne(v)]));
+  },
+  /** k6's `http.expectedStatuses(...)`: what `setResponseCallback` takes. */
+  expectedStatuses: (...statuses) => ({ expectedStatuses: statuses }),
+  setResponseCallback(callback) {
+    sdk.setExpectedStatuses(...(callback?.expectedStatuses ?? []));
+  },
+  url: (strings, ...values) => strings.reduce((out, s, i) => out + s + (i < values.length ? values[i] : ''), ''),
+  cookieJar: () => ({
+    cookiesForURL: (url) => Object.fromEntries(sdk.cookies.get(url).map(([k, v]) => [k, [v]])),
+    set: (url, name, value) => sdk.cookies.set(url, `${name}=${value}`),
+    clear: () => sdk.cookies.clear(),
+  }),
+};
+export const k6http = { ...http, default: http };
+
+// ---------------------------------------------------------------------------------------------
+// k6/metrics
+
+class Metric {
+  constructor(name) {
+    if (typeof name !== 'string' || name === '') throw new TypeError('a metric needs a name');
+    this.name = name;
+  }
+}
+
+class Trend extends Metric {
+  add(value, tags = undefined) {
+    sdk.trend(this.name, Number(value), tagsOf(tags));
+  }
+}
+
+class Counter extends Metric {
+  add(value, tags = undefined) {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) {
+      throw new RangeError(`Counter '${this.name}'.add(${value}): loadhost's counters count whole numbers, at least 0`);
+    }
+    sdk.counter(this.name, n, tagsOf(tags));
+  }
+}
+
+// A Rate is the share of non-zero values added: loadhost records each as a pass or a fail.
+class Rate extends Metric {
+  add(value, tags = undefined) {
+    sdk.check(this.name, Boolean(value), tagsOf(tags));
+  }
+}
+
+class Gauge extends Metric {
+  add(value, tags = undefined) {
+    sdk.gauge(this.name, Number(value), tagsOf(tags));
+  }
+}
+
+export const k6metrics = { Trend, Counter, Rate, Gauge, default: { Trend, Counter, Rate, Gauge } };
+
+// ---------------------------------------------------------------------------------------------
+// k6/execution, k6/data, k6/encoding, k6/timers
+
+const execution = {
+  get vu() {
+    return { idInTest: vu.id, idInInstance: vu.id, iterationInInstance: vu.iteration, iterationInScenario: vu.iteration };
+  },
+  get scenario() {
+    return { name: vu.scenario, startTime: vu.startedAt, iterationInTest: vu.iteration };
+  },
+  get instance() {
+    return { iterationsCompleted: vu.iteration, vusActive: undefined, currentTestRunDuration: Date.now() - vu.startedAt };
+  },
+  test: {
+    abort(message = 'test aborted') {
+      throw sdk.abort(message);
+    },
+  },
+};
+export const k6execution = { ...execution, default: execution };
+
+/** k6's SharedArray: the array `make` returns (each worker holds its own copy in loadhost). */
+class SharedArray {
+  constructor(name, make) {
+    const values = make();
+    if (!Array.isArray(values)) throw new TypeError(`SharedArray '${name}': the function must return an array`);
+    return Object.freeze(values);
+  }
+}
+export const k6data = { SharedArray, default: { SharedArray } };
+
+function b64encode(input, encoding = 'std') {
+  let out = base64(typeof input === 'string' ? encoder.encode(input) : new Uint8Array(input));
+  if (encoding === 'url' || encoding === 'rawurl') out = out.replaceAll('+', '-').replaceAll('/', '_');
+  if (encoding === 'rawstd' || encoding === 'rawurl') out = out.replace(/=+$/, '');
+  return out;
+}
+
+function b64decode(input, encoding = 'std', format = undefined) {
+  const text = String(input).replaceAll('-', '+').replaceAll('_', '/').replace(/=+$/, '');
+  const bytes = [];
+  let bits = 0;
+  let value = 0;
+  for (const c of text) {
+    const v = BASE64.indexOf(c);
+    if (v < 0) throw new Error(`b64decode: '${c}' is not base64 (${encoding})`);
+    value = (value << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push((value >> bits) & 0xff);
+    }
+  }
+  const out = new Uint8Array(bytes);
+  return format === 's' ? decoder.decode(out) : out.buffer;
+}
+export const k6encoding = { b64encode, b64decode, default: { b64encode, b64decode } };
+
+// k6/timers: sync tasks cannot yield, so a timer runs its callback after a host sleep, at once.
+const timers = {
+  setTimeout(callback, ms = 0, ...args) {
+    sdk.sleep(Number(ms) / 1000);
+    callback(...args);
+    return 0;
+  },
+  clearTimeout() {},
+};
+export const k6timers = { ...timers, default: timers };
+
+// ---------------------------------------------------------------------------------------------
+// The script: k6's functions as the plugin's.
+
+/** Whether the entry module `ns` is a k6 script: no doTask, a default function. */
+export function isK6Script(ns) {
+  return typeof ns.doTask !== 'function' && typeof ns.default === 'function';
+}
+
+/** Set the globals a k6 script's init code reads, before it is evaluated. */
+export function prepare() {
+  defineGlobals();
+}
+
+function parsed(data) {
+  return data === undefined || data === '' ? undefined : JSON.parse(data);
+}
+
+/**
+ * The plugin functions of the k6 script `ns`: setup's return value goes, as JSON, to every
+ * iteration and to teardown, as in k6; the worker's id + 1 is `__VU`.
+ */
+export function adapt(ns, exec = 'default') {
+  const iterate = ns[exec];
+  if (typeof iterate !== 'function') throw sdk.abort(`the script exports no function '${exec}'`);
+  let data;
+  return {
+    setup() {
+      if (typeof ns.setup !== 'function') return '';
+      const value = ns.setup();
+      return value === undefined ? '' : JSON.stringify(value);
+    },
+    init(workerId, setupData) {
+      vu.id = Number(workerId) + 1;
+      data = parsed(setupData);
+    },
+    doTask() {
+      try {
+        return iterate(data);
+      } finally {
+        vu.iteration += 1;
+      }
+    },
+    teardown(setupData) {
+      if (typeof ns.teardown === 'function') ns.teardown(parsed(setupData));
+    },
+  };
+}

