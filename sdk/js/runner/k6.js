@@ -196,7 +196,8 @@ function request(method, url, body = undefined, params = undefined) {
   }
   const headers = { ...(p.headers ?? {}) };
   const sent = bodyOf(body, headers);
-  let target = String(url);
+  const asGiven = String(url);
+  let target = asGiven;
   const options = { headers, redirects: p.redirects ?? sdk.DEFAULT_REDIRECTS };
   if (sent !== undefined) options.body = sent;
   if (p.timeout !== undefined) options.timeout = millis(p.timeout, 'params.timeout');
@@ -214,7 +215,8 @@ function request(method, url, body = undefined, params = undefined) {
   }
   const started = performance.now();
   const common = {
-    url: target,
+    // As k6: the URL as the script gave it (credentials and all), unless a redirect moved it.
+    url: asGiven,
     request: { method: method.toUpperCase(), url: target, headers, body: sent ?? '' },
     proto: 'HTTP/1.1',
   };
@@ -260,7 +262,7 @@ function request(method, url, body = undefined, params = undefined) {
   const duration = response.elapsedMs;
   return new K6Response({
     ...common,
-    url: response.finalUrl || target,
+    url: response.finalUrl && response.finalUrl !== target ? response.finalUrl : asGiven,
     status: response.status,
     status_text: `${response.status} ${REASONS[response.status] ?? ''}`.trimEnd(),
     body: text,
@@ -432,6 +434,15 @@ export function prepare() {
   defineGlobals();
 }
 
+/**
+ * This instance is worker `workerId`'s: k6's `__VU` is its id + 1 from now on, in the script's init
+ * code too (which runs at the worker's first call), as k6 runs init code once per VU. The
+ * instance that runs `setup` and `teardown` is never a worker's: its `__VU` stays 0.
+ */
+export function enterVu(workerId) {
+  vu.id = Number(workerId) + 1;
+}
+
 function parsed(data) {
   return data === undefined || data === '' ? undefined : JSON.parse(data);
 }
@@ -451,7 +462,7 @@ export function adapt(ns, exec = 'default') {
       return value === undefined ? '' : JSON.stringify(value);
     },
     init(workerId, setupData) {
-      vu.id = Number(workerId) + 1;
+      enterVu(workerId);
       data = parsed(setupData);
     },
     doTask() {

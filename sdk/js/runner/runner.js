@@ -120,5 +120,15 @@ const wit = witExports(script);
 /** The `loadhost:plugin/doer` export. */
 export const doer = wit.doer;
 
-/** The `loadhost:plugin/lifecycle` export: the script's setup, init and teardown, or no-ops. */
-export const lifecycle = wit.lifecycle;
+/**
+ * The `loadhost:plugin/lifecycle` export: the script's setup, init and teardown, or no-ops. The
+ * worker's id is known before the script loads (at its first call), so a k6 script's init code
+ * sees its `__VU`.
+ */
+export const lifecycle = {
+  ...wit.lifecycle,
+  init(workerId, setupData) {
+    k6.enterVu(workerId);
+    return wit.lifecycle.init(workerId, setupData);
+  },
+};
