@@ -170,3 +170,54 @@ fn k6_scripts_give_the_counts_k6_gives() {
     }
     assert!(differences.is_empty(), "{} differences from k6:\n{}", differences.len(), differences.join("\n"));
 }
+
+/// A script's literal `options` give the plan and the thresholds (no flags given), and the exit
+/// code is k6's: 0 when every threshold held, 99 when one failed.
+#[test]
+fn k6_options_give_the_load_and_the_verdict_k6_gives() {
+    let Some(k6) = k6() else {
+        assert!(tools::usable("k6", false));
+        return;
+    };
+    let work = tempfile::tempdir().expect("a temp dir");
+    for (script, code, iterations) in
+        [("held.js", 0, Some(10)), ("crossed.js", 99, Some(6)), ("timed.js", 0, None), ("stages.js", 0, None)]
+    {
+        let path = scripts().join("options").join(script);
+        let target = TargetProcess::start(&[]);
+        let base = format!("BASE={}", target.url.trim_end_matches('/'));
+        let export = work.path().join(format!("{script}.json"));
+        let theirs = Command::new(&k6)
+            .args(["run", "--quiet", "--no-usage-report", "-e", &base, "--summary-export"])
+            .arg(&export)
+            .arg(&path)
+            .output()
+            .expect("k6 runs");
+        assert_eq!(theirs.status.code(), Some(code), "k6 {script}: {}", String::from_utf8_lossy(&theirs.stderr));
+        let theirs: Value = serde_json::from_str(&std::fs::read_to_string(&export).expect("export")).expect("JSON");
+        let run = Loadhost::run_plugin(&path, &["-e", &base, "--allow-host", &target.authority]);
+        assert_eq!(run.code, code, "loadhost {script}: {}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(&format!("{script}:")) && run.stderr.contains("k6's options read"),
+            "{}",
+            run.stderr
+        );
+        let ours = run.summary();
+        let k6_iterations = theirs["metrics"]["iterations"]["count"].as_u64().expect("iterations");
+        let our_iterations = ours["tasks"]["started"].as_u64().expect("started");
+        match iterations {
+            Some(n) => assert_eq!((our_iterations, k6_iterations), (n, n), "{script}"),
+            // Timed: at most 2 VUs for 2 s of ~100 ms iterations, at most ~40 in each (a busy
+            // machine makes fewer, and not the same number in each): the plan is what is compared.
+            None => {
+                assert!(
+                    (5..=42).contains(&k6_iterations) && (5..=42).contains(&our_iterations),
+                    "{script}: loadhost {our_iterations}, k6 {k6_iterations}"
+                );
+                assert_eq!(ours["workers"]["peak"].as_u64(), Some(2), "{script}: {}", ours["workers"]);
+                let seconds = ours["duration_s"].as_f64().expect("duration_s");
+                assert!((1.9..4.0).contains(&seconds), "{script}: ran {seconds} s");
+            }
+        }
+    }
+}

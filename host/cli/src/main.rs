@@ -17,11 +17,13 @@
 //! - [`signals`]: Ctrl-C and SIGTERM as stop requests (`run`, `find-max`).
 //! - [`stdout`]: writing a command's result to standard output.
 //! - [`exit`]: failures and the documented exit codes.
+//! - [`k6_options`]: a k6 script's literal `options` read as `run`'s flags.
 //! - [`peer_flags`]: k6's and Locust's flags that loadhost names otherwise, and what to write.
 
 mod commands;
 mod exit;
 mod judge;
+mod k6_options;
 mod outputs;
 mod peer_flags;
 mod prepare;

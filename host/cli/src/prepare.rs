@@ -86,11 +86,38 @@ fn gate(path: &Path, cap: loadhost_input::Cap) -> Result<(), Failure> {
 /// thresholds and scenarios would silently not apply: one iteration, no thresholds, exit 0); under
 /// CI (`CI` set, as CI services set it) that is refused, exit 2, so a gate cannot pass by mistake.
 fn unread_k6_options(path: &Path) -> Result<(), Failure> {
-    let Some(at) = loadhost_component::script::k6_options(path) else { return Ok(()) };
-    let what = format!(
-        "{at}: sets k6's `options`, which loadhost does not read: its vus, duration, stages, scenarios and \
-         thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"
-    );
+    use crate::k6_options::{NotRead, apply};
+    let what = match apply(path, &mut loadhost_config::RunOptions::default()) {
+        // Read as flags by `run` (commands/run.rs); what it did not read is said here.
+        Ok(Some(applied)) => {
+            if applied.unread.is_empty() {
+                return Ok(());
+            }
+            let shaping = applied.unread.iter().any(|k| k == "scenarios");
+            let what = format!(
+                "{}: k6's options {} are not read by loadhost (it reads vus, duration, iterations, stages and \
+                 thresholds; docs/migrating.md)",
+                applied.at,
+                applied.unread.join(", ")
+            );
+            if !shaping {
+                tracing::warn!("{what}");
+                return Ok(());
+            }
+            format!("{what}: the load its scenarios describe does not apply; give it as flags (-r/-d or -n, -w)")
+        }
+        Err(NotRead::NotLiteral { at, why }) => format!(
+            "{at}: sets k6's `options`, which loadhost reads only as a literal object ({why}): its vus, duration, \
+             stages and thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"
+        ),
+        Err(NotRead::Invalid { .. }) | Ok(None) => {
+            let Some(at) = loadhost_component::script::k6_options(path) else { return Ok(()) };
+            format!(
+                "{at}: sets k6's `options`, which loadhost does not read: its vus, duration, stages, scenarios and \
+                 thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"
+            )
+        }
+    };
     if under_ci() {
         return Err(Failure::usage(anyhow::anyhow!(
             "{what} (refused because CI is set: a CI gate must not pass on options that were never applied)"

@@ -44,6 +44,33 @@ impl RunArgs {
 }
 
 /// Run the load test and report it.
-pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
+    apply_k6_options(&mut args)?;
     crate::run::run(args)
+}
+
+/// A k6 script's literal `options` as flags (flags win), said in one line; a value k6 would not
+/// take is exit 2. An object computed at run time is left to `prepare`'s warning.
+fn apply_k6_options(args: &mut RunArgs) -> Result<(), Failure> {
+    let Some(plugin) = args.plugin.clone().filter(|p| p.is_file()) else { return Ok(()) };
+    let mut options = args.options.clone();
+    match crate::k6_options::apply(&plugin, &mut options) {
+        Ok(None) | Err(crate::k6_options::NotRead::NotLiteral { .. }) => Ok(()),
+        Err(crate::k6_options::NotRead::Invalid { at, why }) => {
+            Err(Failure::usage(anyhow::anyhow!("{at}: k6's options: {why}")))
+        }
+        Ok(Some(applied)) if args.config.is_some() => Err(Failure::usage(anyhow::anyhow!(
+            "{}: the script sets k6's options and -c names a config file: give the load in one of them",
+            applied.at
+        ))),
+        Ok(Some(applied)) => {
+            let mut said = format!("{}: k6's options read: {}", applied.at, applied.read.join(", "));
+            if !applied.overridden.is_empty() {
+                said.push_str(&format!("; flags win over {}", applied.overridden.join(", ")));
+            }
+            tracing::info!("{said}");
+            args.options = options;
+            Ok(())
+        }
+    }
 }

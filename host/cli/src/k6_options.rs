@@ -1,0 +1,440 @@
+//! k6's `export const options = { … }` in a script, read as flags (issue 42): `vus`, `duration`,
+//! `iterations`, `stages` and `thresholds`, when the object is a literal (numbers, strings,
+//! arrays and objects, as most scripts write it). Flags win, as in k6; with a `-c` file the
+//! options are not read (which of the two would win is not obvious). An object computed at run
+//! time (`__ENV.VUS || 10`, a spread, a function call) is not read, and the run says so.
+//!
+//! The literal is read here, without running the script: the host must know the plan before any
+//! instance exists.
+
+use std::path::Path;
+
+use loadhost_config::RunOptions;
+use serde_json::{Map, Value};
+
+/// The largest script read for its options (the scripts' own cap).
+const CAP: u64 = loadhost_component::script::MAX_BYTES;
+
+/// What a script's `options` gave.
+#[derive(Debug, Default, PartialEq)]
+pub struct Applied {
+    /// Where the object is: `FILE:LINE`.
+    pub at: String,
+    /// Keys read into the run's flags.
+    pub read: Vec<String>,
+    /// Keys loadhost does not read (`scenarios`, `discardResponseBodies`, …).
+    pub unread: Vec<String>,
+    /// Keys a flag already gave (flags win).
+    pub overridden: Vec<String>,
+}
+
+/// Why a script's `options` were not read.
+#[derive(Debug, PartialEq)]
+pub enum NotRead {
+    /// The object is not a literal (at `FILE:LINE`, with why).
+    NotLiteral { at: String, why: String },
+    /// A key's value is not what k6 takes (at `FILE:LINE`, with why): a usage error.
+    Invalid { at: String, why: String },
+}
+
+/// Apply the literal k6 `options` of the JavaScript script `entry` to `options` (fields a flag
+/// set are kept). `Ok(None)` when the script sets no options (or is no JavaScript).
+pub fn apply(entry: &Path, options: &mut RunOptions) -> Result<Option<Applied>, NotRead> {
+    if loadhost_component::script::Language::of(entry) != Some(loadhost_component::script::Language::JavaScript) {
+        return Ok(None);
+    }
+    let Ok(text) = loadhost_input::read_to_string(entry, loadhost_input::Cap::new(CAP, "a script")) else {
+        return Ok(None);
+    };
+    let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    apply_text(&name, &text, options)
+}
+
+fn apply_text(name: &str, text: &str, options: &mut RunOptions) -> Result<Option<Applied>, NotRead> {
+    let Some((line, start)) = find(text) else { return Ok(None) };
+    let at = format!("{name}:{line}");
+    let value = Parser { text: text.as_bytes(), at: start }
+        .value()
+        .map_err(|why| NotRead::NotLiteral { at: at.clone(), why })?;
+    let Value::Object(object) = value else {
+        return Err(NotRead::NotLiteral { at, why: "it is not an object".into() });
+    };
+    let mut applied = Applied { at: at.clone(), ..Applied::default() };
+    map(&object, options, &mut applied).map_err(|why| NotRead::Invalid { at, why })?;
+    Ok(Some(applied))
+}
+
+/// The line of `export const options =` (or `let`/`var`) and the offset just after its `=`.
+fn find(text: &str) -> Option<(usize, usize)> {
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some(rest) = trimmed.strip_prefix("export") {
+            let after_export = rest.trim_start();
+            for kw in ["const", "let", "var"] {
+                if let Some(rest) = after_export.strip_prefix(kw).map(str::trim_start)
+                    && let Some(rest) = rest.strip_prefix("options")
+                    && let Some(value) = rest.trim_start().strip_prefix('=')
+                {
+                    return Some((i + 1, offset + indent + trimmed.len() - value.len()));
+                }
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// Read the options' keys into `options`.
+fn map(object: &Map<String, Value>, options: &mut RunOptions, applied: &mut Applied) -> Result<(), String> {
+    for (key, value) in object {
+        let read = match key.as_str() {
+            "vus" => set(&mut options.workers, || {
+                count(key, value).and_then(|n| u32::try_from(n).map_err(|e| e.to_string()))
+            }),
+            "iterations" => set(&mut options.iterations, || count(key, value)),
+            "duration" => set(&mut options.duration, || parsed(key, value)),
+            "stages" => {
+                if options.stage.is_empty() {
+                    options.stage = stages(value)?;
+                    Ok(true)
+                } else {
+                    Ok(false)
+                }
+            }
+            "thresholds" => {
+                options.threshold.extend(thresholds(value)?);
+                Ok(true)
+            }
+            _ => {
+                applied.unread.push(key.clone());
+                continue;
+            }
+        }?;
+        if read { applied.read.push(key.clone()) } else { applied.overridden.push(key.clone()) }
+    }
+    Ok(())
+}
+
+/// Set `field` from `value()` unless a flag set it; whether it was set.
+fn set<T>(field: &mut Option<T>, value: impl FnOnce() -> Result<T, String>) -> Result<bool, String> {
+    if field.is_some() {
+        return Ok(false);
+    }
+    *field = Some(value()?);
+    Ok(true)
+}
+
+fn count(key: &str, value: &Value) -> Result<u64, String> {
+    value.as_u64().ok_or_else(|| format!("{key}: expected a whole number, got {value}"))
+}
+
+/// A string value parsed as loadhost parses the flag.
+fn parsed<T: std::str::FromStr>(key: &str, value: &Value) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    let text = value.as_str().ok_or_else(|| format!("{key}: expected a string such as '30s', got {value}"))?;
+    text.parse().map_err(|e| format!("{key}: '{text}': {e}"))
+}
+
+/// k6's `stages: [{ duration, target }]` as `--stage DURATION:TARGET`.
+fn stages(value: &Value) -> Result<Vec<loadhost_config::units::Stage>, String> {
+    let list = value.as_array().ok_or("stages: expected an array of { duration, target }")?;
+    list.iter()
+        .map(|stage| {
+            let duration = stage["duration"].as_str().ok_or("stages: each needs a duration such as '30s'")?;
+            let target = stage["target"].as_u64().ok_or("stages: each needs a whole-number target")?;
+            format!("{duration}:{target}").parse().map_err(|e| format!("stages: {duration}:{target}: {e}"))
+        })
+        .collect()
+}
+
+/// k6's `thresholds: { METRIC: ['EXPR', { threshold, abortOnFail, delayAbortEval }] }` as
+/// `--threshold METRIC:EXPR[;abort_on_fail][;delay=D]`.
+fn thresholds(value: &Value) -> Result<Vec<loadhost_config::criteria::ThresholdSpec>, String> {
+    let object = value.as_object().ok_or("thresholds: expected an object of metric: [expressions]")?;
+    let mut out = Vec::new();
+    for (metric, list) in object {
+        let items = list.as_array().map(Vec::as_slice).unwrap_or(std::slice::from_ref(list));
+        for item in items {
+            let spec = match item {
+                Value::String(expr) => format!("{metric}:{expr}"),
+                Value::Object(o) => {
+                    let expr =
+                        o["threshold"].as_str().ok_or(format!("thresholds.{metric}: an object needs 'threshold'"))?;
+                    let mut spec = format!("{metric}:{expr}");
+                    if o.get("abortOnFail").and_then(Value::as_bool) == Some(true) {
+                        spec.push_str(";abort_on_fail");
+                    }
+                    if let Some(delay) = o.get("delayAbortEval").and_then(Value::as_str) {
+                        spec.push_str(&format!(";delay={delay}"));
+                    }
+                    spec
+                }
+                other => return Err(format!("thresholds.{metric}: expected strings or objects, got {other}")),
+            };
+            out.push(spec.parse().map_err(|e| format!("thresholds: '{spec}': {e}"))?);
+        }
+    }
+    Ok(out)
+}
+
+/// A reader of the JavaScript literal subset k6's options are written in: objects (keys as
+/// identifiers or quoted), arrays, strings ('…', "…", `…` without `${`), numbers, true, false,
+/// null, comments and trailing commas. Anything else is "not a literal".
+struct Parser<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+/// Nesting deeper than this is not an options object.
+const MAX_DEPTH: usize = 32;
+
+impl Parser<'_> {
+    fn value(&mut self) -> Result<Value, String> {
+        self.nested(0)
+    }
+
+    fn nested(&mut self, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DEPTH {
+            return Err("nested too deep".into());
+        }
+        self.space();
+        match self.peek() {
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(q @ (b'\'' | b'"' | b'`')) => self.string(q).map(Value::String),
+            Some(b'-' | b'0'..=b'9' | b'.') => self.number(),
+            Some(_) => {
+                let word = self.word();
+                match word.as_str() {
+                    "true" => Ok(Value::Bool(true)),
+                    "false" => Ok(Value::Bool(false)),
+                    "null" => Ok(Value::Null),
+                    "" => Err(format!("unexpected '{}'", self.rest_snippet())),
+                    _ => Err(format!("'{word}…' is computed when the script runs")),
+                }
+            }
+            None => Err("it ends too soon".into()),
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, String> {
+        self.at += 1;
+        let mut map = Map::new();
+        loop {
+            self.space();
+            match self.peek() {
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(Value::Object(map));
+                }
+                Some(q @ (b'\'' | b'"')) => {
+                    let key = self.string(q)?;
+                    map.insert(key, self.member(depth)?);
+                }
+                Some(b'.') => return Err("a spread ('...') is computed when the script runs".into()),
+                Some(_) => {
+                    let key = self.word();
+                    if key.is_empty() {
+                        return Err(format!("unexpected '{}'", self.rest_snippet()));
+                    }
+                    map.insert(key, self.member(depth)?);
+                }
+                None => return Err("it ends too soon".into()),
+            }
+            self.space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {}
+                None => return Err("it ends too soon".into()),
+                _ => return Err(format!("expected ',' or '}}' before '{}'", self.rest_snippet())),
+            }
+        }
+    }
+
+    /// `: value` after a key.
+    fn member(&mut self, depth: usize) -> Result<Value, String> {
+        self.space();
+        if self.peek() != Some(b':') {
+            return Err(format!("expected ':' before '{}'", self.rest_snippet()));
+        }
+        self.at += 1;
+        self.nested(depth + 1)
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, String> {
+        self.at += 1;
+        let mut list = Vec::new();
+        loop {
+            self.space();
+            if self.peek() == Some(b']') {
+                self.at += 1;
+                return Ok(Value::Array(list));
+            }
+            list.push(self.nested(depth + 1)?);
+            self.space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {}
+                None => return Err("it ends too soon".into()),
+                _ => return Err(format!("expected ',' or ']' before '{}'", self.rest_snippet())),
+            }
+        }
+    }
+
+    fn string(&mut self, quote: u8) -> Result<String, String> {
+        self.at += 1;
+        let mut out = Vec::new();
+        while let Some(&c) = self.text.get(self.at) {
+            self.at += 1;
+            match c {
+                c if c == quote => return String::from_utf8(out).map_err(|e| e.to_string()),
+                b'$' if quote == b'`' && self.peek() == Some(b'{') => {
+                    return Err("a template with ${…} is computed when the script runs".into());
+                }
+                b'\\' => {
+                    let escaped = self.text.get(self.at).copied().ok_or("it ends too soon")?;
+                    self.at += 1;
+                    out.push(match escaped {
+                        b'n' => b'\n',
+                        b't' => b'\t',
+                        other => other,
+                    });
+                }
+                b'\n' if quote != b'`' => return Err("a string runs past its line".into()),
+                other => out.push(other),
+            }
+        }
+        Err("a string is not closed".into())
+    }
+
+    fn number(&mut self) -> Result<Value, String> {
+        let start = self.at;
+        while matches!(self.peek(), Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'_' | b'0'..=b'9')) {
+            self.at += 1;
+        }
+        let text: String = String::from_utf8_lossy(&self.text[start..self.at]).replace('_', "");
+        if let Ok(n) = text.parse::<u64>() {
+            return Ok(Value::from(n));
+        }
+        text.parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or(format!("'{text}' is not a number"))
+    }
+
+    /// An identifier (or keyword) at the cursor.
+    fn word(&mut self) -> String {
+        let start = self.at;
+        while matches!(self.peek(), Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'$')) {
+            self.at += 1;
+        }
+        String::from_utf8_lossy(&self.text[start..self.at]).into_owned()
+    }
+
+    /// Skip white space and comments.
+    fn space(&mut self) {
+        loop {
+            match (self.peek(), self.text.get(self.at + 1)) {
+                (Some(b' ' | b'\t' | b'\n' | b'\r'), _) => self.at += 1,
+                (Some(b'/'), Some(b'/')) => {
+                    while !matches!(self.peek(), Some(b'\n') | None) {
+                        self.at += 1;
+                    }
+                }
+                (Some(b'/'), Some(b'*')) => {
+                    self.at += 2;
+                    while self.peek().is_some() && !self.text[self.at..].starts_with(b"*/") {
+                        self.at += 1;
+                    }
+                    self.at = (self.at + 2).min(self.text.len());
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    fn rest_snippet(&self) -> String {
+        let end = (self.at + 20).min(self.text.len());
+        String::from_utf8_lossy(&self.text[self.at..end]).lines().next().unwrap_or_default().to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(script: &str) -> (Result<Option<Applied>, NotRead>, RunOptions) {
+        let mut options = RunOptions::default();
+        (apply_text("s.js", script, &mut options), options)
+    }
+
+    #[test]
+    fn a_literal_object_becomes_flags_and_says_what_it_did_not_read() {
+        let script = "import http from 'k6/http';\n\n\
+            export const options = {\n  vus: 10, // ten\n  duration: '30s',\n  /* the gate */\n\
+            thresholds: {\n    http_req_failed: ['rate<0.01'],\n    'http_req_duration{name:home}': [\n\
+            { threshold: 'p(95)<500', abortOnFail: true, delayAbortEval: '10s' },\n    ],\n  },\n\
+            discardResponseBodies: true,\n};\nexport default function () {}\n";
+        let (applied, options) = read(script);
+        let applied = applied.unwrap().unwrap();
+        assert_eq!(applied.at, "s.js:3");
+        assert_eq!(applied.read, ["duration", "thresholds", "vus"]);
+        assert_eq!(applied.unread, ["discardResponseBodies"]);
+        assert_eq!(options.workers, Some(10));
+        assert_eq!(options.duration.map(|d| d.0), Some(std::time::Duration::from_secs(30)));
+        let specs: Vec<String> = options.threshold.iter().map(|t| t.to_string()).collect();
+        assert_eq!(specs.len(), 2, "{specs:?}");
+        assert!(specs[0].starts_with("http_req_duration{name:home}:p(95)<500"), "{specs:?}");
+    }
+
+    #[test]
+    fn flags_win_and_stages_ramp_the_workers() {
+        let mut options = RunOptions { workers: Some(3), ..RunOptions::default() };
+        let script = "export const options = { vus: 50, stages: [{ duration: '10s', target: 20 }, { duration: \"5s\", target: 0 },] };";
+        let applied = apply_text("s.js", script, &mut options).unwrap().unwrap();
+        assert_eq!(options.workers, Some(3));
+        assert_eq!(applied.overridden, ["vus"]);
+        assert_eq!(options.stage.len(), 2);
+    }
+
+    #[test]
+    fn computed_options_are_not_read_and_bad_values_are_named() {
+        for (script, why) in [
+            ("export const options = { vus: __ENV.VUS || 10 };", "'__ENV…' is computed"),
+            ("export const options = { ...base, vus: 2 };", "a spread"),
+            ("export const options = { duration: `${d}s` };", "a template"),
+            ("export const options = { vus: 2", "ends too soon"),
+        ] {
+            match read(script).0 {
+                Err(NotRead::NotLiteral { at, why: said }) => {
+                    assert_eq!(at, "s.js:1");
+                    assert!(said.contains(why), "{script}: {said}");
+                }
+                other => panic!("{script}: {other:?}"),
+            }
+        }
+        for (script, why) in [
+            ("export const options = { vus: 'ten' };", "vus: expected a whole number"),
+            ("export const options = { duration: '30 parsecs' };", "duration: '30 parsecs'"),
+            ("export const options = { thresholds: { http_reqs: ['count<<1'] } };", "thresholds: 'http_reqs:count<<1'"),
+        ] {
+            match read(script).0 {
+                Err(NotRead::Invalid { why: said, .. }) => assert!(said.contains(why), "{script}: {said}"),
+                other => panic!("{script}: {other:?}"),
+            }
+        }
+        assert_eq!(read("export default function () {}").0, Ok(None));
+        // Deep nesting is refused, not recursed into without bound.
+        let deep = format!("export const options = {{ a: {}1{} }};", "[".repeat(100), "]".repeat(100));
+        assert!(matches!(read(&deep).0, Err(NotRead::NotLiteral { .. })));
+    }
+}
