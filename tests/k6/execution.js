@@ -9,5 +9,6 @@ export default function () {
     'scenario is default': (e) => e.scenario.name === 'default',
     'vu id matches __VU': (e) => e.vu.idInTest === __VU && e.vu.idInTest >= 1,
     'iteration in instance matches __ITER': (e) => e.vu.iterationInInstance === __ITER,
+    'iteration in test is the run\'s': (e) => e.scenario.iterationInTest >= 0 && e.scenario.iterationInTest < 12,
   });
 }

@@ -22,6 +22,8 @@ const vu = {
   // k6's VU ids start at 1; 0 is the init context (before the worker's init, and in setup).
   id: 0,
   iteration: 0,
+  // The task's number in the run (k6's iterationInTest: unique across VUs).
+  inTest: 0,
   scenario: 'default',
   startedAt: Date.now(),
 };
@@ -360,7 +362,7 @@ const execution = {
     return { idInTest: vu.id, idInInstance: vu.id, iterationInInstance: vu.iteration, iterationInScenario: vu.iteration };
   },
   get scenario() {
-    return { name: vu.scenario, startTime: vu.startedAt, iterationInTest: vu.iteration };
+    return { name: vu.scenario, startTime: vu.startedAt, iterationInTest: vu.inTest };
   },
   get instance() {
     return { iterationsCompleted: vu.iteration, vusActive: undefined, currentTestRunDuration: Date.now() - vu.startedAt };
@@ -465,7 +467,8 @@ export function adapt(ns, exec = 'default') {
       enterVu(workerId);
       data = parsed(setupData);
     },
-    doTask() {
+    doTask(task) {
+      vu.inTest = Number(task.iteration);
       try {
         return iterate(data);
       } finally {
