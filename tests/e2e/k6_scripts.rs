@@ -221,3 +221,28 @@ fn k6_options_give_the_load_and_the_verdict_k6_gives() {
         }
     }
 }
+
+/// An import no run could load (a k6 module loadhost lacks, an extension, a remote module) is
+/// refused before any instance: exit 2, its file and line named, no load.
+#[test]
+fn k6_imports_loadhost_lacks_are_refused_before_any_load() {
+    let target = TargetProcess::start(&[]);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let body = format!("export default function () {{ http.get('{}'); }}\n", target.url);
+    for (import, says) in [
+        ("import { browser } from 'k6/browser';", "loadhost runs k6 scripts with its own k6 modules"),
+        ("import kafka from 'k6/x/kafka';", "k6 extensions (Go code) cannot run in loadhost's sandbox"),
+        ("import { textSummary } from 'https://jslib.k6.io/k6-summary/0.0.2/index.js';", "a remote module"),
+    ] {
+        let script = dir.path().join("s.js");
+        std::fs::write(&script, format!("import http from 'k6/http';\n{import}\n{body}")).expect("the script");
+        let run = Loadhost::run_plugin(&script, &["--allow-host", &target.authority, "-n", "3"]);
+        assert_eq!(run.code, 2, "{import}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("s.js:2: cannot import '") && run.stderr.contains(says),
+            "{import}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(target.stats()["requests"].as_u64(), Some(1), "no load, only this /stats");
+}

@@ -37,6 +37,57 @@ pub enum NotRead {
     Invalid { at: String, why: String },
 }
 
+/// The k6 modules the JavaScript runner carries (`sdk/js/runner/runner.js`'s `BUILTINS`; a test
+/// reads that file to keep the two lists one).
+pub const K6_MODULES: [&str; 7] =
+    ["k6", "k6/http", "k6/metrics", "k6/execution", "k6/data", "k6/encoding", "k6/timers"];
+
+/// The first import of the JavaScript script `entry` that no run could load, as `FILE:LINE:
+/// cannot import 'X': why`: a k6 module the runner lacks, a k6 extension or a remote module. The
+/// runner refuses them too (exit 4, as setup); found here, before any instance, it is a usage
+/// error (exit 2) with no load. Only the entry file is read: imports of its own modules are left to
+/// the runner.
+pub fn unloadable_import(entry: &Path) -> Option<String> {
+    if loadhost_component::script::Language::of(entry) != Some(loadhost_component::script::Language::JavaScript) {
+        return None;
+    }
+    let text = loadhost_input::read_to_string(entry, loadhost_input::Cap::new(CAP, "a script")).ok()?;
+    let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    unloadable_import_in(&name, &text)
+}
+
+fn unloadable_import_in(name: &str, text: &str) -> Option<String> {
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if !trimmed.starts_with("import") {
+            continue;
+        }
+        // The specifier: the quoted string after `from`, or right after `import`.
+        let rest = trimmed.rsplit_once(" from ").map_or(&trimmed["import".len()..], |(_, r)| r).trim_start();
+        let Some(quote) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') else { continue };
+        let Some(specifier) = rest[1..].split(quote).next() else { continue };
+        let why = if specifier.starts_with("http://") || specifier.starts_with("https://") {
+            "a remote module: a script fetches nothing at run time; save the module in the script's folder and \
+             import it by a relative path ('./name.js')"
+                .to_owned()
+        } else if specifier.starts_with("k6/x/") {
+            format!(
+                "k6 extensions (Go code) cannot run in loadhost's sandbox; its k6 modules are {}",
+                K6_MODULES.join(", ")
+            )
+        } else if (specifier == "k6" || specifier.starts_with("k6/")) && !K6_MODULES.contains(&specifier) {
+            format!(
+                "loadhost runs k6 scripts with its own k6 modules, {}; this one is not among them (docs/migrating.md)",
+                K6_MODULES.join(", ")
+            )
+        } else {
+            continue;
+        };
+        return Some(format!("{name}:{}: cannot import '{specifier}': {why}", i + 1));
+    }
+    None
+}
+
 /// Apply the literal k6 `options` of the JavaScript script `entry` to `options` (fields a flag
 /// set are kept). `Ok(None)` when the script sets no options (or is no JavaScript).
 pub fn apply(entry: &Path, options: &mut RunOptions) -> Result<Option<Applied>, NotRead> {
@@ -375,6 +426,38 @@ mod tests {
     fn read(script: &str) -> (Result<Option<Applied>, NotRead>, RunOptions) {
         let mut options = RunOptions::default();
         (apply_text("s.js", script, &mut options), options)
+    }
+
+    #[test]
+    fn imports_no_run_could_load_are_named_with_their_line() {
+        let script = "import http from 'k6/http';\nimport { sleep } from \"k6\";\nimport exec from 'k6/execution';\n\
+            import { chromium } from 'k6/browser';\n";
+        let said = unloadable_import_in("s.js", script).unwrap();
+        assert!(
+            said.starts_with("s.js:4: cannot import 'k6/browser': loadhost runs k6 scripts with its own"),
+            "{said}"
+        );
+        let said = unloadable_import_in("s.js", "import kafka from 'k6/x/kafka';").unwrap();
+        assert!(said.contains("k6 extensions (Go code)"), "{said}");
+        let said = unloadable_import_in(
+            "s.js",
+            "import { textSummary } from 'https://jslib.k6.io/k6-summary/0.0.2/index.js';",
+        )
+        .unwrap();
+        assert!(said.contains("a remote module"), "{said}");
+        assert_eq!(unloadable_import_in("s.js", "import { a } from './lib.js';\nimport 'k6/timers';\n"), None);
+    }
+
+    #[test]
+    fn the_k6_modules_are_the_runners() {
+        let runner =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdk/js/runner/runner.js")).unwrap();
+        let listed: Vec<&str> = runner
+            .lines()
+            .filter_map(|l| l.trim_start().split_once(':').map(|(key, _)| key.trim().trim_matches('\'')))
+            .filter(|key| *key == "k6" || key.starts_with("k6/"))
+            .collect();
+        assert_eq!(listed, K6_MODULES, "sdk/js/runner/runner.js's BUILTINS");
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
     // them once read `/dev/zero` without end.
     for (path, _) in files {
         gate(path, settings.plugin_cap())?;
+        if let Some(said) = crate::k6_options::unloadable_import(path) {
+            return Err(Failure::usage(anyhow::anyhow!("{said}")));
+        }
         unread_k6_options(path)?;
     }
     let mut declared = Vec::new();
