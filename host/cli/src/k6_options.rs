@@ -296,14 +296,21 @@ impl Parser<'_> {
                 }
                 None => return Err("it ends too soon".into()),
             }
-            self.space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {}
-                None => return Err("it ends too soon".into()),
-                _ => return Err(format!("expected ',' or '}}' before '{}'", self.rest_snippet())),
-            }
+            self.after_item(b'}')?;
         }
+    }
+
+    /// After an item of an object or array closed by `close`: a comma (passed), or `close` (left
+    /// for the loop to take).
+    fn after_item(&mut self, close: u8) -> Result<(), String> {
+        self.space();
+        match self.peek() {
+            Some(b',') => self.at += 1,
+            Some(c) if c == close => {}
+            None => return Err("it ends too soon".into()),
+            _ => return Err(format!("expected ',' or '{}' before '{}'", close as char, self.rest_snippet())),
+        }
+        Ok(())
     }
 
     /// `: value` after a key.
@@ -326,13 +333,7 @@ impl Parser<'_> {
                 return Ok(Value::Array(list));
             }
             list.push(self.nested(depth + 1)?);
-            self.space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b']') => {}
-                None => return Err("it ends too soon".into()),
-                _ => return Err(format!("expected ',' or ']' before '{}'", self.rest_snippet())),
-            }
+            self.after_item(b']')?;
         }
     }
 

@@ -56,18 +56,12 @@ function open(path, mode = undefined) {
 // ---------------------------------------------------------------------------------------------
 // k6
 
-// k6's tags are an object of string values; loadhost's SDK takes the same.
-function tagsOf(tags) {
-  if (tags === undefined || tags === null) return undefined;
-  return Object.fromEntries(Object.entries(tags).map(([k, v]) => [k, String(v)]));
-}
-
 /** k6's `check(value, { name: fn }, tags)`: each condition is recorded; true when all passed. */
 function check(value, sets, tags = undefined) {
   let all = true;
   for (const [name, condition] of Object.entries(sets ?? {})) {
     const ok = Boolean(typeof condition === 'function' ? condition(value) : condition);
-    sdk.check(name, ok, tagsOf(tags));
+    sdk.check(name, ok, tags);
     all &&= ok;
   }
   return all;
@@ -325,7 +319,7 @@ class Metric {
 
 class Trend extends Metric {
   add(value, tags = undefined) {
-    sdk.trend(this.name, Number(value), tagsOf(tags));
+    sdk.trend(this.name, Number(value), tags);
   }
 }
 
@@ -335,20 +329,20 @@ class Counter extends Metric {
     if (!Number.isInteger(n) || n < 0) {
       throw new RangeError(`Counter '${this.name}'.add(${value}): loadhost's counters count whole numbers, at least 0`);
     }
-    sdk.counter(this.name, n, tagsOf(tags));
+    sdk.counter(this.name, n, tags);
   }
 }
 
 // A Rate is the share of non-zero values added: loadhost records each as a pass or a fail.
 class Rate extends Metric {
   add(value, tags = undefined) {
-    sdk.check(this.name, Boolean(value), tagsOf(tags));
+    sdk.check(this.name, Boolean(value), tags);
   }
 }
 
 class Gauge extends Metric {
   add(value, tags = undefined) {
-    sdk.gauge(this.name, Number(value), tagsOf(tags));
+    sdk.gauge(this.name, Number(value), tags);
   }
 }
 
