@@ -83,5 +83,6 @@ for round in $(seq "$ROUNDS"); do
     lh "loadhost -w 20..100" "$LOADHOST" -w 20 --max-workers 100
     if [ -n "${LOADHOST_BASELINE:-}" ]; then lh "baseline -w 20..100" "$LOADHOST_BASELINE" -w 20 --max-workers 100; fi
     lh "loadhost default crew" "$LOADHOST"
+    if [ -n "${LOADHOST_BASELINE:-}" ]; then lh "baseline default crew" "$LOADHOST_BASELINE"; fi
     k6run
 done

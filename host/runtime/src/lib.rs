@@ -54,6 +54,7 @@ pub mod limits;
 mod metrics_host;
 mod name_lookup;
 mod off_fiber;
+mod off_loop;
 pub mod output;
 pub mod plugin;
 pub mod plugin_text;

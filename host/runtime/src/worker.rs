@@ -52,6 +52,31 @@ impl WasmWorkerFactory {
         self
     }
 
+    /// A worker with an instance of its own, its `init` run (off the event loop, see `off_loop`).
+    async fn own_worker(&self, ctx: WorkerContext) -> Result<WasmWorker, WorkerError> {
+        let capture = self.capture(ctx.scenario.clone(), Some(ctx.id));
+        let (mut store, raw) = self.instance(ctx.metrics, ctx.event_loop, &capture).await?;
+        if let Some(lifecycle) = &self.lifecycle {
+            let init = raw
+                .get_typed_func::<(u32, &str), (Result<(), String>,)>(&mut store, lifecycle.init)
+                .map_err(|err| WorkerError::new(one_line(&err)))?;
+            let setup_data = ctx.setup_data.as_deref().unwrap_or_default();
+            let result = init.call_async(&mut store, (ctx.id, setup_data)).await.map(|(r,)| r);
+            lifecycle_error("init", result, &capture, &self.grants.text)?;
+        }
+        let instance = Workload::new(&mut store, &raw).map_err(|err| WorkerError::new(one_line(&err)))?;
+        let task = bindings::Task {
+            scenario: ctx.scenario.to_string(),
+            worker_id: ctx.id,
+            iteration: 0,
+            attempt: 0,
+            input: Vec::new(),
+        };
+        let side = store.data().side.clone();
+        let own = OwnWorker { store, instance, capture, task, text: self.grants.text.clone(), side };
+        Ok(WasmWorker(Kind::Own(Box::new(own))))
+    }
+
     /// A capture of an instance's output, for worker `worker` of `scenario` (`None`: the
     /// lifecycle's own instance).
     fn capture(&self, scenario: Arc<str>, worker: Option<u32>) -> Arc<Capture> {
@@ -179,27 +204,9 @@ impl WorkerFactory for WasmWorkerFactory {
                     .await?;
             return Ok(WasmWorker(Kind::Shared(worker)));
         }
-        let capture = self.capture(ctx.scenario.clone(), Some(ctx.id));
-        let (mut store, raw) = self.instance(ctx.metrics, ctx.event_loop, &capture).await?;
-        if let Some(lifecycle) = &self.lifecycle {
-            let init = raw
-                .get_typed_func::<(u32, &str), (Result<(), String>,)>(&mut store, lifecycle.init)
-                .map_err(|err| WorkerError::new(one_line(&err)))?;
-            let setup_data = ctx.setup_data.as_deref().unwrap_or_default();
-            let result = init.call_async(&mut store, (ctx.id, setup_data)).await.map(|(r,)| r);
-            lifecycle_error("init", result, &capture, &self.grants.text)?;
-        }
-        let instance = Workload::new(&mut store, &raw).map_err(|err| WorkerError::new(one_line(&err)))?;
-        let task = bindings::Task {
-            scenario: ctx.scenario.to_string(),
-            worker_id: ctx.id,
-            iteration: 0,
-            attempt: 0,
-            input: Vec::new(),
-        };
-        let side = store.data().side.clone();
-        let own = OwnWorker { store, instance, capture, task, text: self.grants.text.clone(), side };
-        Ok(WasmWorker(Kind::Own(Box::new(own))))
+        // Made off the event loop (see `off_loop`), not on it, where tasks would wait.
+        let factory = self.clone();
+        crate::off_loop::make(async move { factory.own_worker(ctx).await }).await.map_err(WorkerError::new)?
     }
 
     async fn setup(&self, metrics: MetricsHandle) -> Result<Option<String>, WorkerError> {
