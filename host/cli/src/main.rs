@@ -24,6 +24,7 @@ mod commands;
 mod exit;
 mod judge;
 mod k6_options;
+mod locustfile;
 mod outputs;
 mod peer_flags;
 mod prepare;

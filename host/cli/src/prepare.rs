@@ -36,7 +36,7 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
     // them once read `/dev/zero` without end.
     for (path, _) in files {
         gate(path, settings.plugin_cap())?;
-        if let Some(said) = crate::k6_options::unloadable_import(path) {
+        if let Some(said) = crate::k6_options::unloadable_import(path).or_else(|| crate::locustfile::unloadable(path)) {
             return Err(Failure::usage(anyhow::anyhow!("{said}")));
         }
         unread_k6_options(path)?;

@@ -14,6 +14,7 @@ ones imported here, `STDLIB` (listed in sdk/python/README.md, "The runner").
 import importlib
 import importlib.util
 import os
+import random
 import sys
 
 # The script's folder is read-only, and each instance compiles the script afresh anyway.
@@ -24,6 +25,7 @@ sys.dont_write_bytecode = True
 STDLIB = (
     "_strptime",  # datetime.strptime and time.strptime import it when first called
     "abc",
+    "argparse",
     "array",
     "base64",
     "binascii",
@@ -87,7 +89,18 @@ for _name in STDLIB:
     importlib.import_module(_name)
 
 from loadhost import _exports, _snapshot, config  # noqa: E402
+import locust  # noqa: E402 (Locust's API for locustfiles, in the snapshot; sdk/python/runner/locust)
+from locust import _adapt as _locust  # noqa: E402
 from loadhost._exports import Doer, Lifecycle, LoadError, Plugin  # noqa: E402, F401 (componentize-py looks them up here)
+
+# Modules that cannot run in a sandboxed worker (loadhost refuses them in the entry file before any
+# load, host/cli/src/locustfile.rs, which says what to do instead; the same list, a test checks).
+CANNOT_MAP = {
+    "gevent": "a worker is one Locust user; the host runs the users concurrently",
+    "geventhttpclient": "requests go through the host's client (self.client)",
+    "requests": "requests go through the host's client (self.client, or loadhost.http)",
+    "multiprocessing": "a worker runs one task at a time: run more workers (-w)",
+}
 
 # Where the host mounts the script's folder, and the variable naming the entry file in it.
 SCRIPT_ROOT = "/script"
@@ -122,11 +135,19 @@ def load(root: str, relative: str) -> Plugin:
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    # Every instance starts from one snapshot, so the random module's state too: seed it from the
+    # instance's own entropy, or every worker would make the same "random" choices.
+    random.seed()
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[module_name]
         raise
+    if _locust.is_locustfile(module):
+        try:
+            return Plugin(_locust.adapt(module), shown)
+        except _locust.LocustfileError as err:
+            raise LoadError(f"{shown}: {err}") from None
     return Plugin(module, shown)
 
 
@@ -134,7 +155,10 @@ def missing_module(err: ModuleNotFoundError):
     """The text for an import of a module the runner does not have (None: Python's own)."""
     if not err.name:
         return None
-    kind = "standard-library module" if err.name.split(".")[0] in sys.stdlib_module_names else "module"
+    top = err.name.split(".")[0]
+    if top in CANNOT_MAP:
+        return f"{err.name!r} cannot run in loadhost: {CANNOT_MAP[top]} (docs/migrating.md, 'From Locust')"
+    kind = "standard-library module" if top in sys.stdlib_module_names else "module"
     return (
         f"the Python runner has no {kind} {err.name!r}: a script may import its own files (and "
         "pure-Python packages copied beside it) and the standard-library modules listed in the "

@@ -1,0 +1,183 @@
+//! Locustfiles run unchanged (issue 42): each conformance locustfile of `tests/locust/` (written for
+//! this suite in Locust's style) runs through the real Locust (PyPI's `locust`, installed by `cargo
+//! xtask setup`) and through `loadhost run` against the same built-in target, with the same users,
+//! and the counts agree: requests and failures for each request name (Locust's statistics table;
+//! loadhost's `http_reqs{name:…}`, `http_req_failed{name:…}` and, for `catch_response=True`, the
+//! check `METHOD NAME`). Each user stops itself after a set number of turns (`StopUser`), so the
+//! counts are exact whatever the machine's speed. A file saying `# compare: total` picks tasks at
+//! random: only the totals are compared. `# run-with: KEY=VALUE` sets Locust's environment
+//! variable and loadhost's `-e` alike.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{Loadhost, root};
+use crate::receivers::tools;
+use crate::target_process::TargetProcess;
+
+const USERS: &str = "4";
+const RUN_TIME: &str = "4s";
+
+/// Requests and failures by request name.
+type Counts = BTreeMap<String, (u64, u64)>;
+
+fn files() -> PathBuf {
+    root().join("tests").join("locust")
+}
+
+/// Locust from the tools venv (or `$LOCUST`, or `PATH`).
+fn locust() -> Option<PathBuf> {
+    if let Some(locust) = std::env::var_os("LOCUST") {
+        return Some(PathBuf::from(locust));
+    }
+    let venv = tools::venv_python_path().with_file_name("locust");
+    if venv.exists() {
+        return Some(venv);
+    }
+    tools::on_path("locust").then(|| PathBuf::from("locust"))
+}
+
+/// The `# run-with: KEY=VALUE` lines of a file.
+fn run_with(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("# run-with:"))
+        .filter_map(|kv| kv.trim().split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+        .collect()
+}
+
+/// Run `file` through Locust; its statistics by name.
+fn through_locust(locust: &Path, file: &Path, env: &[(String, String)], target: &TargetProcess, dir: &Path) -> Counts {
+    let prefix = dir.join("stats");
+    let out = Command::new(locust)
+        .args(["-f"])
+        .arg(file)
+        .args(["--headless", "-u", USERS, "-r", USERS, "-t", RUN_TIME, "--only-summary", "--loglevel", "ERROR"])
+        .args(["-H", target.url.trim_end_matches('/'), "--csv"])
+        .arg(&prefix)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("locust runs");
+    // Locust exits 1 when any request failed; its statistics say what happened.
+    let csv = std::fs::read_to_string(dir.join("stats_stats.csv"))
+        .unwrap_or_else(|_| panic!("locust {}: {}", file.display(), String::from_utf8_lossy(&out.stderr)));
+    let mut counts = Counts::new();
+    for line in csv.lines().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() > 3 && fields[1] != "Aggregated" {
+            let number = |i: usize| fields[i].parse::<u64>().expect("a count");
+            counts.insert(fields[1].to_owned(), (number(2), number(3)));
+        }
+    }
+    counts
+}
+
+/// The same from loadhost's summary: `http_reqs{name:N}`, its failures, and the fails of the check
+/// `METHOD N` a `catch_response` block records.
+fn loadhost_counts(summary: &Value) -> Counts {
+    let metrics = summary["metrics"].as_object().expect("metrics");
+    let mut counts = Counts::new();
+    for (key, value) in metrics {
+        let Some(name) = key.strip_prefix("http_reqs{name:").and_then(|k| k.strip_suffix('}')) else { continue };
+        let failed = metrics.get(&format!("http_req_failed{{name:{name}}}")).and_then(|f| f["passes"].as_u64());
+        counts.insert(name.to_owned(), (value["count"].as_u64().unwrap_or(0), failed.unwrap_or(0)));
+    }
+    for (check, c) in summary["checks"].as_object().into_iter().flatten() {
+        let name = check.split_once(' ').map_or(check.as_str(), |(_, n)| n);
+        if let Some(entry) = counts.get_mut(name) {
+            entry.1 += c["fails"].as_u64().unwrap_or(0);
+        }
+    }
+    counts
+}
+
+fn totals(counts: &Counts) -> (u64, u64) {
+    counts.values().fold((0, 0), |(r, f), (rr, ff)| (r + rr, f + ff))
+}
+
+#[test]
+fn locustfiles_give_the_counts_locust_gives() {
+    let Some(locust) = locust() else {
+        assert!(tools::usable("locust", false));
+        return;
+    };
+    let work = tempfile::tempdir().expect("a temp dir");
+    let mut names: Vec<String> = std::fs::read_dir(files())
+        .expect("tests/locust")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".py"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 12, "the conformance locustfiles: {names:?}");
+    let mut differences = Vec::new();
+    for name in &names {
+        let path = files().join(name);
+        let text = std::fs::read_to_string(&path).expect("the locustfile");
+        let env = run_with(&text);
+        // A target each, so its /stats counts each tool's requests.
+        let target = TargetProcess::start(&[]);
+        let dir = work.path().join(name);
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let theirs = through_locust(&locust, &path, &env, &target, &dir);
+        let locust_seen = target.stats()["requests"].as_u64().expect("requests") - 1;
+        let mut args = vec!["-w", USERS, "-d", RUN_TIME, "--allow-host", &target.authority];
+        let host = format!("LOCUST_HOST={}", target.url.trim_end_matches('/'));
+        let extra: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        args.extend(["-e", &host]);
+        for kv in &extra {
+            args.extend(["-e", kv]);
+        }
+        let run = Loadhost::run_plugin(&path, &args);
+        if run.code != 0 {
+            differences.push(format!("loadhost {name}: exit {}: {}", run.code, run.stderr));
+            continue;
+        }
+        let ours = loadhost_counts(&run.summary());
+        assert!(!theirs.is_empty(), "{name}: Locust made no request");
+        if text.contains("# compare: total") {
+            if totals(&ours) != totals(&theirs) {
+                differences.push(format!("{name}: totals loadhost {:?}, Locust {:?}", totals(&ours), totals(&theirs)));
+            }
+        } else if ours != theirs {
+            differences.push(format!("{name}:\n  loadhost {ours:?}\n  Locust   {theirs:?}"));
+        }
+        // The target saw as many requests from each (its own /stats reads excepted).
+        let all = target.stats()["requests"].as_u64().expect("requests") - 2;
+        if all - locust_seen != locust_seen {
+            differences
+                .push(format!("{name}: the target saw {} from loadhost, {locust_seen} from Locust", all - locust_seen));
+        }
+    }
+    assert!(differences.is_empty(), "{} differences from Locust:\n{}", differences.len(), differences.join("\n"));
+}
+
+/// What a sandboxed worker cannot run (gevent, a LoadTestShape) is refused before any instance:
+/// exit 2, the file and line named, no load.
+#[test]
+fn what_cannot_map_is_refused_before_any_load() {
+    let target = TargetProcess::start(&[]);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let user = format!(
+        "class Shopper(HttpUser):\n    host = '{}'\n\n    @task\n    def buy(self):\n        self.client.get('/')\n",
+        target.url.trim_end_matches('/')
+    );
+    for (head, says) in [
+        (
+            "import gevent\nfrom locust import HttpUser, task\n",
+            "locustfile.py:1: cannot import 'gevent': a worker is one Locust user",
+        ),
+        (
+            "from locust import HttpUser, LoadTestShape, task\nclass Steps(LoadTestShape):\n    def tick(self):\n        return (2, 1)\n",
+            "locustfile.py:2: Steps is a LoadTestShape, which loadhost does not run: give the load's shape with --stage",
+        ),
+    ] {
+        let file = dir.path().join("locustfile.py");
+        std::fs::write(&file, format!("{head}{user}")).expect("the locustfile");
+        let run = Loadhost::run_plugin(&file, &["--allow-host", &target.authority, "-w", "2", "-d", "2s"]);
+        assert_eq!(run.code, 2, "{head}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{head}: {}", run.stderr);
+    }
+    assert_eq!(target.stats()["requests"].as_u64(), Some(1), "no load, only this /stats");
+}
