@@ -181,3 +181,30 @@ fn what_cannot_map_is_refused_before_any_load() {
     }
     assert_eq!(target.stats()["requests"].as_u64(), Some(1), "no load, only this /stats");
 }
+
+/// Locust's own command line, `loadhost locust -f FILE -u -r -t -H --headless`, runs the file as
+/// `run` would: the users ramp at the spawn rate, `-H` is the host and its grant, and the counts are
+/// the file's (4 users × 8 turns of `bytes`, one `home` each).
+#[test]
+fn locusts_command_line_runs_a_locustfile() {
+    let target = TargetProcess::start(&[]);
+    let file = files().join("basic_get.py");
+    let host = target.url.trim_end_matches('/').to_owned();
+    let run = Loadhost::new()
+        .args(["locust".as_ref(), "-f".as_ref(), file.as_os_str()])
+        .args(["--headless", "-u", "4", "-r", "8", "-t", "3", "-H", &host, "--", "--summary-json", "summary.json"])
+        .run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("as loadhost run") && run.stderr.contains("--stage 500ms:4"), "{}", run.stderr);
+    let summary = run.summary();
+    assert_eq!(summary["workers"]["peak"].as_u64(), Some(4), "{}", summary["workers"]);
+    let counts = loadhost_counts(&summary);
+    assert_eq!(counts.get("bytes"), Some(&(32, 0)), "{counts:?}");
+    assert_eq!(counts.get("home"), Some(&(4, 0)), "{counts:?}");
+    // Without -t there is no end to run to: said, exit 2, no load.
+    let run =
+        Loadhost::new().args(["locust".as_ref(), "-f".as_ref(), file.as_os_str(), "-H".as_ref(), host.as_ref()]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("needs -t/--run-time"), "{}", run.stderr);
+    assert_eq!(target.stats()["requests"].as_u64(), Some(37), "36 requests and this /stats");
+}

@@ -71,6 +71,12 @@ impl Failure {
         Self { code: self.code, error: self.error.context(what) }
     }
 
+    /// The error's line, as `report` prints it.
+    #[cfg(test)]
+    pub fn text(&self) -> String {
+        format!("{:#}", self.error)
+    }
+
     /// Print the error on one line and return its exit code.
     pub fn report(self) -> ExitCode {
         eprintln!("error: {:#}", self.error);

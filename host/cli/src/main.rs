@@ -56,6 +56,9 @@ enum Command {
     /// Load-test a URL (or a targets file) with the built-in HTTP plugin: no plugin to write, every
     /// `run` flag, `run`'s report; the URL's HOST:PORT is allowed by typing it.
     Http(Box<commands::http::HttpArgs>),
+    /// Run a locustfile with Locust's command line (`-f FILE -u USERS -r SPAWN_RATE -t TIME -H
+    /// URL`); `run`'s own flags follow `--`.
+    Locust(Box<commands::locust::LocustArgs>),
     /// Find the highest rate that meets the SLOs, and name what limits it (target, emitter,
     /// crew or gate).
     FindMax(Box<commands::find_max::FindMaxArgs>),
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(*args),
         Command::Http(args) => commands::http::run(*args),
+        Command::Locust(args) => commands::locust::run(*args),
         Command::Target(args) => commands::target::run(args),
         Command::FindMax(args) => commands::find_max::run(*args),
         Command::Merge(args) => commands::merge::run(*args),

@@ -23,8 +23,14 @@ pub fn instead_of(arg: &str) -> Option<&'static str> {
              --stage 10s:100 to start 100 users over 10 s); loadhost's -r is an arrival rate (tasks/s)"
         }
         "-t" | "--run-time" => "Locust's run time is loadhost's -d DURATION (--duration)",
-        "--headless" | "--autostart" => "loadhost has no web UI to leave out: leave the flag out",
-        "-f" | "--locustfile" => "name the script as the argument: loadhost run FILE",
+        "--headless" | "--autostart" => {
+            "loadhost has no web UI to leave out: leave the flag out (or keep Locust's whole command \
+             line with loadhost locust -f FILE -u N -r R -t T -H URL --headless)"
+        }
+        "-f" | "--locustfile" => {
+            "name the script as the argument: loadhost run FILE (or Locust's command line: loadhost \
+             locust -f FILE …)"
+        }
         "-H" | "--host" => {
             "loadhost has no --host: pass the base URL to the script with -e KEY=URL, and grant it with \
              --allow-host HOST:PORT"

@@ -5,7 +5,7 @@
 //! and runs it through `loadhost run`'s own code, so the report, the outputs and the exit codes are
 //! `run`'s.
 
-mod targets;
+pub(crate) mod targets;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

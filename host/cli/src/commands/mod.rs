@@ -10,6 +10,7 @@
 //! - [`compare`]: `loadhost compare`, two runs metric by metric.
 //! - [`target`]: `loadhost target`, the built-in HTTP target.
 //! - [`inspect`]: `loadhost inspect`, what a plugin is and what it asks for.
+//! - [`locust`]: `loadhost locust`, Locust's command line for a locustfile, as `run`'s flags.
 //! - [`new`]: `loadhost new`, a plugin project.
 //! - [`build`]: `loadhost build`, a script made a standalone component.
 //! - [`componentize`]: `loadhost componentize`, a core module wrapped into a plugin component.
@@ -24,6 +25,7 @@ pub mod componentize;
 pub mod find_max;
 pub mod http;
 pub mod inspect;
+pub mod locust;
 pub mod merge;
 pub mod new;
 pub mod registry;

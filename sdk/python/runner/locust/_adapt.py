@@ -50,6 +50,15 @@ def adapt(module):
                 "load's shape with --stage DURATION:USERS (the users each stage ends at)"
             )
     classes = user_classes(module)
+    chosen = _tag_set("LOCUST_USER_CLASSES")
+    if chosen is not None:
+        names = {cls.__name__ for cls in classes}
+        unknown = sorted(chosen - names)
+        if unknown:
+            raise LocustfileError(
+                f"no User class {', '.join(unknown)} (LOCUST_USER_CLASSES); the file's are {', '.join(sorted(names))}"
+            )
+        classes = [cls for cls in classes if cls.__name__ in chosen]
     environment = Environment(config.env("LOCUST_HOST") or None, _parsed_options())
     tags = _tag_set("LOCUST_TAGS")
     exclude = _tag_set("LOCUST_EXCLUDE_TAGS")
@@ -108,6 +117,7 @@ def _deal(classes, worker_id):
 
 
 def _tag_set(variable):
+    """The names a comma-separated `-e` setting lists (None: unset)."""
     text = config.env(variable)
     if not text:
         return None
