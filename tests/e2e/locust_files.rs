@@ -184,7 +184,7 @@ fn what_cannot_map_is_refused_before_any_load() {
 
 /// Locust's own command line, `loadhost locust -f FILE -u -r -t -H --headless`, runs the file as
 /// `run` would: the users ramp at the spawn rate, `-H` is the host and its grant, and the counts are
-/// the file's (4 users × 8 turns of `bytes`, one `home` each).
+/// the file's (4 users × 8 turns of `bytes`, one `home` each); a failed request exits 99.
 #[test]
 fn locusts_command_line_runs_a_locustfile() {
     let target = TargetProcess::start(&[]);
@@ -201,10 +201,19 @@ fn locusts_command_line_runs_a_locustfile() {
     let counts = loadhost_counts(&summary);
     assert_eq!(counts.get("bytes"), Some(&(32, 0)), "{counts:?}");
     assert_eq!(counts.get("home"), Some(&(4, 0)), "{counts:?}");
+    // Locust exits 1 when a request failed; loadhost locust's threshold exits 99.
+    let failing = files().join("status_failures.py");
+    let run = Loadhost::new()
+        .args(["locust".as_ref(), "-f".as_ref(), failing.as_os_str()])
+        .args(["-u", "1", "-t", "2", "-H", &host])
+        .run();
+    assert_eq!(run.code, 99, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("http_req_failed:rate==0"), "{}", run.stdout);
     // Without -t there is no end to run to: said, exit 2, no load.
     let run =
         Loadhost::new().args(["locust".as_ref(), "-f".as_ref(), file.as_os_str(), "-H".as_ref(), host.as_ref()]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("needs -t/--run-time"), "{}", run.stderr);
-    assert_eq!(target.stats()["requests"].as_u64(), Some(37), "36 requests and this /stats");
+    // basic_get's 36, status_failures' 1 user × 5 loops × 4, and this /stats.
+    assert_eq!(target.stats()["requests"].as_u64(), Some(57), "{}", target.stats());
 }

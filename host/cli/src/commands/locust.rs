@@ -44,6 +44,11 @@ pub struct LocustArgs {
     #[arg(short = 'E', long = "exclude-tags", value_name = "TAG", num_args = 1..)]
     exclude_tags: Vec<String>,
 
+    /// Locust exits with this code when a request failed (default 1): here a threshold,
+    /// `http_req_failed:rate==0`, which exits 99 when crossed; 0 leaves it out.
+    #[arg(long = "exit-code-on-error", value_name = "CODE", default_value_t = 1)]
+    exit_code_on_error: u8,
+
     /// Write the HTML report (loadhost's) to FILE.
     #[arg(long = "html", value_name = "FILE")]
     html: Option<PathBuf>,
@@ -138,6 +143,10 @@ fn run_words(args: &LocustArgs) -> Result<Vec<String>, Failure> {
     if !args.user_classes.is_empty() {
         flag("-e", format!("LOCUST_USER_CLASSES={}", args.user_classes.join(",")));
     }
+    // A run whose requests failed must not pass a CI gate that passed under Locust's exit code.
+    if args.exit_code_on_error != 0 {
+        flag("--threshold", "http_req_failed:rate==0".to_owned());
+    }
     if let Some(html) = &args.html {
         flag("--html", html.to_string_lossy().into_owned());
     }
@@ -175,9 +184,9 @@ mod tests {
         assert_eq!(
             made.join(" "),
             "shop.py -d 1m --stage 5000ms:10 -e LOCUST_HOST=http://127.0.0.1:8089 --allow-host 127.0.0.1:8089 \
-             -e LOCUST_TAGS=read --summary-json s.json"
+             -e LOCUST_TAGS=read --threshold http_req_failed:rate==0 --summary-json s.json"
         );
-        let made = words("-u 1 -t 30 -H https://api.example/v1 Admin Shopper").expect("made");
+        let made = words("-u 1 -t 30 -H https://api.example/v1 --exit-code-on-error 0 Admin Shopper").expect("made");
         assert_eq!(
             made.join(" "),
             "locustfile.py -d 30s -w 1 -e LOCUST_HOST=https://api.example/v1 --allow-host api.example:443 \
