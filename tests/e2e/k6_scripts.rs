@@ -246,3 +246,35 @@ fn k6_imports_loadhost_lacks_are_refused_before_any_load() {
     }
     assert_eq!(target.stats()["requests"].as_u64(), Some(1), "no load, only this /stats");
 }
+
+/// `loadhost new NAME --lang k6` writes a k6 script that loadhost and k6 both run, its options and
+/// thresholds read alike (flags shorten the run).
+#[test]
+fn the_k6_starter_runs_in_loadhost_and_in_k6() {
+    let target = TargetProcess::start(&[]);
+    let parent = tempfile::tempdir().expect("a temp dir");
+    let made = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .args(["new", "shop", "--lang", "k6", "--dir"])
+        .arg(parent.path())
+        .output()
+        .expect("loadhost new");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let script = parent.path().join("shop").join("script.js");
+    let base = format!("BASE_URL={}", target.url.trim_end_matches('/'));
+    let run = Loadhost::run_plugin(&script, &["-w", "2", "-d", "2s", "-e", &base, "--allow-host", &target.authority]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("k6's options read"), "{}", run.stderr);
+    let ours = run.summary();
+    assert!(ours["checks"]["page has 512 bytes"]["passes"].as_u64() > Some(0), "{}", ours["checks"]);
+    assert_eq!(ours["checks"]["status is 200"]["fails"].as_u64(), Some(0), "{}", ours["checks"]);
+    let Some(k6) = k6() else {
+        assert!(tools::usable("k6", false));
+        return;
+    };
+    let out = Command::new(k6)
+        .args(["run", "--quiet", "--no-usage-report", "--vus", "2", "--duration", "2s", "-e", &base])
+        .arg(&script)
+        .output()
+        .expect("k6 runs");
+    assert!(out.status.success(), "k6 runs the starter: {}", String::from_utf8_lossy(&out.stderr));
+}

@@ -217,3 +217,39 @@ fn locusts_command_line_runs_a_locustfile() {
     // basic_get's 36, status_failures' 1 user × 5 loops × 4, and this /stats.
     assert_eq!(target.stats()["requests"].as_u64(), Some(57), "{}", target.stats());
 }
+
+/// `loadhost new NAME --lang locust` writes a locustfile that loadhost and Locust both run, with
+/// the command its README gives.
+#[test]
+fn the_locust_starter_runs_in_loadhost_and_in_locust() {
+    let target = TargetProcess::start(&[]);
+    let parent = tempfile::tempdir().expect("a temp dir");
+    let made = Command::new(env!("CARGO_BIN_EXE_loadhost"))
+        .args(["new", "shop", "--lang", "locust", "--dir"])
+        .arg(parent.path())
+        .output()
+        .expect("loadhost new");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert!(String::from_utf8_lossy(&made.stdout).contains("loadhost locust -f"), "the next command is said");
+    let file = parent.path().join("shop").join("locustfile.py");
+    assert!(
+        std::fs::read_to_string(parent.path().join("shop/README.md")).expect("README").contains("loadhost locust -f")
+    );
+    let host = target.url.trim_end_matches('/').to_owned();
+    let run = Loadhost::new()
+        .args(["locust".as_ref(), "-f".as_ref(), file.as_os_str()])
+        .args(["-u", "2", "-r", "10", "-t", "2", "-H", &host, "--", "--summary-json", "summary.json"])
+        .run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let counts = loadhost_counts(&run.summary());
+    assert_eq!(counts.get("start"), Some(&(2, 0)), "{counts:?}");
+    assert!(counts.get("home").is_some_and(|(n, failed)| *n > 0 && *failed == 0), "{counts:?}");
+    let Some(locust) = locust() else {
+        assert!(tools::usable("locust", false));
+        return;
+    };
+    let dir = parent.path().join("stats");
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let theirs = through_locust(&locust, &file, &[], &target, &dir);
+    assert_eq!(theirs.get("start"), Some(&(4, 0)), "Locust runs the starter as written (4 users here): {theirs:?}");
+}

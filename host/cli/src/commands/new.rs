@@ -1,5 +1,6 @@
-//! `loadhost new NAME --lang rust|python|js|c`: a plugin project that builds and runs as
-//! generated. Each language's files come from `sdk/LANG/` and are built into the binary, so the
+//! `loadhost new NAME --lang rust|python|js|c|k6|locust`: a plugin project that builds and runs as
+//! generated (for k6 and Locust, a starter script in that tool's style that loadhost, and the tool
+//! itself, run as it is). Each language's files come from `sdk/LANG/` and are built into the binary, so the
 //! command works anywhere: the template (`sdk/LANG/template`, `__NAME__` replaced), the SDK
 //! (`sdk/LANG/lib`, or the Rust SDK's sources), the build script (`sdk/LANG/build.sh`) and the
 //! contract (`wit/plugin.wit`). The project's README has the build and run commands.
@@ -25,6 +26,10 @@ pub enum Lang {
     Js,
     /// C (clang, wasi-libc, `loadhost componentize`).
     C,
+    /// A k6 script (`script.js`), which loadhost runs as it is, as k6 does.
+    K6,
+    /// A locustfile (`locustfile.py`), which loadhost runs as it is, as Locust does.
+    Locust,
 }
 
 impl Lang {
@@ -35,6 +40,8 @@ impl Lang {
             Lang::Python => "Python",
             Lang::Js => "JavaScript",
             Lang::C => "C",
+            Lang::K6 => "k6",
+            Lang::Locust => "Locust",
         }
     }
 }
@@ -65,6 +72,8 @@ static JS_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/templat
 static JS_LIB: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/lib");
 static C_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/c/template");
 static C_LIB: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/c/lib");
+static K6_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/template-k6");
+static LOCUST_TEMPLATE: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/python/template-locust");
 static JS_TOOLCHAIN: Dir = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js/toolchain");
 
 /// A language's toolchain installer (`toolchain.sh check|install`); Rust has rustup.
@@ -74,6 +83,7 @@ fn toolchain_script(lang: Lang) -> Option<&'static str> {
         Lang::Python => Some(include_str!("../../../../sdk/python/toolchain.sh")),
         Lang::Js => Some(include_str!("../../../../sdk/js/toolchain.sh")),
         Lang::C => Some(include_str!("../../../../sdk/c/toolchain.sh")),
+        Lang::K6 | Lang::Locust => None,
     }
 }
 
@@ -84,6 +94,8 @@ fn script_entry(lang: Lang) -> Option<&'static str> {
     match lang {
         Lang::Python => Some("app.py"),
         Lang::Js => Some("plugin.js"),
+        Lang::K6 => Some("script.js"),
+        Lang::Locust => Some("locustfile.py"),
         Lang::Rust | Lang::C => None,
     }
 }
@@ -94,6 +106,8 @@ fn build_script(lang: Lang) -> &'static str {
         Lang::Python => include_str!("../../../../sdk/python/build.sh"),
         Lang::Js => include_str!("../../../../sdk/js/build.sh"),
         Lang::C => include_str!("../../../../sdk/c/build.sh"),
+        // Not written: a peer script is not built.
+        Lang::K6 | Lang::Locust => "",
     }
 }
 
@@ -143,6 +157,11 @@ fn rust_sdk_manifest() -> String {
 
 fn scaffold(args: &NewArgs, root: &Path) -> std::io::Result<()> {
     let name = args.name.as_str();
+    match args.lang {
+        Lang::K6 => return write_dir(&K6_TEMPLATE, root, name),
+        Lang::Locust => return write_dir(&LOCUST_TEMPLATE, root, name),
+        _ => {}
+    }
     std::fs::create_dir_all(root.join("wit"))?;
     std::fs::write(root.join("wit/plugin.wit"), WIT)?;
     write_executable(&root.join("build.sh"), build_script(args.lang))?;
@@ -173,6 +192,7 @@ fn scaffold(args: &NewArgs, root: &Path) -> std::io::Result<()> {
             write_dir(&C_TEMPLATE, root, name)?;
             write_dir(&C_LIB, &root.join("lib"), name)?;
         }
+        Lang::K6 | Lang::Locust => {}
     }
     Ok(())
 }
@@ -195,16 +215,24 @@ pub fn run(args: NewArgs) -> Result<ExitCode, Failure> {
     let setup = if toolchain_script(args.lang).is_some() { "./toolchain.sh install && " } else { "" };
     let dir = root.display();
     let name = &args.name;
-    let text = match script_entry(args.lang) {
-        // A script runs as it is, by the runner in this binary: no toolchain, no build.
-        Some(entry) => format!(
-            "created {dir} ({} plugin)\n  run:   loadhost run {dir}/{entry} (no build; see its README.md)\n  share: loadhost build {dir}/{entry} -o {name}.wasm",
-            args.lang.name()
+    let text = match (args.lang, script_entry(args.lang)) {
+        (Lang::K6, _) => format!(
+            "created {dir} (a k6 script)\n  try:   loadhost target --addr 127.0.0.1:8080 &\n  run:   loadhost run {dir}/script.js --allow-host 127.0.0.1:8080 (k6 runs it too; see its README.md)"
         ),
-        None => format!(
-            "created {dir} ({} plugin)\n  build: cd {dir} && {setup}./build.sh . {name}.wasm\n  run:   loadhost run {name}.wasm (see its README.md)",
-            args.lang.name()
+        (Lang::Locust, _) => format!(
+            "created {dir} (a locustfile)\n  try:   loadhost target --addr 127.0.0.1:8080 &\n  run:   loadhost locust -f {dir}/locustfile.py -u 5 -r 5 -t 10s -H http://127.0.0.1:8080 (Locust runs it too; see its README.md)"
         ),
+        (_, entry) => match entry {
+            // A script runs as it is, by the runner in this binary: no toolchain, no build.
+            Some(entry) => format!(
+                "created {dir} ({} plugin)\n  run:   loadhost run {dir}/{entry} (no build; see its README.md)\n  share: loadhost build {dir}/{entry} -o {name}.wasm",
+                args.lang.name()
+            ),
+            None => format!(
+                "created {dir} ({} plugin)\n  build: cd {dir} && {setup}./build.sh . {name}.wasm\n  run:   loadhost run {name}.wasm (see its README.md)",
+                args.lang.name()
+            ),
+        },
     };
     crate::stdout::write(|out| writeln!(out, "{text}"))?;
     Ok(ExitCode::SUCCESS)
