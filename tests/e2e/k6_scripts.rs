@@ -171,7 +171,8 @@ fn k6_scripts_give_the_counts_k6_gives() {
     assert!(differences.is_empty(), "{} differences from k6:\n{}", differences.len(), differences.join("\n"));
 }
 
-/// A script's literal `options` give the plan and the thresholds (no flags given), and the exit
+/// A script's `options` (literal, or computed from the `-e` values) give the plan and the thresholds
+/// (no flags given), and the exit
 /// code is k6's: 0 when every threshold held, 99 when one failed.
 #[test]
 fn k6_options_give_the_load_and_the_verdict_k6_gives() {
@@ -180,22 +181,40 @@ fn k6_options_give_the_load_and_the_verdict_k6_gives() {
         return;
     };
     let work = tempfile::tempdir().expect("a temp dir");
-    for (script, code, iterations) in
-        [("held.js", 0, Some(10)), ("crossed.js", 99, Some(6)), ("timed.js", 0, None), ("stages.js", 0, None)]
-    {
+    for (script, code, iterations) in [
+        ("held.js", 0, Some(10)),
+        ("crossed.js", 99, Some(6)),
+        ("timed.js", 0, None),
+        ("stages.js", 0, None),
+        ("from_env.js", 0, Some(8)),
+    ] {
         let path = scripts().join("options").join(script);
         let target = TargetProcess::start(&[]);
         let base = format!("BASE={}", target.url.trim_end_matches('/'));
         let export = work.path().join(format!("{script}.json"));
         let theirs = Command::new(&k6)
-            .args(["run", "--quiet", "--no-usage-report", "-e", &base, "--summary-export"])
+            .args([
+                "run",
+                "--quiet",
+                "--no-usage-report",
+                "-e",
+                &base,
+                "-e",
+                "VUS=2",
+                "-e",
+                "ITERS=8",
+                "--summary-export",
+            ])
             .arg(&export)
             .arg(&path)
             .output()
             .expect("k6 runs");
         assert_eq!(theirs.status.code(), Some(code), "k6 {script}: {}", String::from_utf8_lossy(&theirs.stderr));
         let theirs: Value = serde_json::from_str(&std::fs::read_to_string(&export).expect("export")).expect("JSON");
-        let run = Loadhost::run_plugin(&path, &["-e", &base, "--allow-host", &target.authority]);
+        let run = Loadhost::run_plugin(
+            &path,
+            &["-e", &base, "-e", "VUS=2", "-e", "ITERS=8", "--allow-host", &target.authority],
+        );
         assert_eq!(run.code, code, "loadhost {script}: {}\n{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains(&format!("{script}:")) && run.stderr.contains("k6's options read"),

@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use loadhost_config::RunOptions;
+use loadhost_config::units::EnvPair;
 use serde_json::{Map, Value};
 
 /// The largest script read for its options (the scripts' own cap).
@@ -104,7 +105,7 @@ pub fn apply(entry: &Path, options: &mut RunOptions) -> Result<Option<Applied>, 
 fn apply_text(name: &str, text: &str, options: &mut RunOptions) -> Result<Option<Applied>, NotRead> {
     let Some((line, start)) = find(text) else { return Ok(None) };
     let at = format!("{name}:{line}");
-    let value = Parser { text: text.as_bytes(), at: start }
+    let value = Parser { text: text.as_bytes(), at: start, env: &options.env }
         .value()
         .map_err(|why| NotRead::NotLiteral { at: at.clone(), why })?;
     let Value::Object(object) = value else {
@@ -178,7 +179,11 @@ fn set<T>(field: &mut Option<T>, value: impl FnOnce() -> Result<T, String>) -> R
 }
 
 fn count(key: &str, value: &Value) -> Result<u64, String> {
-    value.as_u64().ok_or_else(|| format!("{key}: expected a whole number, got {value}"))
+    // A value from `-e` is a string: `vus: __ENV.VUS || 10` with `-e VUS=20` is 20, as in k6.
+    value
+        .as_u64()
+        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
+        .ok_or_else(|| format!("{key}: expected a whole number, got {value}"))
 }
 
 /// A string value parsed as loadhost parses the flag.
@@ -235,9 +240,44 @@ fn thresholds(value: &Value) -> Result<Vec<loadhost_config::criteria::ThresholdS
 /// A reader of the JavaScript literal subset k6's options are written in: objects (keys as
 /// identifiers or quoted), arrays, strings ('…', "…", `…` without `${`), numbers, true, false,
 /// null, comments and trailing commas. Anything else is "not a literal".
+/// JavaScript's truthiness of a value read here.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// The offset just after `=` of a top-level `const NAME =` (or `let`, `var`) in `text`.
+fn binding(text: &str, name: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        // Top level only: a binding inside a function is not the one the options see.
+        if !line.starts_with(' ') && !line.starts_with('\t') {
+            let trimmed = line.strip_prefix("export ").unwrap_or(line);
+            for kw in ["const ", "let ", "var "] {
+                if let Some(rest) = trimmed.strip_prefix(kw)
+                    && let Some(rest) = rest.trim_start().strip_prefix(name)
+                    && let Some(value) = rest.trim_start().strip_prefix('=')
+                    && !value.starts_with('=')
+                {
+                    return Some(offset + line.len() - value.len());
+                }
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
 struct Parser<'a> {
     text: &'a [u8],
     at: usize,
+    /// The run's `-e` values, which `__ENV.NAME` reads.
+    env: &'a [EnvPair],
 }
 
 /// Nesting deeper than this is not an options object.
@@ -248,7 +288,32 @@ impl Parser<'_> {
         self.nested(0)
     }
 
+    /// A value, or `A || B` and `A ?? B` over values (JavaScript's truthiness; an unset
+    /// `__ENV.NAME` is `undefined`, read here as null).
     fn nested(&mut self, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DEPTH {
+            return Err("nested too deep".into());
+        }
+        let mut value = self.primary(depth)?;
+        loop {
+            self.space();
+            let rest = &self.text[self.at.min(self.text.len())..];
+            let either = if rest.starts_with(b"||") {
+                truthy(&value)
+            } else if rest.starts_with(b"??") {
+                !value.is_null()
+            } else {
+                return Ok(value);
+            };
+            self.at += 2;
+            let other = self.primary(depth + 1)?;
+            if !either {
+                value = other;
+            }
+        }
+    }
+
+    fn primary(&mut self, depth: usize) -> Result<Value, String> {
         if depth > MAX_DEPTH {
             return Err("nested too deep".into());
         }
@@ -263,13 +328,101 @@ impl Parser<'_> {
                 match word.as_str() {
                     "true" => Ok(Value::Bool(true)),
                     "false" => Ok(Value::Bool(false)),
-                    "null" => Ok(Value::Null),
+                    "null" | "undefined" => Ok(Value::Null),
                     "" => Err(format!("unexpected '{}'", self.rest_snippet())),
-                    _ => Err(format!("'{word}…' is computed when the script runs")),
+                    "__ENV" => self.env_value(),
+                    "parseInt" | "parseFloat" | "Number" => self.number_of(&word, depth),
+                    _ => self.constant(&word, depth),
                 }
             }
             None => Err("it ends too soon".into()),
         }
+    }
+
+    /// `__ENV.NAME` or `__ENV['NAME']`: the `-e` value, or null when it is not given.
+    fn env_value(&mut self) -> Result<Value, String> {
+        let name = match self.peek() {
+            Some(b'.') => {
+                self.at += 1;
+                self.word()
+            }
+            Some(b'[') => {
+                self.at += 1;
+                self.space();
+                let quote = self.peek().filter(|q| matches!(q, b'\'' | b'"')).ok_or("__ENV[…] needs a quoted name")?;
+                let name = self.string(quote)?;
+                self.space();
+                if self.peek() != Some(b']') {
+                    return Err("__ENV[…] needs a closing ']'".into());
+                }
+                self.at += 1;
+                name
+            }
+            _ => return Err("__ENV alone is computed when the script runs".into()),
+        };
+        Ok(self
+            .env
+            .iter()
+            .rev()
+            .find(|pair| pair.key == name)
+            .map_or(Value::Null, |pair| Value::String(pair.value.clone())))
+    }
+
+    /// `parseInt(x)`, `parseFloat(x)`, `Number(x)` of a value: a number, or null where JavaScript
+    /// makes NaN (which is falsy, so `parseInt(__ENV.VUS) || 10` is 10 without VUS).
+    fn number_of(&mut self, function: &str, depth: usize) -> Result<Value, String> {
+        self.space();
+        if self.peek() != Some(b'(') {
+            return Err(format!("'{function}' is computed when the script runs"));
+        }
+        self.at += 1;
+        let argument = self.nested(depth + 1)?;
+        self.space();
+        if self.peek() == Some(b',') {
+            // parseInt's radix: only 10 is read.
+            self.at += 1;
+            if self.nested(depth + 1)? != 10u64 {
+                return Err(format!("{function}(…) with a radix other than 10 is computed when the script runs"));
+            }
+            self.space();
+        }
+        if self.peek() != Some(b')') {
+            return Err(format!("{function}(…) needs a closing ')'"));
+        }
+        self.at += 1;
+        let text = match &argument {
+            Value::String(text) => text.trim().to_owned(),
+            Value::Number(n) => n.to_string(),
+            _ => return Ok(Value::Null),
+        };
+        let number = match function {
+            "parseInt" => {
+                let digits: String = text
+                    .chars()
+                    .enumerate()
+                    .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
+                    .map(|(_, c)| c)
+                    .collect();
+                digits.parse::<i64>().ok().map(Value::from)
+            }
+            _ => text.parse::<f64>().ok().and_then(|f| {
+                if f.fract() == 0.0 && f >= 0.0 && f < 2f64.powi(53) {
+                    Some(Value::from(f as u64))
+                } else {
+                    serde_json::Number::from_f64(f).map(Value::Number)
+                }
+            }),
+        };
+        Ok(number.unwrap_or(Value::Null))
+    }
+
+    /// A name bound at the top of the script, `const NAME = …;` (or `let`, `var`): its value.
+    fn constant(&mut self, name: &str, depth: usize) -> Result<Value, String> {
+        let computed = || format!("'{name}…' is computed when the script runs");
+        let text = std::str::from_utf8(self.text).map_err(|_| computed())?;
+        let Some(start) = binding(text, name) else { return Err(computed()) };
+        let mut inner = Parser { text: self.text, at: start, env: self.env };
+        inner.nested(depth + 4).map_err(|why| format!("{name}: {why}"))
     }
 
     fn object(&mut self, depth: usize) -> Result<Value, String> {
@@ -461,6 +614,39 @@ mod tests {
         assert_eq!(listed, K6_MODULES, "sdk/js/runner/runner.js's BUILTINS");
     }
 
+    fn read_with(script: &str, env: &[(&str, &str)]) -> (Result<Option<Applied>, NotRead>, RunOptions) {
+        let env = env.iter().map(|(k, v)| EnvPair { key: (*k).into(), value: (*v).into() }).collect();
+        let mut options = RunOptions { env, ..RunOptions::default() };
+        (apply_text("s.js", script, &mut options), options)
+    }
+
+    #[test]
+    fn options_computed_from_env_read_the_runs_e_values() {
+        let script = "const VUS = parseInt(__ENV.VUS) || 3;\nconst BASE = __ENV.BASE || 'http://x';\n\
+            export const options = {\n  vus: VUS,\n  duration: __ENV.DURATION ?? '10s',\n\
+            iterations: Number(__ENV['ITERS'] || '7'),\n  thresholds: { http_req_duration: [`p(95)<${1}`] },\n};\n";
+        let (applied, _) = read_with(script, &[]);
+        assert!(matches!(applied, Err(NotRead::NotLiteral { .. })), "a template is still refused: {applied:?}");
+        let script = script.replace("`p(95)<${1}`", "'p(95)<500'");
+        let (applied, options) = read_with(&script, &[]);
+        assert!(applied.is_ok(), "{applied:?}");
+        assert_eq!((options.workers, options.iterations), (Some(3), Some(7)));
+        assert_eq!(options.duration.map(|d| d.0), Some(std::time::Duration::from_secs(10)));
+        let (_, options) = read_with(&script, &[("VUS", "20"), ("DURATION", "1m"), ("ITERS", "40")]);
+        assert_eq!((options.workers, options.iterations), (Some(20), Some(40)));
+        assert_eq!(options.duration.map(|d| d.0), Some(std::time::Duration::from_secs(60)));
+        // `||` passes over an empty value, `??` keeps it (and an empty duration is refused).
+        let (applied, _) = read_with(&script, &[("DURATION", "")]);
+        assert!(matches!(applied, Err(NotRead::Invalid { .. })), "{applied:?}");
+        let (_, options) = read_with("export const options = { vus: __ENV.VUS || 4 };\n", &[("VUS", "")]);
+        assert_eq!(options.workers, Some(4));
+        // A value of the script's own making is still said to be computed.
+        let (applied, _) = read_with("export const options = { vus: count() };\n", &[]);
+        assert!(matches!(applied, Err(NotRead::NotLiteral { ref why, .. }) if why.contains("computed")), "{applied:?}");
+        let (applied, _) = read_with("function f() {\n  const N = 5;\n}\nexport const options = { vus: N };\n", &[]);
+        assert!(matches!(applied, Err(NotRead::NotLiteral { .. })), "a name bound inside a function: {applied:?}");
+    }
+
     #[test]
     fn a_literal_object_becomes_flags_and_says_what_it_did_not_read() {
         let script = "import http from 'k6/http';\n\n\
@@ -493,7 +679,7 @@ mod tests {
     #[test]
     fn computed_options_are_not_read_and_bad_values_are_named() {
         for (script, why) in [
-            ("export const options = { vus: __ENV.VUS || 10 };", "'__ENV…' is computed"),
+            ("export const options = { vus: vusFor(__ENV.PROFILE) };", "'vusFor…' is computed"),
             ("export const options = { ...base, vus: 2 };", "a spread"),
             ("export const options = { duration: `${d}s` };", "a template"),
             ("export const options = { vus: 2", "ends too soon"),

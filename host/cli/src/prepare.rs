@@ -110,7 +110,7 @@ fn unread_k6_options(path: &Path) -> Result<(), Failure> {
             format!("{what}: the load its scenarios describe does not apply; give it as flags (-r/-d or -n, -w)")
         }
         Err(NotRead::NotLiteral { at, why }) => format!(
-            "{at}: sets k6's `options`, which loadhost reads only as a literal object ({why}): its vus, duration, \
+            "{at}: sets k6's `options`, which loadhost reads only as a literal object or from the -e values ({why}): its vus, duration, \
              stages and thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"
         ),
         Err(NotRead::Invalid { .. }) | Ok(None) => {
