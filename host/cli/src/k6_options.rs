@@ -49,12 +49,19 @@ pub const K6_MODULES: [&str; 7] =
 /// error (exit 2) with no load. Only the entry file is read: imports of its own modules are left to
 /// the runner.
 pub fn unloadable_import(entry: &Path) -> Option<String> {
-    if loadhost_component::script::Language::of(entry) != Some(loadhost_component::script::Language::JavaScript) {
+    let (name, text) = script_text(entry, loadhost_component::script::Language::JavaScript)?;
+    unloadable_import_in(&name, &text)
+}
+
+/// The file name and text of `entry` when it is a script in `language` that can be read (within
+/// the scripts' cap); `None` otherwise, left to the run to say.
+pub fn script_text(entry: &Path, language: loadhost_component::script::Language) -> Option<(String, String)> {
+    if loadhost_component::script::Language::of(entry) != Some(language) {
         return None;
     }
     let text = loadhost_input::read_to_string(entry, loadhost_input::Cap::new(CAP, "a script")).ok()?;
     let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    unloadable_import_in(&name, &text)
+    Some((name, text))
 }
 
 fn unloadable_import_in(name: &str, text: &str) -> Option<String> {
@@ -92,13 +99,9 @@ fn unloadable_import_in(name: &str, text: &str) -> Option<String> {
 /// Apply the literal k6 `options` of the JavaScript script `entry` to `options` (fields a flag
 /// set are kept). `Ok(None)` when the script sets no options (or is no JavaScript).
 pub fn apply(entry: &Path, options: &mut RunOptions) -> Result<Option<Applied>, NotRead> {
-    if loadhost_component::script::Language::of(entry) != Some(loadhost_component::script::Language::JavaScript) {
-        return Ok(None);
-    }
-    let Ok(text) = loadhost_input::read_to_string(entry, loadhost_input::Cap::new(CAP, "a script")) else {
+    let Some((name, text)) = script_text(entry, loadhost_component::script::Language::JavaScript) else {
         return Ok(None);
     };
-    let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     apply_text(&name, &text, options)
 }
 

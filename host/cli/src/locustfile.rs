@@ -6,9 +6,6 @@
 
 use std::path::Path;
 
-/// The largest script read (the scripts' own cap).
-const CAP: u64 = loadhost_component::script::MAX_BYTES;
-
 /// Modules that cannot run in a sandboxed worker, and what to do instead. The Python runner's
 /// `CANNOT_MAP` names the same modules (a test keeps the two lists one).
 pub const CANNOT_IMPORT: [(&str, &str); 4] = [
@@ -24,11 +21,7 @@ pub const CANNOT_IMPORT: [(&str, &str); 4] = [
 
 /// The first line of the Python script `entry` that no run could load, as `FILE:LINE: …`.
 pub fn unloadable(entry: &Path) -> Option<String> {
-    if loadhost_component::script::Language::of(entry) != Some(loadhost_component::script::Language::Python) {
-        return None;
-    }
-    let text = loadhost_input::read_to_string(entry, loadhost_input::Cap::new(CAP, "a script")).ok()?;
-    let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (name, text) = crate::k6_options::script_text(entry, loadhost_component::script::Language::Python)?;
     unloadable_in(&name, &text)
 }
 
