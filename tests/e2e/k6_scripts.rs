@@ -187,6 +187,7 @@ fn k6_options_give_the_load_and_the_verdict_k6_gives() {
         ("timed.js", 0, None),
         ("stages.js", 0, None),
         ("from_env.js", 0, Some(8)),
+        ("custom_metrics.js", 0, Some(6)),
     ] {
         let path = scripts().join("options").join(script);
         let target = TargetProcess::start(&[]);

@@ -295,7 +295,43 @@ pub fn bundle(runner: &[u8], script: &Script) -> Result<Vec<u8>, ScriptError> {
 /// or `declareMetrics(…)` calls (JavaScript), in every file of its language, read without running
 /// it (as the SDKs' build scripts read them).
 pub fn declarations(script: &Script) -> Result<Vec<String>, ScriptError> {
-    literal_calls(script, "declare_metrics(", "declareMetrics(")
+    let mut all = literal_calls(script, "declare_metrics(", "declareMetrics(")?;
+    if script.language == Language::JavaScript {
+        for line in k6_metrics(script) {
+            // The same metric made in two places (or also declared) is one declaration.
+            if !all.contains(&line) {
+                all.push(line);
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// k6's custom metrics a JavaScript script makes, `new Trend('name')` (or `Rate`, `Counter`,
+/// `Gauge`, with a literal name), as declarations, so a threshold on one (`errors: ['rate<0.1']`)
+/// needs no `--metric`, as in k6. A name that is not a literal is left to `--metric`.
+fn k6_metrics(script: &Script) -> Vec<String> {
+    const KINDS: [(&str, &str); 4] = [("Trend", "trend"), ("Rate", "rate"), ("Counter", "counter"), ("Gauge", "gauge")];
+    let mut found = Vec::new();
+    for (path, bytes) in &script.files {
+        if !(path.ends_with(".js") || path.ends_with(".mjs")) {
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(bytes) else { continue };
+        for (class, kind) in KINDS {
+            let call = format!("new {class}(");
+            for (at, _) in text.match_indices(&call) {
+                let rest = text[at + call.len()..].trim_start();
+                let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"' | '`')) else { continue };
+                let Some(name) = rest[1..].split(quote).next() else { continue };
+                // A name with `${…}` is computed; one over a line is no name.
+                if !name.is_empty() && !name.contains("${") && !name.contains('\n') {
+                    found.push(format!("{name}:{kind}"));
+                }
+            }
+        }
+    }
+    found
 }
 
 /// The options a script declares: the string literals of its `declare_options(…)` calls (Python)
@@ -498,6 +534,28 @@ fn check_path(path: &str) -> Result<(), ScriptError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn k6_metrics_a_script_makes_are_declared_once_each() {
+        let script = Script {
+            language: Language::JavaScript,
+            entry: "s.js".into(),
+            files: vec![
+                (
+                    "lib.js".into(),
+                    b"export const t = new Trend('page_time', true);\nexport const g = new Gauge(`${x}_g`);\n".to_vec(),
+                ),
+                (
+                    "s.js".into(),
+                    b"const e = new Rate(\"errors\");\nconst c = new Counter('pages');\nnew Trend('page_time');\n\
+                      declareMetrics('orders:counter');\n"
+                        .to_vec(),
+                ),
+            ],
+        };
+        let all = declarations(&script).expect("read");
+        assert_eq!(all, ["orders:counter", "page_time:trend", "errors:rate", "pages:counter"]);
+    }
 
     /// The smallest component there is, as a runner stand-in.
     fn runner() -> Vec<u8> {
