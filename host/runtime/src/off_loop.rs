@@ -46,7 +46,7 @@ where
     W: Future<Output = T> + Send + 'static,
 {
     let pool = POOL.get_or_init(start).as_ref().map_err(|err| OffLoopError::Start(err.clone()))?;
-    let mut task = Cancelling(pool.spawn(work));
+    let mut task = AbortOnDrop(pool.spawn(work));
     match (&mut task.0).await {
         Ok(made) => Ok(made),
         Err(err) => Err(OffLoopError::Panicked(err.to_string())),
@@ -63,10 +63,10 @@ fn start() -> Result<Runtime, String> {
         .map_err(|err| err.to_string())
 }
 
-/// A spawned task aborted when whoever waits for it stops waiting.
-struct Cancelling<T>(JoinHandle<T>);
+/// A task's handle that aborts the task when dropped: whoever waits for it stopped waiting.
+pub(crate) struct AbortOnDrop<T>(pub(crate) JoinHandle<T>);
 
-impl<T> Drop for Cancelling<T> {
+impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }

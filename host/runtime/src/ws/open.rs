@@ -14,8 +14,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::off_loop::AbortOnDrop;
 use hyper_util::rt::TokioIo;
-use tokio::task::JoinHandle;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -114,15 +114,6 @@ impl Future for Opening {
             // Only the guard aborts the task, and then nothing awaits it any more.
             Err(err) => Err(wit::Error::Network(format!("the connection was given up: {err}"))),
         })
-    }
-}
-
-/// A task's handle that aborts the task when dropped.
-struct AbortOnDrop<T>(JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

@@ -42,7 +42,7 @@ class Environment:
 
 
 def adapt(module):
-    """The plugin functions (`do_task`, `setup`, `init`, `teardown`) that run `module`'s users."""
+    """The plugin functions (`do_task`, `setup`, `teardown`) that run `module`'s users."""
     for value in vars(module).values():
         if isinstance(value, type) and issubclass(value, LoadTestShape) and not value.abstract:
             raise LocustfileError(
@@ -50,7 +50,7 @@ def adapt(module):
                 "load's shape with --stage DURATION:USERS (the users each stage ends at)"
             )
     classes = user_classes(module)
-    chosen = _tag_set("LOCUST_USER_CLASSES")
+    chosen = _names("LOCUST_USER_CLASSES")
     if chosen is not None:
         names = {cls.__name__ for cls in classes}
         unknown = sorted(chosen - names)
@@ -60,21 +60,18 @@ def adapt(module):
             )
         classes = [cls for cls in classes if cls.__name__ in chosen]
     environment = Environment(config.env("LOCUST_HOST") or None, _parsed_options())
-    tags = _tag_set("LOCUST_TAGS")
-    exclude = _tag_set("LOCUST_EXCLUDE_TAGS")
+    tags = _names("LOCUST_TAGS")
+    exclude = _names("LOCUST_EXCLUDE_TAGS")
     if tags is not None or exclude is not None:
         for cls in classes:
             _filter(cls, tags, exclude)
     events.init.fire(environment=environment, runner=None, web_ui=None)
     state = {}
 
-    def init(worker_id, setup_data):
-        cls = _deal(classes, worker_id)
-        state["runner"] = Runner(cls(environment))
-
     def do_task(task):
+        # The worker's user, made at its first task (an instance serves one worker).
         runner = state.get("runner")
-        if runner is None:  # a plugin built without the lifecycle: the first worker's class
+        if runner is None:
             runner = state["runner"] = Runner(_deal(classes, task.worker_id)(environment))
         error = runner.turn(pause.sleep)
         if error is not None:
@@ -87,7 +84,7 @@ def adapt(module):
     def teardown(setup_data):
         events.test_stop.fire(environment=environment)
 
-    plugin = types.SimpleNamespace(do_task=do_task, init=init, setup=setup, teardown=teardown)
+    plugin = types.SimpleNamespace(do_task=do_task, init=None, setup=setup, teardown=teardown)
     plugin.__file__ = getattr(module, "__file__", "locustfile.py")
     return plugin
 
@@ -116,8 +113,8 @@ def _deal(classes, worker_id):
     return weighted[chosen]
 
 
-def _tag_set(variable):
-    """The names a comma-separated `-e` setting lists (None: unset)."""
+def _names(variable):
+    """The names a comma-separated `-e` setting lists (tags, user classes; None: unset)."""
     text = config.env(variable)
     if not text:
         return None

@@ -117,17 +117,13 @@ class ResponseContextManager:
         return self
 
     def __exit__(self, kind, value, traceback):
-        if kind is not None and not isinstance(value, (CatchResponseError, ResponseError)):
-            # An error in the block (a StopUser, a bug) goes on; the request counts as it came.
-            self._record(self._response.ok if self._verdict is None else self._verdict)
-            return False
-        if kind is not None:
+        # Raising a CatchResponseError or ResponseError in the block fails the request and ends
+        # there; any other error (a StopUser, a bug) goes on, the request judged as it stood.
+        caught = isinstance(value, (CatchResponseError, ResponseError))
+        if caught:
             self._verdict = False
-        self._record(self._response.ok if self._verdict is None else self._verdict)
-        return True
-
-    def _record(self, ok):
-        check(self._check, bool(ok))
+        check(self._check, bool(self._response.ok if self._verdict is None else self._verdict))
+        return caught
 
     def success(self):
         self._verdict = True

@@ -111,12 +111,6 @@ class TaskSet:
     def _next(self):
         return self._queue.pop(0) if self._queue else self.get_next_task()
 
-    def _run(self, picked):
-        if getattr(picked, "__self__", None) is self:
-            picked()
-        else:
-            picked(self)
-
     def _wait_seconds(self):
         # A TaskSet's own wait_time wins; without one, its user's.
         if type(self).wait_time is not None:
@@ -229,10 +223,9 @@ class Runner:
                 self.stack.append(nested)
                 holder = nested
                 picked = holder._next()
-            if holder is not self.user:
-                holder._run(picked)
-            elif getattr(picked, "__self__", None) is None:
-                picked(self.user)
+            # A bound method runs as it is; a function is given the user or task set holding it.
+            if getattr(picked, "__self__", None) is None:
+                picked(holder)
             else:
                 picked()
         except InterruptTaskSet as interrupt:
