@@ -238,7 +238,7 @@ fn run_help_tells_the_defaults_and_what_stages_ramp() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let help = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     for says in [
-        "the crew starts with N (default one per 100",
+        "the crew starts with N (default one per 20",
         "a closed model of N workers looping (default 1)",
         "up to N workers (default 1000)",
         "With --rate it ramps the rate (tasks/s), starting from --rate",

@@ -30,7 +30,7 @@ fn call(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, Value)>
 
 /// Poll the status until `ready` says so (or 15 s pass).
 fn wait_for(port: u16, ready: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Some((200, status)) = call(port, "GET", "/v1/status", "")
             && ready(&status)

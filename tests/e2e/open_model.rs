@@ -78,7 +78,7 @@ fn the_crew_grows_to_the_load_and_retires_after_it_drops() {
     // 1,000/s of 50 ms tasks needs about 50 workers; then 10/s needs one.
     let args = ["-e", "SLEEP_MS=50", "-w", "2", "--max-workers", "200", "--overload", "queue"];
     let stages =
-        ["--rate", "0", "--stage", "100ms:1000", "--stage", "2s:1000", "--stage", "100ms:10", "--stage", "5s:10"];
+        ["--rate", "0", "--stage", "100ms:1000", "--stage", "2s:1000", "--stage", "100ms:10", "--stage", "10s:10"];
     let run = Loadhost::run_plugin(&plugin(Example::Sleep), &[&args[..], &stages[..]].concat());
     assert_ok(&run);
     let s = run.summary();

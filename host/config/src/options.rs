@@ -53,7 +53,7 @@ define_options! {
         #[arg(short = 'r', long, value_name = "RATE")]
         pub rate: Option<Rate>,
 
-        /// Workers (plugin instances). Open model: the crew starts with N (default one per 100
+        /// Workers (plugin instances). Open model: the crew starts with N (default one per 20
         /// tasks/s of the peak rate, at least 2, at most 100) and never retires below it. Without --rate: a closed model of N workers looping (default 1), or
         /// the start of the --stage ramp.
         #[scenario(own)]

@@ -253,15 +253,16 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(s.plans[0].planned_tasks(), Some(10_000));
-        assert_eq!(s.plans[0].workers(), 20, "one per 100 tasks/s");
+        assert_eq!(s.plans[0].workers(), 100, "one per 20 tasks/s, at most 100");
         assert_eq!(s.plans[0].max_workers(), DEFAULT_MAX_WORKERS);
         assert_eq!(s.max_workers, DEFAULT_MAX_WORKERS);
     }
 
     #[test]
     fn the_default_starting_crew_follows_the_peak_rate_within_bounds() {
-        assert_eq!(default_open_workers(50.0, 1000), MIN_OPEN_WORKERS, "a slow Python plugin holds 2, not 100");
-        assert_eq!(default_open_workers(1_000.0, 1000), 10);
+        assert_eq!(default_open_workers(50.0, 1000), 3, "a slow Python plugin holds 3, not 100");
+        assert_eq!(default_open_workers(10.0, 1000), MIN_OPEN_WORKERS);
+        assert_eq!(default_open_workers(200.0, 1000), 10);
         assert_eq!(default_open_workers(80_000.0, 1000), DEFAULT_OPEN_WORKERS_CAP);
         assert_eq!(default_open_workers(1_000.0, 4), 4, "never above --max-workers");
     }

@@ -19,10 +19,14 @@ use crate::units::{Shape, Stage};
 pub const DEFAULT_OPEN_WORKERS_CAP: u32 = 100;
 
 /// Without `--workers`, the open model starts with one worker per this many tasks/s of its peak
-/// rate (enough for 10 ms tasks; growth covers slower ones), at least [`MIN_OPEN_WORKERS`] and at
+/// rate (enough for 50 ms tasks; growth covers slower ones), at least [`MIN_OPEN_WORKERS`] and at
 /// most [`DEFAULT_OPEN_WORKERS_CAP`]. An idle Rust instance costs KiBs but a Python one ~10 MiB, so a
-/// fixed 100 held a gigabyte for a 50 tasks/s Python run.
-pub const OPEN_RATE_PER_WORKER: f64 = 100.0;
+/// fixed 100 held a gigabyte for a 50 tasks/s Python run. It was one per 100 tasks/s (10 ms
+/// tasks): a script's request over a new connection to a target on a busy machine takes tens of
+/// ms, so the crew started short, grew while tasks were dropped, and making workers took CPU from
+/// the tasks (issue 41 defect 11: `bench/contention.sh` dropped 17–55 of 3,000 from 2 workers, 0
+/// from 10, as k6 with 20 pre-allocated VUs).
+pub const OPEN_RATE_PER_WORKER: f64 = 20.0;
 
 /// The smallest default starting crew: one worker and its reserve.
 pub const MIN_OPEN_WORKERS: u32 = 2;

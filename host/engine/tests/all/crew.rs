@@ -51,12 +51,13 @@ async fn growth_stops_at_the_ceiling() {
 
 #[tokio::test(start_paused = true)]
 async fn a_surplus_crew_retires_down_to_its_floor_and_never_below() {
-    // One busy second needing ~20 workers, then ten quiet seconds at 5/s.
+    // One busy second needing ~20 workers, then fifteen quiet seconds at 5/s (a worker retires
+    // after 5 s idle).
     let ramps = [
         Ramp { duration: ms(1), target: 1000.0 },
         Ramp { duration: secs(1), target: 1000.0 },
         Ramp { duration: ms(1), target: 5.0 },
-        Ramp { duration: secs(10), target: 5.0 },
+        Ramp { duration: secs(15), target: 5.0 },
     ];
     let curve = RateCurve::new(0.0, &ramps, None).unwrap();
     let (report, rows) = run(&plan(curve, 3, 200, Overload::Queue), FakeFactory::sleeping(ms(20))).await;
