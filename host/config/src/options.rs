@@ -55,7 +55,7 @@ define_options! {
 
         /// Workers (plugin instances). Open model: the crew starts with N (default one per 20
         /// tasks/s of the peak rate, at least 2, at most 100) and never retires below it. Without --rate: a closed model of N workers looping (default 1), or
-        /// the start of the --stage ramp.
+        /// the start of the --stage ramp (0: from nothing).
         #[scenario(own)]
         #[arg(short = 'w', long, value_name = "N")]
         pub workers: Option<u32>,

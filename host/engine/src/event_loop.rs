@@ -89,7 +89,12 @@ impl<F: WorkerFactory> EventLoop<F> {
         let floor = if plan.worker_curve().is_some() { 0 } else { plan.workers() };
         let min = share(floor, self.index, sh.count);
         let bounds = Bounds { min, max: share(plan.max_workers(), self.index, sh.count).max(min) };
-        Crew::new(sh.clone(), WorkerIds { first: self.index, step: sh.count }, bounds, grow, retry)
+        let crew = Crew::new(sh.clone(), WorkerIds { first: self.index, step: sh.count }, bounds, grow, retry);
+        // The ramp's start holds from the first task on (a ramp from 0 sends nothing at once).
+        if let Some(curve) = plan.worker_curve() {
+            crew.set_closed_target(u64::from(share(curve.rate_at(0.0).round() as u32, self.index, sh.count)));
+        }
+        crew
     }
 
     /// The whole life of the event loop: make its crew and report `ready`; wait for the run's

@@ -363,12 +363,14 @@ impl Plan {
     }
 
     /// Closed model: ramp the number of looping workers linearly through `stages`, starting from
-    /// the plan's workers (k6's ramping VUs). Workers above the target leave after their task.
-    pub fn with_worker_stages(mut self, stages: &[Ramp]) -> Result<Self, PlanError> {
-        let Model::Closed { workers, duration, .. } = &self.model else {
+    /// `start` (k6's ramping VUs, whose `startVUs` may be 0: the plan's workers are then made and
+    /// leave before their first task, and peers come as the ramp rises). Workers above the target
+    /// leave after their task.
+    pub fn with_worker_stages(mut self, start: u32, stages: &[Ramp]) -> Result<Self, PlanError> {
+        let Model::Closed { duration, .. } = &self.model else {
             return Err(PlanError::WorkerStagesNeedClosed);
         };
-        let curve = RateCurve::new(f64::from(*workers), stages, *duration)?;
+        let curve = RateCurve::new(f64::from(start), stages, *duration)?;
         self.worker_curve = Some(curve);
         Ok(self)
     }

@@ -279,6 +279,15 @@ mod tests {
         assert!(!s.plans[0].is_open());
         assert_eq!(s.plans[0].planned_generation(), Some(std::time::Duration::from_secs(15)));
         assert_eq!((s.plans[0].workers(), s.plans[0].max_workers(), s.max_workers), (1, 40, 40));
+        // `-w 0` starts the ramp from nothing (k6's startVUs: 0); one worker is still made to check
+        // the plugin, and leaves before its first task.
+        let s = resolve(opts(|o| {
+            o.workers = Some(0);
+            o.stage = vec!["2s:4".parse().unwrap()];
+        }))
+        .unwrap();
+        assert_eq!(s.plans[0].workers(), 1);
+        assert_eq!(s.plans[0].worker_curve().map(|c| c.rate_at(0.0)), Some(0.0));
     }
 
     #[test]

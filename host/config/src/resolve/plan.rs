@@ -110,7 +110,8 @@ pub(super) fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, 
         .with_memory_aware_crew(!plan_is_open(options) || options.max_workers.is_some())
         .with_max_memory(options.max_memory.map_or(DEFAULT_MAX_MEMORY, |s| s.0));
     if !plan.is_open() && !ramps.is_empty() {
-        plan = plan.with_worker_stages(&ramps)?;
+        // `-w 0` with stages ramps from nothing (k6's `startVUs: 0`).
+        plan = plan.with_worker_stages(options.workers.unwrap_or(DEFAULT_CLOSED_WORKERS), &ramps)?;
     }
     if let Some(n) = options.max_in_flight {
         plan = plan.with_max_in_flight(n)?;
@@ -128,8 +129,10 @@ pub(super) fn plan_one(options: &RunOptions, feed: &SharedFeed) -> Result<Plan, 
 
 /// Counts that must be positive are, and a duration is longer than nothing.
 fn check_counts(options: &RunOptions) -> Result<(), ConfigError> {
+    // `-w 0` is a closed ramp's start (k6's `startVUs: 0`), nothing else.
+    let ramp_from_nothing = options.rate.is_none() && !options.stage.is_empty();
     for (flag, value) in [
-        ("workers", options.workers.map(u64::from)),
+        ("workers", options.workers.map(u64::from).filter(|_| !ramp_from_nothing)),
         ("max-workers", options.max_workers.map(u64::from)),
         ("iterations", options.iterations),
         ("max-in-flight", options.max_in_flight.map(u64::from)),
@@ -190,7 +193,9 @@ fn closed_model(options: &RunOptions, ramps: &[Ramp], iterations: Option<u64>) -
         return Err(ConfigError::Unbounded { model: "--workers" });
     }
     let max_tasks = if bare { Some(1) } else { iterations };
-    Ok(Model::Closed { workers: options.workers.unwrap_or(DEFAULT_CLOSED_WORKERS), duration, max_tasks })
+    // A ramp from 0 still makes one worker before the load, to check the plugin (it leaves at once).
+    let workers = options.workers.unwrap_or(DEFAULT_CLOSED_WORKERS).max(1);
+    Ok(Model::Closed { workers, duration, max_tasks })
 }
 
 /// `--retries` and the options that tune it, which mean nothing without it.

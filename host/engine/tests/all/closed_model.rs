@@ -35,7 +35,7 @@ async fn stages_ramp_the_closed_crew_up_and_down() {
     // 1 → 10 workers over 2 s, then 10 → 0 over 2 s; each worker runs 100 tasks/s.
     let plan = Plan::new(Model::Closed { workers: 1, duration: Some(secs(4)), max_tasks: None })
         .unwrap()
-        .with_worker_stages(&[Ramp { duration: secs(2), target: 10.0 }, Ramp { duration: secs(2), target: 0.0 }])
+        .with_worker_stages(1, &[Ramp { duration: secs(2), target: 10.0 }, Ramp { duration: secs(2), target: 0.0 }])
         .unwrap();
     assert_eq!(plan.max_workers(), 10);
     let (report, rows) = run(&plan, FakeFactory::sleeping(ms(10))).await;
