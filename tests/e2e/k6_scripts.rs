@@ -242,6 +242,69 @@ fn k6_options_give_the_load_and_the_verdict_k6_gives() {
     }
 }
 
+/// A script's `scenarios` run each executor with its own function (`exec`), env and start time,
+/// and each scenario's iterations (counted by a counter of its own) are k6's: exact for the
+/// iteration-bounded executors; within one for the arrival rates (k6's constant-arrival-rate
+/// starts one more iteration at the very end of its duration, loadhost's schedule is rate ×
+/// duration); within a few for the timed ones (each iteration sleeps 200 ms, and a busy machine
+/// runs fewer).
+#[test]
+fn k6_scenarios_run_each_executor_as_k6_does() {
+    let Some(k6) = k6() else {
+        assert!(tools::usable("k6", false));
+        return;
+    };
+    let work = tempfile::tempdir().expect("a temp dir");
+    let counter = |summary: &Value, name: &str| summary[name]["count"].as_u64().unwrap_or(0);
+    for script in ["scenarios.js", "scenarios_timed.js"] {
+        let path = scripts().join("options").join(script);
+        let target = TargetProcess::start(&[]);
+        let base = format!("BASE={}", target.url.trim_end_matches('/'));
+        let export = work.path().join(format!("{script}.json"));
+        let theirs = Command::new(&k6)
+            .args(["run", "--quiet", "--no-usage-report", "-e", &base, "--summary-export"])
+            .arg(&export)
+            .arg(&path)
+            .output()
+            .expect("k6 runs");
+        assert!(theirs.status.success(), "k6 {script}: {}", String::from_utf8_lossy(&theirs.stderr));
+        let theirs: Value = serde_json::from_str(&std::fs::read_to_string(&export).expect("export")).expect("JSON");
+        let theirs = &theirs["metrics"];
+        let run = Loadhost::run_plugin(&path, &["-e", &base, "--allow-host", &target.authority]);
+        assert_eq!(run.code, 0, "loadhost {script}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("k6's options read: scenarios"), "{}", run.stderr);
+        let summary = run.summary();
+        let ours = &summary["metrics"];
+        let both = |name: &str| (counter(ours, name), counter(theirs, name));
+        if script == "scenarios.js" {
+            assert_eq!(both("shared_runs"), (6, 6), "shared-iterations");
+            assert_eq!(both("per_vu_runs"), (6, 6), "per-vu-iterations: 2 VUs × 3");
+            let (arrivals, k6_n) = both("arrival_runs");
+            // 20 planned (a busy machine may drop one that finds both VUs busy).
+            assert!(
+                (19..=20).contains(&arrivals) && (19..=21).contains(&k6_n),
+                "constant-arrival-rate: {arrivals}, k6 {k6_n}"
+            );
+            let (ours_n, k6_n) = both("ramp_runs");
+            assert!(
+                ours_n.abs_diff(k6_n) <= 1 && (14..=15).contains(&ours_n),
+                "ramping-arrival-rate: {ours_n}, k6 {k6_n}"
+            );
+            // Each scenario ran its own function, under its own name and env, in both.
+            assert_eq!(theirs["checks"]["fails"].as_u64(), Some(0), "k6's checks");
+            let checks = &summary["checks"];
+            let started = summary["tasks"]["started"].as_u64();
+            assert_eq!(checks["the scenario is named"], serde_json::json!({ "passes": started, "fails": 0 }));
+            assert_eq!(checks["the scenario's env"], serde_json::json!({ "passes": arrivals, "fails": 0 }));
+        } else {
+            let (ours_n, k6_n) = both("steady_runs");
+            assert!((12..=20).contains(&ours_n) && ours_n.abs_diff(k6_n) <= 4, "constant-vus: {ours_n}, k6 {k6_n}");
+            let (ours_n, k6_n) = both("ramped_runs");
+            assert!((5..=12).contains(&ours_n) && ours_n.abs_diff(k6_n) <= 3, "ramping-vus: {ours_n}, k6 {k6_n}");
+        }
+    }
+}
+
 /// An import no run could load (a k6 module loadhost lacks, an extension, a remote module) is
 /// refused before any instance: exit 2, its file and line named, no load.
 #[test]

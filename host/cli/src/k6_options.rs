@@ -13,6 +13,8 @@ use loadhost_config::RunOptions;
 use loadhost_config::units::EnvPair;
 use serde_json::{Map, Value};
 
+mod scenarios;
+
 /// The largest script read for its options (the scripts' own cap).
 const CAP: u64 = loadhost_component::script::MAX_BYTES;
 
@@ -141,10 +143,36 @@ fn find(text: &str) -> Option<(usize, usize)> {
     None
 }
 
+/// The flags that give the load in place of the script's scenarios (k6's `--duration`,
+/// `--iterations`, `--stage`; `--rate` is loadhost's own).
+fn load_flags(options: &RunOptions) -> bool {
+    options.duration.is_some() || options.iterations.is_some() || !options.stage.is_empty() || options.rate.is_some()
+}
+
 /// Read the options' keys into `options`.
 fn map(object: &Map<String, Value>, options: &mut RunOptions, applied: &mut Applied) -> Result<(), String> {
+    let with_scenarios = object.contains_key("scenarios");
+    if with_scenarios
+        && let Some(key) = ["duration", "iterations", "stages"].into_iter().find(|k| object.contains_key(*k))
+    {
+        // As k6: the shortcut and the scenarios would describe two loads.
+        return Err(format!("`{key}` and `scenarios` cannot both be given: the scenarios set the load"));
+    }
     for (key, value) in object {
         let read = match key.as_str() {
+            // As k6's command line: a load given by flags replaces the scenarios entirely.
+            "scenarios" if load_flags(options) => Ok(false),
+            "scenarios" => {
+                let (blocks, unread) = scenarios::scenarios(value)?;
+                options.scenarios = blocks;
+                applied.unread.extend(unread);
+                Ok(true)
+            }
+            // With scenarios, k6 ignores a top-level `vus`: each scenario sets its own.
+            "vus" if with_scenarios => {
+                applied.unread.push(key.clone());
+                continue;
+            }
             "vus" => set(&mut options.workers, || {
                 count(key, value).and_then(|n| u32::try_from(n).map_err(|e| e.to_string()))
             }),
@@ -677,6 +705,29 @@ mod tests {
         assert_eq!(options.workers, Some(3));
         assert_eq!(applied.overridden, ["vus"]);
         assert_eq!(options.stage.len(), 2);
+    }
+
+    #[test]
+    fn scenarios_become_blocks_unless_flags_give_the_load() {
+        let script = "export const options = {\n  vus: 9,\n  scenarios: {\n    a: { executor: 'shared-iterations', vus: 2, iterations: 6, gracefulStop: '1s' },\n  },\n};\n";
+        let (applied, options) = read(script);
+        let applied = applied.unwrap().unwrap();
+        assert_eq!(applied.read, ["scenarios"]);
+        assert_eq!(applied.unread, ["scenarios.a.gracefulStop", "vus"], "k6 ignores a top-level vus beside scenarios");
+        assert_eq!((options.scenarios.len(), options.scenarios[0].iterations, options.workers), (1, Some(6), None));
+        // A load given by flags replaces the scenarios, as k6's command line does.
+        let mut options = RunOptions { duration: Some("5s".parse().unwrap()), ..RunOptions::default() };
+        let applied = apply_text("s.js", script, &mut options).unwrap().unwrap();
+        assert_eq!((applied.overridden, options.scenarios.len()), (vec!["scenarios".to_owned()], 0));
+        // As k6: a shortcut beside scenarios is refused, naming it.
+        let script = "export const options = { duration: '1s', scenarios: { a: { executor: 'constant-vus', duration: '1s' } } };";
+        assert!(
+            matches!(read(script).0, Err(NotRead::Invalid { ref why, .. }) if why.contains("`duration` and `scenarios`"))
+        );
+        let script = "export const options = { scenarios: { a: { executor: 'externally-controlled' } } };";
+        assert!(
+            matches!(read(script).0, Err(NotRead::Invalid { ref why, .. }) if why.contains("scenarios.a: k6's externally-controlled"))
+        );
     }
 
     #[test]

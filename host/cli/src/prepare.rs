@@ -98,8 +98,8 @@ fn unread_k6_options(path: &Path) -> Result<(), Failure> {
             }
             let shaping = applied.unread.iter().any(|k| k == "scenarios");
             let what = format!(
-                "{}: k6's options {} are not read by loadhost (it reads vus, duration, iterations, stages and \
-                 thresholds; docs/migrating.md)",
+                "{}: k6's options {} are not read by loadhost (it reads vus, duration, iterations, stages, \
+                 scenarios and thresholds; docs/migrating.md)",
                 applied.at,
                 applied.unread.join(", ")
             );

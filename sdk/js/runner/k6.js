@@ -28,9 +28,22 @@ const vu = {
   startedAt: Date.now(),
 };
 
+// The script's `options.scenarios` (set by adapt): each scenario's `exec` and `env`.
+let scenarios = {};
+// `__ENV` per scenario: the `-e` values under the scenario's own `env`, as in k6.
+const envs = new Map();
+
+function envOf(name) {
+  let env = envs.get(name);
+  if (env === undefined) {
+    env = Object.freeze({ ...sdk.environment(), ...(scenarios[name]?.env ?? {}) });
+    envs.set(name, env);
+  }
+  return env;
+}
+
 function defineGlobals() {
-  const env = Object.freeze(sdk.environment());
-  Object.defineProperty(globalThis, '__ENV', { value: env, configurable: true, enumerable: false });
+  Object.defineProperty(globalThis, '__ENV', { get: () => envOf(vu.scenario), configurable: true, enumerable: false });
   Object.defineProperty(globalThis, '__VU', { get: () => vu.id, configurable: true });
   Object.defineProperty(globalThis, '__ITER', { get: () => vu.iteration, configurable: true });
   globalThis.open = open;
@@ -420,9 +433,13 @@ export const k6timers = { ...timers, default: timers };
 // ---------------------------------------------------------------------------------------------
 // The script: k6's functions as the plugin's.
 
-/** Whether the entry module `ns` is a k6 script: no doTask, a default function. */
+/**
+ * Whether the entry module `ns` is a k6 script: no doTask, and a default function or scenarios
+ * (whose `exec` name the functions).
+ */
 export function isK6Script(ns) {
-  return typeof ns.doTask !== 'function' && typeof ns.default === 'function';
+  if (typeof ns.doTask === 'function') return false;
+  return typeof ns.default === 'function' || (typeof ns.options === 'object' && typeof ns.options?.scenarios === 'object');
 }
 
 /** Set the globals a k6 script's init code reads, before it is evaluated. */
@@ -445,11 +462,26 @@ function parsed(data) {
 
 /**
  * The plugin functions of the k6 script `ns`: setup's return value goes, as JSON, to every
- * iteration and to teardown, as in k6; the worker's id + 1 is `__VU`.
+ * iteration and to teardown, as in k6; the worker's id + 1 is `__VU`. Each task runs its
+ * scenario's `exec` function (`options.scenarios`; the host names the scenario), `default`
+ * without one.
  */
-export function adapt(ns, exec = 'default') {
-  const iterate = ns[exec];
-  if (typeof iterate !== 'function') throw sdk.abort(`the script exports no function '${exec}'`);
+export function adapt(ns) {
+  scenarios = (ns.options && typeof ns.options.scenarios === 'object' && ns.options.scenarios) || {};
+  // Each scenario's function, found now: a missing one stops the run before any load.
+  const execs = new Map();
+  for (const [scenario, config] of Object.entries(scenarios)) {
+    const name = config?.exec ?? 'default';
+    if (typeof ns[name] !== 'function') {
+      throw sdk.abort(`scenario '${scenario}': the script exports no function '${name}' (its exec)`);
+    }
+    execs.set(scenario, ns[name]);
+  }
+  function execOf(scenario) {
+    const fn = execs.get(scenario) ?? ns.default;
+    if (typeof fn !== 'function') throw sdk.abort(`the script exports no default function for scenario '${scenario}'`);
+    return fn;
+  }
   let data;
   return {
     setup() {
@@ -462,7 +494,9 @@ export function adapt(ns, exec = 'default') {
       data = parsed(setupData);
     },
     doTask(task) {
+      vu.scenario = task.scenario;
       vu.inTest = Number(task.iteration);
+      const iterate = execOf(task.scenario);
       try {
         return iterate(data);
       } finally {
