@@ -35,6 +35,9 @@ pub(crate) struct DoerCtx {
     /// The worker's cookies for `send-opts` (RFC 6265), `None` under `--no-cookies`. It lives and
     /// dies with the instance: a replaced instance starts with an empty jar.
     pub(crate) cookies: Option<cookie_store::CookieStore>,
+    /// The phases of the last response the worker received (`http.last-timings`, k6's
+    /// `res.timings`); `None` before the first or after a request that got none.
+    pub(crate) last_timings: Option<loadhost_metrics::phases::PhaseTimes>,
     /// What the plugin may reach, for its name lookups.
     allow: Arc<crate::http::allow::AllowList>,
     /// What the instance prints, and where `--http-debug` tells of its requests.
@@ -115,6 +118,7 @@ impl DoerCtx {
             connections: Connections::new(run.clone(), event_loop),
             spare: Vec::new(),
             cookies: grants.http.cookies().then(cookie_store::CookieStore::new),
+            last_timings: None,
             allow: grants.http.allow_list().clone(),
             capture: capture.clone(),
             slots: crate::protocol_metrics::Slots::default(),

@@ -43,6 +43,9 @@ extern void __wasm_import_loadhost_plugin_http_set_expected_statuses(uint8_t *, 
 __attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("send-expecting")))
 extern void __wasm_import_loadhost_plugin_http_send_expecting(uint8_t *, uint8_t *);
 
+__attribute__((__import_module__("loadhost:plugin/http@0.1.0"), __import_name__("last-timings")))
+extern void __wasm_import_loadhost_plugin_http_last_timings(uint8_t *);
+
 // Imported Functions from `loadhost:plugin/websocket@0.1.0`
 
 __attribute__((__import_module__("loadhost:plugin/websocket@0.1.0"), __import_name__("[static]connection.connect")))
@@ -356,6 +359,11 @@ void loadhost_plugin_http_result_void_error_free(loadhost_plugin_http_result_voi
   if (!ptr->is_err) {
   } else {
     loadhost_plugin_http_error_free(&ptr->val.err);
+  }
+}
+
+void loadhost_plugin_http_option_timings_free(loadhost_plugin_http_option_timings_t *ptr) {
+  if (ptr->is_some) {
   }
 }
 
@@ -1005,6 +1013,35 @@ bool loadhost_plugin_http_send_expecting(loadhost_plugin_http_request_t *request
     *err = result.val.err;
     return 0;
   }
+}
+
+bool loadhost_plugin_http_last_timings(loadhost_plugin_http_timings_t *ret) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[64];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_loadhost_plugin_http_last_timings(ptr);
+  loadhost_plugin_http_option_timings_t option;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      option.is_some = false;
+      break;
+    }
+    case 1: {
+      option.is_some = true;
+      option.val = (loadhost_plugin_http_timings_t) {
+        (double) *((double*) (ptr + 8)),
+        (double) *((double*) (ptr + 16)),
+        (double) *((double*) (ptr + 24)),
+        (double) *((double*) (ptr + 32)),
+        (double) *((double*) (ptr + 40)),
+        (double) *((double*) (ptr + 48)),
+        (double) *((double*) (ptr + 56)),
+      };
+      break;
+    }
+  }
+  *ret = option.val;
+  return option.is_some;
 }
 
 bool loadhost_plugin_websocket_static_connection_connect(workload_with_lifecycle_string_t *url, workload_with_lifecycle_list_tuple2_string_list_u8_t *headers, uint32_t *maybe_timeout_ms, loadhost_plugin_websocket_own_connection_t *ret, loadhost_plugin_websocket_error_t *err) {

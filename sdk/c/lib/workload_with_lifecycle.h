@@ -174,6 +174,26 @@ typedef struct loadhost_plugin_http_status_ranges_t {
   size_t len;
 } loadhost_plugin_http_status_ranges_t;
 
+// One response's phases as the host timed them, in milliseconds (k6's `res.timings`): the
+// same figures as the run's `http_req_*` metrics. `connecting` and `tls-handshaking` are 0 on
+// a connection that was already open.
+typedef struct loadhost_plugin_http_timings_t {
+  // Waiting for a connection (the gate, a per-host cap's slot, the pool, name resolution).
+  double   blocked;
+  // TCP connect.
+  double   connecting;
+  // The TLS handshake.
+  double   tls_handshaking;
+  // Writing the request.
+  double   sending;
+  // Sent to the first byte of the response (time to first byte).
+  double   waiting;
+  // Reading the response body.
+  double   receiving;
+  // `sending` + `waiting` + `receiving` (k6's `http_req_duration`).
+  double   duration;
+} loadhost_plugin_http_timings_t;
+
 typedef struct {
   bool is_err;
   union {
@@ -209,6 +229,11 @@ typedef struct {
     loadhost_plugin_http_error_t err;
   } val;
 } loadhost_plugin_http_result_void_error_t;
+
+typedef struct {
+  bool is_some;
+  loadhost_plugin_http_timings_t val;
+} loadhost_plugin_http_option_timings_t;
 
 // Why a connection could not be opened or used.
 typedef struct loadhost_plugin_websocket_error_t {
@@ -457,6 +482,10 @@ extern void loadhost_plugin_http_clear_cookies(void);
 extern void loadhost_plugin_http_set_expected_statuses(loadhost_plugin_http_status_ranges_t *statuses);
 // `send-opts`, judging this request (each of its hops) by `statuses` instead of the worker's.
 extern bool loadhost_plugin_http_send_expecting(loadhost_plugin_http_request_t *request, loadhost_plugin_http_request_options_t *options, loadhost_plugin_http_status_ranges_t *statuses, loadhost_plugin_http_response_info_t *ret, loadhost_plugin_http_error_t *err);
+// The phases of the last response this worker received through `send`, `send-with`,
+// `send-opts` or `send-expecting` (the last hop's, after redirects); none before the first,
+// or when the last request got no response.
+extern bool loadhost_plugin_http_last_timings(loadhost_plugin_http_timings_t *ret);
 
 // Imported Functions from `loadhost:plugin/websocket@0.1.0`
 // Connect to `url` (`ws://` or `wss://`, with the run's TLS settings) and complete the
@@ -550,6 +579,8 @@ void workload_with_lifecycle_list_tuple2_string_string_free(workload_with_lifecy
 void loadhost_plugin_http_result_list_tuple2_string_string_error_free(loadhost_plugin_http_result_list_tuple2_string_string_error_t *ptr);
 
 void loadhost_plugin_http_result_void_error_free(loadhost_plugin_http_result_void_error_t *ptr);
+
+void loadhost_plugin_http_option_timings_free(loadhost_plugin_http_option_timings_t *ptr);
 
 void loadhost_plugin_websocket_error_free(loadhost_plugin_websocket_error_t *ptr);
 

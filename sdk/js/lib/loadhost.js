@@ -27,7 +27,7 @@
 import * as hostMetrics from 'loadhost:plugin/metrics@0.1.0';
 import {
   addCookie as hostAddCookie, clearCookies as hostClearCookies, cookiesFor as hostCookiesFor, sendOpts as hostSendOpts,
-  sendExpecting as hostSendExpecting, setExpectedStatuses as hostSetExpectedStatuses,
+  sendExpecting as hostSendExpecting, setExpectedStatuses as hostSetExpectedStatuses, lastTimings as hostLastTimings,
 } from 'loadhost:plugin/http@0.1.0';
 import { sleep as hostSleep } from 'loadhost:plugin/pause@0.1.0';
 import { getEnvironment } from 'wasi:cli/environment@0.2.6';
@@ -667,6 +667,17 @@ function statusRanges(call, statuses) {
     }
     throw new RangeError(`${call}: expected statuses (numbers) and { min, max } ranges with min <= max, got ${described(status)}`);
   });
+}
+
+/**
+ * The phases of this worker's last response as the host timed them, in milliseconds (k6's
+ * `res.timings`): `{ blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration }`
+ * (`duration` is sending + waiting + receiving, the run's `http_req_duration`), the same figures as
+ * the run's `http_req_*` metrics; `undefined` before the first response or after a request that
+ * got none. Read it right after the request: the next one replaces it.
+ */
+export function lastTimings() {
+  return hostLastTimings();
 }
 
 /**

@@ -268,7 +268,14 @@ function request(method, url, body = undefined, params = undefined) {
   } else if (p.responseType !== 'none') {
     text = decoder.decode(response.body);
   }
-  const duration = response.elapsedMs;
+  // The host's phases of this response (the last hop's), as k6's timings are.
+  const t = sdk.lastTimings();
+  const timings = t === undefined
+    ? { duration: response.elapsedMs, blocked: 0, connecting: 0, tls_handshaking: 0, sending: 0, waiting: response.elapsedMs, receiving: 0 }
+    : {
+      duration: t.duration, blocked: t.blocked, connecting: t.connecting, tls_handshaking: t.tlsHandshaking,
+      sending: t.sending, waiting: t.waiting, receiving: t.receiving,
+    };
   return new K6Response({
     ...common,
     url: response.finalUrl && response.finalUrl !== target ? response.finalUrl : asGiven,
@@ -279,9 +286,7 @@ function request(method, url, body = undefined, params = undefined) {
     cookies,
     error: '',
     error_code: 0,
-    // The whole exchange as the script saw it; the host's phases of each request are in the
-    // run's http_req_* metrics.
-    timings: { duration, blocked: 0, connecting: 0, tls_handshaking: 0, sending: 0, waiting: duration, receiving: 0 },
+    timings,
   });
 }
 

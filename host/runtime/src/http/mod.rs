@@ -345,6 +345,8 @@ pub(crate) struct WholeResponse {
     pub(crate) status: u16,
     pub(crate) headers: http::HeaderMap,
     pub(crate) body: bytes::Bytes,
+    /// Its phases, as recorded in the run's metrics (a plugin reads them with `last-timings`).
+    pub(crate) phases: loadhost_metrics::phases::PhaseTimes,
 }
 
 /// Why a one-call request got no response.
@@ -432,7 +434,7 @@ impl WorkerHttp {
                 };
                 let sample = HttpSample::timed(status, &clock, body.len() as u64, endpoint).expecting(hop.expected);
                 self.record(metrics, sample);
-                Ok(WholeResponse { status, headers: parts.headers, body })
+                Ok(WholeResponse { status, headers: parts.headers, body, phases: clock.phases() })
             }
             Err(ExchangeError::Denied(why)) => {
                 self.shared.deny(metrics, &format!("the plugin tried to reach {url}: {why}"));

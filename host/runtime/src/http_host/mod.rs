@@ -118,6 +118,20 @@ impl http::Host for DoerCtx {
         self.expect_statuses(ExpectedStatuses::from_ranges(&statuses));
     }
 
+    fn last_timings(&mut self) -> Option<http::Timings> {
+        let phases = self.last_timings?;
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        Some(http::Timings {
+            blocked: ms(phases.blocked),
+            connecting: phases.connecting.map_or(0.0, ms),
+            tls_handshaking: phases.tls_handshaking.map_or(0.0, ms),
+            sending: ms(phases.sending),
+            waiting: ms(phases.waiting),
+            receiving: ms(phases.receiving),
+            duration: ms(phases.duration()),
+        })
+    }
+
     fn cookies_for(&mut self, url: String) -> Result<Vec<(String, String)>, http::Error> {
         match &self.cookies {
             Some(jar) => crate::http::cookies_for(jar, &url).map_err(wit_error),
@@ -186,7 +200,8 @@ impl DoerCtx {
     }
 
     /// Tell `--http-debug` of the response to a request made `ready`.
-    fn answered(&self, ready: &Ready, url: &str, fetched: Result<&WholeResponse, &FetchError>) {
+    fn answered(&mut self, ready: &Ready, url: &str, fetched: Result<&WholeResponse, &FetchError>) {
+        self.last_timings = fetched.ok().map(|response| response.phases);
         if let Some((level, started)) = ready.debug {
             self.capture.http_note(&debug::response(level, url, fetched, started.elapsed()));
         }
@@ -244,7 +259,7 @@ fn fetch_options(
 
 /// What a followed request's response is to the plugin, told to `--http-debug` first.
 fn response_info(
-    ctx: &DoerCtx,
+    ctx: &mut DoerCtx,
     ready: &Ready,
     asked: &str,
     fetched: Result<Followed, FetchError>,
