@@ -305,6 +305,24 @@ fn k6_scenarios_run_each_executor_as_k6_does() {
     }
 }
 
+/// k6's jslib modules, imported by their URLs, run from loadhost's own copies with nothing
+/// fetched (k6 fetches them from the network, which tests may not reach, so here every check of
+/// what their documentation promises must pass).
+#[test]
+fn k6_jslib_modules_run_from_loadhosts_copies() {
+    let target = TargetProcess::start(&[]);
+    let base = format!("BASE={}", target.url.trim_end_matches('/'));
+    let script = scripts().join("jslib").join("utils.js");
+    let run = Loadhost::run_plugin(&script, &["-w", "2", "-n", "12", "-e", &base, "--allow-host", &target.authority]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let summary = run.summary();
+    let checks = summary["checks"].as_object().expect("checks");
+    assert_eq!(checks.len(), 9, "{checks:?}");
+    for (name, counts) in checks {
+        assert_eq!(counts, &serde_json::json!({ "passes": 12, "fails": 0 }), "{name}");
+    }
+}
+
 /// An import no run could load (a k6 module loadhost lacks, an extension, a remote module) is
 /// refused before any instance: exit 2, its file and line named, no load.
 #[test]

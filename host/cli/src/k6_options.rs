@@ -45,6 +45,21 @@ pub enum NotRead {
 pub const K6_MODULES: [&str; 7] =
     ["k6", "k6/http", "k6/metrics", "k6/execution", "k6/data", "k6/encoding", "k6/timers"];
 
+/// k6's remote modules the JavaScript runner ships a copy of (`sdk/js/runner/jslib.js`'s `JSLIB`; a
+/// test reads that file to keep the two lists one): `https://jslib.k6.io/NAME/VERSION/index.js`.
+pub const JSLIB_MODULES: [&str; 2] = ["k6-utils", "url"];
+
+/// The jslib module `specifier` names when the runner ships it (any version).
+fn shipped_jslib(specifier: &str) -> Option<&'static str> {
+    let rest = specifier.strip_prefix("https://jslib.k6.io/")?;
+    let (name, rest) = rest.split_once('/')?;
+    let (version, file) = rest.split_once('/')?;
+    let versioned = version.starts_with(|c: char| c.is_ascii_digit())
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    (versioned && (file.is_empty() || file == "index.js")).then_some(())?;
+    JSLIB_MODULES.into_iter().find(|m| *m == name)
+}
+
 /// The first import of the JavaScript script `entry` that no run could load, as `FILE:LINE:
 /// cannot import 'X': why`: a k6 module the runner lacks, a k6 extension or a remote module. The
 /// runner refuses them too (exit 4, as setup); found here, before any instance, it is a usage
@@ -76,10 +91,15 @@ fn unloadable_import_in(name: &str, text: &str) -> Option<String> {
         let rest = trimmed.rsplit_once(" from ").map_or(&trimmed["import".len()..], |(_, r)| r).trim_start();
         let Some(quote) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') else { continue };
         let Some(specifier) = rest[1..].split(quote).next() else { continue };
-        let why = if specifier.starts_with("http://") || specifier.starts_with("https://") {
-            "a remote module: a script fetches nothing at run time; save the module in the script's folder and \
-             import it by a relative path ('./name.js')"
-                .to_owned()
+        let why = if shipped_jslib(specifier).is_some() {
+            continue;
+        } else if specifier.starts_with("http://") || specifier.starts_with("https://") {
+            format!(
+                "a remote module: a script fetches nothing at run time (loadhost ships k6's jslib {} of \
+                 https://jslib.k6.io/); save the module in the script's folder and import it by a relative path \
+                 ('./name.js')",
+                JSLIB_MODULES.join(", ")
+            )
         } else if specifier.starts_with("k6/x/") {
             format!(
                 "k6 extensions (Go code) cannot run in loadhost's sandbox; its k6 modules are {}",
@@ -631,6 +651,34 @@ mod tests {
         .unwrap();
         assert!(said.contains("a remote module"), "{said}");
         assert_eq!(unloadable_import_in("s.js", "import { a } from './lib.js';\nimport 'k6/timers';\n"), None);
+    }
+
+    #[test]
+    fn the_jslib_modules_are_the_runners() {
+        let jslib =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdk/js/runner/jslib.js")).unwrap();
+        let block = jslib.split("export const JSLIB = {").nth(1).and_then(|b| b.split("\n};").next()).unwrap();
+        let listed: Vec<&str> = block
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && !l.trim_start().starts_with("//"))
+            .filter_map(|l| l.trim_start().split_once(':').map(|(key, _)| key.trim_matches('\'')))
+            .collect();
+        assert_eq!(listed, JSLIB_MODULES, "sdk/js/runner/jslib.js's JSLIB");
+        assert_eq!(shipped_jslib("https://jslib.k6.io/k6-utils/1.4.0/index.js"), Some("k6-utils"));
+        assert_eq!(shipped_jslib("https://jslib.k6.io/url/1.0.0/"), Some("url"));
+        for other in [
+            "https://jslib.k6.io/k6-summary/0.0.2/index.js",
+            "https://jslib.k6.io/k6-utils/latest/index.js",
+            "https://jslib.k6.io/k6-utils/1.4.0/other.js",
+            "http://jslib.k6.io/k6-utils/1.4.0/index.js",
+        ] {
+            assert_eq!(shipped_jslib(other), None, "{other}");
+            assert!(unloadable_import_in("s.js", &format!("import x from '{other}';")).is_some(), "{other}");
+        }
+        assert_eq!(
+            unloadable_import_in("s.js", "import { uuidv4 } from 'https://jslib.k6.io/k6-utils/1.4.0/index.js';"),
+            None
+        );
     }
 
     #[test]

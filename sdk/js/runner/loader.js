@@ -49,15 +49,17 @@ export class ScriptLoader {
   #parse;
   #sdk;
   #builtins;
+  #remote;
   // path → { promise }: every module once, a failed one failing every importer the same way.
   #records = new Map();
 
   /**
    * A loader of the script `entry` (its path in the folder), reading files with `read(path)` (which
    * throws an Error saying why it cannot), parsing with `parse`; `sdk` maps the SDK's file names
-   * (`loadhost.js`) to their namespaces, `builtins` the world's interfaces to their bindings.
+   * (`loadhost.js`) to their namespaces, `builtins` the world's interfaces to their bindings;
+   * `remote(url)` is the namespace of a remote module the runner ships a copy of, or undefined.
    */
-  constructor({ entry, read, parse, sdk, builtins }) {
+  constructor({ entry, read, parse, sdk, builtins, remote = () => undefined }) {
     const path = normalize(String(entry));
     if (path === undefined || path === '') {
       throw ScriptError.at(String(entry), undefined, "the script must be a file of the script's folder");
@@ -68,6 +70,7 @@ export class ScriptLoader {
     this.#parse = parse;
     this.#sdk = sdk;
     this.#builtins = builtins;
+    this.#remote = remote;
   }
 
   /** The entry script's path in its folder, as messages name it. */
@@ -102,6 +105,9 @@ export class ScriptLoader {
         + ' (docs/migrating.md)');
     }
     if (/^https?:\/\//.test(specifier)) {
+      // A remote module the runner ships a copy of (k6's jslib: jslib.js).
+      const shipped = this.#remote(specifier);
+      if (shipped !== undefined) return { ns: shipped };
       throw cannot('a remote module: a script fetches nothing at run time; save the module in the script\'s '
         + "folder and import it by a relative path ('./name.js')");
     }

@@ -25,6 +25,7 @@ import { describeAt, missingDoTask, witExports } from '../adapter.js';
 import { parse } from './acorn.mjs';
 import { readScriptFile } from './files.js';
 import * as k6 from './k6.js';
+import { JSLIB, jslibName } from './jslib.js';
 import { ScriptLoader } from './loader.js';
 import { ScriptError, transform } from './transform.js';
 
@@ -106,7 +107,11 @@ async function load() {
   if (entry === undefined || entry === '') {
     throw loadhost.abort(`${SCRIPT_VARIABLE} is not set: the runner runs the script it names (loadhost run FILE.js sets it)`);
   }
-  const loader = new ScriptLoader({ entry, read: readScriptFile, parse, sdk: SDK, builtins: BUILTINS });
+  const remote = (url) => {
+    const name = jslibName(url);
+    return name !== undefined && Object.hasOwn(JSLIB, name) ? JSLIB[name] : undefined;
+  };
+  const loader = new ScriptLoader({ entry, read: readScriptFile, parse, sdk: SDK, builtins: BUILTINS, remote });
   // k6's globals (__ENV, __VU, __ITER, open) exist before the script's init code runs.
   k6.prepare();
   const ns = await loader.load();
