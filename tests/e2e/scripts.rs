@@ -179,3 +179,35 @@ fn sleep_is_think_time_in_the_task_not_in_its_request() {
         );
     }
 }
+
+/// Every instance of a runner starts from one snapshot, so each must seed its random source:
+/// otherwise every worker would make the same "random" choices (the same user, the same item,
+/// the same think time), and a load meant to spread would hammer one path. Each of 4 workers
+/// records its instance's first draw; the draws differ.
+#[test]
+fn each_worker_draws_its_own_random_numbers() {
+    let scripts = [
+        (
+            "draw.js",
+            "import { sleep, trend } from './lib/loadhost.js';\nlet first;\n\
+             export function doTask() {\n  if (first === undefined) { first = Math.random(); trend('first_draw', first * 1e6); }\n\
+             sleep(0.05);\n}\n",
+        ),
+        (
+            "draw.py",
+            "import random\n\nfrom loadhost import sleep, trend\n\nfirst = None\n\n\ndef do_task(task):\n    global first\n\
+             \x20   if first is None:\n        first = random.random()\n        trend('first_draw', first * 1e6)\n    sleep(0.05)\n",
+        ),
+    ];
+    for (entry, text) in scripts {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        std::fs::write(dir.path().join(entry), text).expect("the script");
+        // Each task sleeps 50 ms, so all 4 workers take some of the 16.
+        let run = Loadhost::run_plugin(&dir.path().join(entry), &["-w", "4", "-n", "16"]);
+        assert_ok(&run);
+        let draws = &run.summary()["metrics"]["first_draw"];
+        let (count, min, max) = (draws["count"].as_u64(), draws["min"].as_f64(), draws["max"].as_f64());
+        assert!(count >= Some(2), "{entry}: at least two workers drew: {draws}");
+        assert!(min < max, "{entry}: the workers drew the same number: {draws}");
+    }
+}
