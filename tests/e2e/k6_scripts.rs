@@ -323,6 +323,81 @@ fn k6_jslib_modules_run_from_loadhosts_copies() {
     }
 }
 
+/// A script's handleSummary gets k6's summary data and writes the files it returns, in place of
+/// the printed summary: the counts it writes (iterations, requests, a Counter, a Rate, a Trend,
+/// checks, thresholds) are the same from k6 and from loadhost, file for file.
+#[test]
+fn k6_handle_summary_writes_the_file_k6_writes() {
+    let Some(k6) = k6() else {
+        assert!(tools::usable("k6", false));
+        return;
+    };
+    let script = scripts().join("summary").join("handle_summary.js");
+    let target = TargetProcess::start(&[]);
+    let base = format!("BASE={}", target.url.trim_end_matches('/'));
+    let k6_dir = tempfile::tempdir().expect("a temp dir");
+    let theirs = Command::new(&k6)
+        .args(["run", "--quiet", "--no-usage-report", "-e", &base])
+        .arg(&script)
+        .current_dir(k6_dir.path())
+        .output()
+        .expect("k6 runs");
+    assert!(theirs.status.success(), "k6: {}", String::from_utf8_lossy(&theirs.stderr));
+    assert_eq!(String::from_utf8_lossy(&theirs.stdout), "handled: 10 iterations\n");
+    let counts = |path: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).expect("counts.json written")).expect("JSON")
+    };
+    let run = Loadhost::run_plugin(&script, &["-e", &base, "--allow-host", &target.authority]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "handled: 10 iterations\n", "handleSummary's stdout, in place of loadhost's summary");
+    assert!(run.stderr.contains("handleSummary wrote counts.json"), "{}", run.stderr);
+    assert_eq!(counts(&run.dir.path().join("counts.json")), counts(&k6_dir.path().join("counts.json")));
+    // loadhost's own outputs are still written.
+    assert_eq!(run.summary()["tasks"]["passed"], 10);
+}
+
+/// k6-summary's textSummary and jUnit from loadhost's own copies; a file outside the working
+/// directory, or by an absolute path, is not written, and the run says so.
+#[test]
+fn k6_text_summary_renders_and_files_stay_in_the_working_directory() {
+    let script = scripts().join("summary").join("text_summary.js");
+    let target = TargetProcess::start(&[]);
+    let base = format!("BASE={}", target.url.trim_end_matches('/'));
+    let absolute = Path::new("/tmp/loadhost-absolute-summary.json");
+    let _ = std::fs::remove_file(absolute);
+    let run = Loadhost::run_plugin(&script, &["-e", &base, "--allow-host", &target.authority]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for line in [" ✓ status is 200", "checks.", "http_req_duration.", "iterations.", ": 3 "] {
+        assert!(run.stdout.contains(line), "textSummary's {line:?}:\n{}", run.stdout);
+    }
+    assert!(!run.stdout.contains("verdict:"), "loadhost's own summary is replaced:\n{}", run.stdout);
+    let junit = run.file("junit.xml");
+    assert!(junit.contains("<testcase name=\"http_req_duration - p(95)&lt;60000\""), "{junit}");
+    let data: Value = serde_json::from_str(&run.file("data.json")).expect("data.json");
+    assert_eq!(data["metrics"]["http_reqs"]["values"]["count"], 3);
+    assert_eq!(data["root_group"]["checks"][0]["passes"], 3);
+    assert!(!absolute.exists() && !run.dir.path().parent().expect("a parent").join("escaped.json").exists());
+    for refused in ["'../escaped.json' was not written", "'/tmp/loadhost-absolute-summary.json' was not written"] {
+        assert!(run.stderr.contains(refused), "{refused}: {}", run.stderr);
+    }
+}
+
+/// A handleSummary that never returns is cut by `--lifecycle-timeout`, as a teardown is: the run
+/// ends, says why, and prints loadhost's own summary.
+#[test]
+fn a_handle_summary_that_never_returns_is_cut_by_the_lifecycle_timeout() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let script = dir.path().join("spin.js");
+    std::fs::write(&script, "export default function () {}\nexport function handleSummary(data) { for (;;) {} }\n")
+        .expect("the script");
+    let started = std::time::Instant::now();
+    let run = Loadhost::run_plugin(&script, &["--lifecycle-timeout", "2s"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("handleSummary did not return within 2s (--lifecycle-timeout)"), "{}", run.stderr);
+    assert!(run.stdout.contains("verdict:"), "loadhost's own summary: {}", run.stdout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(40), "took {:?}", started.elapsed());
+}
+
 /// An import no run could load (a k6 module loadhost lacks, an extension, a remote module) is
 /// refused before any instance: exit 2, its file and line named, no load.
 #[test]
@@ -333,7 +408,7 @@ fn k6_imports_loadhost_lacks_are_refused_before_any_load() {
     for (import, says) in [
         ("import { browser } from 'k6/browser';", "loadhost runs k6 scripts with its own k6 modules"),
         ("import kafka from 'k6/x/kafka';", "k6 extensions (Go code) cannot run in loadhost's sandbox"),
-        ("import { textSummary } from 'https://jslib.k6.io/k6-summary/0.0.2/index.js';", "a remote module"),
+        ("import { Httpx } from 'https://jslib.k6.io/httpx/0.1.0/index.js';", "a remote module"),
     ] {
         let script = dir.path().join("s.js");
         std::fs::write(&script, format!("import http from 'k6/http';\n{import}\n{body}")).expect("the script");

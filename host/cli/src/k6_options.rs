@@ -47,7 +47,7 @@ pub const K6_MODULES: [&str; 7] =
 
 /// k6's remote modules the JavaScript runner ships a copy of (`sdk/js/runner/jslib.js`'s `JSLIB`; a
 /// test reads that file to keep the two lists one): `https://jslib.k6.io/NAME/VERSION/index.js`.
-pub const JSLIB_MODULES: [&str; 2] = ["k6-utils", "url"];
+pub const JSLIB_MODULES: [&str; 3] = ["k6-utils", "k6-summary", "url"];
 
 /// The jslib module `specifier` names when the runner ships it (any version).
 fn shipped_jslib(specifier: &str) -> Option<&'static str> {
@@ -116,6 +116,26 @@ fn unloadable_import_in(name: &str, text: &str) -> Option<String> {
         return Some(format!("{name}:{}: cannot import '{specifier}': {why}", i + 1));
     }
     None
+}
+
+/// Where the JavaScript script `entry` exports k6's `handleSummary` (`FILE:LINE`): the run then
+/// hands its summary to the plugin's `summary` export at the end (run/handle_summary.rs), and only
+/// then, so that other scripts cost no extra instance.
+pub fn handle_summary(entry: &Path) -> Option<String> {
+    let (name, text) = script_text(entry, loadhost_component::script::Language::JavaScript)?;
+    handle_summary_in(&name, &text)
+}
+
+fn handle_summary_in(name: &str, text: &str) -> Option<String> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let rest = line.trim_start().strip_prefix("export")?.trim_start();
+        let rest = rest.strip_prefix("async").map_or(rest, str::trim_start);
+        let exported = match rest.strip_prefix("function") {
+            Some(f) => f.trim_start().starts_with("handleSummary"),
+            None => rest.starts_with('{') && rest.split([',', '{', '}']).any(|n| n.trim() == "handleSummary"),
+        };
+        exported.then(|| format!("{name}:{}", i + 1))
+    })
 }
 
 /// Apply the literal k6 `options` of the JavaScript script `entry` to `options` (fields a flag
@@ -646,11 +666,24 @@ mod tests {
         assert!(said.contains("k6 extensions (Go code)"), "{said}");
         let said = unloadable_import_in(
             "s.js",
-            "import { textSummary } from 'https://jslib.k6.io/k6-summary/0.0.2/index.js';",
+            "import { htmlReport } from 'https://raw.githubusercontent.com/benc-uk/k6-reporter/main/dist/bundle.js';",
         )
         .unwrap();
         assert!(said.contains("a remote module"), "{said}");
         assert_eq!(unloadable_import_in("s.js", "import { a } from './lib.js';\nimport 'k6/timers';\n"), None);
+    }
+
+    #[test]
+    fn an_exported_handle_summary_is_found() {
+        for script in [
+            "export function handleSummary(data) {}",
+            "export async function handleSummary(data) {}",
+            "function handleSummary(d) {}\nexport { handleSummary, x };",
+        ] {
+            assert!(handle_summary_in("s.js", script).is_some(), "{script}");
+        }
+        assert_eq!(handle_summary_in("s.js", "\n\nexport function handleSummary(data) {"), Some("s.js:3".into()));
+        assert_eq!(handle_summary_in("s.js", "function handleSummary(d) {}\nexport default function () {}"), None);
     }
 
     #[test]
@@ -667,7 +700,7 @@ mod tests {
         assert_eq!(shipped_jslib("https://jslib.k6.io/k6-utils/1.4.0/index.js"), Some("k6-utils"));
         assert_eq!(shipped_jslib("https://jslib.k6.io/url/1.0.0/"), Some("url"));
         for other in [
-            "https://jslib.k6.io/k6-summary/0.0.2/index.js",
+            "https://jslib.k6.io/httpx/0.1.0/index.js",
             "https://jslib.k6.io/k6-utils/latest/index.js",
             "https://jslib.k6.io/k6-utils/1.4.0/other.js",
             "http://jslib.k6.io/k6-utils/1.4.0/index.js",

@@ -32,12 +32,17 @@ pub(crate) enum Exports {
 /// The optional lifecycle export.
 pub const LIFECYCLE_EXPORT: &str = "loadhost:plugin/lifecycle@0.1.0";
 
+/// The optional end-of-run summary export (k6's `handleSummary`).
+pub const SUMMARY_EXPORT: &str = "loadhost:plugin/summary@0.1.0";
+
 /// Where the lifecycle functions are, when the plugin exports them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LifecycleExports {
     pub(crate) setup: ComponentExportIndex,
     pub(crate) init: ComponentExportIndex,
     pub(crate) teardown: ComponentExportIndex,
+    /// `summary.handle-summary`, when the plugin exports it too.
+    pub(crate) handle_summary: Option<ComponentExportIndex>,
 }
 
 /// Why a plugin was not accepted. Each variant's message is one line naming the file.
@@ -339,7 +344,15 @@ fn lifecycle_exports(component: &Component, path: &Path) -> Result<Option<Lifecy
             message: format!("its {LIFECYCLE_EXPORT} export has no `{name}` function"),
         })
     };
-    Ok(Some(LifecycleExports { setup: find("setup")?, init: find("init")?, teardown: find("teardown")? }))
+    let handle_summary = component
+        .get_export_index(None, SUMMARY_EXPORT)
+        .and_then(|summary| component.get_export_index(Some(&summary), "handle-summary"));
+    Ok(Some(LifecycleExports {
+        setup: find("setup")?,
+        init: find("init")?,
+        teardown: find("teardown")?,
+        handle_summary,
+    }))
 }
 
 /// Everything a plugin may import: all of WASI 0.2 (granting nothing by default), wasi:http

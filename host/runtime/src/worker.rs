@@ -234,6 +234,29 @@ impl WasmWorkerFactory {
         lifecycle_error("setup", result, &capture, &self.grants.text).map(|()| None)
     }
 
+    /// Hand the run's summary (`--summary-json`'s text) to the plugin's `summary.handle-summary`,
+    /// on an instance of its own, after the run: the files it asks for (path, contents), or `None`
+    /// when it exports no such function or has nothing to do with the summary (k6's
+    /// `handleSummary` absent). Its metrics go nowhere: the run's are final.
+    pub async fn handle_summary(&self, summary: &str) -> Result<Option<Vec<(String, Vec<u8>)>>, WorkerError> {
+        let Some(export) = self.lifecycle.as_ref().and_then(|l| l.handle_summary) else { return Ok(None) };
+        let metrics = MetricsHandle::new(Arc::new(loadhost_metrics::Recorder::new(1)), 0);
+        let capture = self.capture(Arc::from("handleSummary"), None);
+        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP, &capture).await?;
+        type Files = Option<Vec<(String, Vec<u8>)>>;
+        let call = raw
+            .get_typed_func::<(&str,), (Result<Files, String>,)>(&mut store, export)
+            .map_err(|err| WorkerError::new(one_line(&err)))?;
+        let said = |result: wasmtime::Result<Result<(), String>>| {
+            lifecycle_error("handleSummary", result, &capture, &self.grants.text).map(|()| None)
+        };
+        match call.call_async(&mut store, (summary,)).await {
+            Ok((Ok(files),)) => Ok(files),
+            Ok((Err(message),)) => said(Ok(Err(message))),
+            Err(trap) => said(Err(trap)),
+        }
+    }
+
     async fn run_teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {
         let Some(lifecycle) = &self.lifecycle else { return Ok(()) };
         let capture = self.capture(Arc::from("teardown"), None);

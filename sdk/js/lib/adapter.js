@@ -109,7 +109,7 @@ function thrown(e) {
 }
 
 // A lifecycle function's outcome as the WIT `result<_, string>` error (undefined: it succeeded).
-function lifecycleError(e) {
+export function lifecycleError(e) {
   const message = takeBadSetting();
   if (message !== null) return { tag: 'err', val: message };
   if (e === undefined) return undefined;

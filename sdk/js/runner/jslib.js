@@ -7,6 +7,7 @@
 // module is still refused.
 
 import { k6 } from './k6.js';
+import { jUnit, textSummary } from './k6summary.js';
 
 const LOWER_ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -72,6 +73,7 @@ const utils = { randomIntBetween, randomItem, randomString, uuidv4, findBetween,
 /** The modules, by the name after `https://jslib.k6.io/`. */
 export const JSLIB = {
   'k6-utils': Object.freeze({ ...utils, default: utils }),
+  'k6-summary': Object.freeze({ textSummary, jUnit, default: { textSummary, jUnit } }),
   // The runner has the WHATWG URL and URLSearchParams the jslib module provides.
   url: Object.freeze({
     URL: globalThis.URL,

@@ -14,6 +14,7 @@
 import * as sdk from '../loadhost.js';
 import { BASE64, base64 } from '../values.js';
 import { readScriptBytes, readScriptFile } from './files.js';
+import { summaryData } from './k6summary.js';
 
 // ---------------------------------------------------------------------------------------------
 // The VU: which worker this instance is, and its iterations.
@@ -352,7 +353,16 @@ class Counter extends Metric {
 }
 
 // A Rate is the share of non-zero values added: loadhost records each as a pass or a fail.
+// The names of the script's Rates (made by its init code in every instance): loadhost records a
+// Rate as a check of its name, and handleSummary's data keeps them out of k6's checks.
+const rateNames = new Set();
+
 class Rate extends Metric {
+  constructor(name, ...rest) {
+    super(name, ...rest);
+    rateNames.add(this.name);
+  }
+
   add(value, tags = undefined) {
     sdk.check(this.name, Boolean(value), tags);
   }
@@ -511,5 +521,22 @@ export function adapt(ns) {
     teardown(setupData) {
       if (typeof ns.teardown === 'function') ns.teardown(parsed(setupData));
     },
+    /**
+     * k6's handleSummary with k6's summary data, its returned files as [name, bytes] (strings as
+     * UTF-8); undefined when the script has none.
+     */
+    handleSummary(summaryJson) {
+      if (typeof ns.handleSummary !== 'function') return undefined;
+      const files = (returned) => Object.entries(returned ?? {}).map(([name, value]) => [name, fileBytes(value)]);
+      const returned = ns.handleSummary(summaryData(JSON.parse(summaryJson), rateNames));
+      return returned !== null && typeof returned?.then === 'function' ? returned.then(files) : files(returned);
+    },
   };
+}
+
+function fileBytes(value) {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  return new TextEncoder().encode(String(value));
 }

@@ -21,7 +21,7 @@ import * as loadhost from '../loadhost.js';
 import * as grpc from '../grpc.js';
 import * as values from '../values.js';
 import * as ws from '../ws.js';
-import { describeAt, missingDoTask, witExports } from '../adapter.js';
+import { describeAt, lifecycleError, missingDoTask, witExports } from '../adapter.js';
 import { parse } from './acorn.mjs';
 import { readScriptFile } from './files.js';
 import * as k6 from './k6.js';
@@ -135,5 +135,23 @@ export const lifecycle = {
   init(workerId, setupData) {
     k6.enterVu(workerId);
     return wit.lifecycle.init(workerId, setupData);
+  },
+};
+
+/**
+ * The `loadhost:plugin/summary` export: a k6 script's handleSummary, called once after the run on
+ * an instance of its own; nothing (none) for any other script.
+ */
+export const summary = {
+  async handleSummary(summaryJson) {
+    let files;
+    try {
+      const p = await script();
+      if (typeof p.handleSummary !== 'function') return { tag: 'ok', val: undefined };
+      files = await p.handleSummary(summaryJson);
+    } catch (e) {
+      return lifecycleError(e);
+    }
+    return lifecycleError(undefined) ?? { tag: 'ok', val: files };
   },
 };

@@ -10,6 +10,7 @@ use loadhost_output::summary::Summary;
 use loadhost_output::{RunInfo, json, terminal};
 
 use super::files::{EndFiles, results_start};
+use super::handle_summary::{Handled, Summarizer};
 use super::load::Ended;
 use super::memory;
 use super::observe::Sinks;
@@ -25,6 +26,7 @@ pub(super) fn finish(
     mut sinks: Sinks,
     files: EndFiles,
     ended: Ended,
+    summarizer: Option<&Summarizer<'_>>,
     failed: &mut Failed,
 ) -> Result<ExitCode, Failure> {
     let Ended { report, scenarios, broken } = ended;
@@ -60,7 +62,18 @@ pub(super) fn finish(
     }
     let check_rate = settings.options.check_rate.map_or(1.0, |p| p.0);
     write_ci_reports(&summary, files.junit, files.markdown, check_rate, failed);
-    print!("{}", terminal::render(&summary));
+    // A k6 script's handleSummary replaces the printed summary, as in k6 (after every output).
+    let handled = match (summarizer, json::to_bytes(&summary)) {
+        (Some(summarizer), Ok(text)) => summarizer.handle(&text, failed),
+        _ => Handled::No,
+    };
+    match handled {
+        Handled::No => print!("{}", terminal::render(&summary)),
+        Handled::Yes { stdout } => {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(&stdout.unwrap_or_default());
+        }
+    }
     if let Some(reason) = broken {
         // Every output above holds what was measured; the error is the host's, after them.
         return Err(Failure::runtime(anyhow::anyhow!("the run did not end cleanly after the load started: {reason}")));

@@ -25,6 +25,7 @@ mod endpoints;
 mod exports;
 mod files;
 mod finish;
+mod handle_summary;
 mod http_serve;
 mod load;
 mod memory;
@@ -36,7 +37,7 @@ mod rendezvous;
 mod request_body;
 mod segments;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -84,6 +85,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let created = files.paths();
     let (lines, logs) = plugin_lines(&run.settings, &mut files);
     let factories = run.factories(&lines);
+    // k6's handleSummary, when the script defines one: called once every output is written.
+    let summarizer = factories
+        .plugins
+        .first()
+        .filter(|_| crate::k6_options::handle_summary(Path::new(&run.plugins.main().file().path)).is_some())
+        .map(|(_, factory)| handle_summary::Summarizer {
+            factory: factory.clone(),
+            tokio: &run.tokio,
+            limit: run
+                .settings
+                .plans
+                .first()
+                .map_or(loadhost_config::resolve::DEFAULT_LIFECYCLE_TIMEOUT, |p| p.lifecycle_timeout()),
+        });
     crate::signals::watch(&run.tokio, run.interrupt.clone(), run.settings.grace());
     // Nothing ran if the segment does not start: no output is left behind, as for a refused plugin.
     // Before the outputs start: the results file's start line records the planned start.
@@ -106,7 +121,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     if let Some((path, err)) = lines.finish() {
         failed.note("plugin-output file=", &path, Some(err), true);
     }
-    let code = finish(&run.settings, run.info, sinks, end_files, ended, &mut failed);
+    let code = finish(&run.settings, run.info, sinks, end_files, ended, summarizer.as_ref(), &mut failed);
     // A results file that could not be written whole is not pushed: it stays where it is, named.
     let pushed = match results_file(&run.settings) {
         Some(path) if failed.has("results", &path) => Ok(()),
