@@ -167,3 +167,20 @@ fn the_standard_library_a_script_reaches_for_is_in_the_runner() {
         assert_eq!(counts, &json!({ "passes": 1, "fails": 0 }), "{name}");
     }
 }
+
+/// As when Python runs a script from its folder, a bare relative path is the script's own file
+/// (`open("payload.json")` at the top level, as locustfiles do), and `shutil` is there.
+#[test]
+fn a_relative_path_is_the_scripts_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("payload.json"), r#"{"user": "ada"}"#).unwrap();
+    std::fs::write(
+        dir.path().join("relative.py"),
+        "import json\nimport shutil\n\nimport loadhost\n\nwith open('payload.json') as f:\n    USER = json.load(f)['user']\n\n\n\
+         def do_task(task):\n    loadhost.check('read its own file', USER == 'ada' and callable(shutil.copyfile))\n",
+    )
+    .unwrap();
+    let run = run_script(dir.path(), "relative.py", &["-n", "2"]);
+    assert_ok(&run);
+    assert_eq!(run.summary()["checks"]["read its own file"], json!({ "passes": 2, "fails": 0 }));
+}

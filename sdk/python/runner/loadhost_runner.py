@@ -68,6 +68,7 @@ STDLIB = (
     "re",
     "secrets",
     "shlex",
+    "shutil",
     "statistics",
     "string",
     "struct",
@@ -132,6 +133,8 @@ def load(root: str, relative: str) -> Plugin:
     # mounted at run time, so the folder is the whole path.
     config.plugin_root = folder
     sys.path[:] = [folder]
+    # As when Python runs a script from its folder: `open("payload.json")` is the script's file.
+    os.chdir(folder)
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module

@@ -168,6 +168,15 @@ class ClientTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "LOCUST_HOST"):
             _user(NoHost).client.get("/")
 
+    def test_a_plain_response_is_a_context_manager_as_requests_is(self):
+        from locust.clients import Response
+
+        response = Response("GET", "http://h/", 200, [], b"{}", 0.01)
+        with response as same:
+            self.assertIs(same, response)
+        with self.assertRaises(KeyError), response:
+            raise KeyError("not swallowed")
+
 
 if __name__ == "__main__":
     unittest.main()

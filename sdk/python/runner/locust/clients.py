@@ -100,6 +100,13 @@ class Response:
     def __repr__(self):
         return f"<Response [{self.status_code}]>"
 
+    # `with self.client.get(...) as response:` without catch_response, as requests allows.
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        return False
+
 
 class ResponseContextManager:
     """`with self.client.get(..., catch_response=True) as response:`: the locustfile says whether
