@@ -202,6 +202,7 @@ impl<F: WorkerFactory> Crew<F> {
         }
         workers.sort_by_key(|(id, _)| *id);
         self.resident.store(workers.len() as u64, Ordering::Relaxed);
+        self.run.workers.joined(workers.len() as u64);
         Ok(workers)
     }
 
@@ -289,6 +290,7 @@ impl<F: WorkerFactory> Crew<F> {
         match made {
             Ok(peer) => {
                 self.resident.fetch_add(1, Ordering::AcqRel);
+                self.run.workers.joined(1);
                 self.grown.fetch_add(1, Ordering::Relaxed);
                 Some(peer)
             }
@@ -315,6 +317,7 @@ impl<F: WorkerFactory> Crew<F> {
             }
             match self.resident.compare_exchange(resident, resident - 1, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
+                    self.run.workers.left();
                     self.retired.fetch_add(1, Ordering::Relaxed);
                     return true;
                 }
@@ -652,6 +655,7 @@ impl<F: WorkerFactory> Crew<F> {
             Err(err) => {
                 tracing::error!("worker {id} could not be replaced: {err}");
                 self.resident.fetch_sub(1, Ordering::Relaxed);
+                self.run.workers.left();
                 false
             }
         }

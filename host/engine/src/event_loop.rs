@@ -92,7 +92,7 @@ impl<F: WorkerFactory> EventLoop<F> {
         let crew = Crew::new(sh.clone(), WorkerIds { first: self.index, step: sh.count }, bounds, grow, retry);
         // The ramp's start holds from the first task on (a ramp from 0 sends nothing at once).
         if let Some(curve) = plan.worker_curve() {
-            crew.set_closed_target(u64::from(share(curve.rate_at(0.0).round() as u32, self.index, sh.count)));
+            crew.set_closed_target(u64::from(share(workers_at(curve, 0.0), self.index, sh.count)));
         }
         crew
     }
@@ -274,7 +274,7 @@ impl<F: WorkerFactory> EventLoop<F> {
                 () = sleep_until(next_ramp), if ramp.is_some() && sh.stop.generating() => {
                     next_ramp += APPLY_EVERY;
                     if let Some((curve, claims)) = &ramp {
-                        let target = curve.rate_at(start.elapsed().as_secs_f64()).round() as u32;
+                        let target = workers_at(curve, start.elapsed().as_secs_f64());
                         crew.set_closed_target(u64::from(share(target, self.index, sh.count)));
                         let shortfall = crew.closed_shortfall();
                         crew.reserve_peers(shortfall);
@@ -297,6 +297,26 @@ impl<F: WorkerFactory> EventLoop<F> {
             }
         }
     }
+}
+
+/// The workers a closed ramp wants `t` seconds in, as k6's ramping VUs count them: a worker starts
+/// once the ramp has reached it (rounded down while rising) and leaves once the ramp has fallen
+/// below it (rounded up while falling). Rounding to the nearest started each worker half a step
+/// early, so a ramp that rises and holds ran more iterations than k6 (k6's own `protocol`
+/// template, 10 s to 5 VUs, 20 s to 10, 1 s to 0: 188 against k6's 176).
+fn workers_at(curve: &RateCurve, t: f64) -> u32 {
+    // A hair below and above whole numbers: the curve's arithmetic is not exact at its knots.
+    const HAIR: f64 = 1e-9;
+    let now = curve.rate_at(t);
+    let before = curve.rate_at((t - APPLY_EVERY.as_secs_f64()).max(0.0));
+    let wanted = if now > before + HAIR {
+        (now + HAIR).floor()
+    } else if now < before - HAIR {
+        (now - HAIR).ceil()
+    } else {
+        now.round()
+    };
+    wanted.max(0.0) as u32
 }
 
 /// Start `event_loop` where its clock says: on a thread of its own with a single-threaded
@@ -344,4 +364,34 @@ pub(crate) fn launch<F: WorkerFactory>(
         })
         .map(|_| ())
         .map_err(|err| EngineError::Panicked(format!("starting an event-loop thread: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::workers_at;
+    use crate::schedule::{Ramp, RateCurve};
+
+    #[test]
+    fn a_closed_ramp_counts_workers_as_k6_counts_vus() {
+        // 0 → 4 over 4 s, then 4 → 0 over 4 s (k6: a VU starts at 1, 2, 3, 4 s and leaves at 5,
+        // 6, 7, 8 s).
+        let ramps = [
+            Ramp { duration: Duration::from_secs(4), target: 4.0 },
+            Ramp { duration: Duration::from_secs(4), target: 0.0 },
+        ];
+        let curve = RateCurve::new(0.0, &ramps, None).unwrap();
+        for (t, wanted) in
+            [(0.0, 0), (0.6, 0), (0.99, 0), (1.01, 1), (2.5, 2), (3.99, 3), (4.0, 4), (4.6, 4), (4.99, 4), (5.01, 3)]
+        {
+            assert_eq!(workers_at(&curve, t), wanted, "at {t} s");
+        }
+        for (t, wanted) in [(6.5, 2), (7.99, 1), (8.0, 0), (9.0, 0)] {
+            assert_eq!(workers_at(&curve, t), wanted, "at {t} s");
+        }
+        // A hold is its level.
+        let hold = RateCurve::new(3.0, &[Ramp { duration: Duration::from_secs(2), target: 3.0 }], None).unwrap();
+        assert_eq!(workers_at(&hold, 1.0), 3);
+    }
 }

@@ -38,6 +38,35 @@ pub(crate) struct Shared<F: WorkerFactory> {
     pub(crate) pacers_done: std::sync::atomic::AtomicU32,
     /// The event loops' threads, for the generator's health (none under the runtime's clock).
     pub(crate) loop_threads: Arc<LoopThreads>,
+    /// Workers resident in every event loop together, and the most there ever were.
+    pub(crate) workers: WorkerCount,
+}
+
+/// Workers resident across the run's event loops and their high-water mark. The ticker samples the
+/// crew at each interval's end, which misses a peak between two (a closed ramp's last worker may
+/// live for a fifth of a second, as k6 counts VUs): this one sees every worker join.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerCount {
+    now: AtomicU64,
+    peak: AtomicU64,
+}
+
+impl WorkerCount {
+    /// `n` workers joined.
+    pub(crate) fn joined(&self, n: u64) {
+        let now = self.now.fetch_add(n, Ordering::AcqRel) + n;
+        self.peak.fetch_max(now, Ordering::AcqRel);
+    }
+
+    /// A worker left.
+    pub(crate) fn left(&self) {
+        self.now.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// The most workers resident at once.
+    pub(crate) fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Acquire)
+    }
 }
 
 impl<F: WorkerFactory> Shared<F> {
