@@ -11,7 +11,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 
 use crate::control::{APPLY_EVERY, Control, CrewStatus, RunState, Status};
-use crate::crew::Crews;
+use crate::crews::Crews;
 use crate::event_loop::{self, EventLoop, EventLoopEnd};
 use crate::health::Sampler;
 use crate::lifecycle::teardown;

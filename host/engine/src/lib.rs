@@ -19,6 +19,7 @@
 //! - `stop`: the run's stop state, read on every task and awaited by the pacer.
 //! - `dispatch`: the pacer → crew hand-off, with the idle-worker count behind `--overload drop`.
 //! - `crew`: worker loops, trap replacement, outcome recording.
+//! - `crews`: every event loop's crew as one: counters summed, the ceiling dealt out.
 //! - `event_loop`: one event loop's share of a run (its pacer, crew and dispatch); a run has one per core.
 //! - `shared`: what the event loops of a run share.
 //! - `timer`: the precise in-loop timer (`timerfd`) the pacer sleeps on.
@@ -39,6 +40,7 @@ pub mod arrivals;
 pub mod control;
 mod coordinator;
 mod crew;
+mod crews;
 mod dispatch;
 mod event_loop;
 pub mod feed;

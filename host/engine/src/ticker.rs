@@ -8,7 +8,7 @@ use loadhost_metrics::{Gauges, GeneratorReport, IntervalRow, MeasuredInterval, R
 use tokio::time::Instant;
 
 use crate::Observer;
-use crate::crew::Crews;
+use crate::crews::Crews;
 use crate::health::Sampler;
 use crate::worker::WorkerFactory;
 
