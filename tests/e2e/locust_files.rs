@@ -209,6 +209,17 @@ fn locusts_command_line_runs_a_locustfile() {
         .run();
     assert_eq!(run.code, 99, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("http_req_failed:rate==0"), "{}", run.stdout);
+    // A failure the file declares with catch_response fails the run too, as in Locust (whose exit
+    // code counts those requests failed): here a check of the request's name (its own target, so
+    // this one's count below stays the two files').
+    let declared = files().join("catch_response.py");
+    let other = TargetProcess::start(&[]);
+    let run = Loadhost::new()
+        .args(["locust".as_ref(), "-f".as_ref(), declared.as_os_str()])
+        .args(["-u", "1", "-t", "2", "-H", other.url.trim_end_matches('/')])
+        .run();
+    assert_eq!(run.code, 99, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("✗ checks:rate==1"), "{}", run.stdout);
     // Without -t there is no end to run to: said, exit 2, no load.
     let run =
         Loadhost::new().args(["locust".as_ref(), "-f".as_ref(), file.as_os_str(), "-H".as_ref(), host.as_ref()]).run();

@@ -44,8 +44,9 @@ pub struct LocustArgs {
     #[arg(short = 'E', long = "exclude-tags", value_name = "TAG", num_args = 1..)]
     exclude_tags: Vec<String>,
 
-    /// Locust exits with this code when a request failed (default 1): here a threshold,
-    /// `http_req_failed:rate==0`, which exits 99 when crossed; 0 leaves it out.
+    /// Locust exits with this code when a request failed (default 1): here thresholds,
+    /// `http_req_failed:rate==0` (and `checks:rate==1` when the locustfile uses `catch_response`,
+    /// whose failures are checks), which exit 99 when crossed; 0 leaves them out.
     #[arg(long = "exit-code-on-error", value_name = "CODE", default_value_t = 1)]
     exit_code_on_error: u8,
 
@@ -146,12 +147,24 @@ fn run_words(args: &LocustArgs) -> Result<Vec<String>, Failure> {
     // A run whose requests failed must not pass a CI gate that passed under Locust's exit code.
     if args.exit_code_on_error != 0 {
         flag("--threshold", "http_req_failed:rate==0".to_owned());
+        // Locust counts a `response.failure()` as a failed request; loadhost records it as a check
+        // of the request's name (its status was expected). A file that never catches a response has
+        // no checks, and a threshold on none would fail for want of samples.
+        if catches_responses(&args.locustfile) {
+            flag("--threshold", "checks:rate==1".to_owned());
+        }
     }
     if let Some(html) = &args.html {
         flag("--html", html.to_string_lossy().into_owned());
     }
     words.extend(args.run_flags.iter().cloned());
     Ok(words)
+}
+
+/// Whether the locustfile judges responses itself (`catch_response=True`).
+fn catches_responses(locustfile: &std::path::Path) -> bool {
+    crate::k6_options::script_text(locustfile, loadhost_component::script::Language::Python)
+        .is_some_and(|(_, text)| text.contains("catch_response"))
 }
 
 /// Locust's run time as `-d` reads it: a bare number is seconds.
@@ -194,6 +207,17 @@ mod tests {
         );
         let parsed = AsRun::try_parse_from(words("-u 3 -r 100 -t 2s").expect("made")).expect("run's flags");
         assert_eq!(parsed.run.plugin.as_deref(), Some(std::path::Path::new("locustfile.py")));
+    }
+
+    #[test]
+    fn a_locustfile_that_catches_responses_fails_on_a_failure_it_declares() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = dir.path().join("judged.py");
+        std::fs::write(&file, "with self.client.get('/', catch_response=True) as r:\n    r.failure('no')\n").unwrap();
+        let made = words(&format!("-f {} -u 1 -t 5s", file.display())).expect("made").join(" ");
+        assert!(made.ends_with("--threshold http_req_failed:rate==0 --threshold checks:rate==1"), "{made}");
+        let made = words(&format!("-f {} -u 1 -t 5s --exit-code-on-error 0", file.display())).expect("made").join(" ");
+        assert!(!made.contains("--threshold"), "{made}");
     }
 
     #[test]
