@@ -121,6 +121,10 @@ export function sendExpecting(request, options, statuses) {
 export function setExpectedStatuses(statuses) {
   fake.workerExpected.push(statuses);
 }
+// The phases of the last response, as the host gives them (ms).
+export function lastTimings() {
+  return { blocked: 0.1, connecting: 0, tlsHandshaking: 0, sending: 0.02, waiting: 1.5, receiving: 0.03, duration: 1.55 };
+}
 export function cookiesFor() {
   return [];
 }

@@ -104,6 +104,14 @@ describe('expected statuses', () => {
   });
 });
 
+describe('last timings', () => {
+  test("the host's phases of the last response come back as given", () => {
+    assert.deepEqual(loadhost.lastTimings(), {
+      blocked: 0.1, connecting: 0, tlsHandshaking: 0, sending: 0.02, waiting: 1.5, receiving: 0.03, duration: 1.55,
+    });
+  });
+});
+
 describe('ws', () => {
   test('connect sends the headers as bytes and the timeout', () => {
     const conn = ws.connect('ws://h/echo', { headers: { 'x-k': 'v' }, timeout: 2500.4 });
