@@ -136,7 +136,7 @@ fn map(object: &Map<String, Value>, options: &mut RunOptions, applied: &mut Appl
             "duration" => set(&mut options.duration, || parsed(key, value)),
             "stages" => {
                 if options.stage.is_empty() {
-                    options.stage = stages(value)?;
+                    options.stage = scenarios::stage_list(value, 1.0)?;
                     Ok(true)
                 } else {
                     Ok(false)
@@ -180,18 +180,6 @@ where
 {
     let text = value.as_str().ok_or_else(|| format!("{key}: expected a string such as '30s', got {value}"))?;
     text.parse().map_err(|e| format!("{key}: '{text}': {e}"))
-}
-
-/// k6's `stages: [{ duration, target }]` as `--stage DURATION:TARGET`.
-fn stages(value: &Value) -> Result<Vec<loadhost_config::units::Stage>, String> {
-    let list = value.as_array().ok_or("stages: expected an array of { duration, target }")?;
-    list.iter()
-        .map(|stage| {
-            let duration = stage["duration"].as_str().ok_or("stages: each needs a duration such as '30s'")?;
-            let target = stage["target"].as_u64().ok_or("stages: each needs a whole-number target")?;
-            format!("{duration}:{target}").parse().map_err(|e| format!("stages: {duration}:{target}: {e}"))
-        })
-        .collect()
 }
 
 /// k6's `thresholds: { METRIC: ['EXPR', { threshold, abortOnFail, delayAbortEval }] }` as

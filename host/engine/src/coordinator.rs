@@ -576,7 +576,7 @@ impl<'p, F: WorkerFactory> Coordinator<'p, F> {
     fn worker_stats(&self) -> WorkerStats {
         WorkerStats {
             min: self.ticker.min_workers,
-            peak: self.ticker.peak_workers.max(self.crews.0.first().map_or(0, |c| c.run.workers.peak())),
+            peak: self.ticker.peak_workers.max(self.crews.peak()),
             final_: self.crews.sum(|c| &c.resident),
             grown: self.crews.sum(|c| &c.grown),
             retired: self.crews.sum(|c| &c.retired),

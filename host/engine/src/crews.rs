@@ -19,6 +19,12 @@ impl<F: WorkerFactory> Crews<F> {
         self.0.iter().map(|crew| counter(crew).load(Ordering::Relaxed)).sum()
     }
 
+    /// The most workers resident at once across the event loops (joins counted as they happen,
+    /// not sampled).
+    pub(crate) fn peak(&self) -> u64 {
+        self.0.first().map_or(0, |crew| crew.run.workers.peak())
+    }
+
     /// Where the workers of every event loop that are in one of the host's calls are.
     pub(crate) fn under_way(&self) -> Vec<String> {
         self.0.iter().flat_map(|crew| crew.under_way()).collect()

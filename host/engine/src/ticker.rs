@@ -97,7 +97,7 @@ impl Ticker {
         let end = at.saturating_duration_since(self.start);
         let workers = crews.sum(|c| &c.resident);
         self.min_workers = self.min_workers.min(workers);
-        self.peak_workers = self.peak_workers.max(workers);
+        self.peak_workers = self.peak_workers.max(workers).max(crews.peak());
         let gauges = Gauges { started, workers, idle: crews.sum(|c| &c.idle), in_flight: crews.sum(|c| &c.in_flight) };
         let mut row = IntervalRow::from_window(self.index, self.last_end, end, &window, gauges);
         row.scenario = self.scenario.clone();

@@ -12,7 +12,7 @@
 // environment); `http.batch` sends its requests one after another; Counter deltas are whole numbers.
 
 import * as sdk from '../loadhost.js';
-import { BASE64, base64 } from '../values.js';
+import { BASE64, base64, bytes } from '../values.js';
 import { readScriptBytes, readScriptFile } from './files.js';
 import { summaryData } from './k6summary.js';
 
@@ -523,20 +523,14 @@ export function adapt(ns) {
     },
     /**
      * k6's handleSummary with k6's summary data, its returned files as [name, bytes] (strings as
-     * UTF-8); undefined when the script has none.
+     * UTF-8, ArrayBuffers as they are; anything else is an error, as in k6); undefined when the
+     * script has none.
      */
     handleSummary(summaryJson) {
       if (typeof ns.handleSummary !== 'function') return undefined;
-      const files = (returned) => Object.entries(returned ?? {}).map(([name, value]) => [name, fileBytes(value)]);
+      const files = (returned) => Object.entries(returned ?? {}).map(([name, value]) => [name, bytes(value)]);
       const returned = ns.handleSummary(summaryData(JSON.parse(summaryJson), rateNames));
       return returned !== null && typeof returned?.then === 'function' ? returned.then(files) : files(returned);
     },
   };
-}
-
-function fileBytes(value) {
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  return new TextEncoder().encode(String(value));
 }

@@ -147,10 +147,15 @@ fn time_unit(fields: &Map<String, Value>) -> Result<f64, String> {
     Ok(per)
 }
 
-/// `stages: [{ duration, target }]`, each target divided by `per` (a rate per timeUnit as a rate
-/// per second; 1 for VUs).
+/// `stages: [{ duration, target }]` of `fields`, each target divided by `per`.
 fn stages(fields: &Map<String, Value>, per: f64) -> Result<Vec<Stage>, String> {
-    let list = fields.get("stages").and_then(Value::as_array).ok_or("needs `stages: [{ duration, target }]`")?;
+    stage_list(fields.get("stages").ok_or("needs `stages: [{ duration, target }]`")?, per)
+}
+
+/// k6's `stages: [{ duration, target }]` (top-level options' too), each target divided by `per`
+/// (a rate per timeUnit as a rate per second; 1 for VUs).
+pub(super) fn stage_list(value: &Value, per: f64) -> Result<Vec<Stage>, String> {
+    let list = value.as_array().ok_or("stages: expected an array of { duration, target }")?;
     if list.is_empty() {
         return Err("stages: no stage is given".into());
     }
@@ -177,15 +182,9 @@ fn number(fields: &Map<String, Value>, key: &str) -> Result<Option<f64>, String>
 }
 
 fn whole(fields: &Map<String, Value>, key: &str) -> Result<Option<u32>, String> {
-    match fields.get(key) {
-        None => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            .and_then(|n| u32::try_from(n).ok())
-            .map(Some)
-            .ok_or_else(|| format!("{key}: expected a whole number, got {v}")),
-    }
+    let Some(value) = fields.get(key) else { return Ok(None) };
+    let n = super::count(key, value)?;
+    u32::try_from(n).map(Some).map_err(|_| format!("{key}: {n} is too many"))
 }
 
 fn whole_or(fields: &Map<String, Value>, key: &str, default: u32) -> Result<u32, String> {
@@ -193,11 +192,7 @@ fn whole_or(fields: &Map<String, Value>, key: &str, default: u32) -> Result<u32,
 }
 
 fn duration(fields: &Map<String, Value>, key: &str) -> Result<Option<Dur>, String> {
-    match fields.get(key) {
-        None => Ok(None),
-        Some(Value::String(text)) => text.parse().map(Some).map_err(|e| format!("{key}: '{text}': {e}")),
-        Some(other) => Err(format!("{key}: expected a string such as '30s', got {other}")),
-    }
+    fields.get(key).map(|value| super::parsed(key, value)).transpose()
 }
 
 fn required_duration(fields: &Map<String, Value>, key: &str) -> Result<Dur, String> {

@@ -346,7 +346,7 @@ pub(crate) struct WholeResponse {
     pub(crate) headers: http::HeaderMap,
     pub(crate) body: bytes::Bytes,
     /// Its phases, as recorded in the run's metrics (a plugin reads them with `last-timings`).
-    pub(crate) phases: loadhost_metrics::phases::PhaseTimes,
+    pub(crate) phases: Option<loadhost_metrics::phases::PhaseTimes>,
 }
 
 /// Why a one-call request got no response.
@@ -433,8 +433,10 @@ impl WorkerHttp {
                     end: std::time::Instant::now(),
                 };
                 let sample = HttpSample::timed(status, &clock, body.len() as u64, endpoint).expecting(hop.expected);
+                // The sample's phases, computed once for the metrics and the plugin alike.
+                let phases = sample.phases;
                 self.record(metrics, sample);
-                Ok(WholeResponse { status, headers: parts.headers, body, phases: clock.phases() })
+                Ok(WholeResponse { status, headers: parts.headers, body, phases })
             }
             Err(ExchangeError::Denied(why)) => {
                 self.shared.deny(metrics, &format!("the plugin tried to reach {url}: {why}"));

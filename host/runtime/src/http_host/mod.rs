@@ -201,7 +201,7 @@ impl DoerCtx {
 
     /// Tell `--http-debug` of the response to a request made `ready`.
     fn answered(&mut self, ready: &Ready, url: &str, fetched: Result<&WholeResponse, &FetchError>) {
-        self.last_timings = fetched.ok().map(|response| response.phases);
+        self.last_timings = fetched.ok().and_then(|response| response.phases);
         if let Some((level, started)) = ready.debug {
             self.capture.http_note(&debug::response(level, url, fetched, started.elapsed()));
         }
