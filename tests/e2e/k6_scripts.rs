@@ -187,6 +187,7 @@ fn k6_options_give_the_load_and_the_verdict_k6_gives() {
         ("timed.js", 0, None),
         ("stages.js", 0, None),
         ("from_env.js", 0, Some(8)),
+        ("computed.js", 0, Some(8)),
         ("custom_metrics.js", 0, Some(6)),
     ] {
         let path = scripts().join("options").join(script);
@@ -419,6 +420,34 @@ fn k6_imports_loadhost_lacks_are_refused_before_any_load() {
             "{import}: {}",
             run.stderr
         );
+    }
+    assert_eq!(target.stats()["requests"].as_u64(), Some(1), "no load, only this /stats");
+}
+
+/// Options the script's init code computes and cannot give stop the run before any load, naming
+/// the options' line: init code that throws (exit 4), a value k6 would not take (exit 2).
+#[test]
+fn computed_options_that_fail_stop_the_run_before_any_load() {
+    let target = TargetProcess::start(&[]);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let body = format!("export default function () {{ http.get('{}'); }}\n", target.url);
+    for (options, code, says) in [
+        (
+            "const p = () => { throw new Error('no such profile'); };\nexport const options = { vus: p() };",
+            4,
+            "no such profile",
+        ),
+        (
+            "const p = () => 'ten';\nexport const options = { vus: p(), iterations: 2 };",
+            2,
+            "vus: expected a whole number",
+        ),
+    ] {
+        let script = dir.path().join("s.js");
+        std::fs::write(&script, format!("import http from 'k6/http';\n{options}\n{body}")).expect("the script");
+        let run = Loadhost::run_plugin(&script, &["--allow-host", &target.authority]);
+        assert_eq!(run.code, code, "{options}: {}", run.stderr);
+        assert!(run.stderr.contains("s.js:3") && run.stderr.contains(says), "{options}: {}", run.stderr);
     }
     assert_eq!(target.stats()["requests"].as_u64(), Some(1), "no load, only this /stats");
 }

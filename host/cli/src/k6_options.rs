@@ -5,7 +5,8 @@
 //! time (`__ENV.VUS || 10`, a spread, a function call) is not read, and the run says so.
 //!
 //! The literal is read here, without running the script: the host must know the plan before any
-//! instance exists.
+//! instance exists. An object the text does not give is computed by the script's own init code
+//! ([`computed`]), as k6 computes it.
 
 use std::path::Path;
 
@@ -13,9 +14,11 @@ use loadhost_config::RunOptions;
 use loadhost_config::units::EnvPair;
 use serde_json::{Map, Value};
 
+mod computed;
 mod imports;
 mod scenarios;
 
+pub use computed::apply_computed;
 pub use imports::{handle_summary, unloadable_import};
 
 /// The largest script read for its options (the scripts' own cap).
@@ -72,6 +75,9 @@ fn apply_text(name: &str, text: &str, options: &mut RunOptions) -> Result<Option
     let Value::Object(object) = value else {
         return Err(NotRead::NotLiteral { at, why: "it is not an object".into() });
     };
+    if let Some(line) = assigned_later(text) {
+        return Err(NotRead::NotLiteral { at, why: format!("line {line} assigns to it") });
+    }
     let mut applied = Applied { at: at.clone(), ..Applied::default() };
     map(&object, options, &mut applied).map_err(|why| NotRead::Invalid { at, why })?;
     Ok(Some(applied))
@@ -97,6 +103,17 @@ fn find(text: &str) -> Option<(usize, usize)> {
         offset += line.len();
     }
     None
+}
+
+/// The line of a statement that changes the options after the literal (`options.vus = 5;`,
+/// `options['thresholds'] = …`, `Object.assign(options, …)`): the literal is then not the whole.
+fn assigned_later(text: &str) -> Option<usize> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let line = line.trim_start();
+        let member = line.strip_prefix("options.").or_else(|| line.strip_prefix("options["));
+        let assigns = member.is_some_and(|rest| rest.split_once('=').is_some_and(|(_, after)| !after.starts_with('=')));
+        (assigns || line.starts_with("Object.assign(options")).then_some(i + 1)
+    })
 }
 
 /// The flags that give the load in place of the script's scenarios (k6's `--duration`,
@@ -649,6 +666,8 @@ mod tests {
             ("export const options = { ...base, vus: 2 };", "a spread"),
             ("export const options = { duration: `${d}s` };", "a template"),
             ("export const options = { vus: 2", "ends too soon"),
+            ("export const options = { vus: 2 };\noptions.iterations = 10;", "line 2 assigns to it"),
+            ("export const options = {};\nObject.assign(options, profile);", "line 2 assigns to it"),
         ] {
             match read(script).0 {
                 Err(NotRead::NotLiteral { at, why: said }) => {

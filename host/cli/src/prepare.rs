@@ -24,13 +24,18 @@ use crate::exit::Failure;
 /// the plugin. The thresholds are checked with the metrics the plugin declares first: a misspelt
 /// metric is told before a compile that may take many seconds.
 pub(crate) fn load_plugin(path: &Path, source: &str, settings: &RunSettings) -> Result<Plugin, Failure> {
-    let mut plugins = load_plugins(&[(path, source)], settings)?;
+    let mut plugins = load_plugins(&[(path, source)], settings, None)?;
     plugins.pop().ok_or_else(|| Failure::runtime(anyhow::anyhow!("{source}: not loaded")))
 }
 
 /// [`load_plugin`] for every plugin of the run (`(file, as named)`), from one runtime: the
-/// thresholds are checked with the metrics any of them declares.
-pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> Result<Vec<Plugin>, Failure> {
+/// thresholds are checked with the metrics any of them declares. `options_computed`: the file
+/// whose k6 options `run` computed and applied already.
+pub(crate) fn load_plugins(
+    files: &[(&Path, &str)],
+    settings: &RunSettings,
+    options_computed: Option<&Path>,
+) -> Result<Vec<Plugin>, Failure> {
     // Every file named goes through the input gate before anything reads it: the readers below
     // (declarations, options, the async check) each ignore a file they cannot read, and one of
     // them once read `/dev/zero` without end.
@@ -39,7 +44,9 @@ pub(crate) fn load_plugins(files: &[(&Path, &str)], settings: &RunSettings) -> R
         if let Some(said) = crate::k6_options::unloadable_import(path).or_else(|| crate::locustfile::unloadable(path)) {
             return Err(Failure::usage(anyhow::anyhow!("{said}")));
         }
-        unread_k6_options(path)?;
+        if options_computed != Some(*path) {
+            unread_k6_options(path)?;
+        }
     }
     let mut declared = Vec::new();
     let mut all_read = true;
@@ -92,26 +99,11 @@ fn unread_k6_options(path: &Path) -> Result<(), Failure> {
     use crate::k6_options::{NotRead, apply};
     let what = match apply(path, &mut loadhost_config::RunOptions::default()) {
         // Read as flags by `run` (commands/run.rs); what it did not read is said here.
-        Ok(Some(applied)) => {
-            if applied.unread.is_empty() {
-                return Ok(());
-            }
-            let shaping = applied.unread.iter().any(|k| k == "scenarios");
-            let what = format!(
-                "{}: k6's options {} are not read by loadhost (it reads vus, duration, iterations, stages, \
-                 scenarios and thresholds; docs/migrating.md)",
-                applied.at,
-                applied.unread.join(", ")
-            );
-            if !shaping {
-                tracing::warn!("{what}");
-                return Ok(());
-            }
-            format!("{what}: the load its scenarios describe does not apply; give it as flags (-r/-d or -n, -w)")
-        }
+        Ok(Some(applied)) => return report_unread_k6_options(&applied),
         Err(NotRead::NotLiteral { at, why }) => format!(
-            "{at}: sets k6's `options`, which loadhost reads only as a literal object or from the -e values ({why}): its vus, duration, \
-             stages and thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"
+            "{at}: sets k6's `options`, which loadhost reads here only as a literal object or from the -e values \
+             ({why}; `loadhost run` computes them): its vus, duration, stages and thresholds do not apply; give \
+             them as flags (-r/-d or -n, -w, --threshold)"
         ),
         Err(NotRead::Invalid { .. }) | Ok(None) => {
             let Some(at) = loadhost_component::script::k6_options(path) else { return Ok(()) };
@@ -121,6 +113,33 @@ fn unread_k6_options(path: &Path) -> Result<(), Failure> {
             )
         }
     };
+    refuse_under_ci(what)
+}
+
+/// The keys of a script's k6 `options` that loadhost does not read, warned about; when they are
+/// its `scenarios` (which `run` reads but another command does not), the load they describe does
+/// not apply, which CI refuses.
+pub(crate) fn report_unread_k6_options(applied: &crate::k6_options::Applied) -> Result<(), Failure> {
+    if applied.unread.is_empty() {
+        return Ok(());
+    }
+    let what = format!(
+        "{}: k6's options {} are not read by loadhost (it reads vus, duration, iterations, stages, scenarios and \
+         thresholds; docs/migrating.md)",
+        applied.at,
+        applied.unread.join(", ")
+    );
+    if !applied.unread.iter().any(|k| k == "scenarios") {
+        tracing::warn!("{what}");
+        return Ok(());
+    }
+    refuse_under_ci(format!(
+        "{what}: the load its scenarios describe does not apply; give it as flags (-r/-d or -n, -w)"
+    ))
+}
+
+/// `what` (options that do not apply) warned about, or refused under CI, exit 2.
+fn refuse_under_ci(what: String) -> Result<(), Failure> {
     if under_ci() {
         return Err(Failure::usage(anyhow::anyhow!(
             "{what} (refused because CI is set: a CI gate must not pass on options that were never applied)"

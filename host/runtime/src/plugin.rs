@@ -35,6 +35,9 @@ pub const LIFECYCLE_EXPORT: &str = "loadhost:plugin/lifecycle@0.1.0";
 /// The optional end-of-run summary export (k6's `handleSummary`).
 pub const SUMMARY_EXPORT: &str = "loadhost:plugin/summary@0.1.0";
 
+/// The optional export of the plan a script computes (k6's computed `options`).
+pub const PLAN_EXPORT: &str = "loadhost:plugin/plan@0.1.0";
+
 /// Where the lifecycle functions are, when the plugin exports them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LifecycleExports {
@@ -43,6 +46,8 @@ pub(crate) struct LifecycleExports {
     pub(crate) teardown: ComponentExportIndex,
     /// `summary.handle-summary`, when the plugin exports it too.
     pub(crate) handle_summary: Option<ComponentExportIndex>,
+    /// `plan.options`, when the plugin exports it too (the script runners do).
+    pub(crate) plan_options: Option<ComponentExportIndex>,
 }
 
 /// Why a plugin was not accepted. Each variant's message is one line naming the file.
@@ -347,11 +352,15 @@ fn lifecycle_exports(component: &Component, path: &Path) -> Result<Option<Lifecy
     let handle_summary = component
         .get_export_index(None, SUMMARY_EXPORT)
         .and_then(|summary| component.get_export_index(Some(&summary), "handle-summary"));
+    let plan_options = component
+        .get_export_index(None, PLAN_EXPORT)
+        .and_then(|plan| component.get_export_index(Some(&plan), "options"));
     Ok(Some(LifecycleExports {
         setup: find("setup")?,
         init: find("init")?,
         teardown: find("teardown")?,
         handle_summary,
+        plan_options,
     }))
 }
 

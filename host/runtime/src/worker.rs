@@ -257,6 +257,27 @@ impl WasmWorkerFactory {
         }
     }
 
+    /// The plan the plugin's own code computes (`plan.options`: k6's `options` as JSON), on an
+    /// instance of its own, before the run: `None` when it exports no such function or computes
+    /// no plan. Its metrics go nowhere: nothing has run.
+    pub async fn plan_options(&self) -> Result<Option<String>, WorkerError> {
+        let Some(export) = self.lifecycle.as_ref().and_then(|l| l.plan_options) else { return Ok(None) };
+        let metrics = MetricsHandle::new(Arc::new(loadhost_metrics::Recorder::new(1)), 0);
+        let capture = self.capture(Arc::from("options"), None);
+        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP, &capture).await?;
+        let call = raw
+            .get_typed_func::<(), (Result<Option<String>, String>,)>(&mut store, export)
+            .map_err(|err| WorkerError::new(one_line(&err)))?;
+        let said = |result: wasmtime::Result<Result<(), String>>| {
+            lifecycle_error("options", result, &capture, &self.grants.text).map(|()| None)
+        };
+        match call.call_async(&mut store, ()).await {
+            Ok((Ok(options),)) => Ok(options),
+            Ok((Err(message),)) => said(Ok(Err(message))),
+            Err(trap) => said(Err(trap)),
+        }
+    }
+
     async fn run_teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {
         let Some(lifecycle) = &self.lifecycle else { return Ok(()) };
         let capture = self.capture(Arc::from("teardown"), None);

@@ -532,5 +532,15 @@ export function adapt(ns) {
       const returned = ns.handleSummary(summaryData(JSON.parse(summaryJson), rateNames));
       return returned !== null && typeof returned?.then === 'function' ? returned.then(files) : files(returned);
     },
+    /**
+     * The script's `options` as JSON, as its init code computed them with the run's `-e` values
+     * (k6 reads them the same way); undefined when it exports none. The host asks only when it
+     * cannot read them from the script's text.
+     */
+    k6Options() {
+      if (ns.options === undefined || ns.options === null) return undefined;
+      if (typeof ns.options !== 'object') throw sdk.abort(`the script's options are a ${typeof ns.options}, not an object`);
+      return JSON.stringify(ns.options);
+    },
   };
 }

@@ -155,3 +155,21 @@ export const summary = {
     return lifecycleError(undefined) ?? { tag: 'ok', val: files };
   },
 };
+
+/**
+ * The `loadhost:plugin/plan` export: a k6 script's options as its init code computes them, read
+ * by the host before the run when it cannot read them from the text; nothing (none) for any other
+ * script.
+ */
+export const plan = {
+  async options() {
+    let options;
+    try {
+      const p = await script();
+      options = typeof p.k6Options === 'function' ? p.k6Options() : undefined;
+    } catch (e) {
+      return lifecycleError(e);
+    }
+    return lifecycleError(undefined) ?? { tag: 'ok', val: options };
+  },
+};

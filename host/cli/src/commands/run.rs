@@ -32,6 +32,11 @@ pub struct RunArgs {
     /// from a temporary file whose name means nothing to the user.
     #[arg(skip)]
     pub(crate) named: Option<String>,
+
+    /// Whether the script's k6 `options` were computed by its init code (and applied): `prepare`
+    /// then has nothing left to say about them.
+    #[arg(skip)]
+    pub(crate) options_computed: bool,
 }
 
 impl RunArgs {
@@ -39,7 +44,7 @@ impl RunArgs {
     /// every output, with `options` as flags and the `-c` file `config`.
     pub(crate) fn built_in(plugin: PathBuf, named: &str, config: Option<PathBuf>, options: RunOptions) -> Self {
         let registry = crate::registry::ResolveArgs::default();
-        Self { plugin: Some(plugin), config, options, registry, named: Some(named.to_owned()) }
+        Self { plugin: Some(plugin), config, options, registry, named: Some(named.to_owned()), options_computed: false }
     }
 }
 
@@ -49,28 +54,38 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
     crate::run::run(args)
 }
 
-/// A k6 script's literal `options` as flags (flags win), said in one line; a value k6 would not
-/// take is exit 2. An object computed at run time is left to `prepare`'s warning.
+/// A k6 script's `options` as flags (flags win), said in one line; a value k6 would not take is
+/// exit 2. Options the text does not give as a literal are computed by the script's init code,
+/// before anything else is loaded.
 fn apply_k6_options(args: &mut RunArgs) -> Result<(), Failure> {
+    use crate::k6_options::NotRead;
     let Some(plugin) = args.plugin.clone().filter(|p| p.is_file()) else { return Ok(()) };
     let mut options = args.options.clone();
-    match crate::k6_options::apply(&plugin, &mut options) {
-        Ok(None) | Err(crate::k6_options::NotRead::NotLiteral { .. }) => Ok(()),
-        Err(crate::k6_options::NotRead::Invalid { at, why }) => {
-            Err(Failure::usage(anyhow::anyhow!("{at}: k6's options: {why}")))
-        }
-        Ok(Some(applied)) if args.config.is_some() => Err(Failure::usage(anyhow::anyhow!(
+    let applied = match crate::k6_options::apply(&plugin, &mut options) {
+        Ok(None) => return Ok(()),
+        Ok(Some(applied)) => applied,
+        Err(NotRead::Invalid { at, why }) => return Err(Failure::usage(anyhow::anyhow!("{at}: k6's options: {why}"))),
+        Err(NotRead::NotLiteral { at, why }) => match crate::k6_options::apply_computed(&plugin, &at, &mut options)? {
+            None => return Ok(()),
+            Some(applied) => {
+                tracing::debug!("{at}: k6's options are not a literal ({why}): computed by the script's init code");
+                crate::prepare::report_unread_k6_options(&applied)?;
+                args.options_computed = true;
+                applied
+            }
+        },
+    };
+    if args.config.is_some() {
+        return Err(Failure::usage(anyhow::anyhow!(
             "{}: the script sets k6's options and -c names a config file: give the load in one of them",
             applied.at
-        ))),
-        Ok(Some(applied)) => {
-            let mut said = format!("{}: k6's options read: {}", applied.at, applied.read.join(", "));
-            if !applied.overridden.is_empty() {
-                said.push_str(&format!("; flags win over {}", applied.overridden.join(", ")));
-            }
-            tracing::info!("{said}");
-            args.options = options;
-            Ok(())
-        }
+        )));
     }
+    let mut said = format!("{}: k6's options read: {}", applied.at, applied.read.join(", "));
+    if !applied.overridden.is_empty() {
+        said.push_str(&format!("; flags win over {}", applied.overridden.join(", ")));
+    }
+    tracing::info!("{said}");
+    args.options = options;
+    Ok(())
 }

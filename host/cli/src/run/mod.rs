@@ -156,7 +156,7 @@ impl<'a> Run<'a> {
         // Grants first: a bad --allow-host or --ca-cert is a usage error, reported before the plugin
         // is even loaded.
         let (tokio, grants) = runtime_and_grants(&settings)?;
-        let plugins = RunPlugins::load(main, &settings, &mut resolver)?;
+        let plugins = RunPlugins::load(main, &settings, &mut resolver, args.options_computed)?;
         let info = run_info(&settings, &plugins);
         let endpoints = Endpoints::bind(&settings, &grants)?;
         let files = OutputFiles::create(&settings)?;

@@ -52,10 +52,12 @@ struct Wanted {
 impl RunPlugins {
     /// Resolve and load the command line's plugin (`main`, already resolved: its bundle gave
     /// options) and every plugin a scenario block names. A run needs a plugin for each scenario.
+    /// `options_computed`: the main plugin's k6 options were computed and applied.
     pub fn load(
         main: Option<(String, Resolved)>,
         settings: &RunSettings,
         resolver: &mut Resolver<'_>,
+        options_computed: bool,
     ) -> Result<Self, Failure> {
         let mut wanted: Vec<Wanted> = main.into_iter().map(|(named, resolved)| Wanted { named, resolved }).collect();
         let has_main = !wanted.is_empty();
@@ -87,7 +89,8 @@ impl RunPlugins {
             return Err(no_plugin(None));
         }
         let files: Vec<(&Path, &str)> = wanted.iter().map(|w| (w.resolved.path.as_path(), w.named.as_str())).collect();
-        let plugins = load_plugins(&files, settings)?;
+        let computed = files.first().filter(|_| has_main && options_computed).map(|(path, _)| *path);
+        let plugins = load_plugins(&files, settings, computed)?;
         let loaded = wanted
             .into_iter()
             .zip(plugins)
