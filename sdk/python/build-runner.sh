@@ -32,11 +32,15 @@ stage="$(mktemp -d)"
 trap 'rm -rf -- "$stage"' EXIT
 cp -R -- "$here/lib" "$stage/lib"
 cp -R -- "$here/runner" "$stage/runner"
+# The runner's world (runner/world.wit) over the plugin package, as a dependency.
+mkdir -p -- "$stage/wit/deps/loadhost-plugin"
+cp -- "$here/runner/world.wit" "$stage/wit/"
+cp -- "$wit"/*.wit "$stage/wit/deps/loadhost-plugin/"
 started=$SECONDS
 # As build.sh: componentize-py through the venv's interpreter, without its Rust backtraces.
 launcher='import sys; from componentize_py import script; sys.argv[0] = "componentize-py"; sys.exit(script())'
 RUST_LIB_BACKTRACE=0 "$venv/bin/python" -c "$launcher" \
-    --quiet -d "$wit" -w workload-with-lifecycle \
+    --quiet -d "$stage/wit" -w runner \
     componentize -p "$stage/runner" -p "$stage/lib" loadhost_runner -o "$out" ||
     die "componentize-py failed for the runner (see above)"
 

@@ -153,8 +153,9 @@ fn locustfiles_give_the_counts_locust_gives() {
     assert!(differences.is_empty(), "{} differences from Locust:\n{}", differences.len(), differences.join("\n"));
 }
 
-/// What a sandboxed worker cannot run (gevent, a LoadTestShape) is refused before any instance:
-/// exit 2, the file and line named, no load.
+/// What a sandboxed worker cannot run (gevent; a LoadTestShape naming user classes per tick) is
+/// refused before any load: the file and line named (exit 2 for an import, 4 for what the
+/// runner finds), no load.
 #[test]
 fn what_cannot_map_is_refused_before_any_load() {
     let target = TargetProcess::start(&[]);
@@ -169,17 +170,57 @@ fn what_cannot_map_is_refused_before_any_load() {
             "locustfile.py:1: cannot import 'gevent': a worker is one Locust user",
         ),
         (
-            "from locust import HttpUser, LoadTestShape, task\nclass Steps(LoadTestShape):\n    def tick(self):\n        return (2, 1)\n",
-            "locustfile.py:2: Steps is a LoadTestShape, which loadhost does not run: give the load's shape with --stage",
+            "from locust import HttpUser, LoadTestShape, task\nclass Steps(LoadTestShape):\n    def tick(self):\n        return (2, 1, [HttpUser])\n",
+            "locustfile.py:2: computing k6's options: options returned an error: locustfile.py: Steps.tick() names user classes per tick",
         ),
     ] {
         let file = dir.path().join("locustfile.py");
         std::fs::write(&file, format!("{head}{user}")).expect("the locustfile");
         let run = Loadhost::run_plugin(&file, &["--allow-host", &target.authority, "-w", "2", "-d", "2s"]);
-        assert_eq!(run.code, 2, "{head}: {}", run.stderr);
+        let code = if head.contains("gevent") { 2 } else { 4 };
+        assert_eq!(run.code, code, "{head}: {}", run.stderr);
         assert!(run.stderr.contains(says), "{head}: {}", run.stderr);
     }
     assert_eq!(target.stats()["requests"].as_u64(), Some(1), "no load, only this /stats");
+}
+
+/// A `LoadTestShape` gives the load in both tools: its ticks planned as stages (2 users for 2 s,
+/// then 4 until 4 s, then the end), Locust's `-u`, `-r` and `-t` without effect on it. The
+/// requests agree within the users' boundary turns (each user paces a request every 0.25 s; where
+/// a step starts and the run stops differs by a turn or so per user between the tools).
+#[test]
+fn a_load_shape_gives_the_load_locust_gives() {
+    let Some(locust) = locust() else {
+        assert!(tools::usable("locust", false));
+        return;
+    };
+    let file = files().join("shape").join("steps.py");
+    let target = TargetProcess::start(&[]);
+    let work = tempfile::tempdir().expect("a temp dir");
+    let theirs = through_locust(&locust, &file, &[], &target, work.path());
+    let (theirs, _) = totals(&theirs);
+    let host = target.url.trim_end_matches('/').to_owned();
+    let run = Loadhost::new()
+        .args(["locust".as_ref(), "-f".as_ref(), file.as_os_str()])
+        .args(["--headless", "-u", "10", "-r", "10", "-t", "20", "-H", &host, "--", "--summary-json", "summary.json"])
+        .run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("steps.py:15: Steps's ticks planned as --stage 100ms:2 1900ms:2 100ms:4 1900ms:4")
+            && run.stderr.contains("-u, -r, -t have no effect on it"),
+        "{}",
+        run.stderr
+    );
+    let summary = run.summary();
+    assert_eq!(summary["workers"]["peak"].as_u64(), Some(4), "{}", summary["workers"]);
+    let seconds = summary["duration_s"].as_f64().expect("duration_s");
+    assert!((3.9..6.0).contains(&seconds), "ran {seconds} s");
+    let (ours, failed) = totals(&loadhost_counts(&summary));
+    assert_eq!(failed, 0);
+    assert!(
+        (40..=60).contains(&ours) && (40..=60).contains(&theirs) && ours.abs_diff(theirs) <= 6,
+        "loadhost {ours} requests, Locust {theirs}"
+    );
 }
 
 /// Locust's own command line, `loadhost locust -f FILE -u -r -t -H --headless`, runs the file as

@@ -1,8 +1,9 @@
-//! A Python script's imports no run could load, refused before any instance (issue 42): a
-//! locustfile written for Locust's process (gevent, its own HTTP libraries, processes)
-//! or shaped by a `LoadTestShape`. The Python runner refuses them too when it loads the script (as
-//! its setup failing, exit 4); found here the refusal is a usage error, exit 2, with no load.
-//! Only the entry file is read: its own modules' imports are left to the runner.
+//! What the host reads of a locustfile before any instance (issue 42): the imports no run could
+//! load, refused (a locustfile written for Locust's process: gevent, its own HTTP libraries,
+//! processes), and the `LoadTestShape` whose ticks `run` plans as stages. The Python runner
+//! refuses the same imports when it loads the script (as its setup failing, exit 4); found here
+//! the refusal is a usage error, exit 2, with no load. Only the entry file is read: its own
+//! modules' imports are left to the runner.
 
 use std::path::Path;
 
@@ -35,12 +36,6 @@ fn unloadable_in(name: &str, text: &str) -> Option<String> {
                 return Some(format!("{at}: cannot import '{module}': {why}"));
             }
         }
-        if let Some(class) = load_shape(line) {
-            return Some(format!(
-                "{at}: {class} is a LoadTestShape, which loadhost does not run: give the load's shape \
-                 with --stage DURATION:USERS (the users each stage ends at)"
-            ));
-        }
     }
     None
 }
@@ -50,6 +45,18 @@ fn imported(line: &str) -> Option<&str> {
     let rest = line.strip_prefix("import ").or_else(|| line.strip_prefix("from "))?;
     let module = rest.split([' ', ',', ';']).next()?.trim();
     (!module.is_empty() && !module.starts_with('.')).then_some(module)
+}
+
+/// Where the Python script `entry` defines a `LoadTestShape` (`FILE:LINE`), and its class.
+pub fn shape(entry: &Path) -> Option<(String, String)> {
+    let (name, text) = crate::k6_options::script_text(entry, loadhost_component::script::Language::Python)?;
+    shape_in(&name, &text)
+}
+
+fn shape_in(name: &str, text: &str) -> Option<(String, String)> {
+    text.lines()
+        .enumerate()
+        .find_map(|(i, line)| load_shape(line).map(|class| (format!("{name}:{}", i + 1), class.to_owned())))
 }
 
 /// The class a top-level `class X(…LoadTestShape…):` line defines.
@@ -65,7 +72,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gevent_and_a_load_shape_are_named_with_their_line() {
+    fn gevent_is_refused_and_a_load_shape_found_with_their_line() {
         let file = "from locust import HttpUser\nimport gevent.pool\n";
         let said = unloadable_in("locustfile.py", file).expect("refused");
         assert!(
@@ -73,8 +80,9 @@ mod tests {
             "{said}"
         );
         let file = "import locust\n\nclass Steps(locust.LoadTestShape):\n    pass\n";
-        let said = unloadable_in("f.py", file).expect("refused");
-        assert!(said.starts_with("f.py:3: Steps is a LoadTestShape"), "{said}");
+        assert_eq!(unloadable_in("f.py", file), None, "a shape is planned, not refused");
+        assert_eq!(shape_in("f.py", file), Some(("f.py:3".to_owned(), "Steps".to_owned())));
+        assert_eq!(shape_in("f.py", "class Steps(HttpUser):\n    pass\n"), None);
     }
 
     #[test]

@@ -46,6 +46,11 @@ pub(crate) fn load_plugins(
         }
         if options_computed != Some(*path) {
             unread_k6_options(path)?;
+            if let Some((at, class)) = crate::locustfile::shape(path) {
+                refuse_under_ci(format!(
+                    "{at}: the locustfile's {class} does not shape this load (`loadhost run` plans it): the flags give it"
+                ))?;
+            }
         }
     }
     let mut declared = Vec::new();

@@ -93,6 +93,15 @@ from loadhost import _exports, _snapshot, config  # noqa: E402
 import locust  # noqa: E402 (Locust's API for locustfiles, in the snapshot; sdk/python/runner/locust)
 from locust import _adapt as _locust  # noqa: E402
 from loadhost._exports import Doer, Lifecycle, LoadError, Plugin  # noqa: E402, F401 (componentize-py looks them up here)
+from wit_world import exports as _wit  # noqa: E402
+
+
+class Plan(_wit.Plan):
+    """The `loadhost:plugin/plan` export: a locustfile's LoadTestShape as stages, as JSON in k6's
+    options shape, taken before the run (None for any other script)."""
+
+    def options(self):
+        return _exports._step("_loadhost_plan")
 
 # Modules that cannot run in a sandboxed worker (loadhost refuses them in the entry file before any
 # load, host/cli/src/locustfile.rs, which says what to do instead; the same list, a test checks).

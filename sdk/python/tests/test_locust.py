@@ -180,3 +180,69 @@ class ClientTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ShapeTest(unittest.TestCase):
+    def plan(self, shape_class):
+        import json
+
+        from locust import shape
+
+        return json.loads(shape.plan(shape_class, _Env()))
+
+    def test_ticks_become_ramps_at_the_spawn_rate_then_holds(self):
+        from locust import LoadTestShape
+
+        class Steps(LoadTestShape):
+            def tick(self):
+                t = self.get_run_time()
+                if t < 3:
+                    return (10, 5)
+                if t < 5:
+                    return (4, 2)
+                return None
+
+        self.assertEqual(
+            self.plan(Steps),
+            {
+                "vus": 0,
+                # 10 users at 5/s take 2 s (the next tick waits for them), held to 3 s; down to 4
+                # at 2/s takes 3 s, past the shape's end at 5 s: Locust's next tick comes at 6 s.
+                "stages": [
+                    {"duration": "2000ms", "target": 10},
+                    {"duration": "1000ms", "target": 10},
+                    {"duration": "3000ms", "target": 4},
+                ],
+            },
+        )
+
+    def test_the_current_users_are_the_ramps_and_what_cannot_be_planned_is_said(self):
+        from locust import LoadTestShape, shape
+
+        class Grow(LoadTestShape):
+            def tick(self):
+                users = self.get_current_user_count()
+                return None if users >= 3 else (users + 1, 100)
+
+        self.assertEqual([s["target"] for s in self.plan(Grow)["stages"]], [1, 1, 2, 2, 3, 3])
+
+        class Never(LoadTestShape):
+            def tick(self):
+                return None
+
+        class Classes(LoadTestShape):
+            def tick(self):
+                return (1, 1, [HttpUser])
+
+        class Forever(LoadTestShape):
+            def tick(self):
+                return (1, 1)
+
+        for cls, said in [
+            (Never, "returned None at once"),
+            (Classes, "names user classes per tick"),
+            (Forever, "did not return None within 24 h"),
+        ]:
+            with self.assertRaises(shape.ShapeError) as caught:
+                self.plan(cls)
+            self.assertIn(said, str(caught.exception))

@@ -95,7 +95,7 @@ def _record(kind):
 
 _module("componentize_py_types", Err=Err)
 _module("wit_world")
-_module("wit_world.exports", Doer=type("Doer", (), {}), Lifecycle=type("Lifecycle", (), {}))
+_module("wit_world.exports", Doer=type("Doer", (), {}), Lifecycle=type("Lifecycle", (), {}), Plan=type("Plan", (), {}))
 _module("wit_world.imports")
 _module(
     "wit_world.imports.types",

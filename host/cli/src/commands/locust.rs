@@ -18,13 +18,13 @@ pub struct LocustArgs {
     locustfile: PathBuf,
 
     /// Peak number of concurrent users: loadhost's workers (Locust's default: 1).
-    #[arg(short = 'u', long = "users", value_name = "USERS", default_value_t = 1)]
-    users: u32,
+    #[arg(short = 'u', long = "users", value_name = "USERS")]
+    users: Option<u32>,
 
     /// Users started a second until all are (Locust's default: 1): a ramp of workers,
     /// `--stage USERS/RATE:USERS`.
-    #[arg(short = 'r', long = "spawn-rate", value_name = "RATE", default_value_t = 1.0)]
-    spawn_rate: f64,
+    #[arg(short = 'r', long = "spawn-rate", value_name = "RATE")]
+    spawn_rate: Option<f64>,
 
     /// How long to run (300s, 20m, 3h, 1h30m; a bare number is seconds). loadhost runs a set time:
     /// this is required.
@@ -93,7 +93,7 @@ pub fn run(args: LocustArgs) -> Result<ExitCode, Failure> {
     let words = run_words(&args)?;
     tracing::info!("as loadhost run {}", words.join(" "));
     match AsRun::try_parse_from(&words) {
-        Ok(parsed) => crate::run::run(parsed.run),
+        Ok(parsed) => crate::commands::run::run(parsed.run),
         Err(err) => Ok(crate::exit::usage_error(&err)),
     }
 }
@@ -108,26 +108,39 @@ fn run_words(args: &LocustArgs) -> Result<Vec<String>, Failure> {
                 .to_owned(),
         ));
     }
-    let Some(run_time) = &args.run_time else {
-        return Err(usage(
-            "loadhost locust needs -t/--run-time: a run lasts a set time (Locust's runs until stopped)".to_owned(),
-        ));
-    };
-    if args.users == 0 {
-        return Err(usage("-u/--users: at least 1 user".to_owned()));
-    }
-    if !(args.spawn_rate.is_finite() && args.spawn_rate > 0.0) {
-        return Err(usage(format!("-r/--spawn-rate {}: a number of users a second, above 0", args.spawn_rate)));
-    }
     let mut words = vec![args.locustfile.to_string_lossy().into_owned()];
     let mut flag = |name: &str, value: String| words.extend([name.to_owned(), value]);
-    flag("-d", seconds_if_bare(run_time));
-    // Locust starts its users at the spawn rate: the workers ramp to the users over users/rate s.
-    let ramp_ms = (f64::from(args.users) / args.spawn_rate * 1000.0).round();
-    if args.users > 1 && ramp_ms >= 1.0 {
-        flag("--stage", format!("{ramp_ms}ms:{}", args.users));
+    if let Some((at, class)) = crate::locustfile::shape(&args.locustfile) {
+        // As Locust: a shape gives the load, and these flags have no effect on it.
+        let given: Vec<&str> =
+            [(args.users.is_some(), "-u"), (args.spawn_rate.is_some(), "-r"), (args.run_time.is_some(), "-t")]
+                .into_iter()
+                .filter_map(|(given, name)| given.then_some(name))
+                .collect();
+        if !given.is_empty() {
+            tracing::warn!("{at}: {class} shapes the load: {} have no effect on it, as in Locust", given.join(", "));
+        }
     } else {
-        flag("-w", args.users.to_string());
+        let Some(run_time) = &args.run_time else {
+            return Err(usage(
+                "loadhost locust needs -t/--run-time: a run lasts a set time (Locust's runs until stopped)".to_owned(),
+            ));
+        };
+        let (users, spawn_rate) = (args.users.unwrap_or(1), args.spawn_rate.unwrap_or(1.0));
+        if users == 0 {
+            return Err(usage("-u/--users: at least 1 user".to_owned()));
+        }
+        if !(spawn_rate.is_finite() && spawn_rate > 0.0) {
+            return Err(usage(format!("-r/--spawn-rate {spawn_rate}: a number of users a second, above 0")));
+        }
+        flag("-d", seconds_if_bare(run_time));
+        // Locust starts its users at the spawn rate: the workers ramp to the users over users/rate s.
+        let ramp_ms = (f64::from(users) / spawn_rate * 1000.0).round();
+        if users > 1 && ramp_ms >= 1.0 {
+            flag("--stage", format!("{ramp_ms}ms:{users}"));
+        } else {
+            flag("-w", users.to_string());
+        }
     }
     if let Some(host) = &args.host {
         let authority =

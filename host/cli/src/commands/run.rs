@@ -50,8 +50,33 @@ impl RunArgs {
 
 /// Run the load test and report it.
 pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
+    apply_load_shape(&mut args)?;
     apply_k6_options(&mut args)?;
     crate::run::run(args)
+}
+
+/// A locustfile's `LoadTestShape` as a ramp of workers (flags win): its ticks are taken by the
+/// Python runner before the run, on a simulated clock (sdk/python/runner/locust/shape.py).
+fn apply_load_shape(args: &mut RunArgs) -> Result<(), Failure> {
+    let Some(plugin) = args.plugin.clone().filter(|p| p.is_file()) else { return Ok(()) };
+    let Some((at, class)) = crate::locustfile::shape(&plugin) else { return Ok(()) };
+    let mut options = args.options.clone();
+    let Some(applied) = crate::k6_options::apply_computed(&plugin, &at, &mut options)? else { return Ok(()) };
+    if args.config.is_some() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "{at}: the locustfile's {class} shapes the load and -c names a config file: give the load in one of them"
+        )));
+    }
+    if applied.read.iter().any(|k| k == "stages") {
+        let stages =
+            options.stage.iter().map(|s| format!("{}:{}", s.duration, s.target.0)).collect::<Vec<_>>().join(" ");
+        tracing::info!("{at}: {class}'s ticks planned as --stage {stages}");
+    } else {
+        tracing::info!("{at}: {class}'s ticks are not run: --stage on the command line wins");
+    }
+    args.options = options;
+    args.options_computed = true;
+    Ok(())
 }
 
 /// A k6 script's `options` as flags (flags win), said in one line; a value k6 would not take is

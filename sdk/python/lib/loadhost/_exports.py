@@ -30,6 +30,8 @@ class Plugin:
         self.setup = getattr(module, "setup", None)
         self.init = getattr(module, "init", None)
         self.teardown = getattr(module, "teardown", None)
+        # The load the script plans itself (the runner's `plan` export; a locustfile's shape).
+        self._loadhost_plan = getattr(module, "_loadhost_plan", None)
         self.folder = os.path.dirname(os.path.abspath(getattr(module, "__file__", "") or file_name))
 
 

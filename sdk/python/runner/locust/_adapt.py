@@ -2,11 +2,14 @@
 (by `fixed_count`, then by `weight`), each worker's user run one turn per task."""
 
 import argparse
+import os
 import types
 
 from loadhost import config, pause
+from loadhost._exports import LoadError
 
 from .event import events
+from . import shape as _shape
 from .shape import LoadTestShape
 from .user import Runner, TaskSet, User
 
@@ -41,14 +44,17 @@ class Environment:
         self.catch_exceptions = True
 
 
-def adapt(module):
-    """The plugin functions (`do_task`, `setup`, `teardown`) that run `module`'s users."""
+def shape_class(module):
+    """The LoadTestShape class a locustfile defines or imports (Locust runs the first), or None."""
     for value in vars(module).values():
         if isinstance(value, type) and issubclass(value, LoadTestShape) and not value.abstract:
-            raise LocustfileError(
-                f"{value.__name__} is a LoadTestShape, which loadhost does not run yet: give the "
-                "load's shape with --stage DURATION:USERS (the users each stage ends at)"
-            )
+            return value
+    return None
+
+
+def adapt(module):
+    """The plugin functions (`do_task`, `setup`, `teardown`, and `_loadhost_plan`, the load a
+    LoadTestShape plans) that run `module`'s users."""
     classes = user_classes(module)
     chosen = _names("LOCUST_USER_CLASSES")
     if chosen is not None:
@@ -84,7 +90,17 @@ def adapt(module):
     def teardown(setup_data):
         events.test_stop.fire(environment=environment)
 
-    plugin = types.SimpleNamespace(do_task=do_task, init=None, setup=setup, teardown=teardown)
+    def plan():
+        shaped = shape_class(module)
+        if shaped is None:
+            return None
+        try:
+            return _shape.plan(shaped, environment)
+        except _shape.ShapeError as err:
+            where = os.path.basename(getattr(module, "__file__", None) or "locustfile.py")
+            raise LoadError(f"{where}: {err}") from None
+
+    plugin = types.SimpleNamespace(do_task=do_task, init=None, setup=setup, teardown=teardown, _loadhost_plan=plan)
     plugin.__file__ = getattr(module, "__file__", "locustfile.py")
     return plugin
 
