@@ -194,6 +194,7 @@ impl Runtime {
         // cost on a tight loop under 1%.
         config.epoch_interruption(true);
         config.max_wasm_stack(MAX_WASM_STACK);
+        perf_map(&mut config);
         let engine = Engine::new(&config).map_err(anyhow::Error::from).context("configuring the WebAssembly engine")?;
         start_epoch_ticker(&engine).context("starting the epoch ticker thread")?;
         let cache = Arc::new(CompileCache::new(options.cache_dir, options.cache_max));
@@ -214,6 +215,7 @@ impl Runtime {
         config.wasm_component_model_async(true);
         config.epoch_interruption(true);
         config.max_wasm_stack(MAX_WASM_STACK);
+        perf_map(&mut config);
         let engine =
             Engine::new(&config).map_err(anyhow::Error::from).context("configuring the engine of async plugins")?;
         start_epoch_ticker(&engine).context("starting the epoch ticker thread")?;
@@ -252,5 +254,14 @@ mod tests {
         assert!(needed_tib > POOL_ADDRESS_SPACE_TIB, "{needed_tib}");
         assert!(fits > 30_000 && fits < 33_000, "{fits}");
         assert!(err.to_string().contains("--max-memory"), "{err}");
+    }
+}
+
+/// With `LOADHOST_PERF_MAP` set, wasm functions are named in `/tmp/perf-PID.map`, so `perf report`
+/// shows the plugin's own functions where it would show `[JIT]` addresses (a profiling aid for
+/// benches; it costs a write per loaded module, and nothing when unset).
+fn perf_map(config: &mut Config) {
+    if std::env::var_os("LOADHOST_PERF_MAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
 }
