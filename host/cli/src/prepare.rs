@@ -106,9 +106,8 @@ fn unread_k6_options(path: &Path) -> Result<(), Failure> {
         // Read as flags by `run` (commands/run.rs); what it did not read is said here.
         Ok(Some(applied)) => return report_unread_k6_options(&applied),
         Err(NotRead::NotLiteral { at, why }) => format!(
-            "{at}: sets k6's `options`, which loadhost reads here only as a literal object or from the -e values \
-             ({why}; `loadhost run` computes them): its vus, duration, stages and thresholds do not apply; give \
-             them as flags (-r/-d or -n, -w, --threshold)"
+            "{at}: sets k6's `options`, which loadhost reads only as a literal object or from the -e values ({why}): \
+             its vus, duration, stages and thresholds do not apply; give them as flags (-r/-d or -n, -w, --threshold)"
         ),
         Err(NotRead::Invalid { .. }) | Ok(None) => {
             let Some(at) = loadhost_component::script::k6_options(path) else { return Ok(()) };

@@ -185,10 +185,53 @@ const REASONS = {
 const PARAMS = new Set(['headers', 'tags', 'timeout', 'redirects', 'auth', 'responseType', 'cookies', 'jar',
   'compression', 'responseCallback']);
 
+// What a response's lazy fields are made from (K6Response): the host's response and how the
+// script asked for its body.
+const RAW = Symbol('raw');
+
+// A k6 response's fields that cost work to make (each header decoded, the body decoded), made
+// when a script first reads them: most read `status` alone (measured: making them all for every
+// response was a third of the k6 layer's CPU per request).
+const LAZY = {
+  headers(raw) {
+    const out = {};
+    for (const [name, value] of raw.response.headers) {
+      const key = canonical(name);
+      const text = decoder.decode(value);
+      out[key] = out[key] === undefined ? text : `${out[key]}, ${text}`;
+    }
+    return out;
+  },
+  cookies(raw) {
+    const out = {};
+    for (const [name, value] of raw.response.headers) {
+      if (name.toLowerCase() !== 'set-cookie') continue;
+      const [pair] = decoder.decode(value).split(';');
+      const eq = pair.indexOf('=');
+      if (eq > 0) out[pair.slice(0, eq).trim()] = [{ name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim() }];
+    }
+    return out;
+  },
+  body(raw) {
+    const { response, responseType } = raw;
+    // k6 has no body for a 204 or 304 (null), and an empty string for any other empty one.
+    if (response.status === 204 || response.status === 304 || responseType === 'none') return null;
+    if (responseType === 'binary') {
+      return response.body.buffer.slice(response.body.byteOffset, response.body.byteOffset + response.body.byteLength);
+    }
+    return decoder.decode(response.body);
+  },
+  status_text(raw) {
+    const status = raw.response.status;
+    return `${status} ${REASONS[status] ?? ''}`.trimEnd();
+  },
+};
+
 /** A k6 response: what k6 scripts read of one. */
 class K6Response {
-  constructor(fields) {
+  constructor(fields, raw = undefined) {
     Object.assign(this, fields);
+    if (raw !== undefined) Object.defineProperty(this, RAW, { value: raw });
   }
 
   /** The body parsed as JSON, or the value at `selector` in it. */
@@ -197,6 +240,31 @@ class K6Response {
     const value = JSON.parse(this.body);
     return selector === undefined ? value : select(value, selector);
   }
+
+  /** Every field, the lazy ones made (JSON.stringify and console.log show them all). */
+  toJSON() {
+    const out = {};
+    for (const key of Object.keys(this)) out[key] = this[key];
+    for (const key of Object.keys(LAZY)) out[key] = this[key];
+    return out;
+  }
+}
+
+// Each lazy field: made at its first read, then an own property like any other (a script may
+// set it, as it may set any field of a k6 response).
+for (const [key, make] of Object.entries(LAZY)) {
+  Object.defineProperty(K6Response.prototype, key, {
+    configurable: true,
+    get() {
+      const raw = this[RAW];
+      const value = raw === undefined ? undefined : make(raw);
+      Object.defineProperty(this, key, { value, writable: true, enumerable: true, configurable: true });
+      return value;
+    },
+    set(value) {
+      Object.defineProperty(this, key, { value, writable: true, enumerable: true, configurable: true });
+    },
+  });
 }
 
 function request(method, url, body = undefined, params = undefined) {
@@ -204,7 +272,7 @@ function request(method, url, body = undefined, params = undefined) {
   for (const key of Object.keys(p)) {
     if (!PARAMS.has(key)) throw new TypeError(`http.request: unknown param '${key}' (known: ${[...PARAMS].join(', ')})`);
   }
-  const headers = { ...(p.headers ?? {}) };
+  const headers = p.headers === undefined ? {} : { ...p.headers };
   const sent = bodyOf(body, headers);
   const asGiven = String(url);
   let target = asGiven;
@@ -214,7 +282,7 @@ function request(method, url, body = undefined, params = undefined) {
   if (p.tags?.name !== undefined) options.name = String(p.tags.name);
   if (p.responseType === 'none') options.discardBody = true;
   // Credentials in the URL (k6's way of giving them) become basic authentication.
-  const creds = /^(https?:\/\/)([^/@:]+):([^/@]*)@/.exec(target);
+  const creds = asGiven.includes('@') ? /^(https?:\/\/)([^/@:]+):([^/@]*)@/.exec(target) : null;
   if (creds !== null && (p.auth === undefined || p.auth === 'basic')) {
     options.auth = [decodeURIComponent(creds[2]), decodeURIComponent(creds[3])];
     target = creds[1] + target.slice(creds[0].length);
@@ -224,12 +292,8 @@ function request(method, url, body = undefined, params = undefined) {
     if (pairs.length > 0) headers.Cookie = pairs.join('; ');
   }
   const started = performance.now();
-  const common = {
-    // As k6: the URL as the script gave it (credentials and all), unless a redirect moved it.
-    url: asGiven,
-    request: { method: method.toUpperCase(), url: target, headers, body: sent ?? '' },
-    proto: 'HTTP/1.1',
-  };
+  // As k6: the URL as the script gave it (credentials and all), unless a redirect moved it.
+  const sentRequest = { method: method.toUpperCase(), url: target, headers, body: sent ?? '' };
   let response;
   try {
     response = sdk.request(method, target, options).send();
@@ -237,7 +301,9 @@ function request(method, url, body = undefined, params = undefined) {
     if (!(e instanceof sdk.HttpError)) throw e;
     const duration = performance.now() - started;
     return new K6Response({
-      ...common,
+      url: asGiven,
+      request: sentRequest,
+      proto: 'HTTP/1.1',
       status: 0,
       status_text: '',
       body: null,
@@ -248,28 +314,8 @@ function request(method, url, body = undefined, params = undefined) {
       timings: { duration, blocked: 0, connecting: 0, tls_handshaking: 0, sending: 0, waiting: duration, receiving: 0 },
     });
   }
-  const headersOut = {};
-  const cookies = {};
-  for (const [name, value] of response.headers) {
-    const key = canonical(name);
-    const text = decoder.decode(value);
-    headersOut[key] = headersOut[key] === undefined ? text : `${headersOut[key]}, ${text}`;
-    if (key === 'Set-Cookie') {
-      const [pair] = text.split(';');
-      const eq = pair.indexOf('=');
-      if (eq > 0) cookies[pair.slice(0, eq).trim()] = [{ name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim() }];
-    }
-  }
-  let text = null;
-  // k6 has no body for a 204 or 304 (null), and an empty string for any other empty one.
-  if (response.status === 204 || response.status === 304) {
-    text = null;
-  } else if (p.responseType === 'binary') {
-    text = response.body.buffer.slice(response.body.byteOffset, response.body.byteOffset + response.body.byteLength);
-  } else if (p.responseType !== 'none') {
-    text = decoder.decode(response.body);
-  }
-  // The host's phases of this response (the last hop's), as k6's timings are.
+  // The host's phases of this response (the last hop's), as k6's timings are: read now, as the
+  // next request replaces them.
   const t = sdk.lastTimings();
   const timings = t === undefined
     ? { duration: response.elapsedMs, blocked: 0, connecting: 0, tls_handshaking: 0, sending: 0, waiting: response.elapsedMs, receiving: 0 }
@@ -278,17 +324,14 @@ function request(method, url, body = undefined, params = undefined) {
       sending: t.sending, waiting: t.waiting, receiving: t.receiving,
     };
   return new K6Response({
-    ...common,
     url: response.finalUrl && response.finalUrl !== target ? response.finalUrl : asGiven,
+    request: sentRequest,
+    proto: 'HTTP/1.1',
     status: response.status,
-    status_text: `${response.status} ${REASONS[response.status] ?? ''}`.trimEnd(),
-    body: text,
-    headers: headersOut,
-    cookies,
     error: '',
     error_code: 0,
     timings,
-  });
+  }, { response, responseType: p.responseType });
 }
 
 // A batch entry in k6's forms: a URL, [method, url, body, params], or { method, url, body, params }.
