@@ -230,6 +230,15 @@ impl Runtime {
     }
 }
 
+/// With `LOADHOST_PERF_MAP` set, wasm functions are named in `/tmp/perf-PID.map`, so `perf report`
+/// shows the plugin's own functions where it would show `[JIT]` addresses (a profiling aid for
+/// benches; it costs a write per loaded module, and nothing when unset).
+fn perf_map(config: &mut Config) {
+    if std::env::var_os("LOADHOST_PERF_MAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,14 +263,5 @@ mod tests {
         assert!(needed_tib > POOL_ADDRESS_SPACE_TIB, "{needed_tib}");
         assert!(fits > 30_000 && fits < 33_000, "{fits}");
         assert!(err.to_string().contains("--max-memory"), "{err}");
-    }
-}
-
-/// With `LOADHOST_PERF_MAP` set, wasm functions are named in `/tmp/perf-PID.map`, so `perf report`
-/// shows the plugin's own functions where it would show `[JIT]` addresses (a profiling aid for
-/// benches; it costs a write per loaded module, and nothing when unset).
-fn perf_map(config: &mut Config) {
-    if std::env::var_os("LOADHOST_PERF_MAP").is_some() {
-        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
 }
