@@ -128,7 +128,9 @@ fn k6_scripts_give_the_counts_k6_gives() {
         // A target each, so its /stats counts one tool's requests.
         let target = TargetProcess::start(&[]);
         let theirs = through_k6(&k6, script, &target, work.path());
-        let k6_requests = target.stats()["requests"].as_u64().expect("requests") - 1;
+        let seen = target.stats();
+        let k6_requests = seen["requests"].as_u64().expect("requests") - 1;
+        let k6_connections = seen["connections"].as_u64().expect("connections");
         let run = through_loadhost(script, &target);
         if run.code != 0 {
             differ(format!("loadhost {script}: exit {}: {}", run.code, run.stderr));
@@ -149,6 +151,13 @@ fn k6_scripts_give_the_counts_k6_gives() {
         let all = target.stats()["requests"].as_u64().expect("requests") - 2;
         if all - k6_requests != k6_requests {
             differ(format!("{script}: the target saw {} from loadhost, {k6_requests} from k6", all - k6_requests));
+        }
+        // noConnectionReuse: a connection per request in both (each /stats read has its own).
+        if script == "request_options.js" {
+            let ours = target.stats()["connections"].as_u64().expect("connections") - k6_connections - 2;
+            if ours != k6_connections - 1 || ours < k6_requests {
+                differ(format!("{script}: connections {ours} from loadhost, {} from k6", k6_connections - 1));
+            }
         }
 
         let mut k6_checks_by_name = BTreeMap::new();

@@ -131,6 +131,7 @@ fn map(object: &Map<String, Value>, options: &mut RunOptions, applied: &mut Appl
         // As k6: the shortcut and the scenarios would describe two loads.
         return Err(format!("`{key}` and `scenarios` cannot both be given: the scenarios set the load"));
     }
+    let lifecycle_flag = options.lifecycle_timeout.is_some();
     for (key, value) in object {
         let read = match key.as_str() {
             // As k6's command line: a load given by flags replaces the scenarios entirely.
@@ -162,6 +163,24 @@ fn map(object: &Map<String, Value>, options: &mut RunOptions, applied: &mut Appl
             "thresholds" => {
                 options.threshold.extend(thresholds(value)?);
                 Ok(true)
+            }
+            // Read by the JavaScript runner itself, request by request (sdk/js/runner/k6.js).
+            "discardResponseBodies" | "userAgent" | "noConnectionReuse" | "maxRedirects" => Ok(true),
+            // As k6: any https certificate is accepted (the run says so, as for --insecure).
+            "insecureSkipTLSVerify" => {
+                options.insecure |= truthy(value);
+                Ok(true)
+            }
+            // One bound for setup, init and teardown here: the longer of the two k6 gives.
+            "setupTimeout" | "teardownTimeout" => {
+                let limit = parsed::<loadhost_config::units::Dur>(key, value)?;
+                if lifecycle_flag {
+                    Ok(false)
+                } else {
+                    let longer = options.lifecycle_timeout.filter(|d| d.0 > limit.0).unwrap_or(limit);
+                    options.lifecycle_timeout = Some(longer);
+                    Ok(true)
+                }
             }
             _ => {
                 applied.unread.push(key.clone());
@@ -613,17 +632,33 @@ mod tests {
             export const options = {\n  vus: 10, // ten\n  duration: '30s',\n  /* the gate */\n\
             thresholds: {\n    http_req_failed: ['rate<0.01'],\n    'http_req_duration{name:home}': [\n\
             { threshold: 'p(95)<500', abortOnFail: true, delayAbortEval: '10s' },\n    ],\n  },\n\
-            discardResponseBodies: true,\n};\nexport default function () {}\n";
+            summaryTrendStats: ['avg'],\n};\nexport default function () {}\n";
         let (applied, options) = read(script);
         let applied = applied.unwrap().unwrap();
         assert_eq!(applied.at, "s.js:3");
         assert_eq!(applied.read, ["duration", "thresholds", "vus"]);
-        assert_eq!(applied.unread, ["discardResponseBodies"]);
+        assert_eq!(applied.unread, ["summaryTrendStats"]);
         assert_eq!(options.workers, Some(10));
         assert_eq!(options.duration.map(|d| d.0), Some(std::time::Duration::from_secs(30)));
         let specs: Vec<String> = options.threshold.iter().map(|t| t.to_string()).collect();
         assert_eq!(specs.len(), 2, "{specs:?}");
         assert!(specs[0].starts_with("http_req_duration{name:home}:p(95)<500"), "{specs:?}");
+    }
+
+    #[test]
+    fn request_options_are_read_and_timeouts_bound_the_lifecycle() {
+        let script = "export const options = { insecureSkipTLSVerify: true, setupTimeout: '2m', teardownTimeout: '90s', \
+            discardResponseBodies: true, userAgent: 'me', noConnectionReuse: true, maxRedirects: 2, hosts: {} };";
+        let (applied, options) = read(script);
+        let applied = applied.unwrap().unwrap();
+        assert_eq!(applied.unread, ["hosts"]);
+        assert!(options.insecure);
+        assert_eq!(options.lifecycle_timeout.map(|d| d.0), Some(std::time::Duration::from_secs(120)), "the longer");
+        // --lifecycle-timeout on the command line wins over both.
+        let mut options = RunOptions { lifecycle_timeout: Some("5s".parse().unwrap()), ..RunOptions::default() };
+        let applied = apply_text("s.js", script, &mut options).unwrap().unwrap();
+        assert_eq!(applied.overridden, ["setupTimeout", "teardownTimeout"]);
+        assert_eq!(options.lifecycle_timeout.map(|d| d.0), Some(std::time::Duration::from_secs(5)));
     }
 
     #[test]

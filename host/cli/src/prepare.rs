@@ -128,8 +128,7 @@ pub(crate) fn report_unread_k6_options(applied: &crate::k6_options::Applied) -> 
         return Ok(());
     }
     let what = format!(
-        "{}: k6's options {} are not read by loadhost (it reads vus, duration, iterations, stages, scenarios and \
-         thresholds; docs/migrating.md)",
+        "{}: k6's options {} are not read by loadhost (docs/migrating.md lists the ones it reads)",
         applied.at,
         applied.unread.join(", ")
     );

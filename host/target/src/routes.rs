@@ -271,6 +271,27 @@ pub(crate) fn query_number(req: &Request<Incoming>, key: &str) -> Option<u64> {
 }
 
 /// `status` with a `text/plain` body.
+/// The request's headers as a JSON object, name (lower case) to value (several joined with ", "),
+/// so a client's tests can see what it sent (`User-Agent`, `Connection`, …).
+fn request_headers<B>(req: &Request<B>) -> Response<Body> {
+    let mut all = serde_json::Map::new();
+    for (name, value) in req.headers() {
+        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        match all.get_mut(name.as_str()) {
+            Some(serde_json::Value::String(seen)) => {
+                seen.push_str(", ");
+                seen.push_str(&value);
+            }
+            _ => {
+                all.insert(name.as_str().to_owned(), serde_json::Value::String(value));
+            }
+        }
+    }
+    let mut response = text(StatusCode::OK, serde_json::Value::Object(all).to_string());
+    response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+    response
+}
+
 pub(crate) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
     let mut response = Response::new(Full::new(body.into()).boxed_unsync());
     *response.status_mut() = status;
@@ -326,6 +347,7 @@ pub async fn answer(req: Request<Incoming>, stats: Arc<Stats>) -> Result<Respons
             }
         }
         "/redirect" => redirect(&req),
+        "/headers" => request_headers(&req),
         "/cookies/set" => set_cookies(&req),
         "/cookies" => {
             let cookie = req.headers().get(header::COOKIE).map(|v| Bytes::copy_from_slice(v.as_bytes()));

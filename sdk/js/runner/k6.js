@@ -267,20 +267,43 @@ for (const [key, make] of Object.entries(LAZY)) {
   });
 }
 
+// The script's options that apply to each request (set by `adapt`): k6's `discardResponseBodies`,
+// `userAgent`, `noConnectionReuse` and `maxRedirects`.
+const requestDefaults = { responseType: undefined, userAgent: undefined, close: false, redirects: undefined };
+
+function readRequestDefaults(options) {
+  const o = options ?? {};
+  requestDefaults.responseType = o.discardResponseBodies === true ? 'none' : undefined;
+  requestDefaults.userAgent = typeof o.userAgent === 'string' && o.userAgent !== '' ? o.userAgent : undefined;
+  requestDefaults.close = o.noConnectionReuse === true;
+  requestDefaults.redirects = Number.isInteger(o.maxRedirects) && o.maxRedirects >= 0 ? o.maxRedirects : undefined;
+}
+
+// Whether `headers` (an object) has `name`, in any case.
+function hasHeader(headers, name) {
+  return Object.keys(headers).some((k) => k.toLowerCase() === name);
+}
+
 function request(method, url, body = undefined, params = undefined) {
   const p = params ?? {};
   for (const key of Object.keys(p)) {
     if (!PARAMS.has(key)) throw new TypeError(`http.request: unknown param '${key}' (known: ${[...PARAMS].join(', ')})`);
   }
   const headers = p.headers === undefined ? {} : { ...p.headers };
+  if (requestDefaults.userAgent !== undefined && !hasHeader(headers, 'user-agent')) {
+    headers['User-Agent'] = requestDefaults.userAgent;
+  }
+  // k6's noConnectionReuse: every request on a connection of its own, which the server closes.
+  if (requestDefaults.close && !hasHeader(headers, 'connection')) headers.Connection = 'close';
+  const responseType = p.responseType ?? requestDefaults.responseType;
   const sent = bodyOf(body, headers);
   const asGiven = String(url);
   let target = asGiven;
-  const options = { headers, redirects: p.redirects ?? sdk.DEFAULT_REDIRECTS };
+  const options = { headers, redirects: p.redirects ?? requestDefaults.redirects ?? sdk.DEFAULT_REDIRECTS };
   if (sent !== undefined) options.body = sent;
   if (p.timeout !== undefined) options.timeout = millis(p.timeout, 'params.timeout');
   if (p.tags?.name !== undefined) options.name = String(p.tags.name);
-  if (p.responseType === 'none') options.discardBody = true;
+  if (responseType === 'none') options.discardBody = true;
   // Credentials in the URL (k6's way of giving them) become basic authentication.
   const creds = asGiven.includes('@') ? /^(https?:\/\/)([^/@:]+):([^/@]*)@/.exec(target) : null;
   if (creds !== null && (p.auth === undefined || p.auth === 'basic')) {
@@ -331,7 +354,7 @@ function request(method, url, body = undefined, params = undefined) {
     error: '',
     error_code: 0,
     timings,
-  }, { response, responseType: p.responseType });
+  }, { response, responseType });
 }
 
 // A batch entry in k6's forms: a URL, [method, url, body, params], or { method, url, body, params }.
@@ -525,6 +548,7 @@ function parsed(data) {
  * without one.
  */
 export function adapt(ns) {
+  readRequestDefaults(ns.options);
   scenarios = (ns.options && typeof ns.options.scenarios === 'object' && ns.options.scenarios) || {};
   // Each scenario's function, found now: a missing one stops the run before any load.
   const execs = new Map();

@@ -25,6 +25,7 @@ fn routes_help() -> String {
   /bytes?n=N       200 with N bytes of 'x', streamed 64 KiB at a time (at most {gib} GiB);
                    &cut=M announces N and closes the connection after M (a body cut short)
   /echo            200 with the request's body and its content-type (text/plain when it has none)
+  /headers         200 with the request's headers as a JSON object (lower-case names)
   /redirect?n=N&to=PATH&code=C   N redirects (status C, default 302; N default 1), then to PATH
   /cookies/set?k=v 200 with Set-Cookie: k=v for each pair; /cookies echoes the Cookie header
   /gzip?bytes=N    200, Content-Encoding: gzip, N bytes of text (x-decoded-length says N)
