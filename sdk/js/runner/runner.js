@@ -25,6 +25,7 @@ import { describeAt, lifecycleError, missingDoTask, witExports } from '../adapte
 import { parse } from './acorn.mjs';
 import { readScriptFile } from './files.js';
 import * as k6 from './k6.js';
+import { k6crypto } from './k6crypto.js';
 import { JSLIB, jslibName } from './jslib.js';
 import { ScriptLoader } from './loader.js';
 import { ScriptError, transform } from './transform.js';
@@ -53,6 +54,7 @@ const BUILTINS = {
   'k6/data': k6.k6data,
   'k6/encoding': k6.k6encoding,
   'k6/timers': k6.k6timers,
+  'k6/crypto': k6crypto,
 };
 
 // Parse a module of common syntax while the component is built, so the snapshot holds acorn's

@@ -8,8 +8,8 @@ use super::script_text;
 
 /// The k6 modules the JavaScript runner carries (`sdk/js/runner/runner.js`'s `BUILTINS`; a test
 /// reads that file to keep the two lists one).
-pub const K6_MODULES: [&str; 7] =
-    ["k6", "k6/http", "k6/metrics", "k6/execution", "k6/data", "k6/encoding", "k6/timers"];
+pub const K6_MODULES: [&str; 8] =
+    ["k6", "k6/http", "k6/metrics", "k6/execution", "k6/data", "k6/encoding", "k6/timers", "k6/crypto"];
 
 /// k6's remote modules the JavaScript runner ships a copy of (`sdk/js/runner/jslib.js`'s `JSLIB`; a
 /// test reads that file to keep the two lists one): `https://jslib.k6.io/NAME/VERSION/index.js`.
