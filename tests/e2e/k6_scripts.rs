@@ -383,6 +383,16 @@ fn k6_text_summary_renders_and_files_stay_in_the_working_directory() {
     assert!(!run.stdout.contains("verdict:"), "loadhost's own summary is replaced:\n{}", run.stdout);
     let junit = run.file("junit.xml");
     assert!(junit.contains("<testcase name=\"http_req_duration - p(95)&lt;60000\""), "{junit}");
+    let html = run.file("report.html");
+    for part in [
+        "<title>shop &lt;journey&gt;</title>",
+        "1 checks, 0 failed; 1 thresholds, 0 failed.",
+        "<tr class=\"ok\"><td>status is 200</td><td>3</td><td>0</td></tr>",
+        "<td>http_req_duration</td><td>p(95)&lt;60000</td><td>✓</td>",
+        "<tr><td>http_reqs</td><td>counter</td><td>3 ",
+    ] {
+        assert!(html.contains(part), "htmlReport's {part:?}:\n{html}");
+    }
     let data: Value = serde_json::from_str(&run.file("data.json")).expect("data.json");
     assert_eq!(data["metrics"]["http_reqs"]["values"]["count"], 3);
     assert_eq!(data["root_group"]["checks"][0]["passes"], 3);

@@ -7,7 +7,7 @@
 // module is still refused.
 
 import { k6 } from './k6.js';
-import { jUnit, textSummary } from './k6summary.js';
+import { htmlReport, jUnit, textSummary } from './k6summary.js';
 
 const LOWER_ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -74,6 +74,8 @@ const utils = { randomIntBetween, randomItem, randomString, uuidv4, findBetween,
 export const JSLIB = {
   'k6-utils': Object.freeze({ ...utils, default: utils }),
   'k6-summary': Object.freeze({ textSummary, jUnit, default: { textSummary, jUnit } }),
+  // Not a jslib module: k6-reporter, by its repository's raw URL (see `jslibName`).
+  'k6-reporter': Object.freeze({ htmlReport, default: { htmlReport } }),
   // The runner has the WHATWG URL and URLSearchParams the jslib module provides.
   url: Object.freeze({
     URL: globalThis.URL,
@@ -85,5 +87,9 @@ export const JSLIB = {
 /** The jslib module `specifier` names (`https://jslib.k6.io/k6-utils/1.4.0/index.js` → `k6-utils`). */
 export function jslibName(specifier) {
   const match = /^https:\/\/jslib\.k6\.io\/([a-z0-9-]+)\/[0-9][0-9A-Za-z.-]*\/(index\.js)?$/.exec(specifier);
-  return match === null ? undefined : match[1];
+  if (match !== null) return match[1];
+  // k6-reporter, at any branch or tag of its repository.
+  return /^https:\/\/raw\.githubusercontent\.com\/benc-uk\/k6-reporter\/[0-9A-Za-z.-]+\/dist\/bundle\.js$/.test(specifier)
+    ? 'k6-reporter'
+    : undefined;
 }

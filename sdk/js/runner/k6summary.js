@@ -173,3 +173,44 @@ export function jUnit(data, options = {}) {
     + `<testsuite name="${suite}" tests="${cases.length}" failures="${failures}">${cases.join('\n')}\n`
     + '</testsuite>\n</testsuites>\n';
 }
+
+/**
+ * k6-reporter's `htmlReport(data, { title })` (a third-party module many scripts load by URL in
+ * their handleSummary): one self-contained HTML page of the checks, the thresholds and every
+ * metric's figures, written for loadhost from what the page shows (no k6-reporter code).
+ */
+export function htmlReport(data, options = {}) {
+  const title = xml(options.title ?? new Date().toISOString().slice(0, 16).replace('T', ' '));
+  const stats = data.options?.summaryTrendStats ?? TREND_STATS;
+  const checks = data.root_group?.checks ?? [];
+  const failedChecks = checks.filter((c) => c.fails > 0).length;
+  const rows = [];
+  const thresholds = [];
+  for (const name of Object.keys(data.metrics ?? {}).sort()) {
+    const m = data.metrics[name];
+    for (const [expr, t] of Object.entries(m.thresholds ?? {})) {
+      thresholds.push(`<tr class="${t.ok ? 'ok' : 'failed'}"><td>${xml(name)}</td><td>${xml(expr)}</td><td>${t.ok ? '✓' : '✗'}</td></tr>`);
+    }
+    rows.push(`<tr><td>${xml(name)}</td><td>${xml(m.type)}</td><td>${xml(figures(m, stats))}</td></tr>`);
+  }
+  const failedThresholds = thresholds.filter((t) => t.includes('class="failed"')).length;
+  const checkRows = checks.map((c) => `<tr class="${c.fails === 0 ? 'ok' : 'failed'}"><td>${xml(c.name)}</td>`
+    + `<td>${c.passes}</td><td>${c.fails}</td></tr>`);
+  const table = (head, body) => `<table><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr>\n${body.join('\n')}\n</table>`;
+  return `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>${title}</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}
+td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}.failed{background:#fdd}.ok{background:#efe}</style>
+</head><body>
+<h1>${title}</h1>
+<p>${checks.length} checks, ${failedChecks} failed; ${thresholds.length} thresholds, ${failedThresholds} failed.</p>
+<h2>Thresholds</h2>
+${table(['Metric', 'Threshold', 'Held'], thresholds)}
+<h2>Checks</h2>
+${table(['Check', 'Passes', 'Fails'], checkRows)}
+<h2>Metrics</h2>
+${table(['Metric', 'Type', 'Figures'], rows)}
+</body></html>
+`;
+}
+

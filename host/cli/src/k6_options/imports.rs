@@ -13,10 +13,18 @@ pub const K6_MODULES: [&str; 8] =
 
 /// k6's remote modules the JavaScript runner ships a copy of (`sdk/js/runner/jslib.js`'s `JSLIB`; a
 /// test reads that file to keep the two lists one): `https://jslib.k6.io/NAME/VERSION/index.js`.
-pub const JSLIB_MODULES: [&str; 3] = ["k6-utils", "k6-summary", "url"];
+pub const JSLIB_MODULES: [&str; 4] = ["k6-utils", "k6-summary", "k6-reporter", "url"];
 
 /// The jslib module `specifier` names when the runner ships it (any version).
 fn shipped_jslib(specifier: &str) -> Option<&'static str> {
+    // k6-reporter (not a jslib module, as popular), at any branch or tag of its repository.
+    if let Some(rest) = specifier.strip_prefix("https://raw.githubusercontent.com/benc-uk/k6-reporter/")
+        && let Some(reference) = rest.strip_suffix("/dist/bundle.js")
+        && !reference.is_empty()
+        && reference.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    {
+        return Some("k6-reporter");
+    }
     let rest = specifier.strip_prefix("https://jslib.k6.io/")?;
     let (name, rest) = rest.split_once('/')?;
     let (version, file) = rest.split_once('/')?;
@@ -108,11 +116,8 @@ mod tests {
         );
         let said = unloadable_import_in("s.js", "import kafka from 'k6/x/kafka';").unwrap();
         assert!(said.contains("k6 extensions (Go code)"), "{said}");
-        let said = unloadable_import_in(
-            "s.js",
-            "import { htmlReport } from 'https://raw.githubusercontent.com/benc-uk/k6-reporter/main/dist/bundle.js';",
-        )
-        .unwrap();
+        let said =
+            unloadable_import_in("s.js", "import { Httpx } from 'https://jslib.k6.io/httpx/0.1.0/index.js';").unwrap();
         assert!(said.contains("a remote module"), "{said}");
         assert_eq!(unloadable_import_in("s.js", "import { a } from './lib.js';\nimport 'k6/timers';\n"), None);
     }
@@ -143,6 +148,11 @@ mod tests {
         assert_eq!(listed, JSLIB_MODULES, "sdk/js/runner/jslib.js's JSLIB");
         assert_eq!(shipped_jslib("https://jslib.k6.io/k6-utils/1.4.0/index.js"), Some("k6-utils"));
         assert_eq!(shipped_jslib("https://jslib.k6.io/url/1.0.0/"), Some("url"));
+        let reporter = "https://raw.githubusercontent.com/benc-uk/k6-reporter/2.4.0/dist/bundle.js";
+        assert_eq!(shipped_jslib(reporter), Some("k6-reporter"));
+        assert_eq!(shipped_jslib(&reporter.replace("2.4.0", "main")), Some("k6-reporter"));
+        assert_eq!(shipped_jslib(&reporter.replace("2.4.0", "../x")), None);
+        assert_eq!(shipped_jslib(&reporter.replace("bundle.js", "other.js")), None);
         for other in [
             "https://jslib.k6.io/httpx/0.1.0/index.js",
             "https://jslib.k6.io/k6-utils/latest/index.js",
