@@ -84,6 +84,14 @@ per = f'{cpu / it * 1e3:.2f}' if it else '-'
 print(f'{tool:<16} {users:>6} {it:>10} {cpu:>8.2f} {per:>12} {float(rss):>9.1f} {float(pss):>9.1f}')" "$1" "$2" "$3" "$cpu" "$rss" "$pss"
 }
 
+# The runners are compiled once per machine and loadhost build (bench/scripts.sh measures that first
+# run): one iteration of each script first, so every figure below is of a run with the cache warm.
+for script in journey.js locustfile.py; do
+    "$LOADHOST" run "$work/$script" -n 1 -e "BASE=$base" -e "LOCUST_HOST=$base" \
+        --allow-host "127.0.0.1:${base##*:}" > "$work/warm.out" 2>&1 ||
+        { cat "$work/warm.out" >&2; echo "warming $script failed" >&2; exit 1; }
+done
+
 printf '%-16s %6s %10s %8s %12s %9s %9s\n' tool users iterations cpu_s cpu_ms/iter rss_MiB pss_MiB
 for users in $USERS; do
     figures=$(measure "$K6" run -q --no-usage-report --vus "$users" --duration "${DURATION}s" -e "BASE=$base" \
