@@ -234,6 +234,17 @@ class ShapeTest(unittest.TestCase):
             def tick(self):
                 return (1, 1, [HttpUser])
 
+        class Rounded(LoadTestShape):
+            def tick(self):
+                t = self.get_run_time()
+                return None if t >= 2 else (round(t + 10.0, -1), 10)
+
+        self.assertEqual(self.plan(Rounded)["stages"][0], {"duration": "1000ms", "target": 10})
+
+        class Still(LoadTestShape):
+            def tick(self):
+                return (5, 0)
+
         class Forever(LoadTestShape):
             def tick(self):
                 return (1, 1)
@@ -241,6 +252,7 @@ class ShapeTest(unittest.TestCase):
         for cls, said in [
             (Never, "returned None at once"),
             (Classes, "names user classes per tick"),
+            (Still, "a spawn rate of 0: expected a number above 0"),
             (Forever, "did not return None within 24 h"),
         ]:
             with self.assertRaises(shape.ShapeError) as caught:
