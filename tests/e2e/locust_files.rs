@@ -171,7 +171,7 @@ fn what_cannot_map_is_refused_before_any_load() {
         ),
         (
             "from locust import HttpUser, LoadTestShape, task\nclass Steps(LoadTestShape):\n    def tick(self):\n        return (2, 1, [HttpUser])\n",
-            "locustfile.py:2: computing k6's options: options returned an error: locustfile.py: Steps.tick() names user classes per tick",
+            "locustfile.py:2: computing Steps's ticks: options returned an error: locustfile.py: Steps.tick() names user classes per tick",
         ),
     ] {
         let file = dir.path().join("locustfile.py");

@@ -61,7 +61,8 @@ fn apply_load_shape(args: &mut RunArgs) -> Result<(), Failure> {
     let Some(plugin) = args.plugin.clone().filter(|p| p.is_file()) else { return Ok(()) };
     let Some((at, class)) = crate::locustfile::shape(&plugin) else { return Ok(()) };
     let mut options = args.options.clone();
-    let Some(applied) = crate::k6_options::apply_computed(&plugin, &at, &mut options)? else { return Ok(()) };
+    let what = format!("{class}'s ticks");
+    let Some(applied) = crate::k6_options::apply_computed(&plugin, &at, &what, &mut options)? else { return Ok(()) };
     if args.config.is_some() {
         return Err(Failure::usage(anyhow::anyhow!(
             "{at}: the locustfile's {class} shapes the load and -c names a config file: give the load in one of them"
@@ -90,15 +91,17 @@ fn apply_k6_options(args: &mut RunArgs) -> Result<(), Failure> {
         Ok(None) => return Ok(()),
         Ok(Some(applied)) => applied,
         Err(NotRead::Invalid { at, why }) => return Err(Failure::usage(anyhow::anyhow!("{at}: k6's options: {why}"))),
-        Err(NotRead::NotLiteral { at, why }) => match crate::k6_options::apply_computed(&plugin, &at, &mut options)? {
-            None => return Ok(()),
-            Some(applied) => {
-                tracing::debug!("{at}: k6's options are not a literal ({why}): computed by the script's init code");
-                crate::prepare::report_unread_k6_options(&applied)?;
-                args.options_computed = true;
-                applied
+        Err(NotRead::NotLiteral { at, why }) => {
+            match crate::k6_options::apply_computed(&plugin, &at, "k6's options", &mut options)? {
+                None => return Ok(()),
+                Some(applied) => {
+                    tracing::debug!("{at}: k6's options are not a literal ({why}): computed by the script's init code");
+                    crate::prepare::report_unread_k6_options(&applied)?;
+                    args.options_computed = true;
+                    applied
+                }
             }
-        },
+        }
     };
     if args.config.is_some() {
         return Err(Failure::usage(anyhow::anyhow!(

@@ -15,13 +15,19 @@ use super::{Applied, map};
 use crate::exit::Failure;
 
 /// The options the script `entry` computes, applied to `options` (fields a flag set are kept),
-/// with `at` (`FILE:LINE` of the `options` export) in what it says. `Ok(None)`: the runner
+/// with `at` (`FILE:LINE` of the `options` export, or of a locustfile's shape) and `what` (k6's
+/// options, the shape's ticks) in what it says. `Ok(None)`: the runner
 /// computes none (a script that is not k6's). What keeps them from being computed fails as the
 /// run would fail on it: a runner refused (exit 3), init code that throws or does not return
 /// (exit 4), a value k6 would not take (exit 2).
-pub fn apply_computed(entry: &Path, at: &str, options: &mut RunOptions) -> Result<Option<Applied>, Failure> {
-    let Some(json) = evaluate(entry, at, options)? else { return Ok(None) };
-    let invalid = |why: String| Failure::usage(anyhow::anyhow!("{at}: k6's options: {why}"));
+pub fn apply_computed(
+    entry: &Path,
+    at: &str,
+    what: &str,
+    options: &mut RunOptions,
+) -> Result<Option<Applied>, Failure> {
+    let Some(json) = evaluate(entry, at, what, options)? else { return Ok(None) };
+    let invalid = |why: String| Failure::usage(anyhow::anyhow!("{at}: {what}: {why}"));
     let value: Value = serde_json::from_str(&json).map_err(|err| invalid(format!("not JSON: {err}")))?;
     let Value::Object(object) = value else { return Err(invalid("not an object".into())) };
     let at = format!("{at} (computed)");
@@ -31,7 +37,7 @@ pub fn apply_computed(entry: &Path, at: &str, options: &mut RunOptions) -> Resul
 }
 
 /// The runner's `plan.options` for `entry`, with the grants `options` give.
-fn evaluate(entry: &Path, at: &str, options: &RunOptions) -> Result<Option<String>, Failure> {
+fn evaluate(entry: &Path, at: &str, what: &str, options: &RunOptions) -> Result<Option<String>, Failure> {
     let settings = loadhost_config::resolve(options.clone()).map_err(Failure::usage)?;
     let (tokio, grants) = crate::prepare::runtime_and_grants(&settings)?;
     let runtime = Runtime::new(RuntimeOptions {
@@ -50,7 +56,7 @@ fn evaluate(entry: &Path, at: &str, options: &RunOptions) -> Result<Option<Strin
         settings.plans.first().map_or(loadhost_config::resolve::DEFAULT_LIFECYCLE_TIMEOUT, |p| p.lifecycle_timeout());
     // The timer is made inside the runtime it runs on.
     let call = async { tokio::time::timeout(limit, factory.plan_options()).await };
-    let aborted = |why: String| Failure::aborted(anyhow::anyhow!("{at}: computing k6's options: {why}"));
+    let aborted = |why: String| Failure::aborted(anyhow::anyhow!("{at}: computing {what}: {why}"));
     match tokio.block_on(call) {
         Ok(Ok(json)) => Ok(json),
         Ok(Err(err)) => Err(aborted(err.to_string())),
