@@ -65,25 +65,36 @@ pub(crate) fn load_plugins(
         check_plugin_metrics(settings, &declared).map_err(Failure::usage)?;
     }
     check_plugin_options(files, settings)?;
-    let options = RuntimeOptions {
-        max_instances: pooled_instances(files, settings)?,
-        cache_dir: cache::default_dir(),
-        cache_max: settings.cache_max(),
-        max_memory: settings.max_memory(),
-        plugin_cap: settings.plugin_cap(),
-    };
-    let runtime = Runtime::new(options).map_err(Failure::runtime)?;
+    let runtime = runtime(settings, pooled_instances(files, settings)?)?;
     let mut plugins = Vec::with_capacity(files.len());
     for (path, source) in files {
-        let plugin = runtime
-            .load_as(path, source)
-            .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
-        plugins.push(plugin);
+        plugins.push(load_as(&runtime, path, source)?);
     }
     if !all_read {
         check_plugin_metrics(settings, &declared).map_err(Failure::usage)?;
     }
     Ok(plugins)
+}
+
+/// The runtime for `settings`' plugins, holding at most `max_instances` instances, with the
+/// compile cache.
+pub(crate) fn runtime(settings: &RunSettings, max_instances: u32) -> Result<Runtime, Failure> {
+    let options = RuntimeOptions {
+        max_instances,
+        cache_dir: cache::default_dir(),
+        cache_max: settings.cache_max(),
+        max_memory: settings.max_memory(),
+        plugin_cap: settings.plugin_cap(),
+    };
+    Runtime::new(options).map_err(Failure::runtime)
+}
+
+/// The plugin at `path` (named `source`) loaded on `runtime`: a file it cannot take is a usage
+/// error, a component it refuses a rejected plugin.
+pub(crate) fn load_as(runtime: &Runtime, path: &Path, source: &str) -> Result<Plugin, Failure> {
+    runtime
+        .load_as(path, source)
+        .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })
 }
 
 /// `path` is a file loadhost may read as a plugin: a regular file (a script's folder is checked

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use loadhost_engine::{MetricsHandle, Task, TaskOutcome, Worker, WorkerContext, WorkerError, WorkerFactory};
 use loadhost_metrics::ErrorKind;
 use wasmtime::Store;
-use wasmtime::component::Instance;
+use wasmtime::component::{ComponentExportIndex, ComponentNamedList, ComponentType, Instance, Lift, Lower};
 
 use crate::bindings::{self, Workload, WorkloadPre};
 use crate::ctx::DoerCtx;
@@ -240,21 +240,7 @@ impl WasmWorkerFactory {
     /// `handleSummary` absent). Its metrics go nowhere: the run's are final.
     pub async fn handle_summary(&self, summary: &str) -> Result<Option<Vec<(String, Vec<u8>)>>, WorkerError> {
         let Some(export) = self.lifecycle.as_ref().and_then(|l| l.handle_summary) else { return Ok(None) };
-        let metrics = MetricsHandle::new(Arc::new(loadhost_metrics::Recorder::new(1)), 0);
-        let capture = self.capture(Arc::from("handleSummary"), None);
-        let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP, &capture).await?;
-        type Files = Option<Vec<(String, Vec<u8>)>>;
-        let call = raw
-            .get_typed_func::<(&str,), (Result<Files, String>,)>(&mut store, export)
-            .map_err(|err| WorkerError::new(one_line(&err)))?;
-        let said = |result: wasmtime::Result<Result<(), String>>| {
-            lifecycle_error("handleSummary", result, &capture, &self.grants.text).map(|()| None)
-        };
-        match call.call_async(&mut store, (summary,)).await {
-            Ok((Ok(files),)) => Ok(files),
-            Ok((Err(message),)) => said(Ok(Err(message))),
-            Err(trap) => said(Err(trap)),
-        }
+        self.call_alone("handleSummary", export, (summary,)).await
     }
 
     /// The plan the plugin's own code computes (`plan.options`: k6's `options` as JSON), on an
@@ -262,20 +248,34 @@ impl WasmWorkerFactory {
     /// no plan. Its metrics go nowhere: nothing has run.
     pub async fn plan_options(&self) -> Result<Option<String>, WorkerError> {
         let Some(export) = self.lifecycle.as_ref().and_then(|l| l.plan_options) else { return Ok(None) };
+        self.call_alone("options", export, ()).await
+    }
+
+    /// Call the optional export `export` (named `call` in errors), which answers `result<option<R>,
+    /// string>`, on an instance of its own whose metrics go nowhere: what the plugin answers, or
+    /// its error or trap said as a lifecycle call's.
+    async fn call_alone<P, R>(
+        &self,
+        call: &str,
+        export: ComponentExportIndex,
+        params: P,
+    ) -> Result<Option<R>, WorkerError>
+    where
+        P: ComponentNamedList + Lower + Send + Sync,
+        R: ComponentType + Lift + Send + Sync + 'static,
+    {
         let metrics = MetricsHandle::new(Arc::new(loadhost_metrics::Recorder::new(1)), 0);
-        let capture = self.capture(Arc::from("options"), None);
+        let capture = self.capture(Arc::from(call), None);
         let (mut store, raw) = self.instance(metrics, LIFECYCLE_LOOP, &capture).await?;
-        let call = raw
-            .get_typed_func::<(), (Result<Option<String>, String>,)>(&mut store, export)
+        let func = raw
+            .get_typed_func::<P, (Result<Option<R>, String>,)>(&mut store, export)
             .map_err(|err| WorkerError::new(one_line(&err)))?;
-        let said = |result: wasmtime::Result<Result<(), String>>| {
-            lifecycle_error("options", result, &capture, &self.grants.text).map(|()| None)
+        let failed = match func.call_async(&mut store, params).await {
+            Ok((Ok(answer),)) => return Ok(answer),
+            Ok((Err(message),)) => Ok(Err(message)),
+            Err(trap) => Err(trap),
         };
-        match call.call_async(&mut store, ()).await {
-            Ok((Ok(options),)) => Ok(options),
-            Ok((Err(message),)) => said(Ok(Err(message))),
-            Err(trap) => said(Err(trap)),
-        }
+        lifecycle_error(call, failed, &capture, &self.grants.text).map(|()| None)
     }
 
     async fn run_teardown(&self, setup_data: &str, metrics: MetricsHandle) -> Result<(), WorkerError> {

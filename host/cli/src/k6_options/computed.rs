@@ -8,7 +8,6 @@
 use std::path::Path;
 
 use loadhost_config::RunOptions;
-use loadhost_runtime::{Runtime, RuntimeOptions, cache};
 use serde_json::Value;
 
 use super::{Applied, map};
@@ -40,20 +39,10 @@ pub fn apply_computed(
 fn evaluate(entry: &Path, at: &str, what: &str, options: &RunOptions) -> Result<Option<String>, Failure> {
     let settings = loadhost_config::resolve(options.clone()).map_err(Failure::usage)?;
     let (tokio, grants) = crate::prepare::runtime_and_grants(&settings)?;
-    let runtime = Runtime::new(RuntimeOptions {
-        max_instances: 1,
-        cache_dir: cache::default_dir(),
-        cache_max: settings.cache_max(),
-        max_memory: settings.max_memory(),
-        plugin_cap: settings.plugin_cap(),
-    })
-    .map_err(Failure::runtime)?;
-    let plugin = runtime
-        .load_as(entry, &entry.display().to_string())
-        .map_err(|err| if err.is_usage_error() { Failure::usage(err) } else { Failure::plugin(err) })?;
+    let runtime = crate::prepare::runtime(&settings, 1)?;
+    let plugin = crate::prepare::load_as(&runtime, entry, &entry.display().to_string())?;
     let factory = plugin.factory(grants);
-    let limit =
-        settings.plans.first().map_or(loadhost_config::resolve::DEFAULT_LIFECYCLE_TIMEOUT, |p| p.lifecycle_timeout());
+    let limit = settings.lifecycle_timeout();
     // The timer is made inside the runtime it runs on.
     let call = async { tokio::time::timeout(limit, factory.plan_options()).await };
     let aborted = |why: String| Failure::aborted(anyhow::anyhow!("{at}: computing {what}: {why}"));

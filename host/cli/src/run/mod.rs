@@ -93,11 +93,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         .map(|(_, factory)| handle_summary::Summarizer {
             factory: factory.clone(),
             tokio: &run.tokio,
-            limit: run
-                .settings
-                .plans
-                .first()
-                .map_or(loadhost_config::resolve::DEFAULT_LIFECYCLE_TIMEOUT, |p| p.lifecycle_timeout()),
+            limit: run.settings.lifecycle_timeout(),
         });
     crate::signals::watch(&run.tokio, run.interrupt.clone(), run.settings.grace());
     // Nothing ran if the segment does not start: no output is left behind, as for a refused plugin.

@@ -47,6 +47,12 @@ impl RunSettings {
         self.options.grace.map_or(DEFAULT_GRACE, |d| d.0)
     }
 
+    /// How long a call outside the load (setup, teardown, handleSummary, a script's computed
+    /// options) may take: the first plan's `--lifecycle-timeout`.
+    pub fn lifecycle_timeout(&self) -> Duration {
+        self.plans.first().map_or(loadhost_engine::plan::DEFAULT_LIFECYCLE_TIMEOUT, Plan::lifecycle_timeout)
+    }
+
     /// The reporting interval: every plan reports on the engine's, which no option changes.
     pub fn interval(&self) -> Duration {
         loadhost_engine::plan::DEFAULT_INTERVAL

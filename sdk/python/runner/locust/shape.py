@@ -67,7 +67,18 @@ def plan(shape_class, environment):
     clock = [0.0]
     shape.get_run_time = lambda: clock[0] + TICK_LAG_S
     shape.runner = runner = _Runner(environment)
+    # Each stage as [seconds, users, whether it holds a level]: consecutive holds at one level
+    # become one stage.
     stages = []
+
+    def hold(seconds, users):
+        if seconds < 0.001:
+            return
+        if stages and stages[-1][2] and stages[-1][1] == users:
+            stages[-1][0] += seconds
+        else:
+            stages.append([seconds, users, True])
+
     last = None
     while True:
         if clock[0] > HORIZON_S:
@@ -81,22 +92,24 @@ def plan(shape_class, environment):
         step = 1.0
         if current != last:
             users, rate = _users_and_rate(shape_class, current)
-            ramp = abs(users - runner.user_count) / rate
-            # At least a millisecond: a stage takes time (a jump is the quickest ramp there is).
-            ramp = max(ramp, 0.001)
-            stages.append([ramp, users])
-            runner.user_count = users
             last = current
-            # The next tick comes once the ramp is done, and a second after this one at the soonest.
-            step = max(step, ramp)
-            if step - ramp >= 0.001:
-                stages.append([step - ramp, users])
+            if users != runner.user_count:
+                # At least a millisecond: a stage takes time (a jump is the quickest ramp there is).
+                ramp = max(abs(users - runner.user_count) / rate, 0.001)
+                stages.append([ramp, users, False])
+                runner.user_count = users
+                # The next tick comes once the ramp is done, and a second after this one at the soonest.
+                step = max(step, ramp)
+                hold(step - ramp, users)
+            else:
+                hold(step, users)
         else:
-            stages.append([step, runner.user_count])
+            hold(step, runner.user_count)
         clock[0] += step
     if not stages:
         raise ShapeError(f"{shape_class.__name__}.tick() returned None at once: there is no load to run")
-    return json.dumps({"vus": 0, "stages": _merged(stages)})
+    stages = [{"duration": f"{round(seconds * 1000)}ms", "target": users} for seconds, users, _ in stages]
+    return json.dumps({"vus": 0, "stages": stages})
 
 
 def _users_and_rate(shape_class, current):
@@ -118,16 +131,3 @@ def _users_and_rate(shape_class, current):
     if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not rate > 0 or rate == float("inf"):
         raise ShapeError(f"{name}.tick() returned a spawn rate of {rate!r}: expected a number above 0")
     return int(users), float(rate)
-
-
-def _merged(stages):
-    """Consecutive holds at one level as one stage; durations in milliseconds."""
-    out = []
-    for seconds, users in stages:
-        if out and out[-1][1] == users and out[-1][2]:
-            out[-1][0] += seconds
-            continue
-        # A stage that ends where the previous one ended is a hold, and may be merged with the next.
-        held = bool(out) and out[-1][1] == users
-        out.append([seconds, users, held])
-    return [{"duration": f"{round(seconds * 1000)}ms", "target": users} for seconds, users, _ in out]
