@@ -250,3 +250,26 @@ fn scripts_written_for_build_sh_run_unchanged() {
     assert_ok(&run);
     assert_eq!(run.summary()["checks"]["status is 200"], json!({ "passes": 20, "fails": 0 }));
 }
+
+/// `LOADHOST_PERF_MAP` names each wasm function for perf in `/tmp/perf-PID.map` (a profiling aid
+/// for benches); without it no map is written.
+#[test]
+fn perf_map_names_wasm_functions_only_when_asked() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let script = dir.path().join("noop.js");
+    std::fs::write(&script, "export function doTask() {}\n").expect("the script");
+    for asked in [true, false] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_loadhost"));
+        command.arg("run").arg(&script).args(["-n", "1"]).stdout(std::process::Stdio::null());
+        command.stderr(std::process::Stdio::null()).env_remove("LOADHOST_PERF_MAP");
+        if asked {
+            command.env("LOADHOST_PERF_MAP", "1");
+        }
+        let mut child = command.spawn().expect("loadhost starts");
+        let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", child.id()));
+        assert!(child.wait().expect("loadhost ends").success());
+        let text = std::fs::read_to_string(&map).unwrap_or_default();
+        let _ = std::fs::remove_file(&map);
+        assert_eq!(text.contains("wasm[0]::function["), asked, "{}: {} bytes", map.display(), text.len());
+    }
+}

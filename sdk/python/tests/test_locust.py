@@ -258,3 +258,14 @@ class ShapeTest(unittest.TestCase):
             with self.assertRaises(shape.ShapeError) as caught:
                 self.plan(cls)
             self.assertIn(said, str(caught.exception))
+
+    def test_a_tick_reads_the_clock_a_little_late_as_locusts_do(self):
+        from locust import LoadTestShape
+
+        class Until2(LoadTestShape):
+            def tick(self):
+                return None if self.get_run_time() > 2 else (1, 10)
+
+        # Locust's tick of second 2 reads 2.00x and ends the shape there, not a second later.
+        stages = self.plan(Until2)["stages"]
+        self.assertEqual(sum(int(s["duration"][:-2]) for s in stages), 2000, stages)
